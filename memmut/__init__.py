@@ -1,0 +1,1 @@
+"""memmut: memory mutualization for OpenStack KVM clouds."""

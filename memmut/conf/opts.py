@@ -1,0 +1,21 @@
+"""Entry point for oslo-config-generator (``oslo.config.opts = memmut``)."""
+
+import collections
+
+from memmut.conf import agent
+from memmut.conf import controller
+from memmut.conf import database
+from memmut.conf import default
+from memmut.conf import demo
+from memmut.conf import libvirt
+from memmut.conf import sim
+
+MODULES = (default, agent, controller, database, libvirt, sim, demo)
+
+
+def list_opts():
+    grouped = collections.OrderedDict()
+    for module in MODULES:
+        for group, opts in module.list_opts().items():
+            grouped.setdefault(group, []).extend(opts)
+    return list(grouped.items())

@@ -1,0 +1,182 @@
+"""Message schemas exchanged between the agent (LMC) and controller (GMC).
+
+Every RPC payload is one of these dataclasses, serialized with
+``to_primitive()`` into plain JSON-able dicts and checked on the way in with
+``from_primitive()``, so a malformed or foreign message is rejected with a
+clear :class:`SchemaError` instead of failing deep inside a handler.
+
+Field units are explicit in their names: ``_kb`` is KiB (libvirt's unit),
+``_ns`` nanoseconds, ``timestamp`` seconds since the epoch (float).
+"""
+
+import dataclasses
+import typing
+
+
+class SchemaError(ValueError):
+    """A message does not match its schema."""
+
+
+_PRIMITIVE = (str, int, float, bool, type(None))
+
+
+def _check(cls, name, value, ftype):
+    origin = typing.get_origin(ftype)
+    args = typing.get_args(ftype)
+    if origin is typing.Union:
+        if value is None and type(None) in args:
+            return None
+        ftype = next(a for a in args if a is not type(None))
+        origin = typing.get_origin(ftype)
+        args = typing.get_args(ftype)
+    if dataclasses.is_dataclass(ftype):
+        return ftype.from_primitive(value)
+    if origin is list:
+        if not isinstance(value, (list, tuple)):
+            raise SchemaError('%s.%s: expected a list' % (cls.__name__, name))
+        return [_check(cls, name, v, args[0]) for v in value]
+    if origin is dict:
+        if not isinstance(value, dict) or not all(
+                isinstance(v, _PRIMITIVE) for v in value.values()):
+            raise SchemaError('%s.%s: expected a flat mapping'
+                              % (cls.__name__, name))
+        return dict(value)
+    if ftype is float and isinstance(value, int) and not isinstance(
+            value, bool):
+        return float(value)
+    if not isinstance(value, ftype) or (
+            ftype is int and isinstance(value, bool)):
+        raise SchemaError('%s.%s: expected %s, got %r'
+                          % (cls.__name__, name, ftype.__name__, value))
+    return value
+
+
+class Message:
+    """Mixin: (de)serialization with validation for dataclass messages."""
+
+    def to_primitive(self):
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_primitive(cls, data):
+        if isinstance(data, cls):
+            return data
+        if not isinstance(data, dict):
+            raise SchemaError('%s: expected a mapping, got %s'
+                              % (cls.__name__, type(data).__name__))
+        hints = typing.get_type_hints(cls)
+        kwargs = {}
+        for field in dataclasses.fields(cls):
+            if field.name not in data:
+                if (field.default is dataclasses.MISSING and
+                        field.default_factory is dataclasses.MISSING):
+                    raise SchemaError('%s: missing field %r'
+                                      % (cls.__name__, field.name))
+                continue
+            kwargs[field.name] = _check(cls, field.name, data[field.name],
+                                        hints[field.name])
+        # Fields this reader does not know are ignored: a newer minor version
+        # of the RPC API may add fields without breaking older readers.
+        return cls(**kwargs)
+
+
+# ---------------------------------------------------------------------------
+# Agent -> controller: periodic reports
+
+
+@dataclasses.dataclass
+class VMSample(Message):
+    """One VM as the agent saw it at one poll."""
+    uuid: str
+    name: str
+    timestamp: float
+    state: str
+    booked_kb: int
+    balloon_kb: int
+    # libvirt memoryStats() keys (KiB or counts), exactly as read.
+    memory_stats: dict = dataclasses.field(default_factory=dict)
+    cpu_time_ns: int = 0
+    nova_instance: bool = False
+    wss_kb: typing.Optional[int] = None
+    wss_estimator: typing.Optional[str] = None
+
+
+@dataclasses.dataclass
+class HostReport(Message):
+    """Everything one agent poll observed on its host.
+
+    ``seq`` increases by one per report of an agent run (``boot_id``); the
+    controller stores each (host, boot_id, seq) once, so resending a report
+    after a lost reply is harmless.
+    """
+    host: str
+    boot_id: str
+    seq: int
+    timestamp: float
+    hypervisor: str
+    memory_total_kb: int
+    memory_free_kb: int
+    cpu_count: int
+    cpu_util: float
+    reservoir_kb: int = 0
+    vms: typing.List[VMSample] = dataclasses.field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------
+# Global protocol of seed 004 §4.3.1.
+
+
+@dataclasses.dataclass
+class ReservoirInform(Message):
+    """GMC_inform: an LMC's free-memory reservoir changed."""
+    host: str
+    reservoir_kb: int
+    timestamp: float
+
+
+@dataclasses.dataclass
+class RemoteAllocRequest(Message):
+    """GMC_alloc: a client LMC asks for remote memory for one of its VMs."""
+    client_host: str
+    vm_uuid: str
+    size_kb: int
+
+
+@dataclasses.dataclass
+class RemoteDevice(Message):
+    """Where a client reaches remote memory (returned by LMC_alloc)."""
+    allocation_id: str
+    server_host: str
+    uri: str
+    size_kb: int
+
+
+@dataclasses.dataclass
+class LmcAllocRequest(Message):
+    """LMC_alloc: the GMC asks a server LMC to export memory to a client."""
+    allocation_id: str
+    client_host: str
+    vm_uuid: str
+    size_kb: int
+
+
+@dataclasses.dataclass
+class AllocationRef(Message):
+    """GMC_release / LMC_release / LMC_reclaim: names one allocation."""
+    allocation_id: str
+    reason: str = ''
+
+
+@dataclasses.dataclass
+class ReclaimRequest(Message):
+    """GMC_reclaim: a server LMC wants ``size_kb`` of its memory back."""
+    server_host: str
+    size_kb: int
+
+
+@dataclasses.dataclass
+class AllocResult(Message):
+    """Answer to GMC_alloc/LMC_alloc: a device, or why there is none."""
+    granted: bool
+    device: typing.Optional[RemoteDevice] = None
+    reason: str = ''
