@@ -35,7 +35,7 @@ def _check(cls, name, value, ftype):
         if not isinstance(value, (list, tuple)):
             raise SchemaError('%s.%s: expected a list' % (cls.__name__, name))
         return [_check(cls, name, v, args[0]) for v in value]
-    if origin is dict:
+    if origin is dict or ftype is dict:
         if not isinstance(value, dict) or not all(
                 isinstance(v, _PRIMITIVE) for v in value.values()):
             raise SchemaError('%s.%s: expected a flat mapping'

@@ -1,0 +1,27 @@
+"""memmut-agent: the per-compute-node Local Memory Controller."""
+
+import sys
+
+from oslo_log import log as logging
+
+from memmut.agent import service as agent_service
+from memmut import rpc
+from memmut import service
+from memmut.virt import driver as virt_driver
+from memmut.virt import sim
+
+LOG = logging.getLogger(__name__)
+
+
+def main(argv=None):
+    conf = service.prepare(sys.argv[1:] if argv is None else argv)
+    service.require_real_transport(conf, 'memmut-agent')
+    try:
+        agent = agent_service.AgentService(conf, rpc.get_transport(conf))
+    except (sim.SimSpecError, virt_driver.HypervisorUnavailable) as e:
+        service.fail(str(e))
+    service.run_until_signalled(agent.start, agent.stop)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,50 @@
+"""The controller's RPC endpoint: persists reports, runs the protocol."""
+
+import oslo_messaging as messaging
+from oslo_log import log as logging
+
+from memmut import objects
+from memmut.globals import protocol
+from memmut.globals import rpcapi
+
+LOG = logging.getLogger(__name__)
+
+
+class ControllerManager:
+    target = messaging.Target(version=rpcapi.VERSION)
+
+    def __init__(self, db, agent_api, conf):
+        self.db = db
+        self.protocol = protocol.GlobalProtocol(db, agent_api, conf)
+
+    @messaging.expected_exceptions(objects.SchemaError)
+    def report(self, ctxt, report):
+        report = objects.HostReport.from_primitive(report)
+        stored = self.db.store_report(report)
+        if stored:
+            LOG.debug('Report %s/%d from %s: %d VMs', report.boot_id,
+                      report.seq, report.host, len(report.vms))
+        else:
+            LOG.debug('Report %s/%d from %s already stored', report.boot_id,
+                      report.seq, report.host)
+        return {'stored': stored}
+
+    @messaging.expected_exceptions(objects.SchemaError)
+    def gmc_inform(self, ctxt, inform):
+        self.protocol.inform(objects.ReservoirInform.from_primitive(inform))
+
+    @messaging.expected_exceptions(objects.SchemaError)
+    def gmc_alloc(self, ctxt, request):
+        result = self.protocol.alloc(
+            objects.RemoteAllocRequest.from_primitive(request))
+        return result.to_primitive()
+
+    @messaging.expected_exceptions(objects.SchemaError)
+    def gmc_release(self, ctxt, ref):
+        self.protocol.release(objects.AllocationRef.from_primitive(ref))
+
+    @messaging.expected_exceptions(objects.SchemaError)
+    def gmc_reclaim(self, ctxt, request):
+        freed = self.protocol.reclaim(
+            objects.ReclaimRequest.from_primitive(request))
+        return {'reclaimed_kb': freed}

@@ -1,0 +1,67 @@
+"""Process set-up shared by memmut's commands: config, logging, RPC."""
+
+import signal
+import sys
+import threading
+
+from oslo_log import log as logging
+
+from memmut import conf as memmut_conf
+from memmut import rpc
+
+LOG = logging.getLogger(__name__)
+DOMAIN = 'memmut'
+
+
+def prepare(argv, conf=None, project=DOMAIN, defaults=None, cli_opts=None):
+    """Parse the command line and config files; set up logging and RPC.
+
+    ``defaults`` maps (group, option) -> value for commands whose sensible
+    defaults differ from the services' (the embedded demo); ``cli_opts``
+    maps a group to already-registered options that the command also takes
+    on its command line (``--demo-duration``).
+    """
+    conf = conf or memmut_conf.CONF
+    logging.register_options(conf)
+    rpc.set_defaults(conf)
+    for group, opts in (cli_opts or {}).items():
+        conf.register_cli_opts(opts, group=group)
+    for (group, name), value in (defaults or {}).items():
+        conf.set_default(name, value, group=group)
+    conf(argv, project=project)
+    logging.set_defaults(default_log_levels=logging.get_default_log_levels()
+                         + ['stevedore=WARN', 'amqp=WARN', 'kombu=WARN'])
+    logging.setup(conf, project)
+    return conf
+
+
+def run_until_signalled(start, stop):
+    """Start a service, block until SIGINT/SIGTERM, then stop it."""
+    done = threading.Event()
+
+    def handler(signum, frame):
+        LOG.info('Received signal %d, stopping', signum)
+        done.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    start()
+    while not done.wait(1.0):
+        pass
+    stop()
+
+
+def fail(message):
+    """Exit with a clear one-line error instead of a traceback."""
+    sys.stderr.write('memmut: error: %s\n' % message)
+    sys.exit(1)
+
+
+def require_real_transport(conf, what):
+    if rpc.is_embedded(conf):
+        fail('%s runs as its own process, but [DEFAULT] transport_url is '
+             'the in-process transport (%s), which cannot reach other '
+             'processes. Set transport_url, e.g. '
+             'rabbit://user:pass@broker:5672/.' % (what, conf.transport_url))
+
+

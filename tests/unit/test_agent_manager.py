@@ -1,0 +1,126 @@
+import logging
+
+import oslo_messaging as messaging
+import pytest
+
+from memmut.agent import manager
+from memmut import objects
+from memmut.virt import driver
+from memmut.virt import sim
+
+
+class FakeController:
+    """Stands in for ControllerAPI; can be switched off like a dead GMC."""
+
+    def __init__(self):
+        self.up = True
+        self.stored = {}
+
+    def report(self, report, timeout=None):
+        if not self.up:
+            raise messaging.MessagingTimeout('no reply')
+        key = (report.host, report.boot_id, report.seq)
+        new = key not in self.stored
+        self.stored[key] = report
+        return new
+
+
+class FlakyDriver(sim.SimDriver):
+    down = False
+
+    def connect(self):
+        if self.down:
+            raise driver.HypervisorUnavailable('socket gone')
+
+
+@pytest.fixture
+def parts(conf, clock):
+    d = FlakyDriver(conf, clock=clock, vms=['a:512:W1', 'b:512:W3'])
+    ctl = FakeController()
+    return manager.AgentManager(conf, d, ctl, clock=clock), d, ctl
+
+
+def test_poll_adopts_vms_and_reports(parts):
+    agent, d, ctl = parts
+    report = agent.poll_once()
+    assert agent.flush() == 1
+    assert {v.name for v in report.vms} == {'a', 'b'}
+    assert report.host == 'node1' and report.seq == 1
+    assert set(d.stats_periods.values()) == {1}
+    assert list(ctl.stored) == [('node1', agent.boot_id, 1)]
+
+
+def test_reports_kept_while_controller_down_then_sent_in_order(parts, caplog):
+    agent, d, ctl = parts
+    ctl.up = False
+    caplog.set_level(logging.INFO)
+    for _ in range(3):
+        agent.poll_once()
+        agent.flush()
+    assert len(agent.backlog) == 3 and not ctl.stored
+    assert sum('Controller unreachable' in r.message
+               for r in caplog.records) == 1
+    ctl.up = True
+    agent.poll_once()
+    assert agent.flush() == 4
+    assert [k[2] for k in ctl.stored] == [1, 2, 3, 4]
+    assert any('Controller is back' in r.message for r in caplog.records)
+
+
+def test_backlog_is_bounded(parts, conf):
+    agent, d, ctl = parts
+    conf.set_override('report_backlog', 2, group='agent')
+    ctl.up = False
+    for _ in range(5):
+        agent.poll_once()
+    assert [r.seq for r in agent.backlog] == [4, 5]
+
+
+def test_hypervisor_outage_skips_polls_and_resyncs(parts, caplog, clock):
+    agent, d, ctl = parts
+    caplog.set_level(logging.INFO)
+    agent.poll_once()
+    d.stats_periods.clear()
+    d.down = True
+    assert agent.poll_once() is None and agent.poll_once() is None
+    assert sum('unavailable' in r.message for r in caplog.records) == 1
+    d.down = False
+    clock.advance(5)
+    report = agent.poll_once()
+    assert report.seq == 2
+    assert len(d.stats_periods) == 2          # settings re-applied
+    assert any('is back' in r.message for r in caplog.records)
+
+
+def test_vm_that_leaves_is_forgotten(parts):
+    agent, d, ctl = parts
+    agent.poll_once()
+    gone = next(iter(d.vms))
+    del d.vms[gone]
+    report = agent.poll_once()
+    assert len(report.vms) == 1 and gone not in agent.samples
+
+
+def test_samples_history_is_bounded(parts, conf, clock):
+    agent, d, ctl = parts
+    conf.set_override('sample_history', 3, group='agent')
+    agent.samples.clear()
+    agent._adopted.clear()
+    for _ in range(5):
+        clock.advance(1)
+        agent.poll_once()
+    assert all(len(q) == 3 for q in agent.samples.values())
+
+
+def test_lmc_calls_answer_without_a_memstore(parts):
+    agent, d, ctl = parts
+    req = objects.LmcAllocRequest(allocation_id='x', client_host='c',
+                                  vm_uuid='v', size_kb=1024)
+    result = objects.AllocResult.from_primitive(
+        agent.lmc_alloc({}, req.to_primitive()))
+    assert not result.granted and 'memstore' in result.reason
+    # A malformed request is an expected error for the caller, not a
+    # server-side traceback.
+    with pytest.raises(messaging.ExpectedException) as exc:
+        agent.lmc_alloc({}, {'allocation_id': 'x'})
+    assert isinstance(exc.value.exc_info[1], objects.SchemaError)

@@ -1,0 +1,51 @@
+import pytest
+
+from memmut import workloads
+
+
+def test_every_shape_expands_to_positive_steps_reaching_the_peak():
+    for shape in workloads.SHAPES:
+        steps = workloads.shape_schedule(shape, 200, 5)
+        assert all(s.mib > 0 and s.seconds == 5 for s in steps)
+        assert max(s.mib for s in steps) == 200
+
+
+def test_shapes_have_their_documented_trends():
+    mibs = {k: [s.mib for s in workloads.shape_schedule(k, 100, 1)]
+            for k in workloads.SHAPES}
+    assert mibs['W1'] == sorted(mibs['W1'])
+    assert mibs['W2'] == sorted(mibs['W2'], reverse=True)
+    top = mibs['W3'].index(100)
+    assert 0 < top < len(mibs['W3']) - 1
+    bottom = mibs['W4'].index(min(mibs['W4']))
+    assert 0 < bottom < len(mibs['W4']) - 1
+    w5 = mibs['W5']
+    assert all((b - a) * (c - b) < 0 for a, b, c in zip(w5, w5[1:], w5[2:]))
+
+
+def test_encode_decode_round_trip():
+    steps = workloads.shape_schedule('W3', 300, 2.5)
+    text = workloads.encode(steps)
+    assert text.startswith('60x2.5,150x2.5')
+    assert workloads.decode(text) == steps
+
+
+@pytest.mark.parametrize('bad', ['', '10', 'x5', '10x', '10x0', 'ax1',
+                                 '10x-1', '-1x3'])
+def test_decode_rejects_bad_steps(bad):
+    with pytest.raises(workloads.ScheduleError):
+        workloads.decode(bad)
+
+
+def test_unknown_shape_is_a_clear_error():
+    with pytest.raises(workloads.ScheduleError, match='unknown workload'):
+        workloads.shape_schedule('W9', 100, 1)
+
+
+def test_wss_at_follows_steps_and_repeats():
+    steps = [workloads.Step(10, 2), workloads.Step(20, 3)]
+    assert workloads.wss_at(steps, 0) == 10
+    assert workloads.wss_at(steps, 1.99) == 10
+    assert workloads.wss_at(steps, 2) == 20
+    assert workloads.wss_at(steps, 5) == 10       # looped
+    assert workloads.wss_at(steps, 50, repeat=False) == 20
