@@ -63,5 +63,3 @@ def require_real_transport(conf, what):
              'the in-process transport (%s), which cannot reach other '
              'processes. Set transport_url, e.g. '
              'rabbit://user:pass@broker:5672/.' % (what, conf.transport_url))
-
-
