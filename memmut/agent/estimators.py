@@ -1,0 +1,379 @@
+"""Working-set size (WSS) estimators: pure functions over collected data.
+
+Every function here is pure: it takes what a collector measured (sampled
+pages, a reuse-distance histogram, two balloon-statistics samples, a
+``Committed_AS`` reading) and returns an :class:`Estimate` naming its
+``source``, or ``None`` when the data says nothing. Collecting the data
+(clearing accessed bits, watching the swap device, reading
+``memoryStats()``) is the collectors' job; combining the estimates is
+:mod:`memmut.agent.badis`.
+
+All sizes are KiB (libvirt's unit); counts are plain integers.
+
+The techniques are those of seed 004 §2.4:
+
+* VMware sampling (§2.4.3): of ``n`` sampled pages, ``f`` were accessed
+  during the interval; WSS = f / n × m_cur. It cannot see a WSS above
+  m_cur.
+* Geiger (§2.4.4): reuse distances of pages reloaded from swap, a histogram
+  of them, and the X-percentile of that histogram as the ghost-buffer size
+  m_ghost; WSS = m_cur + m_ghost when m_ghost > 0. It cannot see a WSS below
+  m_cur.
+* Zballoond (§2.4.2) and self-ballooning (§2.4.1, seed 002) as baselines;
+  both need ``Committed_AS`` from inside the guest (intrusive), so the agent
+  uses them only for comparisons.
+"""
+
+import collections
+import dataclasses
+import typing
+
+SOURCE_VMWARE = 'vmware'
+SOURCE_VMWARE_REFERENCED = 'vmware-referenced'
+SOURCE_GEIGER = 'geiger'
+SOURCE_SWAP_STATS = 'swap-stats'
+SOURCE_BALLOON_USED = 'balloon-used'
+SOURCE_BALLOON_USED_NOCACHE = 'balloon-used-nocache'
+SOURCE_ZBALLOOND = 'zballoond'
+SOURCE_SELFBALLOON = 'self-ballooning'
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate:
+    """One WSS estimate and the technique that produced it."""
+    wss_kb: int
+    source: str
+
+    def __post_init__(self):
+        if self.wss_kb < 0:
+            raise ValueError('negative WSS estimate %r from %s'
+                             % (self.wss_kb, self.source))
+
+
+def _nonneg(name, value):
+    if value is None or value < 0:
+        raise ValueError('%s must be a non-negative number, got %r'
+                         % (name, value))
+
+
+# ---------------------------------------------------------------------------
+# VMware sampling (seed 004 §2.4.3)
+
+
+def vmware_sampling(accessed, sampled, m_cur_kb):
+    """WSS from page sampling: ``accessed`` of ``sampled`` pages were used.
+
+    WSS = accessed / sampled × m_cur (seed 004 §2.4.3), rounded down to a
+    KiB. ``sampled`` is the number of pages whose accessed bit was cleared at
+    the start of the interval (n = 100 in the published prototype).
+    """
+    if not isinstance(sampled, int) or sampled <= 0:
+        raise ValueError('sampled must be a positive page count, got %r'
+                         % (sampled,))
+    if not 0 <= accessed <= sampled:
+        raise ValueError('accessed (%r) must be between 0 and sampled (%d)'
+                         % (accessed, sampled))
+    _nonneg('m_cur_kb', m_cur_kb)
+    return Estimate(accessed * m_cur_kb // sampled, SOURCE_VMWARE)
+
+
+def vmware_referenced(referenced_kb, m_cur_kb, offset_kb=0):
+    """WSS from the referenced size of the guest RAM mapping.
+
+    The host-side variant of the accessed-bit technique: clear the accessed
+    bits of the QEMU process's guest-RAM mapping (``/proc/PID/clear_refs``,
+    idle page tracking, DAMON...), wait one interval, and read how much of
+    the mapping was referenced. Every page is sampled, so f / n × m_cur is
+    simply the referenced size; ballooned-out pages are never touched by
+    the guest, so they do not count.
+
+    ``offset_kb`` is a constant the back-end over-reports (transparent huge
+    pages round touched 4 KiB pages up to 2 MiB; about 56 MiB measured with
+    anonymous backing) and is subtracted. Like every sampling technique the
+    result is capped at ``m_cur_kb``: it cannot see a WSS above the current
+    allocation.
+    """
+    _nonneg('referenced_kb', referenced_kb)
+    _nonneg('m_cur_kb', m_cur_kb)
+    _nonneg('offset_kb', offset_kb)
+    wss = min(max(0, referenced_kb - offset_kb), m_cur_kb)
+    return Estimate(int(wss), SOURCE_VMWARE_REFERENCED)
+
+
+# ---------------------------------------------------------------------------
+# Geiger (seed 004 §2.4.4)
+
+
+class GhostQueue:
+    """Reference model of Geiger's queue of pages evicted to swap.
+
+    The production queue lives where the swap traffic is seen (memstore);
+    this model defines the distance the agent expects and serves tests and
+    the simulator. ``evict(page)`` records a swap-out; ``reload(page)``
+    records a swap-in and returns its reuse distance in pages: 1 + the
+    number of pages evicted after it and not reloaded since, i.e. how many
+    extra pages of memory would have kept it resident under LRU (the
+    published prototype counts the same way). ``None`` when the page is not
+    in the queue (evicted before the queue started, or dropped from it).
+
+    The queue keeps at most ``max_pages`` entries; the oldest are dropped
+    first (their reloads then have an unknown, large distance).
+    """
+
+    def __init__(self, max_pages=1 << 20):
+        if max_pages <= 0:
+            raise ValueError('max_pages must be positive')
+        self.max_pages = max_pages
+        self._queue = collections.OrderedDict()   # oldest eviction first
+
+    def __len__(self):
+        return len(self._queue)
+
+    def evict(self, page):
+        self._queue.pop(page, None)
+        self._queue[page] = True
+        while len(self._queue) > self.max_pages:
+            self._queue.popitem(last=False)
+
+    def reload(self, page):
+        if page not in self._queue:
+            return None
+        distance = 1
+        for other in reversed(self._queue):
+            if other == page:
+                break
+            distance += 1
+        del self._queue[page]
+        return distance
+
+
+def reuse_histogram(distances_kb, bucket_kb=4096):
+    """Bucket reuse distances (KiB) into a histogram.
+
+    Bucket ``i`` counts the distances d with i × bucket ≤ d < (i + 1) ×
+    bucket; the published prototype used buckets of 1024 pages (4 MiB).
+    """
+    if bucket_kb <= 0:
+        raise ValueError('bucket_kb must be positive')
+    hist = []
+    for d in distances_kb:
+        _nonneg('distance', d)
+        i = int(d // bucket_kb)
+        if i >= len(hist):
+            hist.extend([0] * (i + 1 - len(hist)))
+        hist[i] += 1
+    return hist
+
+
+def geiger_ghost_kb(histogram, percentile=95.0, bucket_kb=4096):
+    """m_ghost: walk the histogram until ``percentile`` % of its total.
+
+    Seed 004 §2.4.4: "we sum up its values until we got X % of its total
+    size ... the index corresponding to the position where the iterator
+    stops represents the number of extra memory pages needed". The index of
+    the bucket where the running sum first reaches X % of the total is
+    converted to KiB as index × bucket_kb (the bucket's lower edge, as the
+    prototype's ``j * 4`` MB). An empty histogram (no swap-in) gives 0.
+    """
+    if not 0 < percentile <= 100:
+        raise ValueError('percentile must be in (0, 100], got %r'
+                         % (percentile,))
+    if bucket_kb <= 0:
+        raise ValueError('bucket_kb must be positive')
+    total = 0
+    for count in histogram:
+        _nonneg('histogram count', count)
+        total += count
+    if total == 0:
+        return 0
+    running = 0
+    for index, count in enumerate(histogram):
+        running += count
+        # Integer comparison: running / total >= percentile / 100.
+        if running * 100 >= percentile * total:
+            return index * bucket_kb
+    return (len(histogram) - 1) * bucket_kb     # not reached
+
+
+def geiger_estimate(histogram, m_cur_kb, percentile=95.0, bucket_kb=4096):
+    """WSS = m_cur + m_ghost when m_ghost > 0, else ``None``.
+
+    ``None`` means Geiger cannot tell: either no swap-in was seen in the
+    interval, or all of them were within the first bucket.
+    """
+    _nonneg('m_cur_kb', m_cur_kb)
+    ghost = geiger_ghost_kb(histogram, percentile, bucket_kb)
+    if ghost <= 0:
+        return None
+    return Estimate(int(m_cur_kb + ghost), SOURCE_GEIGER)
+
+
+# ---------------------------------------------------------------------------
+# Balloon statistics (libvirt memoryStats)
+
+
+@dataclasses.dataclass(frozen=True)
+class SwapActivity:
+    """Swap traffic between two balloon-statistics samples."""
+    swap_in_kb: typing.Optional[int]
+    swap_out_kb: typing.Optional[int]
+    major_faults: typing.Optional[int]
+    active: bool
+    counter_reset: bool = False
+
+
+def _delta(prev, cur, key):
+    """Increase of a cumulative counter; (delta or None, reset flag)."""
+    if key not in cur or cur[key] is None:
+        return None, False
+    now = cur[key]
+    before = prev.get(key) if prev else None
+    if before is None:
+        return None, False
+    if now < before:        # guest rebooted: the counter restarted at 0
+        return now, True
+    return now - before, False
+
+
+def swap_activity(prev_stats, cur_stats, swap_in_threshold_kb=4096,
+                  major_fault_threshold=0):
+    """Detect swapping from two ``memoryStats()`` samples of one VM.
+
+    The fallback of Geiger's swap monitor for VMs whose swap traffic is not
+    seen by memstore. ``swap_in`` is cumulative KiB read back from swap,
+    ``major_fault`` a cumulative count. The VM is swapping when ``swap_in``
+    grew by at least ``swap_in_threshold_kb``. Major faults also count file
+    page-cache misses, so they are used only when ``major_fault_threshold``
+    is above 0, or alone when the guest does not report ``swap_in``. A
+    counter that went down (guest reboot) counts from zero.
+    """
+    swap_in, reset_in = _delta(prev_stats, cur_stats, 'swap_in')
+    swap_out, reset_out = _delta(prev_stats, cur_stats, 'swap_out')
+    faults, reset_f = _delta(prev_stats, cur_stats, 'major_fault')
+    active = False
+    if swap_in is not None and swap_in >= max(1, swap_in_threshold_kb):
+        active = True
+    if faults is not None and major_fault_threshold > 0 and (
+            faults >= major_fault_threshold):
+        active = True
+    return SwapActivity(swap_in_kb=swap_in, swap_out_kb=swap_out,
+                        major_faults=faults, active=active,
+                        counter_reset=reset_in or reset_out or reset_f)
+
+
+def swap_fallback_estimate(activity, m_cur_kb, min_grow_kb=4096):
+    """A Geiger stand-in when only the balloon statistics are available.
+
+    Without reuse distances, the amount read back from swap during the
+    interval is the best available hint of the missing memory: WSS = m_cur
+    + max(swap_in delta, min_grow_kb). It over-estimates under thrashing
+    (the same pages are read many times); the caller caps it at the booked
+    size. ``None`` when the VM is not swapping.
+    """
+    _nonneg('m_cur_kb', m_cur_kb)
+    if activity is None or not activity.active:
+        return None
+    grow = max(activity.swap_in_kb or 0, min_grow_kb)
+    return Estimate(int(m_cur_kb + grow), SOURCE_SWAP_STATS)
+
+
+def balloon_used(stats, include_caches=True):
+    """Baseline from the guest's own figures: used = available − unused.
+
+    ``available`` is the guest's MemTotal, ``unused`` its MemFree. With
+    ``include_caches=False`` the page cache (``disk_caches``) is also
+    subtracted. ``None`` when the guest does not report the keys.
+    """
+    if not stats:
+        return None
+    available = stats.get('available')
+    unused = stats.get('unused')
+    if available is None or unused is None:
+        return None
+    used = available - unused
+    source = SOURCE_BALLOON_USED
+    if not include_caches:
+        caches = stats.get('disk_caches')
+        if caches is None:
+            return None
+        used -= caches
+        source = SOURCE_BALLOON_USED_NOCACHE
+    return Estimate(int(max(0, used)), source)
+
+
+# ---------------------------------------------------------------------------
+# Committed_AS baselines: Zballoond (seed 004 §2.4.2), self-ballooning
+
+
+@dataclasses.dataclass(frozen=True)
+class ZballoondState:
+    """State of the Zballoond controller between epochs.
+
+    ``target_kb`` is the memory size to set now; ``wss_kb`` the lowest size
+    at which an epoch passed without swap-in or refault events (the
+    Zballoond estimate); ``committed_kb`` the ``Committed_AS`` the current
+    descent started from.
+    """
+    target_kb: int
+    wss_kb: int
+    committed_kb: int
+
+    def estimate(self):
+        return Estimate(self.wss_kb, SOURCE_ZBALLOOND)
+
+
+def zballoond_step(state, committed_as_kb, swapping, decrease_fraction=0.05,
+                   change_fraction=0.05, floor_kb=0, booked_kb=None):
+    """One epoch of Zballoond; returns the next :class:`ZballoondState`.
+
+    Seed 004 §2.4.2: (1) start at ``Committed_AS``; (2) every epoch lower
+    the size by ``decrease_fraction`` of ``Committed_AS``; (3) when
+    ``Committed_AS`` changes, go back to (1). The WSS is the lowest size
+    with no swap-in or refault. When the epoch that just ended saw swapping
+    (``swapping``), the last decrease went too far: the size goes back up
+    one step and that size is the estimate; the descent resumes next epoch,
+    so the controller keeps probing (this is why Zballoond is "active").
+
+    ``change_fraction`` is how much ``Committed_AS`` must move (relative)
+    to count as a change. Sizes stay within [floor_kb, booked_kb].
+    """
+    _nonneg('committed_as_kb', committed_as_kb)
+    ceiling = committed_as_kb if booked_kb is None else min(
+        committed_as_kb, booked_kb)
+    ceiling = max(ceiling, floor_kb)
+    step = max(1, int(committed_as_kb * decrease_fraction))
+    if state is None or abs(committed_as_kb - state.committed_kb) > (
+            change_fraction * max(1, state.committed_kb)):
+        return ZballoondState(target_kb=ceiling, wss_kb=ceiling,
+                              committed_kb=committed_as_kb)
+    if swapping:
+        up = min(ceiling, state.target_kb + step)
+        return ZballoondState(target_kb=up, wss_kb=up,
+                              committed_kb=state.committed_kb)
+    down = max(floor_kb, state.target_kb - step)
+    return ZballoondState(target_kb=down, wss_kb=state.target_kb,
+                          committed_kb=state.committed_kb)
+
+
+def selfballoon_target(cur_kb, committed_as_kb, reserve_kb=0,
+                       down_hysteresis=8, up_hysteresis=1, floor_kb=0):
+    """Xen self-ballooning: move toward Committed_AS + reserve.
+
+    Seed 002: the guest sizes itself on ``Committed_AS``. As in Xen's
+    selfballoon driver, the goal is ``Committed_AS`` + a reserve; each
+    interval the size moves by 1/up_hysteresis of the gap when growing (1:
+    the whole gap at once) and 1/down_hysteresis when shrinking (8: an
+    eighth of the excess), never below ``floor_kb``.
+    """
+    _nonneg('cur_kb', cur_kb)
+    _nonneg('committed_as_kb', committed_as_kb)
+    if down_hysteresis < 1 or up_hysteresis < 1:
+        raise ValueError('hysteresis divisors must be at least 1')
+    goal = committed_as_kb + reserve_kb
+    if cur_kb > goal:
+        target = cur_kb - (cur_kb - goal) // down_hysteresis
+    elif cur_kb < goal:
+        target = cur_kb + (goal - cur_kb) // up_hysteresis
+    else:
+        target = cur_kb
+    return Estimate(int(max(floor_kb, target)), SOURCE_SELFBALLOON)
