@@ -3,6 +3,7 @@
 import collections
 
 from memmut.conf import agent
+from memmut.conf import badis
 from memmut.conf import controller
 from memmut.conf import database
 from memmut.conf import default
@@ -10,7 +11,7 @@ from memmut.conf import demo
 from memmut.conf import libvirt
 from memmut.conf import sim
 
-MODULES = (default, agent, controller, database, libvirt, sim, demo)
+MODULES = (default, agent, controller, database, libvirt, sim, demo, badis)
 
 
 def list_opts():

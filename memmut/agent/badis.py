@@ -1,0 +1,415 @@
+"""Badis: per-VM working-set estimation state machine (seed 004 §2.6).
+
+Badis combines two non-intrusive estimators that see opposite situations:
+page sampling ("VMware", sees a VM wasting memory, S_more) and Geiger's
+ghost buffer (sees a VM lacking memory, S_less). Per VM it runs a 3-state
+machine (§2.6.1):
+
+``V``
+    sampling only. The estimate is the sampled WSS plus the pinned-page
+    correction. → ``VG`` when that estimate comes within
+    ``[badis] vg_threshold`` of the current allocation.
+``VG``
+    both. The estimate is the sampled one while there is no swap activity,
+    Geiger's when there is. While swapping the true WSS is the whole
+    allocation, so what sampling misses then is pinned pages: the
+    correction is learned here. → ``G`` after ``vg_to_g_rounds``
+    consecutive rounds with swap activity.
+``G``
+    Geiger only. The estimate is Geiger's while swapping, else the current
+    allocation (Geiger cannot see below it). → ``V`` after
+    ``g_to_v_rounds`` consecutive rounds without swap activity.
+
+On top, §2.6.2: the moving average of the last ``n`` estimates and its
+maximum over the last time slice ``s``, WSS^max_avg, which sizes the VM and
+is reported to the consolidator.
+
+Choices where the seed is silent (see doc/source/badis.rst):
+
+* V → VG also when swap activity is seen in V. Geiger is off in V, but the
+  balloon statistics' swap counters cost nothing; without this a VM whose
+  pinned pages keep its sampled WSS under the threshold would be shrunk
+  round after round into swapping without Badis noticing.
+* VG → V after ``vg_to_v_rounds`` consecutive rounds without swap activity
+  in which the corrected sampled WSS is below the threshold again. The
+  seed's machine has no exit from VG other than G; without one a VM that
+  came close to its allocation once would run both estimators forever.
+* The pinned-page correction is stored in KiB (pinned pages do not scale
+  with the balloon), taken from the latest swapping VG round, and applied
+  wherever the sampled estimate is used (V and VG without swap activity),
+  capped at the current allocation.
+* Counters of consecutive rounds restart on every transition: they count
+  rounds spent in the current state.
+* WSS^max_avg is the maximum of the moving average over a sliding window
+  of ``s`` seconds ending now (grows at once, shrinks after ``s``).
+* :attr:`Result.demand_kb`, what the allocation should cover, is
+  WSS^max_avg, except in a round whose estimate came from Geiger (the VM
+  is short of memory now): then the larger of the two, so a shortage is
+  served at once instead of being averaged away.
+
+Everything here is pure: :func:`step` maps (state, observation, params) to
+(new state, result); :class:`BadisEstimator` only keeps one state per VM.
+"""
+
+import dataclasses
+import enum
+import typing
+
+from memmut.agent import estimators
+
+MiB = 1024
+
+# Sources of estimates Badis makes itself (the others: estimators.SOURCE_*).
+SOURCE_SWAPPING = 'swapping'         # swapping, no Geiger estimate: m_cur
+SOURCE_HOLD = 'hold'                 # no data this round: last estimate
+SOURCE_GEIGER_IDLE = 'geiger-idle'   # G without swap activity: m_cur
+
+# Estimates that mean "short of memory now".
+SHORTAGE_SOURCES = frozenset((estimators.SOURCE_GEIGER,
+                              estimators.SOURCE_SWAP_STATS,
+                              SOURCE_SWAPPING))
+
+
+class Mode(str, enum.Enum):
+    V = 'V'
+    VG = 'VG'
+    G = 'G'
+
+
+@dataclasses.dataclass(frozen=True)
+class BadisParams:
+    """Tuning of the state machine and the max-average (``[badis]``)."""
+    vg_threshold: float = 0.95
+    vg_to_g_rounds: int = 2
+    g_to_v_rounds: int = 2
+    vg_to_v_rounds: int = 2
+    average_window: int = 5
+    time_slice: float = 3600.0
+    initial_pinned_kb: int = 0
+
+    def __post_init__(self):
+        if not 0 < self.vg_threshold <= 1:
+            raise ValueError('vg_threshold must be in (0, 1]')
+        for name in ('vg_to_g_rounds', 'g_to_v_rounds', 'vg_to_v_rounds',
+                     'average_window'):
+            if getattr(self, name) < 1:
+                raise ValueError('%s must be at least 1' % name)
+        if self.time_slice <= 0:
+            raise ValueError('time_slice must be positive')
+        if self.initial_pinned_kb < 0:
+            raise ValueError('initial_pinned_kb must not be negative')
+
+    @classmethod
+    def from_conf(cls, conf):
+        b = conf.badis
+        return cls(vg_threshold=b.vg_threshold,
+                   vg_to_g_rounds=b.vg_to_g_rounds,
+                   g_to_v_rounds=b.g_to_v_rounds,
+                   vg_to_v_rounds=b.vg_to_v_rounds,
+                   average_window=b.average_window,
+                   time_slice=b.time_slice,
+                   initial_pinned_kb=b.initial_pinned_kb)
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """What the collectors measured for one VM in one round.
+
+    ``sampled`` is the sampling estimate (``None`` when the sampler is off
+    or unavailable); ``ghost`` Geiger's (or its balloon-statistics stand-in),
+    ``None`` when it has no estimate; ``swapping`` whether swap activity was
+    seen this round (Geiger's histogram not empty, or the balloon swap
+    counters).
+    """
+    timestamp: float
+    m_cur_kb: int
+    booked_kb: int
+    sampled: typing.Optional[estimators.Estimate] = None
+    ghost: typing.Optional[estimators.Estimate] = None
+    swapping: bool = False
+
+    def __post_init__(self):
+        if self.m_cur_kb < 0 or self.booked_kb <= 0:
+            raise ValueError('m_cur_kb must be >= 0 and booked_kb > 0')
+
+
+@dataclasses.dataclass(frozen=True)
+class BadisState:
+    """Everything Badis remembers about one VM between rounds."""
+    mode: Mode = Mode.V
+    swap_rounds: int = 0         # consecutive swapping rounds in `mode`
+    quiet_rounds: int = 0        # consecutive rounds without swapping
+    pinned_kb: int = 0
+    recent: tuple = ()           # last `average_window` estimates (KiB)
+    # Candidates for the sliding maximum: (timestamp, moving average),
+    # averages strictly decreasing, all within the last time slice.
+    window: tuple = ()
+
+    @classmethod
+    def initial(cls, params=None):
+        params = params or BadisParams()
+        return cls(pinned_kb=params.initial_pinned_kb)
+
+    @property
+    def sampling_on(self):
+        """Whether the page sampler should run for this VM next round."""
+        return self.mode in (Mode.V, Mode.VG)
+
+    @property
+    def geiger_on(self):
+        """Whether Geiger's swap monitor should run for this VM."""
+        return self.mode in (Mode.VG, Mode.G)
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """The outcome of one round for one VM."""
+    mode: Mode
+    wss: estimators.Estimate     # this round's estimate, with its source
+    moving_avg_kb: int
+    max_avg_kb: int              # WSS^max_avg
+    demand_kb: int               # what the allocation should cover
+    transition: typing.Optional[str] = None
+
+
+def fmt_kb(kb):
+    """A size for log lines: whole MiB when it is one, else KiB."""
+    if kb % MiB == 0:
+        return '%d MiB' % (kb // MiB)
+    return '%d KiB' % kb
+
+
+_mib = fmt_kb
+
+
+def _sampled_wss(state, obs):
+    """Sampled WSS with the pinned-page correction, capped at m_cur."""
+    if obs.sampled is None:
+        return None
+    wss = min(obs.m_cur_kb, obs.sampled.wss_kb + state.pinned_kb)
+    return estimators.Estimate(wss, obs.sampled.source)
+
+
+def _shortage_wss(obs):
+    """Estimate while swapping: Geiger's, else the whole allocation."""
+    if obs.ghost is not None:
+        return obs.ghost
+    return estimators.Estimate(obs.m_cur_kb, SOURCE_SWAPPING)
+
+
+def _hold(state, obs):
+    """No usable data this round: keep the last estimate."""
+    if state.recent:
+        return estimators.Estimate(state.recent[-1], SOURCE_HOLD)
+    return estimators.Estimate(obs.m_cur_kb, SOURCE_HOLD)
+
+
+def _close(wss, obs, params):
+    return wss is not None and wss.wss_kb >= (
+        params.vg_threshold * obs.m_cur_kb)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Round:
+    mode: Mode
+    wss: estimators.Estimate
+    swap_rounds: int = 0
+    quiet_rounds: int = 0
+    pinned_kb: int = 0
+    transition: typing.Optional[str] = None
+
+
+def _fsm(state, obs, params):
+    """The state machine of seed 004 §2.6.1 for one round."""
+    pinned = state.pinned_kb
+    sampled = _sampled_wss(state, obs)
+    pct = '%d%%' % round(params.vg_threshold * 100)
+
+    if state.mode is Mode.V:
+        if obs.swapping:
+            return _Round(Mode.VG, _shortage_wss(obs), pinned_kb=pinned,
+                          transition='V->VG: swap activity seen while '
+                                     'sampling')
+        wss = sampled or _hold(state, obs)
+        if _close(sampled, obs, params):
+            return _Round(Mode.VG, wss, pinned_kb=pinned,
+                          transition='V->VG: sampled WSS %s reached %s of '
+                                     'allocation %s'
+                          % (_mib(wss.wss_kb), pct, _mib(obs.m_cur_kb)))
+        return _Round(Mode.V, wss, pinned_kb=pinned)
+
+    if state.mode is Mode.VG:
+        if obs.swapping:
+            if obs.sampled is not None:
+                # Swapping: all of m_cur is in use; what sampling misses
+                # now are pinned (unswappable, rarely touched) pages.
+                pinned = max(0, obs.m_cur_kb - obs.sampled.wss_kb)
+            swaps = state.swap_rounds + 1
+            wss = _shortage_wss(obs)
+            if swaps >= params.vg_to_g_rounds:
+                return _Round(Mode.G, wss, pinned_kb=pinned,
+                              transition='VG->G: swap activity in %d '
+                                         'consecutive rounds' % swaps)
+            return _Round(Mode.VG, wss, swap_rounds=swaps, pinned_kb=pinned)
+        quiet = state.quiet_rounds + 1
+        wss = sampled or _hold(state, obs)
+        if quiet >= params.vg_to_v_rounds and not _close(sampled, obs,
+                                                         params):
+            return _Round(Mode.V, wss, pinned_kb=pinned,
+                          transition='VG->V: no swap activity in %d '
+                                     'consecutive rounds and sampled WSS '
+                                     '%s below %s of allocation %s'
+                          % (quiet, _mib(wss.wss_kb), pct,
+                             _mib(obs.m_cur_kb)))
+        return _Round(Mode.VG, wss, quiet_rounds=quiet, pinned_kb=pinned)
+
+    # Mode.G: Geiger only; it cannot see a WSS below the allocation.
+    if obs.swapping:
+        return _Round(Mode.G, _shortage_wss(obs), pinned_kb=pinned)
+    quiet = state.quiet_rounds + 1
+    wss = estimators.Estimate(obs.m_cur_kb, SOURCE_GEIGER_IDLE)
+    if quiet >= params.g_to_v_rounds:
+        return _Round(Mode.V, wss, pinned_kb=pinned,
+                      transition='G->V: no swap activity in %d '
+                                 'consecutive rounds' % quiet)
+    return _Round(Mode.G, wss, quiet_rounds=quiet, pinned_kb=pinned)
+
+
+def step(state, obs, params=None):
+    """One Badis round for one VM: ``(new_state, result)``.
+
+    ``state`` may be ``None`` for a VM seen for the first time.
+    """
+    params = params or BadisParams()
+    if state is None:
+        state = BadisState.initial(params)
+    r = _fsm(state, obs, params)
+    wss = estimators.Estimate(max(0, min(r.wss.wss_kb, obs.booked_kb)),
+                              r.wss.source)
+
+    recent = (state.recent + (wss.wss_kb,))[-params.average_window:]
+    avg = sum(recent) // len(recent)
+
+    # Sliding maximum of the moving average over the last time slice:
+    # a monotonic queue, so the state stays small whatever the round rate.
+    horizon = obs.timestamp - params.time_slice
+    window = [(t, a) for t, a in state.window if t > horizon and a > avg]
+    window.append((obs.timestamp, avg))
+    max_avg = window[0][1]
+
+    demand = max_avg
+    if wss.source in SHORTAGE_SOURCES:
+        demand = max(demand, wss.wss_kb)
+
+    new_state = BadisState(mode=r.mode, swap_rounds=r.swap_rounds,
+                           quiet_rounds=r.quiet_rounds,
+                           pinned_kb=r.pinned_kb, recent=recent,
+                           window=tuple(window))
+    return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,
+                             max_avg_kb=max_avg, demand_kb=demand,
+                             transition=r.transition)
+
+
+class BadisEstimator:
+    """Badis for every VM of a host: one :class:`BadisState` per VM.
+
+    Its methods are pure apart from the per-VM state they keep.
+    """
+
+    def __init__(self, params=None):
+        self.params = params or BadisParams()
+        self.states = {}
+
+    def state(self, uuid):
+        return self.states.get(uuid) or BadisState.initial(self.params)
+
+    def observe(self, uuid, obs):
+        new_state, result = step(self.states.get(uuid), obs, self.params)
+        self.states[uuid] = new_state
+        return result
+
+    def forget(self, uuid):
+        self.states.pop(uuid, None)
+
+
+# ---------------------------------------------------------------------------
+# Balloon target for on-demand allocation
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetParams:
+    """How an estimate becomes a balloon target (``[badis]``)."""
+    headroom_kb: int = 32 * MiB
+    headroom_fraction: float = 0.05
+    max_step_fraction: float = 0.25
+    min_change_kb: int = 16 * MiB
+    floor_kb: int = 128 * MiB
+
+    def __post_init__(self):
+        if self.headroom_kb < 0 or self.headroom_fraction < 0:
+            raise ValueError('headroom must not be negative')
+        if not 0 < self.max_step_fraction <= 1:
+            raise ValueError('max_step_fraction must be in (0, 1]')
+        if self.min_change_kb < 0 or self.floor_kb < 0:
+            raise ValueError('min_change_kb and floor_kb must not be '
+                             'negative')
+
+    @classmethod
+    def from_conf(cls, conf):
+        b = conf.badis
+        return cls(headroom_kb=b.headroom_kb,
+                   headroom_fraction=b.headroom_fraction,
+                   max_step_fraction=b.max_step_fraction,
+                   min_change_kb=b.min_change_kb,
+                   floor_kb=b.floor_kb)
+
+
+def headroom(wss_kb, headroom_kb=0, headroom_fraction=0.0):
+    """Safety margin added to a WSS: the larger of the two settings."""
+    return max(int(headroom_kb), int(wss_kb * headroom_fraction))
+
+
+def balloon_target(demand_kb, current_kb, booked_kb, params=None,
+                   source=None):
+    """Next balloon size for on-demand allocation, or ``None``.
+
+    target = demand + headroom, clamped to [floor, booked]; the move from
+    ``current_kb`` is limited to ``max_step_fraction`` × booked per round;
+    moves smaller than ``min_change_kb`` are ignored (returns ``None``),
+    except to bring a balloon that is outside [floor, booked] back inside.
+    Returns ``(target_kb, reason)``.
+    """
+    params = params or TargetParams()
+    if booked_kb <= 0:
+        raise ValueError('booked_kb must be positive')
+    floor = min(params.floor_kb, booked_kb)
+    margin = headroom(demand_kb, params.headroom_kb,
+                      params.headroom_fraction)
+    wanted = min(booked_kb, max(floor, demand_kb + margin))
+    limit = max(1, int(params.max_step_fraction * booked_kb))
+    delta = max(-limit, min(limit, wanted - current_kb))
+    target = min(booked_kb, max(floor, current_kb + delta))
+    out_of_bounds = not floor <= current_kb <= booked_kb
+    if target == current_kb or (
+            abs(target - current_kb) < params.min_change_kb and
+            not out_of_bounds):
+        return None
+    what = 'grow' if target > current_kb else 'shrink'
+    reason = '%s %s -> %s: demand %s%s + headroom %s' % (
+        what, _mib(current_kb), _mib(target), _mib(demand_kb),
+        ' (%s)' % source if source else '', _mib(margin))
+    notes = []
+    if target != wanted and not out_of_bounds:
+        notes.append('step limited to %d%% of booked %s'
+                     % (round(params.max_step_fraction * 100),
+                        _mib(booked_kb)))
+    if wanted == booked_kb and demand_kb + margin > booked_kb:
+        notes.append('capped at booked %s' % _mib(booked_kb))
+    if wanted == floor and demand_kb + margin < floor:
+        notes.append('held at floor %s' % _mib(floor))
+    if out_of_bounds:
+        notes.append('balloon was outside [floor %s, booked %s]'
+                     % (_mib(floor), _mib(booked_kb)))
+    if notes:
+        reason += '; ' + '; '.join(notes)
+    return target, reason

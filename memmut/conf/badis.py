@@ -1,0 +1,136 @@
+from oslo_config import cfg
+
+group = cfg.OptGroup('badis',
+                     title='Badis working-set estimation (seed 004 §2.6)')
+
+opts = [
+    cfg.FloatOpt('round_interval',
+                 default=60.0,
+                 min=1.0,
+                 help='Seconds between two Badis rounds of a VM: the '
+                      'sampling interval and Geiger timer (60 s in the '
+                      'published prototype).'),
+    cfg.IntOpt('sample_pages',
+               default=100,
+               min=1,
+               help='Pages sampled per round by the page-sampling '
+                    '("VMware") technique when it samples individual '
+                    'pages; n = 100 in the published prototype.'),
+    cfg.IntOpt('referenced_offset_kb',
+               default=0,
+               min=0,
+               help='KiB subtracted from the referenced size of the guest '
+                    'RAM mapping, for back-ends that over-report it by a '
+                    'constant (transparent huge pages on anonymous '
+                    'backing add about 56 MiB).'),
+    cfg.FloatOpt('vg_threshold',
+                 default=0.95,
+                 min=0.01,
+                 max=1.0,
+                 help='V -> VG when the sampled WSS (with the pinned-page '
+                      'correction) reaches this fraction of the current '
+                      'allocation (0.95: within 5 %).'),
+    cfg.IntOpt('vg_to_g_rounds',
+               default=2,
+               min=1,
+               help='VG -> G after swap activity in this many consecutive '
+                    'rounds (2 in the seed).'),
+    cfg.IntOpt('g_to_v_rounds',
+               default=2,
+               min=1,
+               help='G -> V after this many consecutive rounds without '
+                    'swap activity (2 in the seed).'),
+    cfg.IntOpt('vg_to_v_rounds',
+               default=2,
+               min=1,
+               help='VG -> V after this many consecutive rounds without '
+                    'swap activity in which the sampled WSS is below '
+                    'vg_threshold again (the seed defines no exit from VG '
+                    'other than G; this one is memmut\'s).'),
+    cfg.IntOpt('initial_pinned_kb',
+               default=0,
+               min=0,
+               help='Pinned-page correction (KiB) added to sampled '
+                    'estimates until Badis learns one in the VG state. '
+                    'The published prototype used a fixed margin of '
+                    '190 MB instead of learning it.'),
+    cfg.FloatOpt('geiger_percentile',
+                 default=95.0,
+                 min=1.0,
+                 max=100.0,
+                 help='Geiger walks its reuse-distance histogram up to this '
+                      'percentage of its total; the bucket reached is the '
+                      'ghost-buffer size (X = 95 in the seed).'),
+    cfg.IntOpt('geiger_bucket_kb',
+               default=4096,
+               min=4,
+               help='Width in KiB of one bucket of the reuse-distance '
+                    'histogram (1024 pages, 4 MiB, in the published '
+                    'prototype).'),
+    cfg.IntOpt('swap_in_threshold_kb',
+               default=4096,
+               min=1,
+               help='A VM without a swap monitor counts as swapping in a '
+                    'round when its balloon statistics show at least this '
+                    'many KiB read back from swap since the previous '
+                    'round.'),
+    cfg.IntOpt('major_fault_threshold',
+               default=0,
+               min=0,
+               help='Also count a round as swapping when the guest\'s '
+                    'major faults grew by at least this many; 0 disables '
+                    'it (major faults include page-cache misses).'),
+    cfg.IntOpt('fallback_min_grow_kb',
+               default=4096,
+               min=0,
+               help='Without reuse distances, a swapping VM is estimated '
+                    'at its allocation plus the KiB swapped in during the '
+                    'round, and at least this much.'),
+    cfg.IntOpt('average_window',
+               default=5,
+               min=1,
+               help='Number n of last estimates in the moving average '
+                    '(n = 5 in the seed).'),
+    cfg.FloatOpt('time_slice',
+                 default=3600.0,
+                 min=1.0,
+                 help='Seconds s of the sliding time slice over which the '
+                      'maximum of the moving average, WSS^max_avg, is '
+                      'taken (1 hour in the seed).'),
+    cfg.IntOpt('headroom_kb',
+               default=32768,
+               min=0,
+               help='KiB added to the estimate when sizing a VM, at least '
+                    '(see headroom_fraction; the larger applies).'),
+    cfg.FloatOpt('headroom_fraction',
+                 default=0.05,
+                 min=0.0,
+                 max=1.0,
+                 help='Fraction of the estimate added to it when sizing a '
+                      'VM, when larger than headroom_kb.'),
+    cfg.FloatOpt('max_step_fraction',
+                 default=0.25,
+                 min=0.01,
+                 max=1.0,
+                 help='Largest balloon change of one round for on-demand '
+                      'allocation, as a fraction of the booked memory.'),
+    cfg.IntOpt('min_change_kb',
+               default=16384,
+               min=0,
+               help='Balloon changes smaller than this many KiB are not '
+                    'made.'),
+    cfg.IntOpt('floor_kb',
+               default=131072,
+               min=0,
+               help='No VM is ballooned below this many KiB (or its booked '
+                    'memory, if smaller).'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(group)
+    conf.register_opts(opts, group=group)
+
+
+def list_opts():
+    return {group: opts}

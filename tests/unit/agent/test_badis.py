@@ -1,0 +1,392 @@
+"""Badis state machine (seed 004 §2.6.1), max-average (§2.6.2), targets."""
+
+import dataclasses
+
+import pytest
+
+from memmut.agent import badis
+from memmut.agent import estimators as est
+from memmut.agent.badis import Mode
+
+MiB = 1024
+M_CUR = 1000 * MiB
+BOOKED = 2000 * MiB
+
+
+def sampled(kb):
+    return est.Estimate(kb, est.SOURCE_VMWARE)
+
+
+def geiger(kb):
+    return est.Estimate(kb, est.SOURCE_GEIGER)
+
+
+def obs(t=0.0, s=None, ghost=None, swapping=False, m_cur=M_CUR,
+        booked=BOOKED):
+    return badis.Observation(timestamp=t, m_cur_kb=m_cur, booked_kb=booked,
+                             sampled=s, ghost=ghost, swapping=swapping)
+
+
+def state(mode, **kw):
+    return badis.BadisState(mode=mode, **kw)
+
+
+# -- transitions --
+
+def test_new_vm_starts_in_v():
+    st, r = badis.step(None, obs(s=sampled(400 * MiB)))
+    assert st.mode is Mode.V and r.mode is Mode.V
+    assert r.wss == sampled(400 * MiB) and r.transition is None
+    assert st.sampling_on and not st.geiger_on
+
+
+def test_v_stays_v_when_far_from_allocation():
+    st, r = badis.step(state(Mode.V), obs(s=sampled(940 * MiB)))
+    assert st.mode is Mode.V and r.transition is None
+
+
+def test_v_to_vg_when_close_to_allocation():
+    st, r = badis.step(state(Mode.V), obs(s=sampled(950 * MiB)))
+    assert st.mode is Mode.VG
+    assert r.transition.startswith('V->VG: sampled WSS 950 MiB reached 95%')
+    assert st.sampling_on and st.geiger_on
+
+
+def test_v_to_vg_on_swap_activity():
+    # Choice: the free balloon swap counters also move V to VG; the
+    # estimate is then the whole allocation (no Geiger estimate in V).
+    st, r = badis.step(state(Mode.V), obs(s=sampled(500 * MiB),
+                                          swapping=True))
+    assert st.mode is Mode.VG
+    assert r.wss == est.Estimate(M_CUR, badis.SOURCE_SWAPPING)
+    assert r.transition == 'V->VG: swap activity seen while sampling'
+
+
+def test_vg_uses_vmware_without_swap_and_geiger_with_it():
+    st, r = badis.step(state(Mode.VG), obs(s=sampled(900 * MiB)))
+    assert r.wss == sampled(900 * MiB) and st.mode is Mode.VG
+    st, r = badis.step(state(Mode.VG), obs(s=sampled(900 * MiB),
+                                           ghost=geiger(1100 * MiB),
+                                           swapping=True))
+    assert r.wss == geiger(1100 * MiB) and st.mode is Mode.VG
+    assert st.swap_rounds == 1
+
+
+def test_vg_to_g_after_two_consecutive_swapping_rounds():
+    st = state(Mode.VG)
+    st, _ = badis.step(st, obs(s=sampled(800 * MiB),
+                               ghost=geiger(1050 * MiB), swapping=True))
+    assert st.mode is Mode.VG
+    st, r = badis.step(st, obs(t=60, s=sampled(800 * MiB),
+                               ghost=geiger(1100 * MiB), swapping=True))
+    assert st.mode is Mode.G
+    assert r.transition == 'VG->G: swap activity in 2 consecutive rounds'
+    assert not st.sampling_on and st.geiger_on
+
+
+def test_vg_swap_rounds_must_be_consecutive():
+    st = state(Mode.VG)
+    for swapping in (True, False, True):
+        st, _ = badis.step(st, obs(s=sampled(990 * MiB),
+                                   ghost=geiger(1100 * MiB),
+                                   swapping=swapping))
+        assert st.mode is Mode.VG
+    assert st.swap_rounds == 1
+
+
+def test_vg_to_v_after_quiet_rounds_below_threshold():
+    st = state(Mode.VG)
+    st, r = badis.step(st, obs(s=sampled(600 * MiB)))
+    assert st.mode is Mode.VG and st.quiet_rounds == 1
+    st, r = badis.step(st, obs(t=60, s=sampled(600 * MiB)))
+    assert st.mode is Mode.V
+    assert r.transition.startswith('VG->V: no swap activity in 2')
+
+
+def test_vg_stays_while_sampled_wss_is_still_close():
+    st = state(Mode.VG)
+    for t in range(5):
+        st, r = badis.step(st, obs(t=t, s=sampled(980 * MiB)))
+        assert st.mode is Mode.VG and r.transition is None
+
+
+def test_g_stays_g_while_swapping_and_uses_geiger():
+    st, r = badis.step(state(Mode.G), obs(ghost=geiger(1300 * MiB),
+                                          swapping=True))
+    assert st.mode is Mode.G and r.wss == geiger(1300 * MiB)
+    # Swapping without a Geiger estimate: the whole allocation.
+    st, r = badis.step(st, obs(swapping=True))
+    assert r.wss == est.Estimate(M_CUR, badis.SOURCE_SWAPPING)
+
+
+def test_g_to_v_after_two_consecutive_quiet_rounds():
+    st = state(Mode.G)
+    st, r = badis.step(st, obs())
+    assert st.mode is Mode.G and st.quiet_rounds == 1
+    # Geiger cannot see below m_cur: the estimate holds the allocation.
+    assert r.wss == est.Estimate(M_CUR, badis.SOURCE_GEIGER_IDLE)
+    st, r = badis.step(st, obs(t=60))
+    assert st.mode is Mode.V
+    assert r.transition == 'G->V: no swap activity in 2 consecutive rounds'
+
+
+def test_g_quiet_rounds_must_be_consecutive():
+    st = state(Mode.G)
+    for swapping in (False, True, False):
+        st, _ = badis.step(st, obs(ghost=geiger(1100 * MiB),
+                                   swapping=swapping))
+        assert st.mode is Mode.G
+
+
+def test_round_counts_are_options():
+    params = badis.BadisParams(vg_to_g_rounds=3, g_to_v_rounds=1)
+    st = state(Mode.VG)
+    for _ in range(2):
+        st, _ = badis.step(st, obs(ghost=geiger(1100 * MiB), swapping=True),
+                           params)
+    assert st.mode is Mode.VG
+    st, _ = badis.step(st, obs(ghost=geiger(1100 * MiB), swapping=True),
+                       params)
+    assert st.mode is Mode.G
+    st, _ = badis.step(st, obs(), params)
+    assert st.mode is Mode.V
+
+
+def test_full_cycle_v_vg_g_v():
+    st = None
+    modes = []
+    script = [
+        obs(0, s=sampled(500 * MiB)),                              # V
+        obs(60, s=sampled(960 * MiB)),                             # ->VG
+        obs(120, s=sampled(800 * MiB), ghost=geiger(1100 * MiB),
+            swapping=True),
+        obs(180, s=sampled(800 * MiB), ghost=geiger(1200 * MiB),
+            swapping=True),                                        # ->G
+        obs(240),
+        obs(300),                                                  # ->V
+    ]
+    for o in script:
+        st, r = badis.step(st, o)
+        modes.append(r.mode)
+    assert modes == [Mode.V, Mode.VG, Mode.VG, Mode.G, Mode.G, Mode.V]
+
+
+# -- pinned-page correction --
+
+def test_correction_learned_in_vg_while_swapping():
+    # Swapping in VG: all 1000 MiB are needed, sampling reads 800 MiB ->
+    # 200 MiB are pinned pages.
+    st, _ = badis.step(state(Mode.VG), obs(s=sampled(800 * MiB),
+                                           ghost=geiger(1100 * MiB),
+                                           swapping=True))
+    assert st.pinned_kb == 200 * MiB
+
+
+def test_correction_not_learned_without_swapping_or_outside_vg():
+    st, _ = badis.step(state(Mode.VG), obs(s=sampled(800 * MiB)))
+    assert st.pinned_kb == 0
+    st, _ = badis.step(state(Mode.V), obs(s=sampled(800 * MiB),
+                                          swapping=True))
+    assert st.pinned_kb == 0
+
+
+def test_correction_applied_in_v():
+    st = state(Mode.V, pinned_kb=200 * MiB)
+    st, r = badis.step(st, obs(s=sampled(500 * MiB)))
+    assert r.wss == sampled(700 * MiB) and st.mode is Mode.V
+    # Corrected estimate drives the V->VG test: 760 + 200 >= 950.
+    st, r = badis.step(state(Mode.V, pinned_kb=200 * MiB),
+                       obs(s=sampled(760 * MiB)))
+    assert st.mode is Mode.VG and r.wss.wss_kb == 960 * MiB
+    # Capped at the allocation: sampling cannot see above m_cur.
+    _, r = badis.step(state(Mode.V, pinned_kb=200 * MiB),
+                      obs(s=sampled(900 * MiB)))
+    assert r.wss.wss_kb == M_CUR
+
+
+def test_correction_learned_then_applied_after_cycle():
+    st = state(Mode.VG)
+    st, _ = badis.step(st, obs(0, s=sampled(850 * MiB),
+                               ghost=geiger(1100 * MiB), swapping=True))
+    st, _ = badis.step(st, obs(60, s=sampled(850 * MiB),
+                               ghost=geiger(1100 * MiB), swapping=True))
+    assert st.mode is Mode.G and st.pinned_kb == 150 * MiB
+    st, _ = badis.step(st, obs(120))
+    st, _ = badis.step(st, obs(180))
+    assert st.mode is Mode.V
+    st, r = badis.step(st, obs(240, s=sampled(300 * MiB)))
+    assert r.wss.wss_kb == 450 * MiB
+
+
+def test_initial_correction_option():
+    params = badis.BadisParams(initial_pinned_kb=190 * MiB)
+    st, r = badis.step(None, obs(s=sampled(300 * MiB)), params)
+    assert r.wss.wss_kb == 490 * MiB and st.pinned_kb == 190 * MiB
+
+
+# -- estimate details --
+
+def test_no_sample_holds_last_estimate():
+    st, _ = badis.step(None, obs(0, s=sampled(400 * MiB)))
+    st, r = badis.step(st, obs(60))
+    assert r.wss == est.Estimate(400 * MiB, badis.SOURCE_HOLD)
+    _, r = badis.step(None, obs(0))
+    assert r.wss == est.Estimate(M_CUR, badis.SOURCE_HOLD)
+
+
+def test_estimates_capped_at_booked():
+    _, r = badis.step(state(Mode.G), obs(ghost=geiger(5000 * MiB),
+                                         swapping=True))
+    assert r.wss == geiger(BOOKED)
+
+
+# -- moving average and its maximum per slice --
+
+def run(estimates, dt=60.0, params=None):
+    st = None
+    results = []
+    for i, kb in enumerate(estimates):
+        st, r = badis.step(st, obs(t=i * dt, s=sampled(kb)), params)
+        results.append(r)
+    return st, results
+
+
+def test_moving_average_of_last_n():
+    _, rs = run([100, 200, 300, 400, 500, 600, 700])
+    assert [r.moving_avg_kb for r in rs] == [100, 150, 200, 250, 300, 400,
+                                             500]
+
+
+def test_max_average_over_sliding_slice():
+    params = badis.BadisParams(average_window=1, time_slice=300.0)
+    # One peak at t=120 s, then low: the peak sizes the VM for 300 s.
+    _, rs = run([100, 100, 900, 100, 100, 100, 100, 100], params=params)
+    assert [r.max_avg_kb for r in rs] == [100, 100, 900, 900, 900, 900,
+                                          900, 100]
+
+
+def test_max_average_grows_at_once_and_holds_slice_maximum():
+    params = badis.BadisParams(average_window=5, time_slice=3600.0)
+    seq = [500 * MiB] * 5 + [900 * MiB] * 5 + [300 * MiB] * 10
+    st, rs = run(seq, params=params)
+    assert rs[4].max_avg_kb == 500 * MiB
+    assert rs[5].max_avg_kb == 580 * MiB            # average moves first
+    assert rs[9].max_avg_kb == 900 * MiB
+    assert rs[-1].moving_avg_kb == 300 * MiB
+    assert rs[-1].max_avg_kb == 900 * MiB           # still in the slice
+    # An hour after the peak, it is gone.
+    st, r = badis.step(st, obs(t=9 * 60 + 3601, s=sampled(300 * MiB)),
+                       params)
+    assert r.max_avg_kb < 900 * MiB
+    st, r = badis.step(st, obs(t=20 * 3600, s=sampled(300 * MiB)), params)
+    assert r.max_avg_kb == 300 * MiB
+    # The state keeps only the candidates for the maximum.
+    assert len(st.window) <= 2
+
+
+def test_demand_serves_shortage_at_once():
+    st, rs = run([400 * MiB] * 5)
+    st, r = badis.step(st.__class__(mode=Mode.G, recent=st.recent,
+                                    window=st.window),
+                       obs(300, ghost=geiger(1200 * MiB), swapping=True))
+    assert r.max_avg_kb == (4 * 400 + 1200) * MiB // 5
+    assert r.demand_kb == 1200 * MiB
+    # Sampling estimates are not pushed up.
+    assert rs[-1].demand_kb == rs[-1].max_avg_kb == 400 * MiB
+
+
+def test_estimator_class_keeps_per_vm_state():
+    b = badis.BadisEstimator()
+    assert b.state('a').mode is Mode.V
+    b.observe('a', obs(0, s=sampled(990 * MiB)))
+    b.observe('b', obs(0, s=sampled(100 * MiB)))
+    assert b.state('a').mode is Mode.VG and b.state('b').mode is Mode.V
+    b.forget('a')
+    assert b.state('a').mode is Mode.V
+
+
+def test_state_is_immutable():
+    st, _ = badis.step(None, obs(s=sampled(1)))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        st.mode = Mode.G
+
+
+def test_params_from_conf(conf):
+    conf.set_override('vg_threshold', 0.9, 'badis')
+    conf.set_override('average_window', 7, 'badis')
+    p = badis.BadisParams.from_conf(conf)
+    assert p.vg_threshold == 0.9 and p.average_window == 7
+    assert p.time_slice == 3600.0 and p.vg_to_g_rounds == 2
+    t = badis.TargetParams.from_conf(conf)
+    assert t == badis.TargetParams()
+
+
+def test_params_validated():
+    with pytest.raises(ValueError):
+        badis.BadisParams(vg_threshold=0)
+    with pytest.raises(ValueError):
+        badis.BadisParams(average_window=0)
+    with pytest.raises(ValueError):
+        badis.TargetParams(max_step_fraction=0)
+
+
+# -- balloon target --
+
+TP = badis.TargetParams(headroom_kb=32 * MiB, headroom_fraction=0.05,
+                        max_step_fraction=0.25, min_change_kb=16 * MiB,
+                        floor_kb=128 * MiB)
+
+
+def test_target_is_demand_plus_headroom():
+    # 1000 MiB demand: 5 % = 50 MiB beats 32 MiB.
+    target, reason = badis.balloon_target(1000 * MiB, 1200 * MiB,
+                                          2048 * MiB, TP, source='vmware')
+    assert target == 1050 * MiB
+    assert reason == ('shrink 1200 MiB -> 1050 MiB: demand 1000 MiB '
+                      '(vmware) + headroom 50 MiB')
+    # Small demand: the fixed 32 MiB wins.
+    target, _ = badis.balloon_target(300 * MiB, 400 * MiB, 2048 * MiB, TP)
+    assert target == 332 * MiB
+
+
+def test_target_step_limited_per_round():
+    target, reason = badis.balloon_target(200 * MiB, 2048 * MiB,
+                                          2048 * MiB, TP)
+    assert target == 1536 * MiB                  # 25 % of booked
+    assert 'step limited to 25% of booked 2048 MiB' in reason
+    target, _ = badis.balloon_target(2000 * MiB, 500 * MiB, 2048 * MiB, TP)
+    assert target == 1012 * MiB
+
+
+def test_target_ignores_small_changes():
+    assert badis.balloon_target(1000 * MiB, 1040 * MiB, 2048 * MiB,
+                                TP) is None            # wants 1050: +10
+    assert badis.balloon_target(1000 * MiB, 1050 * MiB, 2048 * MiB,
+                                TP) is None            # no change
+
+
+def test_target_never_above_booked_nor_below_floor():
+    target, reason = badis.balloon_target(3000 * MiB, 1900 * MiB,
+                                          2048 * MiB, TP)
+    assert target == 2048 * MiB and 'capped at booked' in reason
+    target, reason = badis.balloon_target(10 * MiB, 300 * MiB, 2048 * MiB,
+                                          TP)
+    assert target == 128 * MiB and 'held at floor 128 MiB' in reason
+    # Floor above booked: booked wins.
+    target, _ = badis.balloon_target(10 * MiB, 200 * MiB, 100 * MiB, TP)
+    assert target == 100 * MiB
+
+
+def test_target_brings_out_of_bounds_balloon_back():
+    # 100 MiB is below the 128 MiB floor: corrected even though the move
+    # is smaller than min_change and the step limit would allow less.
+    p = dataclasses.replace(TP, max_step_fraction=0.01)
+    target, reason = badis.balloon_target(10 * MiB, 120 * MiB, 2048 * MiB,
+                                          p)
+    assert target == 128 * MiB and 'outside' in reason
+
+
+def test_headroom_helper():
+    assert badis.headroom(1000, 32, 0.05) == 50
+    assert badis.headroom(100, 32, 0.05) == 32
+    assert badis.headroom(100) == 0
