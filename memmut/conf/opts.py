@@ -9,9 +9,11 @@ from memmut.conf import database
 from memmut.conf import default
 from memmut.conf import demo
 from memmut.conf import libvirt
+from memmut.conf import mutualization
 from memmut.conf import sim
 
-MODULES = (default, agent, controller, database, libvirt, sim, demo, badis)
+MODULES = (default, agent, controller, database, libvirt, sim, demo, badis,
+           mutualization)
 
 
 def list_opts():

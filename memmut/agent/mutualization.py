@@ -1,0 +1,344 @@
+"""Local memory mutualization: Algorithm 1 of seed 004 ch.3.
+
+Each VM has Mem_init (its initial allocation), Mem_act (its current
+allocation) and a WSS (here Badis' WSS^max_avg plus headroom: the
+*demand*). Server VMs gave memory to the pool (Mem_act < Mem_init); Client
+VMs hold more than they started with (Mem_act > Mem_init). Every round:
+
+1. every VM is brought down to its demand; the surplus goes to the pool;
+2. every VM whose demand grew is given back up to min(demand, Mem_init):
+   from the pool first, then by reclaiming from Clients, down to their
+   Mem_init at most (the guarantee);
+3. the memory beyond Mem_init -- the pool plus what Clients borrowed,
+   ``CLIENT_MEM`` in the seed -- is shared by a *policy* among the VMs whose
+   demand exceeds their Mem_init, each up to its demand.
+
+:func:`distribute` computes the end state of those three phases directly
+and returns it as a :class:`Plan`: new allocations, the pool after, and the
+ordered balloon moves (every reclaim before any grant, so applying them in
+order never needs memory that is not yet in the pool).
+
+Choices where the seed's pseudo-code is ambiguous or garbled (see
+doc/source/mutualization.rst):
+
+* Roles follow the seed's prose (Server: Mem_act < Mem_init; Client:
+  Mem_act > Mem_init); the OCR'd pseudo-code line "if Mem_act > Mem_init
+  then VM = Server" contradicts it and is read as a typo.
+* Phase 3 redistributes CLIENT_MEM = pool + memory borrowed by Clients
+  among *all* VMs wanting more than Mem_init, every round (GROW is "Mem_act
+  <= WSS", so Clients already at their WSS take part). Borrowed memory is
+  therefore not first-come: under a shortage the policy re-divides it.
+  Tables 3.1/3.2 show exactly such per-minute divisions.
+* ``equal`` is max-min fair (water-filling): equal shares, a VM needing
+  less than its share takes only its need and the rest is shared again.
+  ``proportional`` splits in proportion to what each VM is missing (demand
+  minus what it already has in that phase); this reproduces the uneven
+  splits of Table 3.2. The same policy splits reclaims from Clients, which
+  falls out of phase 3 re-dividing what Clients hold.
+* If the budget cannot give every VM min(demand, Mem_init) (only possible
+  when the sum of Mem_init exceeds the budget, e.g. after the host reserve
+  grew), what is above the VMs' floors is split by the policy and the plan
+  says ``guarantee_met = False``.
+* Demands are clamped to [floor, booked]; ``min_change_kb`` keeps a VM's
+  demand at its allocation when they differ by less (noise suppression;
+  0 in the invariant tests).
+* Amounts are integer KiB; remainders of a split go one KiB at a time,
+  deterministically (largest fractional part, then UUID).
+
+Policies are plugins: classes registered under the stevedore namespace
+``memmut.mutualization.policies`` (``equal``, ``proportional``).
+"""
+
+import abc
+import dataclasses
+
+from stevedore import driver as stevedore_driver
+
+from memmut.agent import badis
+
+POLICY_NAMESPACE = 'memmut.mutualization.policies'
+
+ROLE_SERVER = 'server'
+ROLE_CLIENT = 'client'
+ROLE_NEUTRAL = 'neutral'
+
+MOVE_RECLAIM = 'reclaim'
+MOVE_GRANT = 'grant'
+
+
+class PolicyError(Exception):
+    """A policy returned a split that breaks its contract."""
+
+
+@dataclasses.dataclass(frozen=True)
+class VMDemand:
+    """One VM as Algorithm 1 sees it (all sizes KiB)."""
+    uuid: str
+    init_kb: int            # Mem_init
+    act_kb: int             # Mem_act, the current allocation
+    wss_kb: int             # WSS^max_avg (headroom added by distribute())
+    booked_kb: int          # never allocate above this
+    floor_kb: int = 0       # never allocate below this (<= init_kb)
+
+    def __post_init__(self):
+        for name in ('init_kb', 'act_kb', 'wss_kb', 'floor_kb'):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise ValueError('VM %s: %s must be a non-negative integer, '
+                                 'got %r' % (self.uuid, name, value))
+        if self.booked_kb <= 0:
+            raise ValueError('VM %s: booked_kb must be positive'
+                             % self.uuid)
+        if self.init_kb > self.booked_kb or self.act_kb > self.booked_kb:
+            raise ValueError('VM %s: Mem_init %d and Mem_act %d KiB must not '
+                             'exceed booked %d KiB' % (
+                                 self.uuid, self.init_kb, self.act_kb,
+                                 self.booked_kb))
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """One VM's request in a split: up to ``want_kb`` of the amount."""
+    uuid: str
+    want_kb: int
+    demand_kb: int
+    act_kb: int
+    init_kb: int
+
+
+class Policy(abc.ABC):
+    """How memory is split when there is not enough for every request.
+
+    ``split(amount_kb, requests)`` returns {uuid: share_kb} with every
+    0 <= share <= want and the shares summing to min(amount, sum of wants).
+    """
+
+    name = None
+
+    @abc.abstractmethod
+    def split(self, amount_kb, requests):
+        """Split ``amount_kb`` among ``requests``."""
+
+
+def _all_wants(requests):
+    return {r.uuid: r.want_kb for r in requests}
+
+
+class EqualPolicy(Policy):
+    """Equal shares, max-min fair: nobody gets more than it wants."""
+
+    name = 'equal'
+
+    def split(self, amount_kb, requests):
+        shares = {r.uuid: 0 for r in requests}
+        wanting = sorted((r for r in requests if r.want_kb > 0),
+                         key=lambda r: (r.want_kb, r.uuid))
+        if amount_kb >= sum(r.want_kb for r in wanting):
+            return _all_wants(requests)
+        remaining = amount_kb
+        while wanting:
+            fair = remaining // len(wanting)
+            if wanting[0].want_kb > fair:
+                break
+            r = wanting.pop(0)
+            shares[r.uuid] = r.want_kb
+            remaining -= r.want_kb
+        if wanting:
+            fair, extra = divmod(remaining, len(wanting))
+            for i, r in enumerate(sorted(wanting, key=lambda r: r.uuid)):
+                shares[r.uuid] = fair + (1 if i < extra else 0)
+        return shares
+
+
+class ProportionalPolicy(Policy):
+    """Shares in proportion to what each VM is missing."""
+
+    name = 'proportional'
+
+    def split(self, amount_kb, requests):
+        total = sum(r.want_kb for r in requests)
+        if amount_kb >= total:
+            return _all_wants(requests)
+        shares = {}
+        remainders = []
+        for r in requests:
+            q, rem = divmod(amount_kb * r.want_kb, total)
+            shares[r.uuid] = q
+            remainders.append((-rem, r.uuid))
+        left = amount_kb - sum(shares.values())
+        for _, uuid in sorted(remainders)[:left]:
+            shares[uuid] += 1
+        return shares
+
+
+def load_policy(name):
+    """The policy registered as ``name`` in ``memmut.mutualization.policies``.
+    """
+    mgr = stevedore_driver.DriverManager(POLICY_NAMESPACE, name,
+                                         invoke_on_load=True)
+    return mgr.driver
+
+
+def _split(policy, amount_kb, requests):
+    """Call the policy and hold it to its contract."""
+    requests = [r for r in requests if r.want_kb > 0]
+    if amount_kb <= 0 or not requests:
+        return {}
+    shares = policy.split(amount_kb, requests)
+    expected = min(amount_kb, sum(r.want_kb for r in requests))
+    for r in requests:
+        share = shares.get(r.uuid, 0)
+        if not isinstance(share, int) or not 0 <= share <= r.want_kb:
+            raise PolicyError('policy %s gave VM %s %r KiB for a request of '
+                              '%d KiB' % (policy.name, r.uuid, share,
+                                          r.want_kb))
+    if sum(shares.get(r.uuid, 0) for r in requests) != expected:
+        raise PolicyError('policy %s split %d KiB into %d KiB'
+                          % (policy.name, expected, sum(shares.values())))
+    return shares
+
+
+@dataclasses.dataclass(frozen=True)
+class Move:
+    """One balloon change: ``reclaim`` (inflate) or ``grant`` (deflate)."""
+    uuid: str
+    kind: str
+    amount_kb: int
+    from_kb: int
+    to_kb: int
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The outcome of one round of Algorithm 1."""
+    policy: str
+    allocations: dict           # uuid -> new Mem_act (KiB)
+    moves: tuple                # Move, every reclaim before any grant
+    pool_before_kb: int
+    pool_after_kb: int
+    demands: dict               # uuid -> demand (WSS + headroom, clamped)
+    roles: dict                 # uuid -> server / client / neutral
+    unmet_kb: dict              # uuid -> demand not met (only if > 0)
+    guarantee_met: bool         # every VM got min(demand, Mem_init)
+
+    @property
+    def budget_kb(self):
+        return sum(self.allocations.values()) + self.pool_after_kb
+
+    @property
+    def unmet_total_kb(self):
+        return sum(self.unmet_kb.values())
+
+
+_mib = badis.fmt_kb
+
+
+def _role(alloc, init):
+    if alloc < init:
+        return ROLE_SERVER
+    if alloc > init:
+        return ROLE_CLIENT
+    return ROLE_NEUTRAL
+
+
+def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
+               headroom_fraction=0.0, min_change_kb=0):
+    """Run Algorithm 1 once over the VMs of a host.
+
+    ``vms``: :class:`VMDemand` for every VM taking part; ``pool_kb``: the
+    free pool (:attr:`memmut.agent.reservoir.Books.pool_kb`); ``policy``: a
+    :class:`Policy` or the name of one. ``headroom_kb`` /
+    ``headroom_fraction`` are added to each WSS (as in
+    :func:`memmut.agent.badis.headroom`); pass 0 when the WSS already
+    includes it. The budget, sum of Mem_act + pool, is conserved.
+    """
+    if isinstance(policy, str):
+        policy = load_policy(policy)
+    if not isinstance(pool_kb, int) or pool_kb < 0:
+        raise ValueError('pool_kb must be a non-negative integer, got %r'
+                         % (pool_kb,))
+    vms = list(vms)
+    uuids = [vm.uuid for vm in vms]
+    if len(set(uuids)) != len(uuids):
+        raise ValueError('duplicate VM in the input')
+    budget = sum(vm.act_kb for vm in vms) + pool_kb
+
+    floor, demand, base_want = {}, {}, {}
+    for vm in vms:
+        f = min(vm.floor_kb, vm.init_kb)
+        d = vm.wss_kb + badis.headroom(vm.wss_kb, headroom_kb,
+                                       headroom_fraction)
+        d = min(vm.booked_kb, max(f, d))
+        if min_change_kb and abs(d - vm.act_kb) < min_change_kb and (
+                f <= vm.act_kb):
+            d = vm.act_kb
+        floor[vm.uuid], demand[vm.uuid] = f, d
+        base_want[vm.uuid] = max(f, min(d, vm.init_kb))
+
+    # Phases 1 and 2: everyone at min(demand, Mem_init) -- the guarantee.
+    if sum(base_want.values()) <= budget:
+        base = dict(base_want)
+        guarantee_met = True
+    else:
+        above_floors = budget - sum(floor.values())
+        if above_floors < 0:
+            raise ValueError('the VMs\' floors (%d KiB) exceed the budget '
+                             '(%d KiB)' % (sum(floor.values()), budget))
+        shares = _split(policy, above_floors, [
+            Request(vm.uuid, base_want[vm.uuid] - floor[vm.uuid],
+                    demand[vm.uuid], vm.act_kb, vm.init_kb) for vm in vms])
+        base = {u: floor[u] + shares.get(u, 0) for u in uuids}
+        guarantee_met = False
+
+    # Phase 3: the pool plus Clients' borrowing, shared beyond Mem_init.
+    client_mem = budget - sum(base.values())
+    extra = _split(policy, client_mem, [
+        Request(vm.uuid, demand[vm.uuid] - base[vm.uuid], demand[vm.uuid],
+                vm.act_kb, vm.init_kb) for vm in vms])
+    alloc = {u: base[u] + extra.get(u, 0) for u in uuids}
+    pool_after = budget - sum(alloc.values())
+
+    reclaims, grants = [], []
+    for vm in vms:
+        new, old = alloc[vm.uuid], vm.act_kb
+        d = demand[vm.uuid]
+        if new < old:
+            if new >= d:
+                why = 'unneeded: demand %s below allocation' % _mib(d)
+            elif not guarantee_met and new < min(d, vm.init_kb):
+                why = ('budget below the sum of min(demand, Mem_init): '
+                       '%s share, demand %s' % (policy.name, _mib(d)))
+            else:
+                why = ('borrowed memory re-divided (%s policy): demand %s, '
+                       'unmet %s' % (policy.name, _mib(d), _mib(d - new)))
+            reclaims.append(Move(vm.uuid, MOVE_RECLAIM, old - new, old, new,
+                                 'reclaim %s -> %s: %s' % (
+                                     _mib(old), _mib(new), why)))
+        elif new > old:
+            if new <= vm.init_kb:
+                why = 'back toward Mem_init %s (guarantee), demand %s' % (
+                    _mib(vm.init_kb), _mib(d))
+            else:
+                why = 'beyond Mem_init %s (%s policy), demand %s' % (
+                    _mib(vm.init_kb), policy.name, _mib(d))
+            if new < d:
+                why += ', unmet %s' % _mib(d - new)
+            grants.append(Move(vm.uuid, MOVE_GRANT, new - old, old, new,
+                               'grant %s -> %s: %s' % (
+                                   _mib(old), _mib(new), why)))
+    init = {vm.uuid: vm.init_kb for vm in vms}
+    reclaims.sort(key=lambda m: (-m.amount_kb, m.uuid))
+    grants.sort(key=lambda m: (m.to_kb > init[m.uuid], m.uuid))
+
+    return Plan(policy=policy.name,
+                allocations=alloc,
+                moves=tuple(reclaims + grants),
+                pool_before_kb=pool_kb,
+                pool_after_kb=pool_after,
+                demands=demand,
+                roles={vm.uuid: _role(alloc[vm.uuid], vm.init_kb)
+                       for vm in vms},
+                unmet_kb={u: demand[u] - alloc[u] for u in uuids
+                          if demand[u] > alloc[u]},
+                guarantee_met=guarantee_met)
