@@ -1,0 +1,3 @@
+"""Fixtures of the functional tests."""
+
+from tests.functional.harness.fixtures import *  # noqa
