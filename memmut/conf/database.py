@@ -16,10 +16,5 @@ opts = [
 ]
 
 
-def register_opts(conf):
-    conf.register_group(group)
-    conf.register_opts(opts, group=group)
-
-
 def list_opts():
     return {group: opts}

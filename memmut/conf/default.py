@@ -23,9 +23,5 @@ opts = [
 ]
 
 
-def register_opts(conf):
-    conf.register_opts(opts)
-
-
 def list_opts():
     return {'DEFAULT': opts}
