@@ -29,17 +29,24 @@ _STATES = {
 
 
 def parse_nova_metadata(xml_text):
-    """Return the nova display name from nova's instance metadata, or None."""
+    """Return the nova display name from nova's instance metadata, or None.
+
+    libvirt returns the element looked up by namespace with the namespace
+    stripped (``<instance><name>...``); a document that keeps it is accepted
+    too.
+    """
     if not xml_text:
         return None
     try:
         root = ET.fromstring(xml_text)
     except ET.ParseError:
         return None
-    name = root.find('{%s}name' % NOVA_NS)
-    if root.tag == '{%s}instance' % NOVA_NS:
-        return (name.text if name is not None and name.text else '') or None
-    return None
+    if root.tag not in ('instance', '{%s}instance' % NOVA_NS):
+        return None
+    name = root.find('name')
+    if name is None:
+        name = root.find('{%s}name' % NOVA_NS)
+    return (name.text or '').strip() or None if name is not None else None
 
 
 def find_qemu_pid(uuid, proc='/proc'):
@@ -158,9 +165,9 @@ class LibvirtDriver(driver.Driver):
                                     NOVA_NS)
             except libvirt.libvirtError:
                 meta = None   # no nova metadata: not a nova instance
-            self._nova[uuid] = parse_nova_metadata(meta) if meta else None
-            if meta:
-                self._nova[uuid] = self._nova[uuid] or dom.name()
+            # A nova instance without a display name keeps its domain name.
+            self._nova[uuid] = (parse_nova_metadata(meta) or dom.name()
+                                if meta else None)
         return self._nova[uuid]
 
     def _check_type(self, dom, uuid):

@@ -9,6 +9,10 @@ NOVA_XML = ('<nova:instance xmlns:nova="http://openstack.org/xmlns/libvirt/'
 
 def test_nova_metadata_gives_display_name():
     assert libvirt_driver.parse_nova_metadata(NOVA_XML) == 'web-1'
+    # what libvirt really returns: the namespace stripped
+    stripped = '<instance><package version="34"/><name> db </name></instance>'
+    assert libvirt_driver.parse_nova_metadata(stripped) == 'db'
+    assert libvirt_driver.parse_nova_metadata('<instance/>') is None
 
 
 def test_foreign_or_broken_metadata_is_not_nova():
