@@ -1,14 +1,13 @@
 """memmut's libvirt driver against real QEMU guests on a private libvirtd."""
 
 import pytest
-from oslo_config import cfg
 
-from memmut import conf as memmut_conf
 from memmut import workloads
 from memmut.virt import driver as virt_driver
 from memmut.virt import libvirt_driver
 from tests.functional.harness import domain
 from tests.functional.harness import guest as guestmod
+from tests import common
 
 MIB = 1024
 
@@ -16,12 +15,8 @@ MIB = 1024
 @pytest.fixture
 def driver_for(libvirtd):
     def make(**libvirt_opts):
-        conf = cfg.ConfigOpts()
-        memmut_conf.register_opts(conf)
-        conf([], project='memmut', default_config_files=[])
-        for k, v in dict(libvirtd.memmut_options(), **libvirt_opts).items():
-            conf.set_override(k, v, group='libvirt')
-        d = libvirt_driver.LibvirtDriver(conf)
+        d = libvirt_driver.LibvirtDriver(common.private_conf(
+            libvirt=dict(libvirtd.memmut_options(), **libvirt_opts)))
         d.connect()
         return d
     return make

@@ -1,18 +1,12 @@
 import pytest
-from oslo_config import cfg
 
-from memmut import conf as memmut_conf
-from memmut import rpc
+from tests import common
 
 
 @pytest.fixture
 def conf():
     """A private, fully registered ConfigOpts (no files, no argv)."""
-    c = cfg.ConfigOpts()
-    memmut_conf.register_opts(c)
-    rpc.set_defaults(c)
-    c([], project='memmut', default_config_files=[])
-    c.set_override('host', 'node1')
+    c = common.private_conf(DEFAULT={'host': 'node1'})
     yield c
     c.reset()
 

@@ -1,0 +1,21 @@
+"""Helpers shared by unit and functional tests."""
+
+from oslo_config import cfg
+
+from memmut import conf as memmut_conf
+from memmut import rpc
+
+
+def private_conf(**groups):
+    """A private, fully registered ConfigOpts (no files, no argv) with
+    ``groups`` = {group: {option: value}} overridden ('DEFAULT' for the
+    default group)."""
+    conf = cfg.ConfigOpts()
+    memmut_conf.register_opts(conf)
+    rpc.set_defaults(conf)
+    conf([], project='memmut', default_config_files=[])
+    for group, values in groups.items():
+        for k, v in values.items():
+            conf.set_override(k, v, group=None if group == 'DEFAULT'
+                              else group)
+    return conf
