@@ -5,6 +5,8 @@ connects services living in one process (``memmut-demo``, unit tests). Real
 deployments set ``[DEFAULT] transport_url = rabbit://...``.
 """
 
+import importlib
+
 import oslo_messaging as messaging
 from oslo_messaging import opts as msg_opts
 
@@ -15,10 +17,22 @@ def set_defaults(conf):
     """Register oslo.messaging's options on ``conf`` and our defaults."""
     # The library registers its own options lazily on the first transport;
     # registering them up front lets us set defaults and lets a private
-    # ConfigOpts (tests) work like the global one.
+    # ConfigOpts (tests) work like the global one. Defaults first: the
+    # library re-registers its own option objects later, and oslo.config
+    # accepts that only if they equal ours, defaults included.
+    set_library_defaults()
     for group, opts in msg_opts.list_opts():
         conf.register_opts(opts, group=group)
-    set_library_defaults()
+    # oslo.messaging registers its tracing and metrics options on the global
+    # CONF only, yet reads them from whatever ConfigOpts the transport got
+    # (its own ConfFixture imports them the same way).
+    for module, name in (('_tracing.client', 'oslo_messaging_tracing'),
+                         ('_metrics.client', 'oslo_messaging_metrics')):
+        try:
+            mod = importlib.import_module('oslo_messaging.' + module)
+            conf.register_opts(getattr(mod, name), group=name)
+        except (ImportError, AttributeError):
+            pass
     # Not in the generated sample (it is oslo.messaging's option); the
     # services refuse it, see service.require_real_transport.
     conf.set_default('transport_url', EMBEDDED_TRANSPORT_URL)
@@ -47,7 +61,7 @@ def get_client(transport, topic, version, server=None, timeout=None):
 
 
 def get_server(transport, topic, server, endpoints):
-    """A threaded RPC server; eventlet is deliberately not used."""
+    """A threaded RPC server (the library's default executor, not eventlet:
+    passing ``executor`` explicitly is deprecated)."""
     target = messaging.Target(topic=topic, server=server)
-    return messaging.get_rpc_server(transport, target, endpoints,
-                                    executor='threading')
+    return messaging.get_rpc_server(transport, target, endpoints)

@@ -28,11 +28,23 @@ def prepare(argv, conf=None, project=DOMAIN, defaults=None, cli_opts=None):
         conf.register_cli_opts(opts, group=group)
     for (group, name), value in (defaults or {}).items():
         conf.set_default(name, value, group=group)
+    set_library_defaults()
     conf(argv, project=project)
-    logging.set_defaults(default_log_levels=logging.get_default_log_levels()
-                         + ['stevedore=WARN', 'amqp=WARN', 'kombu=WARN'])
     logging.setup(conf, project)
     return conf
+
+
+def set_library_defaults():
+    """memmut's defaults for its libraries' options (oslo.log, messaging).
+
+    Also the ``oslo.config.opts.defaults`` hook, so the generated sample
+    shows the defaults the services really use.
+    """
+    rpc.set_library_defaults()
+    # These libraries log every connection and plugin load at INFO.
+    logging.set_defaults(default_log_levels=logging.get_default_log_levels()
+                         + ['stevedore=WARN', 'amqp=WARN', 'kombu=WARN',
+                            'alembic=WARN'])
 
 
 def run_until_signalled(start, stop):

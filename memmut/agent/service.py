@@ -20,9 +20,11 @@ class AgentService:
                                       [self.manager])
         self._stop = threading.Event()
         self._thread = None
+        self._started = False
 
     def start(self):
         self._server.start()
+        self._started = True
         self._thread = threading.Thread(target=self.manager.run,
                                         args=(self._stop,),
                                         name='memmut-agent-poll', daemon=True)
@@ -32,5 +34,8 @@ class AgentService:
         self._stop.set()
         if self._thread:
             self._thread.join()
-        self._server.stop()
-        self._server.wait()
+        # Stopping a server that never started blocks in oslo.messaging.
+        if self._started:
+            self._server.stop()
+            self._server.wait()
+            self._started = False

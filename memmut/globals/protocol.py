@@ -20,6 +20,7 @@ import uuid as uuidlib
 import oslo_messaging as messaging
 from oslo_log import log as logging
 
+from memmut.db import api as db_api
 from memmut import objects
 
 LOG = logging.getLogger(__name__)
@@ -107,7 +108,14 @@ class GlobalProtocol:
         return result
 
     def release(self, ref):
-        alloc = self._db.get_remote_allocation(ref.allocation_id)
+        try:
+            alloc = self._db.get_remote_allocation(ref.allocation_id)
+        except db_api.NotFound:
+            # A client retrying a release after the database was restored,
+            # or naming a wrong id: nothing is lent, so nothing to do.
+            LOG.warning('GMC_release of unknown allocation %s ignored',
+                        ref.allocation_id)
+            return
         if alloc.state not in ACTIVE_STATES:
             return
         self._db.update_remote_allocation(ref.allocation_id, 'released',

@@ -23,6 +23,7 @@ class ControllerService:
                                       conf.host, [self.manager])
         self._stop = threading.Event()
         self._thread = None
+        self._started = False
 
     def _housekeeping(self):
         while not self._stop.wait(PURGE_EVERY):
@@ -37,6 +38,7 @@ class ControllerService:
 
     def start(self):
         self._server.start()
+        self._started = True
         self._thread = threading.Thread(target=self._housekeeping,
                                         name='memmut-controller-purge',
                                         daemon=True)
@@ -45,7 +47,10 @@ class ControllerService:
 
     def stop(self):
         self._stop.set()
-        self._server.stop()
-        self._server.wait()
+        # Stopping a server that never started blocks in oslo.messaging.
+        if self._started:
+            self._server.stop()
+            self._server.wait()
+            self._started = False
         if self._thread:
             self._thread.join()

@@ -1,5 +1,7 @@
 import pytest
 
+from memmut.db import api as db_api
+from memmut.db import migration
 from tests import common
 
 
@@ -25,3 +27,13 @@ class FakeClock:
 @pytest.fixture
 def clock():
     return FakeClock()
+
+
+@pytest.fixture
+def db(tmp_path, clock):
+    """A migrated SQLite database in a private directory."""
+    url = 'sqlite:///%s' % (tmp_path / 'memmut.sqlite')
+    migration.upgrade(url)
+    database = db_api.Database(url, clock=clock)
+    yield database
+    database.close()

@@ -1,5 +1,3 @@
-import types
-
 import oslo_messaging as messaging
 
 from memmut.globals import protocol
@@ -24,31 +22,14 @@ def test_choose_server_ties_break_by_name_and_needs_whole_size():
     assert protocol.choose_server([('n', 1, None)], 'c', 1, NOW, 60) is None
 
 
-class FakeDB:
-    def __init__(self, hosts):
-        self.hosts = hosts
-        self.allocs = {}
-
-    def list_hosts(self):
-        return [types.SimpleNamespace(name=n, reservoir_kb=r,
-                                      last_report_at=t)
-                for n, r, t in self.hosts]
-
-    def create_remote_allocation(self, **kw):
-        self.allocs[kw['allocation_id']] = types.SimpleNamespace(**kw)
-
-    def update_remote_allocation(self, allocation_id, state, uri=None,
-                                 reason=None):
-        a = self.allocs[allocation_id]
-        a.state, a.uri, a.reason = state, uri, reason
-
-    def get_remote_allocation(self, allocation_id):
-        return self.allocs[allocation_id]
-
-    def list_remote_allocations(self, host=None, state=None):
-        return [a for a in self.allocs.values()
-                if (state is None or a.state == state)
-                and host in (None, a.client_host, a.server_host)]
+def _hosts(db, *hosts):
+    """Hosts that reported at NOW with the given reservoirs."""
+    for name, reservoir_kb in hosts:
+        db.store_report(objects.HostReport(
+            host=name, boot_id='b', seq=1, timestamp=NOW, hypervisor='sim',
+            memory_total_kb=1 << 24, memory_free_kb=1 << 23, cpu_count=4,
+            cpu_util=0.1, reservoir_kb=reservoir_kb))
+    return db
 
 
 class FakeAgents:
@@ -83,40 +64,48 @@ def _req(size=1024):
                                       size_kb=size)
 
 
-def test_alloc_release_flow(conf):
-    db, agents = FakeDB([('s', 4096, NOW), ('c', 0, NOW)]), FakeAgents()
-    gp = _gp(db, agents, conf)
+def test_alloc_release_flow(conf, db):
+    agents = FakeAgents()
+    gp = _gp(_hosts(db, ('s', 4096), ('c', 0)), agents, conf)
     result = gp.alloc(_req())
     assert result.granted and result.device.server_host == 's'
-    alloc = db.allocs[result.device.allocation_id]
+    aid = result.device.allocation_id
+    alloc = db.get_remote_allocation(aid)
     assert alloc.state == 'active' and alloc.uri.startswith('nbd://s/')
-    gp.release(objects.AllocationRef(allocation_id=alloc.allocation_id))
-    assert alloc.state == 'released'
-    assert agents.calls[-1] == ('release', 's', alloc.allocation_id)
-    gp.release(objects.AllocationRef(allocation_id=alloc.allocation_id))
+    assert (alloc.client_host, alloc.vm_uuid, alloc.size_kb) == \
+        ('c', 'vm', 1024)
+    gp.release(objects.AllocationRef(allocation_id=aid, reason='done'))
+    alloc = db.get_remote_allocation(aid)
+    assert (alloc.state, alloc.reason) == ('released', 'done')
+    assert agents.calls[-1] == ('release', 's', aid)
+    gp.release(objects.AllocationRef(allocation_id=aid))
     assert len(agents.calls) == 2                # released only once
+    gp.release(objects.AllocationRef(allocation_id='no-such-id'))
+    assert len(agents.calls) == 2
 
 
-def test_alloc_refusals_are_recorded(conf):
-    gp = _gp(FakeDB([('c', 0, NOW)]), FakeAgents(), conf)
+def test_alloc_refusals_are_recorded(conf, db):
+    gp = _gp(_hosts(db, ('c', 0)), FakeAgents(), conf)
     assert not gp.alloc(_req()).granted
     assert 'no live host' in gp.alloc(_req()).reason
     assert not gp.alloc(_req(0)).granted
-    db = FakeDB([('s', 4096, NOW)])
+    assert db.list_remote_allocations() == []    # nothing was asked
+    _hosts(db, ('s', 4096))
     for agents in (FakeAgents(grant=False), FakeAgents(fail=True)):
         result = _gp(db, agents, conf).alloc(_req())
         assert not result.granted
-    assert sorted(a.state for a in db.allocs.values()) == ['refused'] * 2
+    allocs = db.list_remote_allocations(host='s')
+    assert [a.state for a in allocs] == ['refused'] * 2
+    assert 'full' in allocs[0].reason and 'did not answer' in allocs[1].reason
 
 
-def test_reclaim_takes_back_largest_first_until_enough(conf):
-    db = FakeDB([('s', 10_000, NOW)])
+def test_reclaim_takes_back_largest_first_until_enough(conf, db):
     agents = FakeAgents()
-    gp = _gp(db, agents, conf)
+    gp = _gp(_hosts(db, ('s', 10_000)), agents, conf)
     sizes = [1000, 3000, 2000]
     ids = [gp.alloc(_req(s)).device.allocation_id for s in sizes]
     freed = gp.reclaim(objects.ReclaimRequest(server_host='s', size_kb=4000))
     assert freed == 5000
-    states = [db.allocs[i].state for i in ids]
+    states = [db.get_remote_allocation(i).state for i in ids]
     assert states == ['active', 'reclaimed', 'reclaimed']
     assert [c[0] for c in agents.calls].count('reclaim') == 2

@@ -1,0 +1,420 @@
+"""The controller's database API: every query memmut runs, in one place.
+
+Callers get detached model objects (``expire_on_commit=False``) and never see
+a session: each method is one short transaction. Reports are idempotent on
+(host, boot_id, seq), the identity the agent gives every report, so a report
+resent after a lost reply, or by an agent that kept its backlog across a
+controller restart, is stored once.
+
+Failures to reach or use the database become :class:`DBError` with the URL's
+password masked, so services can print one clear line instead of a traceback.
+"""
+
+import time
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import orm
+
+from memmut.db import models
+
+
+class DBError(Exception):
+    """The database cannot be reached or used; the message says why."""
+
+
+class NotFound(DBError):
+    """A row that the caller named does not exist."""
+
+
+def masked(url):
+    """``url`` as text with its password hidden."""
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except Exception:           # not a URL at all: show nothing of it
+        return '<unparsable database URL>'
+
+
+def create_engine(url, debug=False):
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa_exc.ArgumentError:
+        raise DBError('invalid database URL %r' % masked(url))
+    kwargs = {'echo': debug, 'future': True}
+    if parsed.get_backend_name() == 'sqlite':
+        # The agent-side demo runs controller threads against one file.
+        kwargs['connect_args'] = {'check_same_thread': False, 'timeout': 30}
+    else:
+        kwargs['pool_pre_ping'] = True   # survive a database restart
+    try:
+        return sa.create_engine(parsed, **kwargs)
+    except (ImportError, sa_exc.ArgumentError) as e:
+        raise DBError('cannot use database %s: %s' % (masked(url), e))
+
+
+class Database:
+    """Short transactions over the memmut schema (see :mod:`models`)."""
+
+    def __init__(self, url, debug=False, clock=time.time):
+        self.url = url
+        self.engine = create_engine(url, debug)
+        self._clock = clock
+        self._sessions = orm.sessionmaker(self.engine,
+                                          expire_on_commit=False)
+
+    def close(self):
+        self.engine.dispose()
+
+    def _session(self):
+        return _Transaction(self._sessions, self.url)
+
+    # -- reports ----------------------------------------------------------
+
+    @staticmethod
+    def _host(session, name, now):
+        host = session.scalar(sa.select(models.Host).filter_by(name=name))
+        if host is None:
+            host = models.Host(name=name, created_at=now, updated_at=now,
+                               reservoir_kb=0)
+            session.add(host)
+            session.flush()
+        return host
+
+    def store_report(self, report):
+        """Store a HostReport; False if this (host, boot_id, seq) is known."""
+        try:
+            return self._store_report(report)
+        except DBError as e:
+            # Two controllers took the same resent report at once: the
+            # unique constraint let one in, and that is the outcome wanted.
+            if isinstance(e.__cause__, sa_exc.IntegrityError):
+                return False
+            raise
+
+    def _store_report(self, report):
+        now = self._clock()
+        with self._session() as session:
+            host = self._host(session, report.host, now)
+            known = session.scalar(
+                sa.select(models.HostSample.id).filter_by(
+                    host_id=host.id, boot_id=report.boot_id, seq=report.seq))
+            if known is not None:
+                return False
+            session.add(models.HostSample(
+                host_id=host.id, boot_id=report.boot_id, seq=report.seq,
+                timestamp=report.timestamp,
+                memory_free_kb=report.memory_free_kb,
+                cpu_util=report.cpu_util, reservoir_kb=report.reservoir_kb))
+            host.updated_at = now
+            newest = (host.last_report_at is None or
+                      report.timestamp >= host.last_report_at)
+            if newest:
+                # A backlog flushed after an outage arrives oldest first:
+                # only the newest report describes the host now.
+                host.hypervisor = report.hypervisor
+                host.memory_total_kb = report.memory_total_kb
+                host.cpu_count = report.cpu_count
+                host.last_report_at = report.timestamp
+                host.boot_id = report.boot_id
+            if host.reservoir_at is None or \
+                    report.timestamp >= host.reservoir_at:
+                host.reservoir_kb = report.reservoir_kb
+                host.reservoir_at = report.timestamp
+            uuids = [s.uuid for s in report.vms]
+            vms = {vm.uuid: vm for vm in session.scalars(
+                sa.select(models.VM).where(models.VM.uuid.in_(uuids)))
+            } if uuids else {}
+            for s in report.vms:
+                vm = vms.get(s.uuid)
+                if vm is None:
+                    vm = models.VM(uuid=s.uuid, name=s.name, host_id=host.id,
+                                   booked_kb=s.booked_kb,
+                                   nova_instance=s.nova_instance,
+                                   state=s.state, first_seen=s.timestamp,
+                                   last_seen=s.timestamp)
+                    session.add(vm)
+                    session.flush()
+                elif s.timestamp >= vm.last_seen:
+                    vm.name = s.name
+                    vm.host_id = host.id
+                    vm.booked_kb = s.booked_kb
+                    vm.nova_instance = s.nova_instance
+                    vm.state = s.state
+                    vm.last_seen = s.timestamp
+                session.add(models.VMSample(
+                    vm_id=vm.id, host_id=host.id, timestamp=s.timestamp,
+                    state=s.state, booked_kb=s.booked_kb,
+                    balloon_kb=s.balloon_kb,
+                    memory_stats=dict(s.memory_stats),
+                    cpu_time_ns=s.cpu_time_ns, wss_kb=s.wss_kb,
+                    wss_estimator=s.wss_estimator, mut_role=s.mut_role,
+                    mem_init_kb=s.mem_init_kb, lent_kb=s.lent_kb,
+                    borrowed_kb=s.borrowed_kb))
+        return True
+
+    def store_reservoir(self, inform):
+        """Apply a GMC_inform unless a newer figure is already stored."""
+        now = self._clock()
+        with self._session() as session:
+            host = self._host(session, inform.host, now)
+            if host.reservoir_at is None or \
+                    inform.timestamp >= host.reservoir_at:
+                host.reservoir_kb = inform.reservoir_kb
+                host.reservoir_at = inform.timestamp
+                host.updated_at = now
+                return True
+        return False
+
+    # -- hosts, VMs and their samples ---------------------------------------
+
+    def list_hosts(self):
+        with self._session() as session:
+            return list(session.scalars(
+                sa.select(models.Host).order_by(models.Host.name)))
+
+    def get_host(self, name):
+        with self._session() as session:
+            host = session.scalar(
+                sa.select(models.Host).filter_by(name=name))
+        if host is None:
+            raise NotFound('no host named %r' % name)
+        return host
+
+    def list_vms(self, host=None):
+        """VMs, each with the host it was last seen on (``vm.host``)."""
+        query = sa.select(models.VM).order_by(models.VM.uuid)
+        if host is not None:
+            query = query.join(models.VM.host).where(models.Host.name == host)
+        with self._session() as session:
+            return list(session.scalars(query))
+
+    def get_vm(self, uuid):
+        with self._session() as session:
+            vm = session.scalar(sa.select(models.VM).filter_by(uuid=uuid))
+        if vm is None:
+            raise NotFound('no VM with UUID %s' % uuid)
+        return vm
+
+    def vm_samples(self, uuid, since=None, limit=None):
+        """Samples of one VM oldest first; with ``limit``, the newest ones."""
+        query = (sa.select(models.VMSample)
+                 .join(models.VM, models.VMSample.vm_id == models.VM.id)
+                 .where(models.VM.uuid == uuid))
+        if since is not None:
+            query = query.where(models.VMSample.timestamp >= since)
+        query = query.order_by(models.VMSample.timestamp.desc(),
+                               models.VMSample.id.desc())
+        if limit is not None:
+            query = query.limit(limit)
+        with self._session() as session:
+            rows = list(session.scalars(query))
+        rows.reverse()
+        return rows
+
+    def host_samples(self, host, since=None, limit=None):
+        """Reports of one host oldest first; with ``limit``, the newest."""
+        query = (sa.select(models.HostSample)
+                 .join(models.Host,
+                       models.HostSample.host_id == models.Host.id)
+                 .where(models.Host.name == host))
+        if since is not None:
+            query = query.where(models.HostSample.timestamp >= since)
+        query = query.order_by(models.HostSample.timestamp.desc(),
+                               models.HostSample.id.desc())
+        if limit is not None:
+            query = query.limit(limit)
+        with self._session() as session:
+            rows = list(session.scalars(query))
+        rows.reverse()
+        return rows
+
+    def count_reports(self, host=None):
+        query = sa.select(sa.func.count(models.HostSample.id))
+        if host is not None:
+            query = query.join(
+                models.Host,
+                models.HostSample.host_id == models.Host.id).where(
+                models.Host.name == host)
+        with self._session() as session:
+            return session.scalar(query)
+
+    def purge_samples(self, before):
+        """Delete host and VM samples older than ``before``; the count."""
+        with self._session() as session:
+            n = session.execute(sa.delete(models.VMSample).where(
+                models.VMSample.timestamp < before)).rowcount
+            n += session.execute(sa.delete(models.HostSample).where(
+                models.HostSample.timestamp < before)).rowcount
+        return n
+
+    # -- remote allocations (global protocol) -------------------------------
+
+    def create_remote_allocation(self, allocation_id, client_host,
+                                 server_host, vm_uuid, size_kb,
+                                 state='requested', uri=None, reason=None):
+        now = self._clock()
+        alloc = models.RemoteAllocation(
+            allocation_id=allocation_id, client_host=client_host,
+            server_host=server_host, vm_uuid=vm_uuid, size_kb=size_kb,
+            state=state, uri=uri, reason=reason, created_at=now,
+            updated_at=now)
+        with self._session() as session:
+            session.add(alloc)
+        return alloc
+
+    def get_remote_allocation(self, allocation_id):
+        with self._session() as session:
+            alloc = session.scalar(sa.select(models.RemoteAllocation)
+                                   .filter_by(allocation_id=allocation_id))
+        if alloc is None:
+            raise NotFound('no remote allocation %s' % allocation_id)
+        return alloc
+
+    def update_remote_allocation(self, allocation_id, state, uri=None,
+                                 reason=None):
+        with self._session() as session:
+            alloc = session.scalar(sa.select(models.RemoteAllocation)
+                                   .filter_by(allocation_id=allocation_id))
+            if alloc is None:
+                raise NotFound('no remote allocation %s' % allocation_id)
+            alloc.state = state
+            if uri is not None:
+                alloc.uri = uri
+            if reason is not None:
+                alloc.reason = reason
+            alloc.updated_at = self._clock()
+        return alloc
+
+    def list_remote_allocations(self, host=None, state=None):
+        """Allocations where ``host`` is the client or the server."""
+        query = sa.select(models.RemoteAllocation).order_by(
+            models.RemoteAllocation.id)
+        if host is not None:
+            query = query.where(sa.or_(
+                models.RemoteAllocation.client_host == host,
+                models.RemoteAllocation.server_host == host))
+        if state is not None:
+            query = query.where(models.RemoteAllocation.state == state)
+        with self._session() as session:
+            return list(session.scalars(query))
+
+    # -- consolidation rounds and their migrations --------------------------
+
+    def create_round(self, dry_run=False, parameters=None, started_at=None):
+        rnd = models.ConsolidationRound(
+            started_at=self._clock() if started_at is None else started_at,
+            dry_run=dry_run, status=models.ROUND_RUNNING,
+            parameters=parameters)
+        with self._session() as session:
+            session.add(rnd)
+        return rnd
+
+    def finish_round(self, round_id, status, reason=None, summary=None,
+                     finished_at=None):
+        with self._session() as session:
+            rnd = session.get(models.ConsolidationRound, round_id)
+            if rnd is None:
+                raise NotFound('no consolidation round %s' % round_id)
+            rnd.status = status
+            rnd.reason = reason
+            rnd.summary = summary
+            rnd.finished_at = (self._clock() if finished_at is None
+                               else finished_at)
+        return rnd
+
+    def get_round(self, round_id):
+        with self._session() as session:
+            rnd = session.get(models.ConsolidationRound, round_id)
+        if rnd is None:
+            raise NotFound('no consolidation round %s' % round_id)
+        return rnd
+
+    def list_rounds(self, limit=None):
+        """Rounds newest first."""
+        query = sa.select(models.ConsolidationRound).order_by(
+            models.ConsolidationRound.id.desc())
+        if limit is not None:
+            query = query.limit(limit)
+        with self._session() as session:
+            return list(session.scalars(query))
+
+    def add_migration(self, round_id, vm_uuid, source_host, dest_host,
+                      resource, kind, status=models.MIGRATION_PLANNED):
+        if resource not in models.MIGRATION_RESOURCES:
+            raise ValueError('resource must be one of %s, not %r'
+                             % (models.MIGRATION_RESOURCES, resource))
+        if kind not in models.MIGRATION_KINDS:
+            raise ValueError('kind must be one of %s, not %r'
+                             % (models.MIGRATION_KINDS, kind))
+        mig = models.Migration(
+            round_id=round_id, vm_uuid=vm_uuid, source_host=source_host,
+            dest_host=dest_host, resource=resource, kind=kind,
+            status=status, attempts=0)
+        with self._session() as session:
+            session.add(mig)
+        return mig
+
+    _MIGRATION_FIELDS = ('attempts', 'error', 'started_at', 'finished_at',
+                         'dest_host')
+
+    def update_migration(self, migration_id, status, **fields):
+        """Set a migration's status and any of :attr:`_MIGRATION_FIELDS`."""
+        unknown = set(fields) - set(self._MIGRATION_FIELDS)
+        if unknown:
+            raise ValueError('unknown migration fields: %s'
+                             % ', '.join(sorted(unknown)))
+        with self._session() as session:
+            mig = session.get(models.Migration, migration_id)
+            if mig is None:
+                raise NotFound('no migration %s' % migration_id)
+            mig.status = status
+            for key, value in fields.items():
+                setattr(mig, key, value)
+        return mig
+
+    def list_migrations(self, round_id=None, status=None, vm_uuid=None):
+        query = sa.select(models.Migration).order_by(models.Migration.id)
+        if round_id is not None:
+            query = query.where(models.Migration.round_id == round_id)
+        if status is not None:
+            query = query.where(models.Migration.status == status)
+        if vm_uuid is not None:
+            query = query.where(models.Migration.vm_uuid == vm_uuid)
+        with self._session() as session:
+            return list(session.scalars(query))
+
+
+class _Transaction:
+    """A session that commits on success and turns driver errors into
+    :class:`DBError` naming the (masked) database."""
+
+    def __init__(self, factory, url):
+        self._factory = factory
+        self._url = url
+        self._session = None
+
+    def __enter__(self):
+        self._session = self._factory()
+        return self._session
+
+    def __exit__(self, exc_type, exc, tb):
+        session, self._session = self._session, None
+        try:
+            if exc_type is None:
+                session.commit()
+            else:
+                session.rollback()
+        except sa_exc.SQLAlchemyError as e:
+            session.close()
+            raise _wrap(e, self._url) from e
+        session.close()
+        if isinstance(exc, sa_exc.SQLAlchemyError):
+            raise _wrap(exc, self._url) from exc
+        return False
+
+
+def _wrap(error, url):
+    # The first line of the driver's message is the useful part.
+    detail = str(getattr(error, 'orig', None) or error).strip().splitlines()
+    return DBError('database %s: %s: %s' % (
+        masked(url), type(error).__name__, detail[0] if detail else ''))

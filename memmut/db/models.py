@@ -1,0 +1,235 @@
+"""SQLAlchemy models of the controller database.
+
+Conventions, chosen to behave the same on SQLite, PostgreSQL and MySQL:
+
+- Every point in time is a float of seconds since the epoch (UTC), stored
+  as ``Double`` (8-byte: MySQL's ``FLOAT`` would be 4 bytes and round an
+  epoch to ~2 minutes). This is the unit of the RPC messages
+  (:mod:`memmut.objects`), so nothing is converted on the way in or out.
+- Sizes are KiB (libvirt's unit) in ``BigInteger``; CPU time is ns in
+  ``BigInteger``.
+- Hosts and VMs are referenced by foreign key where the controller owns the
+  row (samples); protocol and consolidation records name hosts and VMs by
+  their names/UUIDs instead, so that they stay readable after a VM is gone
+  and never depend on the order in which agents first reported.
+- Constraints and indexes are named by :data:`NAMING_CONVENTION`, so that
+  later migrations can address them on every backend.
+
+The schema itself is created by the alembic migrations in
+``memmut/db/migrations``; ``tests/unit/db`` checks that both agree.
+"""
+
+import typing
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+NAMING_CONVENTION = {
+    'ix': 'ix_%(table_name)s_%(column_0_N_name)s',
+    'uq': 'uq_%(table_name)s_%(column_0_N_name)s',
+    'ck': 'ck_%(table_name)s_%(constraint_name)s',
+    'fk': 'fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s',
+    'pk': 'pk_%(table_name)s',
+}
+
+# Sample tables grow without bound between purges: 64-bit ids, except on
+# SQLite where only INTEGER PRIMARY KEY auto-increments (and is 64-bit).
+BigID = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
+
+# Python None is SQL NULL, not the JSON text 'null'.
+JSONOrNull = sa.JSON(none_as_null=True)
+
+MIGRATION_RESOURCES = ('cpu', 'memory')
+MIGRATION_KINDS = ('underload', 'overload')
+
+# Consolidation round and migration life cycles (free strings in the
+# database; these are the values memmut itself writes).
+ROUND_RUNNING = 'running'
+MIGRATION_PLANNED = 'planned'
+MIGRATION_RUNNING = 'running'
+MIGRATION_FINISHED_STATES = ('completed', 'failed', 'skipped', 'cancelled')
+
+
+class Base(orm.DeclarativeBase):
+    metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {
+        float: sa.Double(),
+        int: sa.BigInteger(),
+        dict: sa.JSON(),
+    }
+
+    def __repr__(self):
+        cols = ', '.join('%s=%r' % (c.key, getattr(self, c.key, None))
+                         for c in self.__table__.columns)
+        return '<%s %s>' % (type(self).__name__, cols)
+
+
+class Host(Base):
+    """A compute node, as its agent last described it."""
+    __tablename__ = 'hosts'
+
+    id: orm.Mapped[int] = orm.mapped_column(sa.Integer, primary_key=True)
+    name: orm.Mapped[str] = orm.mapped_column(sa.String(255), unique=True)
+    # Unknown until the first report (a GMC_inform may come first).
+    hypervisor: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
+        sa.String(64))
+    memory_total_kb: orm.Mapped[typing.Optional[int]]
+    cpu_count: orm.Mapped[typing.Optional[int]] = orm.mapped_column(
+        sa.Integer)
+    # Timestamp (agent clock) of the newest report stored for this host.
+    last_report_at: orm.Mapped[typing.Optional[float]]
+    # Agent run (boot_id of HostReport) of that newest report.
+    boot_id: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
+        sa.String(64))
+    reservoir_kb: orm.Mapped[int] = orm.mapped_column(default=0)
+    # Timestamp of the report or GMC_inform that set reservoir_kb: an older
+    # message arriving late never overwrites a newer figure.
+    reservoir_at: orm.Mapped[typing.Optional[float]]
+    created_at: orm.Mapped[float]
+    updated_at: orm.Mapped[float]
+
+
+class VM(Base):
+    """A VM seen in reports; ``host`` is where it was seen last."""
+    __tablename__ = 'vms'
+
+    id: orm.Mapped[int] = orm.mapped_column(sa.Integer, primary_key=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), unique=True)
+    name: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    host_id: orm.Mapped[int] = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('hosts.id'), index=True)
+    booked_kb: orm.Mapped[int]
+    nova_instance: orm.Mapped[bool] = orm.mapped_column(default=False)
+    state: orm.Mapped[str] = orm.mapped_column(sa.String(32))
+    first_seen: orm.Mapped[float]
+    last_seen: orm.Mapped[float]
+
+    # Always loaded with the VM, so that a detached row still knows its
+    # host's name (``vm.host.name``).
+    host: orm.Mapped[Host] = orm.relationship(lazy='joined',
+                                              innerjoin=True)
+
+
+class VMSample(Base):
+    """One VM at one agent poll (objects.VMSample)."""
+    __tablename__ = 'vm_samples'
+    __table_args__ = (
+        sa.Index(None, 'vm_id', 'timestamp'),
+        sa.Index(None, 'timestamp'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(BigID, primary_key=True)
+    vm_id: orm.Mapped[int] = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('vms.id'))
+    # The host that reported the sample (a VM changes host when it
+    # migrates; its samples keep where they were taken).
+    host_id: orm.Mapped[int] = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('hosts.id'), index=True)
+    timestamp: orm.Mapped[float]
+    state: orm.Mapped[str] = orm.mapped_column(sa.String(32))
+    booked_kb: orm.Mapped[int]
+    balloon_kb: orm.Mapped[int]
+    # libvirt memoryStats() exactly as the agent read it.
+    memory_stats: orm.Mapped[dict] = orm.mapped_column(default=dict)
+    cpu_time_ns: orm.Mapped[int] = orm.mapped_column(default=0)
+    wss_kb: orm.Mapped[typing.Optional[int]]
+    # Which estimator produced wss_kb (e.g. "badis", "balloon_stats").
+    wss_estimator: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
+        sa.String(64))
+    # Local mutualization (seed 004 ch.3); NULL/0 when it is off.
+    mut_role: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
+        sa.String(16))
+    mem_init_kb: orm.Mapped[typing.Optional[int]]
+    lent_kb: orm.Mapped[int] = orm.mapped_column(default=0)
+    borrowed_kb: orm.Mapped[int] = orm.mapped_column(default=0)
+
+
+class HostSample(Base):
+    """One report of one host (objects.HostReport without its VMs).
+
+    (host_id, boot_id, seq) is unique: that is how a resent report is
+    recognized and stored only once.
+    """
+    __tablename__ = 'host_samples'
+    __table_args__ = (
+        sa.UniqueConstraint('host_id', 'boot_id', 'seq'),
+        sa.Index(None, 'host_id', 'timestamp'),
+        sa.Index(None, 'timestamp'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(BigID, primary_key=True)
+    host_id: orm.Mapped[int] = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('hosts.id'))
+    boot_id: orm.Mapped[str] = orm.mapped_column(sa.String(64))
+    seq: orm.Mapped[int]
+    timestamp: orm.Mapped[float]
+    memory_free_kb: orm.Mapped[int]
+    cpu_util: orm.Mapped[float]
+    reservoir_kb: orm.Mapped[int] = orm.mapped_column(default=0)
+
+
+class RemoteAllocation(Base):
+    """Remote memory lent by ``server_host`` to a VM of ``client_host``
+    (seed 004 §4.3.1: GMC_alloc ... GMC_release / GMC_reclaim)."""
+    __tablename__ = 'remote_allocations'
+
+    id: orm.Mapped[int] = orm.mapped_column(sa.Integer, primary_key=True)
+    allocation_id: orm.Mapped[str] = orm.mapped_column(sa.String(64),
+                                                       unique=True)
+    client_host: orm.Mapped[str] = orm.mapped_column(sa.String(255),
+                                                     index=True)
+    server_host: orm.Mapped[str] = orm.mapped_column(sa.String(255),
+                                                     index=True)
+    vm_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
+    size_kb: orm.Mapped[int]
+    # requested, active, refused, released, reclaimed (globals.protocol).
+    state: orm.Mapped[str] = orm.mapped_column(sa.String(32), index=True)
+    uri: orm.Mapped[typing.Optional[str]] = orm.mapped_column(sa.Text)
+    reason: orm.Mapped[typing.Optional[str]] = orm.mapped_column(sa.Text)
+    created_at: orm.Mapped[float]
+    updated_at: orm.Mapped[float]
+
+
+class ConsolidationRound(Base):
+    """One run of the consolidation planner (and of its migrations)."""
+    __tablename__ = 'consolidation_rounds'
+
+    id: orm.Mapped[int] = orm.mapped_column(sa.Integer, primary_key=True)
+    started_at: orm.Mapped[float] = orm.mapped_column(index=True)
+    finished_at: orm.Mapped[typing.Optional[float]]
+    dry_run: orm.Mapped[bool] = orm.mapped_column(default=False)
+    # running, then whatever finish_round() was given (completed, failed...).
+    status: orm.Mapped[str] = orm.mapped_column(sa.String(32))
+    # Why the round ended as it did (one line), and its figures (JSON).
+    reason: orm.Mapped[typing.Optional[str]] = orm.mapped_column(sa.Text)
+    summary: orm.Mapped[typing.Optional[typing.Any]] = orm.mapped_column(
+        JSONOrNull)
+    # The algorithms and their parameters the round ran with.
+    parameters: orm.Mapped[typing.Optional[typing.Any]] = orm.mapped_column(
+        JSONOrNull)
+
+
+class Migration(Base):
+    """One live migration planned by a consolidation round."""
+    __tablename__ = 'migrations'
+    __table_args__ = (
+        sa.CheckConstraint("resource IN ('cpu', 'memory')", name='resource'),
+        sa.CheckConstraint("kind IN ('underload', 'overload')",
+                           name='kind'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(sa.Integer, primary_key=True)
+    round_id: orm.Mapped[int] = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('consolidation_rounds.id'), index=True)
+    vm_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), index=True)
+    source_host: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    dest_host: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    # The resource whose overload/underload caused the migration.
+    resource: orm.Mapped[str] = orm.mapped_column(sa.String(16))
+    kind: orm.Mapped[str] = orm.mapped_column(sa.String(16))
+    # planned, running, completed, failed, skipped, cancelled.
+    status: orm.Mapped[str] = orm.mapped_column(sa.String(32))
+    attempts: orm.Mapped[int] = orm.mapped_column(sa.Integer, default=0)
+    error: orm.Mapped[typing.Optional[str]] = orm.mapped_column(sa.Text)
+    started_at: orm.Mapped[typing.Optional[float]]
+    finished_at: orm.Mapped[typing.Optional[float]]

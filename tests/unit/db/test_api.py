@@ -1,0 +1,181 @@
+import pytest
+
+from memmut.db import api as db_api
+from memmut.db import models
+from memmut import objects
+
+
+def _vm(uuid, t, balloon=512 * 1024, **kw):
+    fields = dict(uuid=uuid, name='vm-' + uuid, timestamp=t, state='running',
+                  booked_kb=1024 * 1024, balloon_kb=balloon,
+                  memory_stats={'unused': 100, 'available': 900},
+                  cpu_time_ns=5, wss_kb=300 * 1024, wss_estimator='badis')
+    fields.update(kw)
+    return objects.VMSample(**fields)
+
+
+def _report(seq, t, host='h1', boot='b1', vms=(), reservoir=0):
+    return objects.HostReport(
+        host=host, boot_id=boot, seq=seq, timestamp=t, hypervisor='sim',
+        memory_total_kb=8 << 20, memory_free_kb=4 << 20, cpu_count=4,
+        cpu_util=0.25, reservoir_kb=reservoir, vms=list(vms))
+
+
+def test_report_is_stored_once_per_boot_and_seq(db):
+    assert db.store_report(_report(1, 10.0, vms=[_vm('a', 10.0)]))
+    assert not db.store_report(_report(1, 10.0, vms=[_vm('a', 10.0)]))
+    # a restarted agent starts again at seq 1 with a new boot id
+    assert db.store_report(_report(1, 20.0, boot='b2',
+                                   vms=[_vm('a', 20.0)]))
+    assert db.count_reports('h1') == 2
+    assert len(db.vm_samples('a')) == 2
+    assert [(s.boot_id, s.seq) for s in db.host_samples('h1')] == \
+        [('b1', 1), ('b2', 1)]
+
+
+def test_samples_keep_what_the_agent_measured(db):
+    db.store_report(_report(1, 10.0, vms=[_vm('a', 10.0)]))
+    (s,) = db.vm_samples('a')
+    assert s.memory_stats == {'unused': 100, 'available': 900}
+    assert (s.balloon_kb, s.wss_kb, s.wss_estimator) == \
+        (512 * 1024, 300 * 1024, 'badis')
+    vm = db.get_vm('a')
+    assert vm.host.name == 'h1' and vm.booked_kb == 1024 * 1024
+    host = db.get_host('h1')
+    assert (host.hypervisor, host.cpu_count, host.last_report_at) == \
+        ('sim', 4, 10.0)
+
+
+def test_samples_keep_the_mutualization_role_and_lending(db):
+    db.store_report(_report(1, 10.0, vms=[
+        _vm('a', 10.0, mut_role='server', mem_init_kb=1 << 20,
+            lent_kb=256 << 10),
+        _vm('b', 10.0)]))
+    (a,) = db.vm_samples('a')
+    (b,) = db.vm_samples('b')
+    assert (a.mut_role, a.mem_init_kb, a.lent_kb, a.borrowed_kb) == \
+        ('server', 1 << 20, 256 << 10, 0)
+    assert (b.mut_role, b.mem_init_kb, b.lent_kb) == (None, None, 0)
+
+
+def test_vm_samples_limit_gives_newest_oldest_first(db):
+    for seq in range(1, 6):
+        db.store_report(_report(seq, 10.0 * seq,
+                                vms=[_vm('a', 10.0 * seq, balloon=seq)]))
+    assert [s.balloon_kb for s in db.vm_samples('a', limit=2)] == [4, 5]
+    assert [s.balloon_kb for s in db.vm_samples('a', since=30.0)] == \
+        [3, 4, 5]
+    assert db.vm_samples('unknown') == []
+
+
+def test_late_backlog_report_does_not_roll_host_or_vm_back(db):
+    db.store_report(_report(2, 20.0, reservoir=2048,
+                            vms=[_vm('a', 20.0, state='paused')]))
+    db.store_report(_report(1, 10.0, reservoir=1024,
+                            vms=[_vm('a', 10.0, state='running')]))
+    assert db.get_host('h1').reservoir_kb == 2048
+    assert db.get_host('h1').last_report_at == 20.0
+    assert db.get_vm('a').state == 'paused'
+    assert db.count_reports() == 2
+
+
+def test_vm_moves_with_its_newest_report(db):
+    db.store_report(_report(1, 10.0, host='h1', vms=[_vm('a', 10.0)]))
+    db.store_report(_report(1, 20.0, host='h2', vms=[_vm('a', 20.0)]))
+    assert db.get_vm('a').host.name == 'h2'
+    assert [v.uuid for v in db.list_vms('h2')] == ['a']
+    assert db.list_vms('h1') == []
+    # each sample keeps the host that took it
+    assert [s.host_id for s in db.vm_samples('a')] == \
+        [db.get_host('h1').id, db.get_host('h2').id]
+
+
+def test_reservoir_inform_and_report_keep_the_newest(db):
+    db.store_report(_report(1, 10.0, reservoir=100))
+    assert db.store_reservoir(objects.ReservoirInform(
+        host='h1', reservoir_kb=500, timestamp=15.0))
+    assert not db.store_reservoir(objects.ReservoirInform(
+        host='h1', reservoir_kb=1, timestamp=12.0))
+    assert db.get_host('h1').reservoir_kb == 500
+    db.store_report(_report(2, 11.0, reservoir=7))     # older than inform
+    assert db.get_host('h1').reservoir_kb == 500
+    # an inform may come before the host's first report
+    db.store_reservoir(objects.ReservoirInform(host='new', reservoir_kb=9,
+                                               timestamp=1.0))
+    assert db.get_host('new').reservoir_kb == 9
+
+
+def test_purge_drops_old_samples_only(db):
+    for seq in range(1, 4):
+        db.store_report(_report(seq, 10.0 * seq, vms=[_vm('a', 10.0 * seq)]))
+    assert db.purge_samples(25.0) == 4          # 2 host + 2 VM samples
+    assert [s.timestamp for s in db.vm_samples('a')] == [30.0]
+    assert db.count_reports('h1') == 1
+    assert db.get_vm('a').uuid == 'a'
+
+
+def test_not_found_errors_name_what_is_missing(db):
+    with pytest.raises(db_api.NotFound, match='no-host'):
+        db.get_host('no-host')
+    with pytest.raises(db_api.NotFound, match='1234'):
+        db.get_vm('1234')
+    with pytest.raises(db_api.NotFound):
+        db.update_remote_allocation('x', 'active')
+    with pytest.raises(db_api.NotFound):
+        db.finish_round(99, 'completed')
+
+
+def test_remote_allocations(db):
+    db.create_remote_allocation(allocation_id='x', client_host='c',
+                                server_host='s', vm_uuid='a', size_kb=64)
+    db.create_remote_allocation(allocation_id='y', client_host='s',
+                                server_host='t', vm_uuid='b', size_kb=32)
+    db.update_remote_allocation('x', 'active', uri='nbd+unix:///x')
+    assert db.get_remote_allocation('x').uri == 'nbd+unix:///x'
+    assert [a.allocation_id for a in db.list_remote_allocations(host='s')] \
+        == ['x', 'y']
+    assert [a.allocation_id for a in
+            db.list_remote_allocations(state='requested')] == ['y']
+    with pytest.raises(db_api.DBError):         # ids are unique
+        db.create_remote_allocation(allocation_id='x', client_host='c',
+                                    server_host='s', vm_uuid='a', size_kb=1)
+
+
+def test_rounds_and_migrations(db, clock):
+    rnd = db.create_round(dry_run=True, parameters={'overload': 'mad'})
+    assert rnd.status == models.ROUND_RUNNING and rnd.started_at == clock.t
+    mig = db.add_migration(rnd.id, 'a', 'h1', 'h2', 'memory', 'overload')
+    assert mig.status == models.MIGRATION_PLANNED and mig.attempts == 0
+    with pytest.raises(ValueError, match='resource'):
+        db.add_migration(rnd.id, 'a', 'h1', 'h2', 'disk', 'overload')
+    with pytest.raises(ValueError, match='kind'):
+        db.add_migration(rnd.id, 'a', 'h1', 'h2', 'cpu', 'sideways')
+    with pytest.raises(ValueError, match='colour'):
+        db.update_migration(mig.id, 'running', colour='red')
+    clock.advance(5)
+    db.update_migration(mig.id, 'completed', attempts=1, finished_at=clock.t)
+    db.finish_round(rnd.id, 'completed', reason='1 VM moved',
+                    summary={'migrations': 1})
+    (got,) = db.list_migrations(round_id=rnd.id)
+    assert (got.status, got.attempts, got.finished_at) == \
+        ('completed', 1, clock.t)
+    rnd = db.get_round(rnd.id)
+    assert (rnd.status, rnd.summary, rnd.parameters, rnd.dry_run) == \
+        ('completed', {'migrations': 1}, {'overload': 'mad'}, True)
+    assert rnd.finished_at == clock.t
+    db.create_round()
+    assert [r.id for r in db.list_rounds(limit=1)] == [rnd.id + 1]
+    assert db.list_migrations(status='planned') == []
+
+
+def test_errors_mask_the_password(tmp_path):
+    with pytest.raises(db_api.DBError) as e:
+        db_api.Database('postgresql+psycopg://u:sekrit@127.0.0.1:1/x'
+                        ).list_hosts()
+    assert 'sekrit' not in str(e.value) and '***' in str(e.value)
+    with pytest.raises(db_api.DBError, match='invalid database URL'):
+        db_api.Database('not a url')
+    # a database without the schema: a clear error, not a traceback
+    with pytest.raises(db_api.DBError, match='no such table'):
+        db_api.Database('sqlite:///%s' % (tmp_path / 'empty.sqlite')
+                        ).list_hosts()
