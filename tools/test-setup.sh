@@ -35,4 +35,25 @@ for svc in rabbitmq-server postgresql libvirtd; do
     service "$svc" stop >/dev/null 2>&1 || true
 done
 python3 -m pip install -q 'tox>=4'
+
+# memmut-memstore (Rust, memstore/): build the release binary the tests and
+# the Python side use (memstore/target/release/memmut-memstore) and run the
+# crate's own tests.  The crate needs Rust >= 1.63 and only libc: a rustup
+# toolchain (on PATH or in ~/.cargo) is used when there is one, else
+# Debian's cargo.
+CARGO=$(command -v cargo || true)
+if [ -z "$CARGO" ] && [ -x "$HOME/.cargo/bin/cargo" ]; then
+    CARGO=$HOME/.cargo/bin/cargo
+fi
+if [ -z "$CARGO" ]; then
+    echo "Installing: cargo (Debian)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends cargo
+    CARGO=/usr/bin/cargo
+fi
+MEMSTORE_DIR="$(cd "$(dirname "$0")/.." && pwd)/memstore"
+echo "Building memmut-memstore with $("$CARGO" --version)"
+"$CARGO" build --release --locked --manifest-path "$MEMSTORE_DIR/Cargo.toml"
+"$CARGO" test --release --locked --manifest-path "$MEMSTORE_DIR/Cargo.toml"
 echo "test-setup: done"

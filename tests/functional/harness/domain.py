@@ -7,7 +7,9 @@ import uuid as uuidlib
 import xml.etree.ElementTree as ET
 
 NOVA_NS = 'http://openstack.org/xmlns/libvirt/nova/1.1'
+QEMU_NS = 'http://libvirt.org/schemas/domain/qemu/1.0'
 ET.register_namespace('nova', NOVA_NS)
+ET.register_namespace('qemu', QEMU_NS)
 
 
 def default_domain_type():
@@ -20,7 +22,7 @@ class SwapDisk:
     """A virtio disk the guest's /init turns into swap.
 
     Either ``file`` (a raw image) or ``nbd_socket`` (an NBD server on a unix
-    socket, e.g. nbdkit or memmut's swap server).  The guest names it vda,
+    socket, e.g. nbdkit or memmut-memstore).  The guest names it vda,
     vdb... by probe order, whatever ``target`` says.
     """
     file: typing.Optional[str] = None
@@ -28,6 +30,8 @@ class SwapDisk:
     nbd_export: typing.Optional[str] = None
     target: str = 'vdb'
     cache: typing.Optional[str] = None      # libvirt driver cache mode
+    # NBD only: seconds QEMU waits for a restarted server (<reconnect/>)
+    reconnect_delay: typing.Optional[int] = None
 
     def element(self):
         if bool(self.file) == bool(self.nbd_socket):
@@ -46,6 +50,9 @@ class SwapDisk:
                 src.set('name', self.nbd_export)
             ET.SubElement(src, 'host', transport='unix',
                           socket=self.nbd_socket)
+            if self.reconnect_delay:
+                ET.SubElement(src, 'reconnect',
+                              delay=str(self.reconnect_delay))
         ET.SubElement(disk, 'target', dev=self.target, bus='virtio')
         return disk
 
@@ -106,6 +113,9 @@ class DomainSpec:
     stats_period: int = 1
     free_page_reporting: bool = True
     nova: typing.Optional[NovaMetadata] = None
+    # extra QEMU arguments (<qemu:commandline>), e.g. memstore's swap disk
+    # with a reconnect delay on libvirt < 9.2
+    qemu_args: typing.List[str] = dataclasses.field(default_factory=list)
 
     # quiet: a short console log; panic=-1 + on_reboot=destroy: a guest
     # that panics stops at once instead of hanging until a test timeout.
@@ -157,6 +167,10 @@ class DomainSpec:
         if self.free_page_reporting:
             balloon.set('freePageReporting', 'on')
         ET.SubElement(balloon, 'stats', period=str(self.stats_period))
+        if self.qemu_args:
+            cl = ET.SubElement(dom, '{%s}commandline' % QEMU_NS)
+            for a in self.qemu_args:
+                ET.SubElement(cl, '{%s}arg' % QEMU_NS, value=a)
         return dom
 
     def xml(self):

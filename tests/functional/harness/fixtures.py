@@ -16,10 +16,13 @@ import concurrent.futures
 import os
 import shutil
 import signal
+import subprocess
 import uuid as uuidlib
 
 import pytest
 
+from memmut.agent import swapdisk
+from memmut.memstore import process as memstore_process
 from tests.functional.harness import domain
 from tests.functional.harness import guest as guestmod
 from tests.functional.harness import image
@@ -91,6 +94,7 @@ class GuestFactory:
         self.conn = daemon.open()
         self.guests = []
         self.servers = []
+        self.memstore = None         # shared memmut-memstore, on demand
 
     def nbd_server(self, size_mib=512, log=True):
         """A started ``nbdkit memory`` server; ``.socket``, ``.requests()``."""
@@ -100,6 +104,39 @@ class GuestFactory:
             log=os.path.join(self.workdir, 'nbd%d.log' % n) if log else None)
         self.servers.append(server)
         return server.start()
+
+    def memstore_server(self, host_quota_mib=1024, bucket_pages=None):
+        """The factory's memmut-memstore (started on first use, built
+        with cargo if the binary is missing): a MemstoreProcess."""
+        if self.memstore is None:
+            try:
+                binary = memstore_process.find_binary()
+            except memstore_process.MemstoreNotFound:
+                try:
+                    binary = memstore_process.build()
+                except (memstore_process.MemstoreNotFound, OSError,
+                        subprocess.SubprocessError) as e:
+                    _unavailable('memmut-memstore cannot be built: %s' % e)
+            self.memstore = memstore_process.MemstoreProcess(
+                binary, os.path.join(self.workdir, 'memstore-state'),
+                socket_dir=self.sock_dir,
+                host_quota=host_quota_mib * 1024 * 1024,
+                bucket_pages=bucket_pages,
+                log_path=os.path.join(self.workdir, 'memstore.log'))
+            self.memstore.start()
+        return self.memstore
+
+    def memstore_export(self, name, size_mib=512, quota_mib=None):
+        """A new export of the factory's memstore: MemstoreExport."""
+        server = self.memstore_server()
+        c = server.client()
+        try:
+            c.create_export(name, size_mib * 1024 * 1024,
+                            quota=None if quota_mib is None
+                            else quota_mib * 1024 * 1024)
+        finally:
+            c.close()
+        return guestmod.MemstoreExport(server, name)
 
     def swap_file(self, size_mib=512):
         return guestmod.create_swap_file(
@@ -127,15 +164,34 @@ class GuestFactory:
             cmdline=' '.join(words), **options)
 
     def __call__(self, *, swap=None, swap_mib=512, start=True,
-                 wait_ready=True, **kwargs):
+                 wait_ready=True, swap_quota_mib=None, reconnect_delay=10,
+                 **kwargs):
         """Build, start and (by default) wait for READY.
 
         ``swap``: None, 'file', 'nbd' (a fresh logged nbdkit, on
-        ``guest.swap_server``) or a domain.SwapDisk.  Other keywords as for
-        :meth:`spec`.
+        ``guest.swap_server``), 'memstore' (an export named after the
+        guest's UUID on the factory's memmut-memstore, a MemstoreExport on
+        ``guest.swap_server``; ``swap_quota_mib`` is its RAM quota,
+        ``reconnect_delay`` QEMU's reconnect delay) or a domain.SwapDisk.
+        Other keywords as for :meth:`spec`.
         """
         server = None
-        if swap == 'nbd':
+        if swap == 'memstore':
+            kwargs.setdefault('uuid', str(uuidlib.uuid4()))
+            server = self.memstore_export(kwargs['uuid'], swap_mib,
+                                          swap_quota_mib)
+            if (reconnect_delay and self.conn.getLibVersion()
+                    < swapdisk.LIBVIRT_NBD_RECONNECT):
+                # libvirt < 9.2 drops <reconnect/>: QEMU passthrough, as
+                # memmut's agent does (memmut/agent/swapdisk.py)
+                kwargs['qemu_args'] = swapdisk.passthrough_args(
+                    server.socket, server.name, reconnect_delay)
+                swap = None
+            else:
+                swap = domain.SwapDisk(nbd_socket=server.socket,
+                                       nbd_export=server.name,
+                                       reconnect_delay=reconnect_delay)
+        elif swap == 'nbd':
             server = self.nbd_server(swap_mib)
             swap = domain.SwapDisk(nbd_socket=server.socket)
         elif swap == 'file':
@@ -156,6 +212,8 @@ class GuestFactory:
             list(pool.map(lambda g: g.destroy(), self.guests))
         for s in self.servers:
             s.stop()
+        if self.memstore is not None:
+            self.memstore.stop()
         try:
             self.conn.close()
         except Exception:

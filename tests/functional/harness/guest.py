@@ -160,10 +160,13 @@ class Guest:
             time.sleep(0.1)
 
     def wait_ready(self, timeout=90):
-        """Wait for /init's READY line; returns seconds since start()."""
+        """Wait for /init's READY line; returns seconds since start().
+        Also waits for the GUESTSTAT line /init prints right after READY,
+        so ``guest_stats()`` is never empty once the guest is ready."""
         self.wait_for(READY, timeout)
         if self.ready_after is None:
             self.ready_after = time.monotonic() - self.started_at
+        self.wait_for(r'^GUESTSTAT ', 10)
         return self.ready_after
 
     def wait_done(self, timeout=120):
@@ -303,3 +306,30 @@ class NbdkitServer:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
+
+
+class MemstoreExport:
+    """A guest's swap disk on memmut-memstore (``swap='memstore'``): the
+    export ``name`` of the shared server ``process``
+    (memmut.memstore.process.MemstoreProcess)."""
+
+    def __init__(self, process, name):
+        self.process = process
+        self.name = name
+        self.socket = process.socket_path(name)
+
+    def stats(self, **kwargs):
+        c = self.process.client()
+        try:
+            return c.stats(self.name, **kwargs)
+        finally:
+            c.close()
+
+    def requests(self):
+        """Counts of requests by type, like NbdkitServer.requests()
+        (since the server last started)."""
+        c = self.stats()['counters']
+        return {'Read': c['reads'], 'Write': c['writes'],
+                'Flush': c['flushes'], 'Trim': c['trims'],
+                'Zero': c['zeroes'], 'write_bytes': c['write_bytes'],
+                'read_bytes': c['read_bytes']}

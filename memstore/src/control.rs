@@ -1,0 +1,399 @@
+//! The control socket: line-delimited JSON, protocol version 1.
+//!
+//! Each request is one JSON object on one line, with `"v": 1` and an `"op"`;
+//! each reply is one JSON object on one line: `{"v": 1, "ok": true, ...}` or
+//! `{"v": 1, "ok": false, "error": "why"}`.  The full message reference is
+//! in doc/source/memstore.rst; memmut/memstore/client.py is the Python
+//! client.
+
+use crate::json::{self, Map, Value};
+use crate::log::{info, warn};
+use crate::monitor::{Histogram, Monitor};
+use crate::obj;
+use crate::server::Server;
+use crate::store::Export;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread;
+
+pub const PROTOCOL_VERSION: u64 = 1;
+/// Longest request line accepted.
+pub const MAX_LINE: usize = 1 << 20;
+pub const MAX_EVENTS: usize = 65536;
+
+fn export_info(server: &Server, e: &Export) -> Value {
+    let g = e.lock();
+    obj! {
+        "name" => e.name.clone(),
+        "size" => e.size,
+        "socket" => server.socket_path(&e.name).to_string_lossy().to_string(),
+        "backing_file" => e.backing_path.to_string_lossy().to_string(),
+        "quota" => g.quota,
+        "ram_bytes" => g.ram_bytes(),
+        "stored_bytes" => g.stored_pages() * 4096,
+        "clients" => e.clients.load(Ordering::SeqCst),
+        "connections" => e.connections.load(Ordering::SeqCst),
+        "last_io" => g.counters.last_io,
+    }
+}
+
+fn histogram_json(m: &Monitor, h: &Histogram, cold: u64, percent: f64) -> Value {
+    let buckets: Vec<Value> = h
+        .buckets
+        .iter()
+        .map(|(b, n)| Value::Arr(vec![(*b).into(), (*n).into()]))
+        .collect();
+    obj! {
+        "histogram" => buckets,
+        "swap_ins" => h.total,
+        "cold" => cold,
+        "extra_bytes" => m.extra_bytes(h, percent),
+    }
+}
+
+fn field_u64(req: &Map, k: &str) -> Result<Option<u64>, String> {
+    match req.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| format!("{} must be a non-negative integer", k)),
+    }
+}
+
+fn need_u64(req: &Map, k: &str) -> Result<u64, String> {
+    field_u64(req, k)?.ok_or_else(|| format!("missing {}", k))
+}
+
+fn need_str<'a>(req: &'a Map, k: &str) -> Result<&'a str, String> {
+    req.get(k)
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| format!("missing or non-string {}", k))
+}
+
+fn field_bool(req: &Map, k: &str) -> Result<bool, String> {
+    match req.get(k) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        _ => Err(format!("{} must be true or false", k)),
+    }
+}
+
+/// Handle one request object; returns the reply's fields (without v/ok).
+pub fn handle(server: &Arc<Server>, req: &Map) -> Result<Map, String> {
+    match req.get("v") {
+        Some(v) if v.as_u64() == Some(PROTOCOL_VERSION) => {}
+        Some(v) => {
+            return Err(format!(
+                "unsupported protocol version {}; this server speaks {}",
+                v, PROTOCOL_VERSION
+            ))
+        }
+        None => return Err("missing protocol version \"v\"".into()),
+    }
+    let op = need_str(req, "op")?;
+    let mut out = Map::new();
+    match op {
+        "hello" => {
+            out.insert("server".into(), Value::from("memmut-memstore"));
+            out.insert("version".into(), Value::from(env!("CARGO_PKG_VERSION")));
+            out.insert("protocol".into(), Value::from(PROTOCOL_VERSION));
+            out.insert("pid".into(), Value::from(std::process::id()));
+            out.insert(
+                "host_quota".into(),
+                Value::from(server.host.quota.load(Ordering::SeqCst)),
+            );
+            out.insert(
+                "host_ram_bytes".into(),
+                Value::from(server.host.used.load(Ordering::SeqCst)),
+            );
+            out.insert("exports".into(), Value::from(server.names().len()));
+            out.insert(
+                "state_dir".into(),
+                Value::from(server.opts.state_dir.to_string_lossy().to_string()),
+            );
+            out.insert(
+                "socket_dir".into(),
+                Value::from(server.opts.socket_dir.to_string_lossy().to_string()),
+            );
+        }
+        "create" => {
+            let name = need_str(req, "name")?;
+            let size = need_u64(req, "size")?;
+            let (e, created) = server.create(
+                name,
+                size,
+                field_u64(req, "quota")?,
+                field_u64(req, "bucket_pages")?,
+            )?;
+            out.insert("created".into(), Value::from(created));
+            out.insert("export".into(), export_info(server, &e));
+        }
+        "delete" => {
+            server.delete(need_str(req, "name")?, field_bool(req, "force")?)?;
+        }
+        "list" => {
+            let list: Vec<Value> = server
+                .names()
+                .iter()
+                .filter_map(|n| server.get(n))
+                .map(|e| export_info(server, &e))
+                .collect();
+            out.insert("exports".into(), Value::Arr(list));
+        }
+        "set_quota" => {
+            let n = server.set_export_quota(need_str(req, "name")?, need_u64(req, "quota")?)?;
+            out.insert("evicted_pages".into(), Value::from(n));
+        }
+        "set_host_quota" => {
+            let freed = server.set_host_quota(need_u64(req, "quota")?);
+            out.insert("evicted_bytes".into(), Value::from(freed));
+        }
+        "stats" => {
+            let name = need_str(req, "name")?;
+            let percent = match req.get("percentile") {
+                None | Some(Value::Null) => 95.0,
+                Some(v) => v
+                    .as_f64()
+                    .filter(|p| *p > 0.0 && *p <= 100.0)
+                    .ok_or("percentile must be in (0, 100]")?,
+            };
+            let reset = field_bool(req, "reset")?;
+            let e = server.get(name).ok_or_else(|| format!("no export {}", name))?;
+            out.insert("export".into(), export_info(server, &e));
+            let mut g = e.lock();
+            let c = g.counters.clone();
+            out.insert(
+                "counters".into(),
+                obj! {
+                    "reads" => c.reads, "writes" => c.writes, "flushes" => c.flushes,
+                    "trims" => c.trims, "zeroes" => c.zeroes, "caches" => c.caches,
+                    "errors" => c.errors, "read_bytes" => c.read_bytes,
+                    "write_bytes" => c.write_bytes, "ram_hit_pages" => c.ram_hit_pages,
+                    "file_read_pages" => c.file_read_pages,
+                    "evicted_pages" => c.evicted_pages,
+                },
+            );
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0);
+            let m = &g.monitor;
+            let mut mon = obj! {
+                "bucket_pages" => m.bucket_pages,
+                "percentile" => percent,
+                "swap_out_pages" => m.swap_outs,
+                "swap_in_pages" => m.swap_ins,
+                "queue_pages" => m.queue_len(),
+                "interval_started" => m.interval_started,
+                "interval_seconds" => now - m.interval_started,
+                "interval" => histogram_json(m, &m.interval, m.interval_cold, percent),
+                "cumulative" => histogram_json(m, &m.cumulative, m.cumulative_cold, percent),
+            };
+            if reset {
+                g.monitor.reset_interval();
+                if let Value::Obj(fields) = &mut mon {
+                    fields.insert("reset".into(), Value::Bool(true));
+                }
+            }
+            out.insert("monitor".into(), mon);
+        }
+        "events" => {
+            let name = need_str(req, "name")?;
+            let e = server.get(name).ok_or_else(|| format!("no export {}", name))?;
+            let since = field_u64(req, "since")?.unwrap_or(0);
+            let max = std::cmp::min(field_u64(req, "max")?.unwrap_or(4096) as usize, MAX_EVENTS);
+            let g = e.lock();
+            let first = g.monitor.first_seq();
+            let (events, next) = g.monitor.events_since(since, max);
+            let list: Vec<Value> = events
+                .iter()
+                .map(|ev| Value::Arr(vec![ev.seq.into(), ev.op.code().into(), ev.page.into()]))
+                .collect();
+            out.insert("events".into(), Value::Arr(list));
+            out.insert("first".into(), Value::from(first));
+            out.insert("next".into(), Value::from(next));
+            out.insert("lost".into(), Value::from(first.saturating_sub(since)));
+        }
+        other => return Err(format!("unknown op {:?}", other)),
+    }
+    Ok(out)
+}
+
+fn reply_line(result: Result<Map, String>) -> String {
+    let mut m = Map::new();
+    m.insert("v".into(), Value::from(PROTOCOL_VERSION));
+    match result {
+        Ok(fields) => {
+            m.insert("ok".into(), Value::from(true));
+            m.extend(fields);
+        }
+        Err(e) => {
+            m.insert("ok".into(), Value::from(false));
+            m.insert("error".into(), Value::from(e));
+        }
+    }
+    let mut s = Value::Obj(m).to_string();
+    s.push('\n');
+    s
+}
+
+/// Parse and handle one request line.
+pub fn handle_line(server: &Arc<Server>, line: &[u8]) -> String {
+    let result = match json::parse(line) {
+        Ok(Value::Obj(req)) => {
+            let r = handle(server, &req);
+            if let Err(e) = &r {
+                warn(&format!(
+                    "control: request {} failed: {}",
+                    String::from_utf8_lossy(line).trim(),
+                    e
+                ));
+            }
+            r
+        }
+        Ok(_) => Err("a request must be a JSON object".into()),
+        Err(e) => Err(format!("malformed JSON: {}", e)),
+    };
+    reply_line(result)
+}
+
+fn serve_client(server: Arc<Server>, stream: UnixStream) -> io::Result<()> {
+    let mut w = stream.try_clone()?;
+    let mut r = BufReader::new(stream);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // bounded read of one line
+        let n = (&mut r).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if line.len() > MAX_LINE {
+            w.write_all(reply_line(Err(format!("request longer than {} bytes", MAX_LINE))).as_bytes())?;
+            return Ok(());
+        }
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        w.write_all(handle_line(&server, &line).as_bytes())?;
+    }
+}
+
+pub fn serve(server: Arc<Server>, listener: UnixListener) {
+    for stream in listener.incoming() {
+        match stream {
+            Ok(s) => {
+                let srv = server.clone();
+                let _ = thread::Builder::new().name("control".into()).spawn(move || {
+                    if let Err(e) = serve_client(srv, s) {
+                        info(&format!("control: client connection ended: {}", e));
+                    }
+                });
+            }
+            Err(e) => warn(&format!("control: accept failed: {}", e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::Options;
+
+    fn server(tag: &str) -> Arc<Server> {
+        let d = std::env::temp_dir().join(format!("memstore-ctl-{}-{}", tag, std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        Server::new(Options {
+            state_dir: d.join("state"),
+            socket_dir: d.clone(),
+            host_quota: 1 << 30,
+            bucket_pages: 1,
+            event_ring: 100,
+        })
+        .unwrap()
+    }
+
+    fn j(s: &str) -> Value {
+        json::parse(s.as_bytes()).unwrap()
+    }
+
+    fn call(s: &Arc<Server>, line: &str) -> Value {
+        json::parse(handle_line(s, line.as_bytes()).as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn requests_and_errors() {
+        let s = server("req");
+        let r = call(&s, r#"{"v":1,"op":"hello"}"#);
+        assert_eq!((r["ok"].clone(), r["protocol"].clone()), (j("true"), j("1")));
+        assert_eq!(call(&s, r#"{"v":2,"op":"hello"}"#)["ok"], Value::from(false));
+        assert_eq!(call(&s, r#"{"op":"hello"}"#)["ok"], Value::from(false));
+        assert!(call(&s, "not json")["error"]
+            .as_str()
+            .unwrap()
+            .contains("malformed"));
+        assert_eq!(call(&s, "[1]")["ok"], Value::from(false));
+        assert_eq!(call(&s, r#"{"v":1,"op":"nope"}"#)["ok"], Value::from(false));
+        assert_eq!(
+            call(&s, r#"{"v":1,"op":"create","name":"../x","size":4096}"#)["ok"],
+            Value::from(false)
+        );
+        assert_eq!(
+            call(&s, r#"{"v":1,"op":"create","name":"a","size":-1}"#)["ok"],
+            Value::from(false)
+        );
+        let r = call(
+            &s,
+            r#"{"v":1,"op":"create","name":"a","size":1048576,"quota":8192}"#,
+        );
+        assert_eq!(r["created"], j(r#"true"#), "{}", r);
+        assert_eq!(r["export"]["quota"], Value::from(8192));
+        let r = call(&s, r#"{"v":1,"op":"create","name":"a","size":1048576}"#);
+        assert_eq!(r["created"], Value::from(false));
+        assert_eq!(
+            call(&s, r#"{"v":1,"op":"create","name":"a","size":4096}"#)["ok"],
+            Value::from(false)
+        );
+        let e = s.get("a").unwrap();
+        for p in 0..4u64 {
+            e.write(p * 4096, &[1; 4096], false).unwrap();
+        }
+        let mut b = [0u8; 4096];
+        e.read(0, &mut b).unwrap();
+        let r = call(
+            &s,
+            r#"{"v":1,"op":"stats","name":"a","reset":true,"percentile":50}"#,
+        );
+        assert_eq!(r["monitor"]["interval"]["histogram"], j(r#"[[3, 1]]"#));
+        assert_eq!(r["monitor"]["interval"]["extra_bytes"], Value::from(4 * 4096));
+        assert_eq!(r["counters"]["writes"], Value::from(4));
+        assert_eq!(r["export"]["ram_bytes"], Value::from(8192));
+        let r = call(&s, r#"{"v":1,"op":"stats","name":"a"}"#);
+        assert_eq!(r["monitor"]["interval"]["swap_ins"], Value::from(0));
+        assert_eq!(r["monitor"]["cumulative"]["swap_ins"], Value::from(1));
+        let r = call(&s, r#"{"v":1,"op":"events","name":"a","since":3}"#);
+        assert_eq!(r["events"], j(r#"[[3, "w", 3], [4, "r", 0]]"#));
+        assert_eq!(r["next"], Value::from(5));
+        let r = call(&s, r#"{"v":1,"op":"set_quota","name":"a","quota":0}"#);
+        assert_eq!(r["evicted_pages"], Value::from(2));
+        assert_eq!(
+            call(&s, r#"{"v":1,"op":"list"}"#)["exports"][0]["ram_bytes"],
+            Value::from(0)
+        );
+        assert_eq!(
+            call(&s, r#"{"v":1,"op":"delete","name":"a"}"#)["ok"],
+            Value::from(true)
+        );
+        assert_eq!(
+            call(&s, r#"{"v":1,"op":"delete","name":"a"}"#)["ok"],
+            Value::from(false)
+        );
+        assert_eq!(
+            call(&s, r#"{"v":1,"op":"stats","name":"a"}"#)["ok"],
+            Value::from(false)
+        );
+    }
+}

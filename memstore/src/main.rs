@@ -1,0 +1,160 @@
+//! memmut-memstore: serves each VM's swap disk over NBD from host RAM with a
+//! local backing file, and reports swap traffic (Geiger reuse distances) on
+//! a control socket.  See doc/source/memstore.rst.
+
+use memstore::control;
+use memstore::log::{error, info};
+use memstore::server::{Options, Server};
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+use std::process::exit;
+
+const USAGE: &str = "\
+usage: memmut-memstore --state-dir DIR [options]
+
+  --state-dir DIR      export configurations and backing files (required)
+  --socket-dir DIR     control.sock and one <export>.sock per export
+                       (default: the state dir)
+  --host-quota SIZE    RAM all exports may use together (default 1G)
+  --bucket-pages N     default reuse-distance histogram bucket, in 4 KiB
+                       pages (default 256 = 1 MiB)
+  --event-ring N       recent page events kept per export (default 65536)
+  --pidfile PATH       write the process id there once serving
+  --version            print the version and exit
+
+SIZE takes a K, M, G or T suffix (powers of 1024).";
+
+fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last()? {
+        'k' | 'K' => (&s[..s.len() - 1], 1u64 << 10),
+        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
+        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
+        't' | 'T' => (&s[..s.len() - 1], 1 << 40),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+fn die(msg: &str) -> ! {
+    eprintln!("memmut-memstore: {}\n\n{}", msg, USAGE);
+    exit(2)
+}
+
+fn main() {
+    let mut state_dir: Option<PathBuf> = None;
+    let mut socket_dir: Option<PathBuf> = None;
+    let mut host_quota: u64 = 1 << 30;
+    let mut bucket_pages: u64 = 256;
+    let mut event_ring: usize = 65536;
+    let mut pidfile: Option<PathBuf> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let (key, inline) = match a.split_once('=') {
+            Some((k, v)) if k.starts_with("--") => (k.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .unwrap_or_else(|| die(&format!("{} needs a value", key)))
+        };
+        match key.as_str() {
+            "--state-dir" => state_dir = Some(PathBuf::from(value())),
+            "--socket-dir" => socket_dir = Some(PathBuf::from(value())),
+            "--host-quota" => {
+                let v = value();
+                host_quota = parse_size(&v).unwrap_or_else(|| die(&format!("bad --host-quota {:?}", v)))
+            }
+            "--bucket-pages" => {
+                let v = value();
+                bucket_pages = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .unwrap_or_else(|| die(&format!("bad --bucket-pages {:?}", v)))
+            }
+            "--event-ring" => {
+                let v = value();
+                event_ring = v
+                    .parse()
+                    .unwrap_or_else(|_| die(&format!("bad --event-ring {:?}", v)))
+            }
+            "--pidfile" => pidfile = Some(PathBuf::from(value())),
+            "--version" => {
+                println!(
+                    "memmut-memstore {} (control protocol {})",
+                    env!("CARGO_PKG_VERSION"),
+                    control::PROTOCOL_VERSION
+                );
+                return;
+            }
+            "-h" | "--help" => {
+                println!("{}", USAGE);
+                return;
+            }
+            other => die(&format!("unknown argument {:?}", other)),
+        }
+    }
+    let state_dir = state_dir.unwrap_or_else(|| die("--state-dir is required"));
+    let socket_dir = socket_dir.unwrap_or_else(|| state_dir.clone());
+    let opts = Options {
+        state_dir,
+        socket_dir,
+        host_quota,
+        bucket_pages,
+        event_ring,
+    };
+    let server = match Server::new(opts.clone()) {
+        Ok(s) => s,
+        Err(e) => {
+            error(&format!(
+                "cannot create {} / {}: {}",
+                opts.state_dir.display(),
+                opts.socket_dir.display(),
+                e
+            ));
+            exit(1)
+        }
+    };
+    let restored = server.load_all();
+    let control_path = opts.socket_dir.join("control.sock");
+    let _ = std::fs::remove_file(&control_path);
+    let listener = match UnixListener::bind(&control_path) {
+        Ok(l) => l,
+        Err(e) => {
+            error(&format!("cannot listen on {}: {}", control_path.display(), e));
+            exit(1)
+        }
+    };
+    if let Some(p) = &pidfile {
+        if let Err(e) = std::fs::write(p, format!("{}\n", std::process::id())) {
+            error(&format!("cannot write pidfile {}: {}", p.display(), e));
+            exit(1)
+        }
+    }
+    info(&format!(
+        "memmut-memstore {} serving: control socket {}, state dir {}, host RAM quota {} bytes, {} export(s) restored",
+        env!("CARGO_PKG_VERSION"),
+        control_path.display(),
+        opts.state_dir.display(),
+        host_quota,
+        restored
+    ));
+    control::serve(server, listener);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("2M"), Some(2 << 20));
+        assert_eq!(parse_size("1g"), Some(1 << 30));
+        assert_eq!(parse_size("x"), None);
+        assert_eq!(parse_size("99999999999T"), None);
+    }
+}

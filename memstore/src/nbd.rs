@@ -1,0 +1,798 @@
+//! NBD server side: fixed-newstyle handshake and the transmission phase
+//! with simple replies (the NBD protocol document, doc/proto.md of the
+//! NetworkBlockDevice/nbd project, is the specification followed).
+//!
+//! Malformed input handling:
+//! * handshake: an unknown client flag, or bad option magic, ends the
+//!   connection (the protocol cannot be resynchronised); an unknown, invalid
+//!   or oversized option gets an NBD_REP_ERR_* reply and haggling goes on.
+//! * transmission: a bad request magic ends the connection (framing is
+//!   lost).  Every other bad request gets an error reply with the request's
+//!   cookie: EINVAL for an unknown command or flag, a read past the end or a
+//!   length over the 32 MiB maximum; ENOSPC for a write, trim or zero past
+//!   the end (the spec's choice); a write's payload is always consumed
+//!   first so the stream stays in step.  Zero-length requests succeed
+//!   without doing anything.
+
+use crate::log::{info, warn};
+use crate::store::Export;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::sync::atomic::Ordering;
+
+pub const NBDMAGIC: u64 = 0x4e42_444d_4147_4943;
+pub const IHAVEOPT: u64 = 0x4948_4156_454F_5054;
+pub const REPLY_MAGIC_OPT: u64 = 0x0003_e889_0455_65a9;
+pub const REQUEST_MAGIC: u32 = 0x2560_9513;
+pub const SIMPLE_REPLY_MAGIC: u32 = 0x6744_6698;
+
+pub const FLAG_FIXED_NEWSTYLE: u16 = 1;
+pub const FLAG_NO_ZEROES: u16 = 2;
+pub const CLIENT_FIXED_NEWSTYLE: u32 = 1;
+pub const CLIENT_NO_ZEROES: u32 = 2;
+
+pub const OPT_EXPORT_NAME: u32 = 1;
+pub const OPT_ABORT: u32 = 2;
+pub const OPT_LIST: u32 = 3;
+pub const OPT_STARTTLS: u32 = 5;
+pub const OPT_INFO: u32 = 6;
+pub const OPT_GO: u32 = 7;
+
+pub const REP_ACK: u32 = 1;
+pub const REP_SERVER: u32 = 2;
+pub const REP_INFO: u32 = 3;
+pub const REP_ERR_UNSUP: u32 = 0x8000_0001;
+pub const REP_ERR_POLICY: u32 = 0x8000_0002;
+pub const REP_ERR_INVALID: u32 = 0x8000_0003;
+pub const REP_ERR_UNKNOWN: u32 = 0x8000_0006;
+pub const REP_ERR_TOO_BIG: u32 = 0x8000_0009;
+
+pub const INFO_EXPORT: u16 = 0;
+pub const INFO_BLOCK_SIZE: u16 = 3;
+
+pub const TF_HAS_FLAGS: u16 = 1;
+pub const TF_SEND_FLUSH: u16 = 1 << 2;
+pub const TF_SEND_FUA: u16 = 1 << 3;
+pub const TF_SEND_TRIM: u16 = 1 << 5;
+pub const TF_SEND_WRITE_ZEROES: u16 = 1 << 6;
+pub const TF_CAN_MULTI_CONN: u16 = 1 << 8;
+pub const TF_SEND_CACHE: u16 = 1 << 10;
+pub const TF_SEND_FAST_ZERO: u16 = 1 << 11;
+pub const TRANSMISSION_FLAGS: u16 = TF_HAS_FLAGS
+    | TF_SEND_FLUSH
+    | TF_SEND_FUA
+    | TF_SEND_TRIM
+    | TF_SEND_WRITE_ZEROES
+    | TF_CAN_MULTI_CONN
+    | TF_SEND_CACHE
+    | TF_SEND_FAST_ZERO;
+
+pub const CMD_READ: u16 = 0;
+pub const CMD_WRITE: u16 = 1;
+pub const CMD_DISC: u16 = 2;
+pub const CMD_FLUSH: u16 = 3;
+pub const CMD_TRIM: u16 = 4;
+pub const CMD_CACHE: u16 = 5;
+pub const CMD_WRITE_ZEROES: u16 = 6;
+
+pub const CMD_FLAG_FUA: u16 = 1;
+pub const CMD_FLAG_NO_HOLE: u16 = 2;
+pub const CMD_FLAG_FAST_ZERO: u16 = 16;
+
+pub const EINVAL: u32 = 22;
+pub const ENOSPC: u32 = 28;
+pub const EIO: u32 = 5;
+
+/// Largest read or write payload accepted (advertised as the maximum block
+/// size).
+pub const MAX_PAYLOAD: u32 = 32 << 20;
+/// Largest option payload read (export names are at most 4096 bytes).
+pub const MAX_OPTION: u32 = 64 << 10;
+
+/// What an export looks like to the handshake.
+pub trait ExportLookup {
+    /// Does `name` ("" = default) name this socket's export?
+    fn matches(&self, name: &[u8]) -> bool;
+    fn size(&self) -> u64;
+    fn names(&self) -> Vec<String>;
+}
+
+impl ExportLookup for Export {
+    fn matches(&self, name: &[u8]) -> bool {
+        name.is_empty() || name == self.name.as_bytes()
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn names(&self) -> Vec<String> {
+        vec![self.name.clone()]
+    }
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+fn read_u16<R: Read>(r: &mut R) -> io::Result<u16> {
+    let mut b = [0u8; 2];
+    r.read_exact(&mut b)?;
+    Ok(u16::from_be_bytes(b))
+}
+fn read_u32<R: Read>(r: &mut R) -> io::Result<u32> {
+    let mut b = [0u8; 4];
+    r.read_exact(&mut b)?;
+    Ok(u32::from_be_bytes(b))
+}
+fn read_u64<R: Read>(r: &mut R) -> io::Result<u64> {
+    let mut b = [0u8; 8];
+    r.read_exact(&mut b)?;
+    Ok(u64::from_be_bytes(b))
+}
+
+fn discard<R: Read>(r: &mut R, mut n: u64) -> io::Result<()> {
+    let mut buf = [0u8; 8192];
+    while n > 0 {
+        let k = std::cmp::min(n, buf.len() as u64) as usize;
+        r.read_exact(&mut buf[..k])?;
+        n -= k as u64;
+    }
+    Ok(())
+}
+
+fn bad(msg: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg.to_string())
+}
+
+fn opt_reply<W: Write>(w: &mut W, opt: u32, kind: u32, data: &[u8]) -> io::Result<()> {
+    let mut m = Vec::with_capacity(20 + data.len());
+    m.extend_from_slice(&REPLY_MAGIC_OPT.to_be_bytes());
+    m.extend_from_slice(&opt.to_be_bytes());
+    m.extend_from_slice(&kind.to_be_bytes());
+    m.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    m.extend_from_slice(data);
+    w.write_all(&m)?;
+    w.flush()
+}
+
+fn opt_error<W: Write>(w: &mut W, opt: u32, kind: u32, msg: &str) -> io::Result<()> {
+    opt_reply(w, opt, kind, msg.as_bytes())
+}
+
+/// Outcome of the handshake.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Handshake {
+    /// Go to transmission; `no_zeroes` is irrelevant after this point.
+    Transmission,
+    /// The client left (NBD_OPT_ABORT) or gave up.
+    Aborted,
+}
+
+/// Parse NBD_OPT_GO / NBD_OPT_INFO data: (name, info requests).
+fn parse_go(data: &[u8]) -> Option<(&[u8], Vec<u16>)> {
+    if data.len() < 6 {
+        return None;
+    }
+    let nlen = u32::from_be_bytes([data[0], data[1], data[2], data[3]]) as usize;
+    if data.len() < 4 + nlen + 2 {
+        return None;
+    }
+    let name = &data[4..4 + nlen];
+    let rest = &data[4 + nlen..];
+    let n = u16::from_be_bytes([rest[0], rest[1]]) as usize;
+    if rest.len() != 2 + 2 * n {
+        return None;
+    }
+    let reqs = (0..n)
+        .map(|i| u16::from_be_bytes([rest[2 + 2 * i], rest[3 + 2 * i]]))
+        .collect();
+    Some((name, reqs))
+}
+
+/// Server side of the fixed-newstyle handshake on `s`.
+pub fn handshake<S: Read + Write, E: ExportLookup>(s: &mut S, export: &E) -> io::Result<Handshake> {
+    let mut hello = Vec::with_capacity(18);
+    hello.extend_from_slice(&NBDMAGIC.to_be_bytes());
+    hello.extend_from_slice(&IHAVEOPT.to_be_bytes());
+    hello.extend_from_slice(&(FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES).to_be_bytes());
+    s.write_all(&hello)?;
+    s.flush()?;
+    let cflags = read_u32(s)?;
+    if cflags & !(CLIENT_FIXED_NEWSTYLE | CLIENT_NO_ZEROES) != 0 {
+        return Err(bad(&format!("unknown client flags {:#x}", cflags)));
+    }
+    let no_zeroes = cflags & CLIENT_NO_ZEROES != 0;
+    loop {
+        let magic = read_u64(s)?;
+        if magic != IHAVEOPT {
+            return Err(bad(&format!("bad option magic {:#x}", magic)));
+        }
+        let opt = read_u32(s)?;
+        let len = read_u32(s)?;
+        if len > MAX_OPTION {
+            discard(s, len as u64)?;
+            if opt == OPT_EXPORT_NAME {
+                return Err(bad("oversized NBD_OPT_EXPORT_NAME"));
+            }
+            opt_error(s, opt, REP_ERR_TOO_BIG, "option data too large")?;
+            continue;
+        }
+        let mut data = vec![0u8; len as usize];
+        s.read_exact(&mut data)?;
+        match opt {
+            OPT_EXPORT_NAME => {
+                if !export.matches(&data) {
+                    // no error reply exists for this option: close
+                    return Err(bad("NBD_OPT_EXPORT_NAME for an unknown export"));
+                }
+                let mut m = Vec::with_capacity(134);
+                m.extend_from_slice(&export.size().to_be_bytes());
+                m.extend_from_slice(&TRANSMISSION_FLAGS.to_be_bytes());
+                if !no_zeroes {
+                    m.extend_from_slice(&[0u8; 124]);
+                }
+                s.write_all(&m)?;
+                s.flush()?;
+                return Ok(Handshake::Transmission);
+            }
+            OPT_ABORT => {
+                if len != 0 {
+                    opt_error(s, opt, REP_ERR_INVALID, "NBD_OPT_ABORT takes no data")?;
+                    continue;
+                }
+                let _ = opt_reply(s, opt, REP_ACK, &[]);
+                return Ok(Handshake::Aborted);
+            }
+            OPT_LIST => {
+                if len != 0 {
+                    opt_error(s, opt, REP_ERR_INVALID, "NBD_OPT_LIST takes no data")?;
+                    continue;
+                }
+                for name in export.names() {
+                    let mut d = (name.len() as u32).to_be_bytes().to_vec();
+                    d.extend_from_slice(name.as_bytes());
+                    opt_reply(s, opt, REP_SERVER, &d)?;
+                }
+                opt_reply(s, opt, REP_ACK, &[])?;
+            }
+            OPT_STARTTLS => {
+                opt_error(s, opt, REP_ERR_POLICY, "TLS is not offered on unix sockets")?;
+            }
+            OPT_INFO | OPT_GO => {
+                let (name, reqs) = match parse_go(&data) {
+                    Some(x) => x,
+                    None => {
+                        opt_error(s, opt, REP_ERR_INVALID, "malformed NBD_OPT_GO/INFO")?;
+                        continue;
+                    }
+                };
+                if !export.matches(name) {
+                    opt_error(s, opt, REP_ERR_UNKNOWN, "no such export on this socket")?;
+                    continue;
+                }
+                let mut d = INFO_EXPORT.to_be_bytes().to_vec();
+                d.extend_from_slice(&export.size().to_be_bytes());
+                d.extend_from_slice(&TRANSMISSION_FLAGS.to_be_bytes());
+                opt_reply(s, opt, REP_INFO, &d)?;
+                if reqs.contains(&INFO_BLOCK_SIZE) {
+                    let mut d = INFO_BLOCK_SIZE.to_be_bytes().to_vec();
+                    d.extend_from_slice(&1u32.to_be_bytes());
+                    d.extend_from_slice(&4096u32.to_be_bytes());
+                    d.extend_from_slice(&MAX_PAYLOAD.to_be_bytes());
+                    opt_reply(s, opt, REP_INFO, &d)?;
+                }
+                opt_reply(s, opt, REP_ACK, &[])?;
+                if opt == OPT_GO {
+                    return Ok(Handshake::Transmission);
+                }
+            }
+            _ => {
+                opt_error(s, opt, REP_ERR_UNSUP, "option not supported")?;
+            }
+        }
+    }
+}
+
+/// The store side of transmission, so the protocol can be tested without
+/// files.
+pub trait Backend {
+    fn size(&self) -> u64;
+    fn read(&self, off: u64, buf: &mut [u8]) -> Result<(), i32>;
+    fn write(&self, off: u64, data: &[u8], fua: bool) -> Result<(), i32>;
+    fn flush(&self) -> Result<(), i32>;
+    fn discard(&self, off: u64, len: u64, zero: bool, punch: bool, fua: bool) -> Result<(), i32>;
+    fn cache(&self) {}
+    fn rejected(&self) {}
+}
+
+impl Backend for Export {
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn read(&self, off: u64, buf: &mut [u8]) -> Result<(), i32> {
+        Export::read(self, off, buf)
+    }
+    fn write(&self, off: u64, data: &[u8], fua: bool) -> Result<(), i32> {
+        Export::write(self, off, data, fua)
+    }
+    fn flush(&self) -> Result<(), i32> {
+        Export::flush(self)
+    }
+    fn discard(&self, off: u64, len: u64, zero: bool, punch: bool, fua: bool) -> Result<(), i32> {
+        Export::discard(self, off, len, zero, punch, fua)
+    }
+    fn cache(&self) {
+        self.cache_hint()
+    }
+    fn rejected(&self) {
+        self.lock().counters.errors += 1;
+    }
+}
+
+fn reply_header(w: &mut Vec<u8>, error: u32, cookie: u64) {
+    w.extend_from_slice(&SIMPLE_REPLY_MAGIC.to_be_bytes());
+    w.extend_from_slice(&error.to_be_bytes());
+    w.extend_from_slice(&cookie.to_be_bytes());
+}
+
+/// Check a request's command, flags and range; Some(errno) rejects it.
+pub fn validate(cmd: u16, flags: u16, off: u64, len: u32, size: u64) -> Option<u32> {
+    let allowed = match cmd {
+        CMD_READ | CMD_WRITE | CMD_TRIM | CMD_CACHE | CMD_FLUSH | CMD_DISC => CMD_FLAG_FUA,
+        CMD_WRITE_ZEROES => CMD_FLAG_FUA | CMD_FLAG_NO_HOLE | CMD_FLAG_FAST_ZERO,
+        _ => return Some(EINVAL), // unknown / not negotiated (block status, resize)
+    };
+    if flags & !allowed != 0 {
+        return Some(EINVAL);
+    }
+    match cmd {
+        CMD_READ | CMD_WRITE if len > MAX_PAYLOAD => Some(EINVAL),
+        CMD_READ | CMD_CACHE | CMD_WRITE | CMD_TRIM | CMD_WRITE_ZEROES => {
+            let end = off.checked_add(len as u64);
+            match end {
+                Some(e) if e <= size => None,
+                _ if cmd == CMD_READ || cmd == CMD_CACHE => Some(EINVAL),
+                _ => Some(ENOSPC),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Serve requests until the client disconnects.  Replies are batched: they
+/// are flushed when no further request is already buffered.
+pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &str) -> io::Result<()> {
+    let mut r = BufReader::with_capacity(256 << 10, r);
+    let mut w = BufWriter::with_capacity(256 << 10, w);
+    let mut hdr = [0u8; 28];
+    let mut data: Vec<u8> = Vec::new();
+    let mut out: Vec<u8> = Vec::with_capacity(16);
+    loop {
+        if r.buffer().is_empty() {
+            w.flush()?;
+        }
+        match r.read_exact(&mut hdr) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                w.flush()?;
+                return Ok(()); // client went away
+            }
+            Err(e) => return Err(e),
+        }
+        let magic = u32::from_be_bytes([hdr[0], hdr[1], hdr[2], hdr[3]]);
+        if magic != REQUEST_MAGIC {
+            w.flush()?;
+            return Err(bad(&format!("bad request magic {:#x}: closing", magic)));
+        }
+        let flags = u16::from_be_bytes([hdr[4], hdr[5]]);
+        let cmd = u16::from_be_bytes([hdr[6], hdr[7]]);
+        let mut c = [0u8; 8];
+        c.copy_from_slice(&hdr[8..16]);
+        let cookie = u64::from_be_bytes(c);
+        let mut o = [0u8; 8];
+        o.copy_from_slice(&hdr[16..24]);
+        let off = u64::from_be_bytes(o);
+        let len = u32::from_be_bytes([hdr[24], hdr[25], hdr[26], hdr[27]]);
+        let fua = flags & CMD_FLAG_FUA != 0;
+
+        let verdict = validate(cmd, flags, off, len, store.size());
+        out.clear();
+        if let Some(err) = verdict {
+            if cmd == CMD_WRITE {
+                discard(&mut r, len as u64)?; // keep the stream in step
+            }
+            store.rejected();
+            warn(&format!(
+                "{}: rejected request cmd={} flags={:#x} offset={} length={} size={}: errno {}",
+                tag,
+                cmd,
+                flags,
+                off,
+                len,
+                store.size(),
+                err
+            ));
+            reply_header(&mut out, err, cookie);
+            w.write_all(&out)?;
+            continue;
+        }
+        match cmd {
+            CMD_READ => {
+                data.resize(len as usize, 0);
+                match store.read(off, &mut data) {
+                    Ok(()) => {
+                        reply_header(&mut out, 0, cookie);
+                        w.write_all(&out)?;
+                        w.write_all(&data)?;
+                    }
+                    Err(e) => {
+                        warn(&format!("{}: read at {} failed: errno {}", tag, off, e));
+                        reply_header(&mut out, EIO, cookie);
+                        w.write_all(&out)?;
+                    }
+                }
+            }
+            CMD_WRITE => {
+                data.resize(len as usize, 0);
+                r.read_exact(&mut data)?;
+                let err = match store.write(off, &data, fua) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        warn(&format!("{}: write at {} failed: errno {}", tag, off, e));
+                        if e == crate::sys::ENOSPC {
+                            ENOSPC
+                        } else {
+                            EIO
+                        }
+                    }
+                };
+                reply_header(&mut out, err, cookie);
+                w.write_all(&out)?;
+            }
+            CMD_FLUSH => {
+                let err = if store.flush().is_ok() { 0 } else { EIO };
+                reply_header(&mut out, err, cookie);
+                w.write_all(&out)?;
+            }
+            CMD_TRIM | CMD_WRITE_ZEROES => {
+                let zero = cmd == CMD_WRITE_ZEROES;
+                let punch = !(zero && flags & CMD_FLAG_NO_HOLE != 0);
+                let err = match store.discard(off, len as u64, zero, punch, fua) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        warn(&format!("{}: trim/zero at {} failed: errno {}", tag, off, e));
+                        EIO
+                    }
+                };
+                reply_header(&mut out, err, cookie);
+                w.write_all(&out)?;
+            }
+            CMD_CACHE => {
+                store.cache();
+                reply_header(&mut out, 0, cookie);
+                w.write_all(&out)?;
+            }
+            CMD_DISC => {
+                w.flush()?;
+                return Ok(());
+            }
+            _ => unreachable!("validate() rejects unknown commands"),
+        }
+    }
+}
+
+/// Handshake then transmission on one accepted connection.
+pub fn serve_connection(stream: std::os::unix::net::UnixStream, export: &Export, id: u64) {
+    let tag = format!("export {} conn {}", export.name, id);
+    let mut s = stream;
+    match handshake(&mut s, export) {
+        Ok(Handshake::Transmission) => {}
+        Ok(Handshake::Aborted) => {
+            info(&format!("{}: client aborted the handshake", tag));
+            return;
+        }
+        Err(e) => {
+            warn(&format!("{}: handshake failed: {}", tag, e));
+            return;
+        }
+    }
+    info(&format!("{}: client connected ({} bytes)", tag, export.size));
+    export.clients.fetch_add(1, Ordering::SeqCst);
+    let reader = match s.try_clone() {
+        Ok(r) => r,
+        Err(e) => {
+            warn(&format!("{}: {}", tag, e));
+            export.clients.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
+    };
+    let r = transmission(reader, s, export, &tag);
+    export.clients.fetch_sub(1, Ordering::SeqCst);
+    match r {
+        Ok(()) => info(&format!("{}: client disconnected", tag)),
+        Err(e) => warn(&format!("{}: connection ended: {}", tag, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixStream;
+    use std::sync::Mutex;
+    use std::thread;
+
+    /// An in-memory backend for protocol tests.
+    struct Mem {
+        data: Mutex<Vec<u8>>,
+        flushes: Mutex<u32>,
+    }
+
+    impl Mem {
+        fn new(size: usize) -> Mem {
+            Mem {
+                data: Mutex::new(vec![0; size]),
+                flushes: Mutex::new(0),
+            }
+        }
+    }
+
+    impl ExportLookup for Mem {
+        fn matches(&self, name: &[u8]) -> bool {
+            name.is_empty() || name == b"vm1"
+        }
+        fn size(&self) -> u64 {
+            self.data.lock().unwrap().len() as u64
+        }
+        fn names(&self) -> Vec<String> {
+            vec!["vm1".into()]
+        }
+    }
+
+    impl Backend for Mem {
+        fn size(&self) -> u64 {
+            self.data.lock().unwrap().len() as u64
+        }
+        fn read(&self, off: u64, buf: &mut [u8]) -> Result<(), i32> {
+            let d = self.data.lock().unwrap();
+            buf.copy_from_slice(&d[off as usize..off as usize + buf.len()]);
+            Ok(())
+        }
+        fn write(&self, off: u64, data: &[u8], _fua: bool) -> Result<(), i32> {
+            let mut d = self.data.lock().unwrap();
+            d[off as usize..off as usize + data.len()].copy_from_slice(data);
+            Ok(())
+        }
+        fn flush(&self) -> Result<(), i32> {
+            *self.flushes.lock().unwrap() += 1;
+            Ok(())
+        }
+        fn discard(&self, off: u64, len: u64, _z: bool, _p: bool, _f: bool) -> Result<(), i32> {
+            let mut d = self.data.lock().unwrap();
+            d[off as usize..(off + len) as usize]
+                .iter_mut()
+                .for_each(|b| *b = 0);
+            Ok(())
+        }
+    }
+
+    fn serve(mem: std::sync::Arc<Mem>) -> (UnixStream, thread::JoinHandle<io::Result<Handshake>>) {
+        let (mut server, client) = UnixStream::pair().unwrap();
+        let h = thread::spawn(move || {
+            let hs = handshake(&mut server, &*mem)?;
+            if hs == Handshake::Transmission {
+                let r = server.try_clone()?;
+                transmission(r, server, &*mem, "test")?;
+            }
+            Ok(hs)
+        });
+        (client, h)
+    }
+
+    fn opt(c: &mut UnixStream, opt: u32, data: &[u8]) {
+        let mut m = IHAVEOPT.to_be_bytes().to_vec();
+        m.extend_from_slice(&opt.to_be_bytes());
+        m.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        m.extend_from_slice(data);
+        c.write_all(&m).unwrap();
+    }
+
+    fn opt_reply_read(c: &mut UnixStream) -> (u32, u32, Vec<u8>) {
+        assert_eq!(read_u64(c).unwrap(), REPLY_MAGIC_OPT);
+        let o = read_u32(c).unwrap();
+        let k = read_u32(c).unwrap();
+        let n = read_u32(c).unwrap();
+        let mut d = vec![0; n as usize];
+        c.read_exact(&mut d).unwrap();
+        (o, k, d)
+    }
+
+    fn go_data(name: &[u8], infos: &[u16]) -> Vec<u8> {
+        let mut d = (name.len() as u32).to_be_bytes().to_vec();
+        d.extend_from_slice(name);
+        d.extend_from_slice(&(infos.len() as u16).to_be_bytes());
+        for i in infos {
+            d.extend_from_slice(&i.to_be_bytes());
+        }
+        d
+    }
+
+    fn greet(c: &mut UnixStream) {
+        assert_eq!(read_u64(c).unwrap(), NBDMAGIC);
+        assert_eq!(read_u64(c).unwrap(), IHAVEOPT);
+        assert_eq!(read_u16(c).unwrap(), FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES);
+        c.write_all(&(CLIENT_FIXED_NEWSTYLE | CLIENT_NO_ZEROES).to_be_bytes())
+            .unwrap();
+    }
+
+    fn go(c: &mut UnixStream) {
+        opt(c, OPT_GO, &go_data(b"vm1", &[INFO_BLOCK_SIZE]));
+        let (_, k, d) = opt_reply_read(c);
+        assert_eq!(k, REP_INFO);
+        assert_eq!(&d[..2], &INFO_EXPORT.to_be_bytes());
+        let (_, k, d) = opt_reply_read(c);
+        assert_eq!((k, &d[..2]), (REP_INFO, &INFO_BLOCK_SIZE.to_be_bytes()[..]));
+        assert_eq!(opt_reply_read(c).1, REP_ACK);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn request(
+        c: &mut UnixStream,
+        magic: u32,
+        flags: u16,
+        cmd: u16,
+        cookie: u64,
+        off: u64,
+        len: u32,
+        payload: &[u8],
+    ) {
+        let mut m = magic.to_be_bytes().to_vec();
+        m.extend_from_slice(&flags.to_be_bytes());
+        m.extend_from_slice(&cmd.to_be_bytes());
+        m.extend_from_slice(&cookie.to_be_bytes());
+        m.extend_from_slice(&off.to_be_bytes());
+        m.extend_from_slice(&len.to_be_bytes());
+        m.extend_from_slice(payload);
+        c.write_all(&m).unwrap();
+    }
+
+    fn reply(c: &mut UnixStream) -> (u32, u64) {
+        assert_eq!(read_u32(c).unwrap(), SIMPLE_REPLY_MAGIC);
+        (read_u32(c).unwrap(), read_u64(c).unwrap())
+    }
+
+    #[test]
+    fn validation_table() {
+        let size = 1 << 20;
+        assert_eq!(validate(CMD_READ, 0, 0, 4096, size), None);
+        assert_eq!(validate(CMD_READ, 0, size - 4096, 4096, size), None);
+        assert_eq!(validate(CMD_READ, 0, size - 4095, 4096, size), Some(EINVAL));
+        assert_eq!(validate(CMD_WRITE, 0, size, 1, size), Some(ENOSPC));
+        assert_eq!(validate(CMD_WRITE, 0, u64::MAX, 2, size), Some(ENOSPC));
+        assert_eq!(validate(CMD_READ, 0, u64::MAX - 1, 4096, size), Some(EINVAL));
+        assert_eq!(validate(CMD_READ, 0, 0, MAX_PAYLOAD + 1, u64::MAX), Some(EINVAL));
+        assert_eq!(validate(CMD_TRIM, 0, 0, u32::MAX, size), Some(ENOSPC));
+        assert_eq!(
+            validate(CMD_WRITE_ZEROES, CMD_FLAG_NO_HOLE | CMD_FLAG_FUA, 0, 8, size),
+            None
+        );
+        assert_eq!(validate(CMD_WRITE, CMD_FLAG_NO_HOLE, 0, 8, size), Some(EINVAL));
+        assert_eq!(validate(CMD_READ, 4, 0, 8, size), Some(EINVAL)); // DF without structured replies
+        assert_eq!(validate(7, 0, 0, 8, size), Some(EINVAL)); // block status
+        assert_eq!(validate(999, 0, 0, 0, size), Some(EINVAL));
+        assert_eq!(validate(CMD_FLUSH, 0, 0, 0, size), None);
+        assert_eq!(validate(CMD_READ, 0, 0, 0, size), None);
+    }
+
+    #[test]
+    fn handshake_options_and_io() {
+        let mem = std::sync::Arc::new(Mem::new(1 << 20));
+        let (mut c, h) = serve(mem.clone());
+        greet(&mut c);
+        opt(&mut c, 99, b"whatever");
+        assert_eq!(opt_reply_read(&mut c).1, REP_ERR_UNSUP);
+        opt(&mut c, OPT_LIST, &[]);
+        let (_, k, d) = opt_reply_read(&mut c);
+        assert_eq!((k, &d[4..]), (REP_SERVER, &b"vm1"[..]));
+        assert_eq!(opt_reply_read(&mut c).1, REP_ACK);
+        opt(&mut c, OPT_GO, &go_data(b"other", &[]));
+        assert_eq!(opt_reply_read(&mut c).1, REP_ERR_UNKNOWN);
+        opt(&mut c, OPT_GO, &[0, 0, 0, 9, 1]); // name length past the data
+        assert_eq!(opt_reply_read(&mut c).1, REP_ERR_INVALID);
+        opt(&mut c, OPT_STARTTLS, &[]);
+        assert_eq!(opt_reply_read(&mut c).1, REP_ERR_POLICY);
+        go(&mut c);
+
+        request(&mut c, REQUEST_MAGIC, 0, CMD_WRITE, 1, 8192, 4, b"abcd");
+        assert_eq!(reply(&mut c), (0, 1));
+        request(&mut c, REQUEST_MAGIC, 0, CMD_READ, 2, 8190, 8, &[]);
+        assert_eq!(reply(&mut c), (0, 2));
+        let mut d = [0u8; 8];
+        c.read_exact(&mut d).unwrap();
+        assert_eq!(&d, b"\0\0abcd\0\0");
+        // a write past the end: payload consumed, ENOSPC, stream in step
+        request(&mut c, REQUEST_MAGIC, 0, CMD_WRITE, 3, (1 << 20) - 2, 4, b"wxyz");
+        assert_eq!(reply(&mut c), (ENOSPC, 3));
+        request(&mut c, REQUEST_MAGIC, 0, CMD_READ, 4, 1 << 20, 1, &[]);
+        assert_eq!(reply(&mut c), (EINVAL, 4));
+        request(&mut c, REQUEST_MAGIC, 0, 42, 5, 0, 0, &[]);
+        assert_eq!(reply(&mut c), (EINVAL, 5));
+        request(&mut c, REQUEST_MAGIC, 0x80, CMD_FLUSH, 6, 0, 0, &[]);
+        assert_eq!(reply(&mut c), (EINVAL, 6));
+        request(&mut c, REQUEST_MAGIC, CMD_FLAG_FUA, CMD_FLUSH, 7, 0, 0, &[]);
+        assert_eq!(reply(&mut c), (0, 7));
+        request(&mut c, REQUEST_MAGIC, 0, CMD_TRIM, 8, 8192, 2, &[]);
+        assert_eq!(reply(&mut c), (0, 8));
+        request(&mut c, REQUEST_MAGIC, 0, CMD_READ, 9, 8192, 4, &[]);
+        assert_eq!(reply(&mut c), (0, 9));
+        c.read_exact(&mut d[..4]).unwrap();
+        assert_eq!(&d[..4], b"\0\0cd");
+        // a pipelined batch: replies in order, nothing lost
+        for i in 0..64u64 {
+            request(
+                &mut c,
+                REQUEST_MAGIC,
+                0,
+                CMD_WRITE,
+                100 + i,
+                i * 512,
+                512,
+                &[i as u8; 512],
+            );
+        }
+        for i in 0..64u64 {
+            assert_eq!(reply(&mut c), (0, 100 + i));
+        }
+        assert_eq!(mem.data.lock().unwrap()[63 * 512], 63);
+        request(&mut c, REQUEST_MAGIC, 0, CMD_DISC, 10, 0, 0, &[]);
+        assert_eq!(h.join().unwrap().unwrap(), Handshake::Transmission);
+        assert_eq!(*mem.flushes.lock().unwrap(), 1);
+    }
+
+    #[test]
+    fn bad_request_magic_closes() {
+        let mem = std::sync::Arc::new(Mem::new(4096));
+        let (mut c, h) = serve(mem);
+        greet(&mut c);
+        go(&mut c);
+        request(&mut c, 0xdeadbeef, 0, CMD_READ, 1, 0, 8, &[]);
+        assert!(h.join().unwrap().is_err());
+        let mut b = [0u8; 1];
+        assert_eq!(c.read(&mut b).unwrap(), 0); // closed, no reply
+    }
+
+    #[test]
+    fn bad_client_flags_and_option_magic_close() {
+        let mem = std::sync::Arc::new(Mem::new(4096));
+        let (mut c, h) = serve(mem.clone());
+        read_u64(&mut c).unwrap();
+        read_u64(&mut c).unwrap();
+        read_u16(&mut c).unwrap();
+        c.write_all(&0x80u32.to_be_bytes()).unwrap();
+        assert!(h.join().unwrap().is_err());
+
+        let (mut c, h) = serve(mem);
+        greet(&mut c);
+        c.write_all(&[0u8; 16]).unwrap();
+        assert!(h.join().unwrap().is_err());
+    }
+
+    #[test]
+    fn oversized_option_and_export_name() {
+        let mem = std::sync::Arc::new(Mem::new(4096));
+        let (mut c, h) = serve(mem.clone());
+        greet(&mut c);
+        opt(&mut c, OPT_INFO, &vec![0u8; MAX_OPTION as usize + 1]);
+        assert_eq!(opt_reply_read(&mut c).1, REP_ERR_TOO_BIG);
+        opt(&mut c, OPT_ABORT, &[]);
+        assert_eq!(opt_reply_read(&mut c).1, REP_ACK);
+        assert_eq!(h.join().unwrap().unwrap(), Handshake::Aborted);
+
+        let (mut c, h) = serve(mem.clone());
+        greet(&mut c);
+        opt(&mut c, OPT_EXPORT_NAME, b"vm1");
+        assert_eq!(read_u64(&mut c).unwrap(), 4096);
+        assert_eq!(read_u16(&mut c).unwrap(), TRANSMISSION_FLAGS);
+        request(&mut c, REQUEST_MAGIC, 0, CMD_DISC, 1, 0, 0, &[]);
+        assert_eq!(h.join().unwrap().unwrap(), Handshake::Transmission);
+
+        let (mut c, h) = serve(mem);
+        greet(&mut c);
+        opt(&mut c, OPT_EXPORT_NAME, b"nope");
+        assert!(h.join().unwrap().is_err());
+    }
+}

@@ -1,0 +1,341 @@
+//! The export registry: state on disk, one NBD unix socket per export.
+//!
+//! State directory layout: `<name>.json` (the export's configuration) and
+//! `<name>.img` (its backing file).  At start-up every export found there is
+//! served again on `<socket_dir>/<name>.sock`, so a restarted memstore is
+//! back where it was and QEMU's NBD client reconnects to the same path.
+
+use crate::log::{error, info, warn};
+use crate::nbd;
+use crate::store::{valid_name, Export, ExportConfig, Host, MAX_EXPORT_SIZE};
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::io;
+use std::net::Shutdown;
+use std::os::unix::io::AsRawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub state_dir: PathBuf,
+    pub socket_dir: PathBuf,
+    pub host_quota: u64,
+    pub bucket_pages: u64,
+    pub event_ring: usize,
+}
+
+struct Entry {
+    export: Arc<Export>,
+    listener: UnixListener,
+    socket: PathBuf,
+    conns: Arc<Mutex<HashMap<u64, UnixStream>>>,
+}
+
+pub struct Server {
+    pub opts: Options,
+    pub host: Arc<Host>,
+    exports: Mutex<BTreeMap<String, Entry>>,
+    next_conn: Arc<AtomicU64>,
+}
+
+fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    fs::write(&tmp, data)?;
+    fs::File::open(&tmp)?.sync_all()?;
+    fs::rename(&tmp, path)
+}
+
+fn bind(path: &Path) -> io::Result<UnixListener> {
+    match fs::remove_file(path) {
+        Ok(()) => info(&format!("removed stale socket {}", path.display())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    UnixListener::bind(path)
+}
+
+impl Server {
+    pub fn new(opts: Options) -> io::Result<Arc<Server>> {
+        fs::create_dir_all(&opts.state_dir)?;
+        fs::create_dir_all(&opts.socket_dir)?;
+        Ok(Arc::new(Server {
+            host: Arc::new(Host::new(opts.host_quota)),
+            opts,
+            exports: Mutex::new(BTreeMap::new()),
+            next_conn: Arc::new(AtomicU64::new(1)),
+        }))
+    }
+
+    fn exports(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Entry>> {
+        match self.exports.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    pub fn socket_path(&self, name: &str) -> PathBuf {
+        self.opts.socket_dir.join(format!("{}.sock", name))
+    }
+
+    /// Serve every export of the state directory; returns how many.
+    pub fn load_all(self: &Arc<Self>) -> usize {
+        let mut n = 0;
+        let entries = match fs::read_dir(&self.opts.state_dir) {
+            Ok(e) => e,
+            Err(e) => {
+                error(&format!(
+                    "cannot read state dir {}: {}",
+                    self.opts.state_dir.display(),
+                    e
+                ));
+                return 0;
+            }
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().map(|x| x == "json").unwrap_or(false))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let cfg = fs::read(&p)
+                .map_err(|e| e.to_string())
+                .and_then(|b| crate::json::parse(&b))
+                .and_then(|v| ExportConfig::from_json(&v));
+            match cfg {
+                Ok(cfg) => match self.start_export(&cfg) {
+                    Ok(e) => {
+                        let g = e.lock();
+                        info(&format!(
+                            "restored export {} ({} bytes, quota {} bytes, {} pages stored) on {}",
+                            cfg.name,
+                            cfg.size,
+                            cfg.quota,
+                            g.stored_pages(),
+                            self.socket_path(&cfg.name).display()
+                        ));
+                        n += 1;
+                    }
+                    Err(e) => error(&format!("cannot restore export from {}: {}", p.display(), e)),
+                },
+                Err(e) => error(&format!(
+                    "ignoring unreadable export state {}: {}",
+                    p.display(),
+                    e
+                )),
+            }
+        }
+        n
+    }
+
+    fn start_export(self: &Arc<Self>, cfg: &ExportConfig) -> Result<Arc<Export>, String> {
+        let export = Arc::new(
+            Export::open(&self.opts.state_dir, cfg, self.host.clone(), self.opts.event_ring)
+                .map_err(|e| format!("backing file: {}", e))?,
+        );
+        let socket = self.socket_path(&cfg.name);
+        let listener = bind(&socket).map_err(|e| format!("cannot listen on {}: {}", socket.display(), e))?;
+        let accept = listener.try_clone().map_err(|e| e.to_string())?;
+        let conns: Arc<Mutex<HashMap<u64, UnixStream>>> = Arc::new(Mutex::new(HashMap::new()));
+        let (ex, cs, ids) = (export.clone(), conns.clone(), self.next_conn.clone());
+        thread::Builder::new()
+            .name(format!("accept-{}", cfg.name))
+            .spawn(move || accept_loop(accept, ex, cs, ids))
+            .map_err(|e| e.to_string())?;
+        self.exports().insert(
+            cfg.name.clone(),
+            Entry {
+                export: export.clone(),
+                listener,
+                socket,
+                conns,
+            },
+        );
+        Ok(export)
+    }
+
+    fn persist(&self, cfg: &ExportConfig) -> Result<(), String> {
+        let path = self.opts.state_dir.join(format!("{}.json", cfg.name));
+        write_atomic(&path, cfg.to_json().to_string().as_bytes())
+            .map_err(|e| format!("cannot write {}: {}", path.display(), e))
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<Export>> {
+        self.exports().get(name).map(|e| e.export.clone())
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.exports().keys().cloned().collect()
+    }
+
+    /// Create an export, or return the existing one if it has the same
+    /// size (bool: created).
+    pub fn create(
+        self: &Arc<Self>,
+        name: &str,
+        size: u64,
+        quota: Option<u64>,
+        bucket_pages: Option<u64>,
+    ) -> Result<(Arc<Export>, bool), String> {
+        if !valid_name(name) {
+            return Err(format!(
+                "invalid export name {:?}: 1-64 characters of A-Z a-z 0-9 . _ -, not starting with '.'",
+                name
+            ));
+        }
+        if size == 0 || size > MAX_EXPORT_SIZE {
+            return Err(format!(
+                "export size {} out of range 1..{}",
+                size, MAX_EXPORT_SIZE
+            ));
+        }
+        if let Some(e) = self.get(name) {
+            if e.size != size {
+                return Err(format!(
+                    "export {} exists with size {} (asked {})",
+                    name, e.size, size
+                ));
+            }
+            return Ok((e, false));
+        }
+        let cfg = ExportConfig {
+            name: name.to_string(),
+            size,
+            quota: quota.unwrap_or(size),
+            bucket_pages: std::cmp::max(1, bucket_pages.unwrap_or(self.opts.bucket_pages)),
+        };
+        self.persist(&cfg)?;
+        let e = self.start_export(&cfg)?;
+        info(&format!(
+            "created export {} ({} bytes, RAM quota {} bytes, histogram buckets of {} pages) on {}",
+            name,
+            size,
+            cfg.quota,
+            cfg.bucket_pages,
+            self.socket_path(name).display()
+        ));
+        Ok((e, true))
+    }
+
+    pub fn delete(&self, name: &str, force: bool) -> Result<(), String> {
+        let mut map = self.exports();
+        let entry = match map.get(name) {
+            Some(e) => e,
+            None => return Err(format!("no export {}", name)),
+        };
+        let clients = entry.export.clients.load(Ordering::SeqCst);
+        if clients > 0 && !force {
+            return Err(format!(
+                "export {} has {} connected client(s): detach the disk first or pass force",
+                name, clients
+            ));
+        }
+        let entry = map.remove(name).expect("checked above");
+        drop(map);
+        entry.export.deleted.store(true, Ordering::SeqCst);
+        // wakes the accept loop (accept() fails on a shut-down listener)
+        // SAFETY: shutdown(2) on a descriptor we own
+        unsafe {
+            crate::sys::shutdown(entry.listener.as_raw_fd(), crate::sys::SHUT_RDWR);
+        }
+        for (_, s) in entry
+            .conns
+            .lock()
+            .map(|mut c| c.drain().collect::<Vec<_>>())
+            .unwrap_or_default()
+        {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+        let _ = fs::remove_file(&entry.socket);
+        entry.export.release_all();
+        let _ = fs::remove_file(self.opts.state_dir.join(format!("{}.json", name)));
+        let _ = fs::remove_file(&entry.export.backing_path);
+        info(&format!(
+            "deleted export {}{}",
+            name,
+            if clients > 0 { " (forced)" } else { "" }
+        ));
+        Ok(())
+    }
+
+    pub fn set_export_quota(&self, name: &str, quota: u64) -> Result<u64, String> {
+        let e = self.get(name).ok_or_else(|| format!("no export {}", name))?;
+        let evicted = e.set_quota(quota);
+        self.persist(&e.config())?;
+        info(&format!(
+            "export {}: RAM quota set to {} bytes ({} pages evicted to the backing file)",
+            name, quota, evicted
+        ));
+        Ok(evicted)
+    }
+
+    /// Change the host quota; over it, the exports with the most RAM give
+    /// pages back first.
+    pub fn set_host_quota(&self, quota: u64) -> u64 {
+        self.host.quota.store(quota, Ordering::SeqCst);
+        let mut freed = 0;
+        let used = self.host.used.load(Ordering::SeqCst);
+        if used > quota {
+            let mut exports: Vec<Arc<Export>> = self.exports().values().map(|e| e.export.clone()).collect();
+            exports.sort_by_key(|e| std::cmp::Reverse(e.lock().ram_bytes()));
+            for e in exports {
+                let over = self.host.used.load(Ordering::SeqCst).saturating_sub(quota);
+                if over == 0 {
+                    break;
+                }
+                freed += e.shed(over);
+            }
+        }
+        info(&format!(
+            "host RAM quota set to {} bytes ({} bytes evicted to backing files)",
+            quota, freed
+        ));
+        freed
+    }
+}
+
+fn accept_loop(
+    listener: UnixListener,
+    export: Arc<Export>,
+    conns: Arc<Mutex<HashMap<u64, UnixStream>>>,
+    ids: Arc<AtomicU64>,
+) {
+    loop {
+        let stream = match listener.accept() {
+            Ok((s, _)) => s,
+            Err(e) => {
+                if export.deleted.load(Ordering::SeqCst) {
+                    return;
+                }
+                warn(&format!("export {}: accept failed: {}", export.name, e));
+                thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+        };
+        if export.deleted.load(Ordering::SeqCst) {
+            return;
+        }
+        let id = ids.fetch_add(1, Ordering::SeqCst);
+        export.connections.fetch_add(1, Ordering::SeqCst);
+        if let (Ok(clone), Ok(mut c)) = (stream.try_clone(), conns.lock()) {
+            c.insert(id, clone);
+        }
+        let (ex, cs) = (export.clone(), conns.clone());
+        let spawned = thread::Builder::new().name(format!("nbd-{}", id)).spawn(move || {
+            nbd::serve_connection(stream, &ex, id);
+            if let Ok(mut c) = cs.lock() {
+                c.remove(&id);
+            }
+        });
+        if let Err(e) = spawned {
+            error(&format!(
+                "export {}: cannot start a connection thread: {}",
+                export.name, e
+            ));
+        }
+    }
+}
