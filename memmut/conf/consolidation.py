@@ -1,0 +1,160 @@
+from oslo_config import cfg
+
+group = cfg.OptGroup('consolidation',
+                     title='Consolidation (OpenStack Neat\'s algorithms '
+                           'with memory, seed 004 §2.6.2)')
+
+_PARAMS = ('JSON object of parameters for %s; the keys given override '
+           'the algorithm\'s defaults (Neat\'s), unknown keys are an '
+           'error. Defaults: %s.')
+
+opts = [
+    cfg.StrOpt('underload_detection',
+               default='last_n_average_threshold',
+               help='Underload detection algorithm applied to each host\'s '
+                    'CPU utilization history: "threshold" or '
+                    '"last_n_average_threshold", or any algorithm '
+                    'registered under the memmut.consolidation.underload '
+                    'entry point.'),
+    cfg.StrOpt('underload_detection_parameters',
+               default='{}',
+               help=_PARAMS % ('underload_detection',
+                               'threshold {"threshold": 0.3}; '
+                               'last_n_average_threshold {"threshold": '
+                               '0.5, "n": 2}')),
+    cfg.StrOpt('overload_detection',
+               default='threshold',
+               help='Overload detection algorithm applied to each host\'s '
+                    'CPU utilization history: "threshold", '
+                    '"last_n_average_threshold", "mad_threshold", '
+                    '"iqr_threshold", "loess", "loess_robust", "otf", '
+                    '"mhod" or "no_migrations", or any algorithm '
+                    'registered under the memmut.consolidation.overload '
+                    'entry point.'),
+    cfg.StrOpt('overload_detection_parameters',
+               default='{}',
+               help=_PARAMS % ('overload_detection',
+                               'threshold {"threshold": 0.9}; '
+                               'last_n_average_threshold {"threshold": '
+                               '0.95, "n": 2}; mad_threshold {"threshold": '
+                               '2.5, "limit": 10}; iqr_threshold '
+                               '{"threshold": 1.5, "limit": 10}; loess and '
+                               'loess_robust {"threshold": 1.0, "param": '
+                               '1.2, "length": 10}; otf {"otf": 0.1, '
+                               '"threshold": 1.0, "limit": 10}; mhod '
+                               '{"state_config": [0.8], "otf": 0.1, '
+                               '"window_sizes": [30, 40, 50, 60, 70, 80, '
+                               '90, 100], "bruteforce_step": 0.5, '
+                               '"learning_steps": 10}')),
+    cfg.StrOpt('memory_underload_detection',
+               default='last_n_average_threshold',
+               help='Underload detection algorithm applied to each host\'s '
+                    'memory load: the sum of its VMs\' working sets '
+                    '(WSS^max_avg) over its memory, or of their booked '
+                    'memory when packing on booked memory.'),
+    cfg.StrOpt('memory_underload_detection_parameters',
+               default='{}',
+               help=_PARAMS % ('memory_underload_detection',
+                               'as for underload_detection')),
+    cfg.StrOpt('memory_overload_detection',
+               default='threshold',
+               help='Overload detection algorithm applied to each host\'s '
+                    'memory load (see memory_underload_detection).'),
+    cfg.StrOpt('memory_overload_detection_parameters',
+               default='{"threshold": 0.95}',
+               help=_PARAMS % ('memory_overload_detection',
+                               'as for overload_detection; memmut sets '
+                               'the threshold to 0.95 of the host\'s '
+                               'memory')),
+    cfg.StrOpt('underload_combination',
+               default='all',
+               choices=[('all', 'a host is underloaded when both its CPU '
+                                'and its memory are'),
+                        ('any', 'a host is underloaded when its CPU or '
+                                'its memory is')],
+               help='How the CPU and memory underload decisions combine. '
+                    'An overload on either resource always counts.'),
+    cfg.StrOpt('vm_selection',
+               default='minimum_migration_time_per_cpu',
+               help='VM selection algorithm for overloaded hosts: Neat\'s '
+                    '"random", "minimum_utilization", '
+                    '"minimum_migration_time" or '
+                    '"minimum_migration_time_max_cpu", memmut\'s '
+                    '"minimum_migration_time_per_cpu" (the VM freeing the '
+                    'most CPU per MiB to migrate: packed on working sets, '
+                    'the smallest VMs are mostly idle and Neat\'s choice '
+                    'sheds dozens of them per overload), or any algorithm '
+                    'registered under the '
+                    'memmut.consolidation.vm_selection entry point.'),
+    cfg.StrOpt('vm_selection_parameters',
+               default='{}',
+               help=_PARAMS % ('vm_selection',
+                               'minimum_migration_time_max_cpu and '
+                               'minimum_migration_time_per_cpu '
+                               '{"last_n": 2}; random {"seed": null}')),
+    cfg.StrOpt('vm_placement',
+               default='best_fit_decreasing',
+               help='VM placement algorithm: "best_fit_decreasing", or any '
+                    'algorithm registered under the '
+                    'memmut.consolidation.placement entry point.'),
+    cfg.StrOpt('vm_placement_parameters',
+               default='{}',
+               help=_PARAMS % ('vm_placement',
+                               'best_fit_decreasing {"cpu_threshold": 0.8, '
+                               '"ram_threshold": 0.95, "last_n_vm_cpu": '
+                               '2}')),
+    cfg.IntOpt('max_overload_moves',
+               default=0,
+               min=0,
+               help='Most VMs selected from one overloaded host in a '
+                    'round; 0 selects until the detectors no longer fire '
+                    'on what remains.'),
+    cfg.IntOpt('underload_grace_rounds',
+               default=12,
+               min=0,
+               help='Rounds after a host last received VMs during which it '
+                    'is not emptied for underload, so a host switched on '
+                    'for an overload is not switched off again at once '
+                    '(memmut\'s addition to Neat; 0 disables it).'),
+    cfg.IntOpt('interval',
+               default=300,
+               min=1,
+               help='Seconds between two consolidation rounds, and between '
+                    'two samples of the histories the algorithms read '
+                    '(Neat\'s local_manager_interval and '
+                    'data_collector_interval).'),
+    cfg.IntOpt('history_length',
+               default=100,
+               min=1,
+               help='Number of latest samples per VM passed to the '
+                    'algorithms (Neat\'s data_collector_data_length).'),
+    cfg.FloatOpt('network_migration_bandwidth',
+                 default=10.0,
+                 min=0.001,
+                 help='MB/s available to a live migration; the migration '
+                      'time the algorithms use is the mean VM memory over '
+                      'it (Neat\'s estimate).'),
+    cfg.StrOpt('memory_basis',
+               default='wss',
+               choices=[('wss', 'pack VMs on WSS^max_avg plus headroom'),
+                        ('booked', 'pack VMs on their booked memory '
+                                   '(Neat\'s behaviour, the baseline)')],
+               help='What memory a VM is packed on and counted for in '
+                    'memory detection.'),
+    cfg.IntOpt('headroom_kb',
+               default=32768,
+               min=0,
+               help='KiB added to a VM\'s WSS^max_avg when packing it, at '
+                    'least (see headroom_fraction; the larger applies). '
+                    'The sum never exceeds the VM\'s booked memory.'),
+    cfg.FloatOpt('headroom_fraction',
+                 default=0.05,
+                 min=0.0,
+                 max=10.0,
+                 help='Fraction of a VM\'s WSS^max_avg added to it when '
+                      'packing it, when larger than headroom_kb.'),
+]
+
+
+def list_opts():
+    return {group: opts}

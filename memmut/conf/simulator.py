@@ -1,0 +1,106 @@
+from oslo_config import cfg
+
+group = cfg.OptGroup('simulator',
+                     title='Consolidation simulator (memmut-sim) options')
+
+opts = [
+    cfg.FloatOpt('host_cpu_mhz',
+                 default=83200.0,
+                 min=1.0,
+                 help='CPU capacity of each simulated host in MHz. The '
+                      'default is a 2013 dual-socket server like those '
+                      'hosting the Bitbrains VMs: 2 x 8-core Xeon E5-2670 '
+                      'with Hyper-Threading, 32 threads at 2600 MHz (the '
+                      'clock of most Bitbrains vCPUs).'),
+    cfg.FloatOpt('host_memory_mb',
+                 default=262144.0,
+                 min=1.0,
+                 help='Memory of each simulated host in MiB (default '
+                      '256 GiB, that server\'s usual configuration).'),
+    cfg.IntOpt('host_count',
+               default=0,
+               min=0,
+               help='Number of simulated hosts; 0 gives one per VM, '
+                    'enough for any packing.'),
+    cfg.FloatOpt('host_idle_watts',
+                 default=175.0,
+                 min=0.0,
+                 help='Power of an active host at 0 %% CPU in the linear '
+                      'power model P(u) = idle + (max - idle) u (Neat\'s '
+                      'and CloudSim\'s linear model: 250 W at full load, '
+                      '70 %% of it idle).'),
+    cfg.FloatOpt('host_max_watts',
+                 default=250.0,
+                 min=0.0,
+                 help='Power of an active host at 100 %% CPU. Suspended '
+                      'hosts draw nothing.'),
+    cfg.IntOpt('wss_average_window',
+               default=5,
+               min=1,
+               help='Samples n in the moving average of WSS^max_avg (5 in '
+                    'seed 004 §2.6.2).'),
+    cfg.FloatOpt('wss_time_slice',
+                 default=3600.0,
+                 min=1.0,
+                 help='Seconds s of the time slice over which WSS^max_avg '
+                      'takes the maximum of the moving average (1 hour in '
+                      'the seed).'),
+    cfg.IntOpt('synthetic_vms',
+               default=300,
+               min=1,
+               help='VMs of the built-in synthetic trace, used when no '
+                    'trace is given.'),
+    cfg.FloatOpt('synthetic_days',
+                 default=2.0,
+                 min=0.01,
+                 help='Days covered by the synthetic trace (300 s '
+                      'samples).'),
+    cfg.IntOpt('synthetic_seed',
+               default=0,
+               help='Random seed of the synthetic trace.'),
+]
+
+# Per-run choices, on the command line of memmut-sim only.
+cli_opts = [
+    cfg.StrOpt('trace',
+               help='Bitbrains trace to replay: the .tar.gz (e.g. '
+                    'bitbrains-rnd-2013-7.tar.gz, read in place) or a '
+                    'directory of its CSV files. Without it a seeded '
+                    'synthetic trace is generated.'),
+    cfg.StrOpt('output-dir',
+               help='Directory for results.json, timeseries.csv and the '
+                    'plots (default: ./results/sim-<UTC timestamp>).'),
+    cfg.ListOpt('mode',
+                default=['booked', 'wss'],
+                help='Packing modes to run: booked (VMs packed on their '
+                     'booked memory, the baseline) and/or wss (on '
+                     'WSS^max_avg plus headroom).'),
+    cfg.FloatOpt('duration',
+                 default=0.0,
+                 min=0.0,
+                 help='Simulate at most this many hours of the trace; 0 '
+                      'replays all of it.'),
+    cfg.FloatOpt('host-cpu-mhz',
+                 min=1.0,
+                 help='CPU capacity of each host in MHz for this run '
+                      '(default: [simulator] host_cpu_mhz).'),
+    cfg.FloatOpt('host-memory-mb',
+                 min=1.0,
+                 help='Memory of each host in MiB for this run (default: '
+                      '[simulator] host_memory_mb).'),
+    cfg.IntOpt('host-count',
+               min=0,
+               help='Number of hosts for this run (default: [simulator] '
+                    'host_count).'),
+    cfg.BoolOpt('plots',
+                default=True,
+                help='Write PNG plots (needs matplotlib); --noplots skips '
+                     'them.'),
+    cfg.BoolOpt('progress',
+                default=True,
+                help='Show a progress line on stderr while running.'),
+]
+
+
+def list_opts():
+    return {group: opts}

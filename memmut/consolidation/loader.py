@@ -1,0 +1,241 @@
+"""Find consolidation algorithms by name and build them with parameters.
+
+Algorithms are registered as stevedore entry points (as Watcher does), one
+namespace per role::
+
+    memmut.consolidation.underload     threshold, last_n_average_threshold
+    memmut.consolidation.overload      threshold, last_n_average_threshold,
+                                       mad_threshold, iqr_threshold, loess,
+                                       loess_robust, otf, mhod, no_migrations
+    memmut.consolidation.vm_selection  random, minimum_utilization,
+                                       minimum_migration_time,
+                                       minimum_migration_time_max_cpu,
+                                       minimum_migration_time_per_cpu
+    memmut.consolidation.placement     best_fit_decreasing
+
+Each entry point is a Neat factory ``f(time_step, migration_time,
+params)``. A third party adds an algorithm by declaring an entry point in
+its own package. memmut's own algorithms are also found without their
+entry points (a source tree that was not reinstalled), so a missing
+registration cannot silently change behaviour.
+
+Parameters come from JSON objects (``[consolidation] *_parameters``); the
+keys given override the algorithm's defaults (Neat's), unknown keys are an
+error.
+"""
+
+import dataclasses
+import importlib.metadata
+import json
+
+from memmut.consolidation import mhod
+from memmut.consolidation import overload
+from memmut.consolidation import placement
+from memmut.consolidation import underload
+from memmut.consolidation import vm_selection
+
+NAMESPACE = 'memmut.consolidation.'
+ROLES = ('underload', 'overload', 'vm_selection', 'placement')
+
+BUILTIN = {
+    'underload': (underload.FACTORIES, underload.DEFAULTS),
+    'overload': (dict(overload.FACTORIES, **mhod.FACTORIES),
+                 dict(overload.DEFAULTS, **mhod.DEFAULTS)),
+    'vm_selection': (vm_selection.FACTORIES, vm_selection.DEFAULTS),
+    'placement': (placement.FACTORIES, placement.DEFAULTS),
+}
+
+
+class AlgorithmError(ValueError):
+    """An unknown algorithm or bad parameters; the message says which."""
+
+
+def _registered(role):
+    """Entry point names of a role (installed packages' metadata)."""
+    try:
+        eps = importlib.metadata.entry_points(group=NAMESPACE + role)
+    except Exception:                                   # pragma: no cover
+        return set()
+    return {ep.name for ep in eps}
+
+
+def available(role):
+    """Names of the algorithms of a role (entry points and built-ins)."""
+    return sorted(set(BUILTIN[role][0]) | _registered(role))
+
+
+def find_factory(role, name):
+    """The factory of algorithm ``name`` for ``role``.
+
+    A registered entry point is loaded through stevedore (as Watcher
+    does); if it fails to load that is an error, not a silent fallback.
+    memmut's own algorithms are also found without their entry points.
+    """
+    if role not in BUILTIN:
+        raise AlgorithmError('unknown algorithm role %r (known: %s)'
+                             % (role, ', '.join(ROLES)))
+    if name in _registered(role):
+        from stevedore import driver
+        try:
+            return driver.DriverManager(NAMESPACE + role, name,
+                                        invoke_on_load=False).driver
+        except Exception as e:
+            raise AlgorithmError('%s algorithm %r is registered but cannot '
+                                 'be loaded: %s'
+                                 % (role.replace('_', ' '), name, e))
+    try:
+        return BUILTIN[role][0][name]
+    except KeyError:
+        raise AlgorithmError('unknown %s algorithm %r (available: %s)'
+                             % (role.replace('_', ' '), name,
+                                ', '.join(available(role))))
+
+
+def parse_parameters(text, what='parameters'):
+    """A JSON object (str) or a dict -> dict; clear error otherwise."""
+    if isinstance(text, dict):
+        return dict(text)
+    if text is None or not str(text).strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise AlgorithmError('%s: not valid JSON (%s): %r' % (what, e, text))
+    if not isinstance(value, dict):
+        raise AlgorithmError('%s: want a JSON object, got %r' % (what, text))
+    return value
+
+
+def parameters(role, name, given=None):
+    """The algorithm's defaults updated with ``given``."""
+    defaults = BUILTIN[role][1].get(name)
+    given = parse_parameters(given, '%s %s parameters' % (role, name))
+    if defaults is None:                 # a third-party algorithm
+        return given
+    unknown = sorted(set(given) - set(defaults))
+    if unknown:
+        raise AlgorithmError(
+            '%s algorithm %r has no parameter %s (it takes: %s)'
+            % (role.replace('_', ' '), name, ', '.join(map(repr, unknown)),
+               ', '.join(sorted(defaults)) or 'none'))
+    merged = dict(defaults)
+    merged.update(given)
+    return merged
+
+
+def build(role, name, time_step, migration_time, params=None):
+    """Create the decide function of algorithm ``name``."""
+    factory = find_factory(role, name)
+    merged = parameters(role, name, params)
+    try:
+        return factory(time_step, migration_time, merged)
+    except (KeyError, TypeError, ValueError) as e:
+        raise AlgorithmError('%s algorithm %r: bad parameters %s: %s'
+                             % (role.replace('_', ' '), name,
+                                json.dumps(merged, sort_keys=True), e))
+
+
+@dataclasses.dataclass(frozen=True)
+class AlgorithmSpec:
+    """Names and parameters of one consolidation set-up."""
+    underload: str = 'last_n_average_threshold'
+    underload_parameters: dict = dataclasses.field(default_factory=dict)
+    overload: str = 'threshold'
+    overload_parameters: dict = dataclasses.field(default_factory=dict)
+    memory_underload: str = 'last_n_average_threshold'
+    memory_underload_parameters: dict = dataclasses.field(
+        default_factory=dict)
+    memory_overload: str = 'threshold'
+    memory_overload_parameters: dict = dataclasses.field(
+        default_factory=lambda: {'threshold': 0.95})
+    vm_selection: str = 'minimum_migration_time_per_cpu'
+    vm_selection_parameters: dict = dataclasses.field(default_factory=dict)
+    placement: str = 'best_fit_decreasing'
+    placement_parameters: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_conf(cls, conf):
+        c = conf.consolidation
+        return cls(
+            underload=c.underload_detection,
+            underload_parameters=parse_parameters(
+                c.underload_detection_parameters,
+                '[consolidation] underload_detection_parameters'),
+            overload=c.overload_detection,
+            overload_parameters=parse_parameters(
+                c.overload_detection_parameters,
+                '[consolidation] overload_detection_parameters'),
+            memory_underload=c.memory_underload_detection,
+            memory_underload_parameters=parse_parameters(
+                c.memory_underload_detection_parameters,
+                '[consolidation] memory_underload_detection_parameters'),
+            memory_overload=c.memory_overload_detection,
+            memory_overload_parameters=parse_parameters(
+                c.memory_overload_detection_parameters,
+                '[consolidation] memory_overload_detection_parameters'),
+            vm_selection=c.vm_selection,
+            vm_selection_parameters=parse_parameters(
+                c.vm_selection_parameters,
+                '[consolidation] vm_selection_parameters'),
+            placement=c.vm_placement,
+            placement_parameters=parse_parameters(
+                c.vm_placement_parameters,
+                '[consolidation] vm_placement_parameters'))
+
+    def effective(self):
+        """Names with their full (default-completed) parameters."""
+        return {
+            'underload': (self.underload, parameters(
+                'underload', self.underload, self.underload_parameters)),
+            'overload': (self.overload, parameters(
+                'overload', self.overload, self.overload_parameters)),
+            'memory_underload': (self.memory_underload, parameters(
+                'underload', self.memory_underload,
+                self.memory_underload_parameters)),
+            'memory_overload': (self.memory_overload, parameters(
+                'overload', self.memory_overload,
+                self.memory_overload_parameters)),
+            'vm_selection': (self.vm_selection, parameters(
+                'vm_selection', self.vm_selection,
+                self.vm_selection_parameters)),
+            'placement': (self.placement, parameters(
+                'placement', self.placement, self.placement_parameters)),
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class Algorithms:
+    """The decide functions one round uses (see :mod:`.planner`)."""
+    cpu_underload: object
+    cpu_overload: object
+    memory_underload: object
+    memory_overload: object
+    vm_selection: object
+    placement: object
+
+
+def build_all(spec, time_step, migration_time):
+    """Decide functions for ``spec``; ``migration_time`` in seconds."""
+    return Algorithms(
+        cpu_underload=build('underload', spec.underload, time_step,
+                            migration_time, spec.underload_parameters),
+        cpu_overload=build('overload', spec.overload, time_step,
+                           migration_time, spec.overload_parameters),
+        memory_underload=build('underload', spec.memory_underload,
+                               time_step, migration_time,
+                               spec.memory_underload_parameters),
+        memory_overload=build('overload', spec.memory_overload, time_step,
+                              migration_time,
+                              spec.memory_overload_parameters),
+        vm_selection=build('vm_selection', spec.vm_selection, time_step,
+                           migration_time, spec.vm_selection_parameters),
+        placement=build('placement', spec.placement, time_step,
+                        migration_time, spec.placement_parameters))
+
+
+def migration_time(vms_ram_mb, bandwidth_mb_s):
+    """Neat's estimate: mean VM memory (MB) over the bandwidth (MB/s)."""
+    vals = list(vms_ram_mb)
+    if not vals or bandwidth_mb_s <= 0:
+        return 0.0
+    return float(sum(vals)) / len(vals) / bandwidth_mb_s

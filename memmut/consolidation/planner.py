@@ -1,0 +1,387 @@
+"""One consolidation round as a pure function.
+
+The controller's entry point is :func:`plan`::
+
+    from memmut.consolidation import planner
+    params = planner.PlanParams.from_conf(conf)      # or PlanParams(...)
+    result = planner.plan(hosts, vms, params)        # -> Plan
+    for vm, source, destination, resource, kind in result.migrations:
+        ...                                          # live-migrate vm
+    # keep result.states[host] and pass it back as Host.state next round
+
+``hosts`` is a list of :class:`Host`, ``vms`` a list of :class:`VM`;
+``resource`` is ``cpu``, ``memory`` or ``cpu+memory`` (what triggered the
+move) and ``kind`` ``overload`` or ``underload``. :func:`plan_round` does
+the same with algorithms already built (the simulator builds them once).
+
+Input: the hosts (capacities, whether they are on, the algorithms' state
+per host), the VMs (where they run, their CPU history, the memory they are
+packed on and their memory-load history) and the decide functions of
+:class:`memmut.consolidation.loader.Algorithms`. Output: a :class:`Plan`,
+the migrations to make with the reason of each, the hosts to switch on and
+off, and the algorithms' new per-host state. Nothing is executed here.
+
+A round, following Neat's local and global managers:
+
+1. Every host running VMs gets two utilization histories: CPU (the sum of
+   its VMs' CPU histories, right-aligned, over its CPU capacity) and memory
+   (the sum of its VMs' memory-load histories over its memory capacity:
+   their working sets, WSS^max_avg, or their booked memory for the
+   baseline). Each goes through the overload and the underload detector of
+   its resource.
+2. Overloaded hosts (the CPU or the memory detector fired): VMs are
+   selected one at a time, removing each one's histories from the host's,
+   until the detectors no longer fire on what remains; the selected VMs
+   are placed on the other hosts that are on and not overloaded, switching
+   suspended hosts on when needed. All or nothing per host, as in Neat.
+3. Underloaded hosts (``params.underload_combination``: ``all`` — both
+   resources underloaded, the default — or ``any``), lightest CPU first,
+   skipping those that received VMs in this round: all their VMs are
+   placed on the other hosts that are on (none switched on); if they all
+   fit the host is emptied and switched off, else nothing moves.
+
+Reasons: every move carries its kind (``overload``/``underload``) and the
+resource that triggered it (``cpu``, ``memory`` or ``cpu+memory``). For an
+overload that is the detectors that fired. For an underload under ``all``
+it is ``memory`` when the memory detector has fired for fewer consecutive
+rounds than the CPU one (memory was the condition met last: it released a
+decision CPU alone would have made earlier), else ``cpu`` (CPU-only Neat
+would have decided the same now); under ``any`` the ones that fired. A
+move is *caused by memory* when its resource includes memory.
+"""
+
+import collections
+import dataclasses
+import typing
+
+import numpy as np
+
+CPU = 'cpu'
+MEMORY = 'memory'
+BOTH = 'cpu+memory'
+OVERLOAD = 'overload'
+UNDERLOAD = 'underload'
+
+
+@dataclasses.dataclass
+class Host:
+    """A compute host: capacities in MHz and in the memory unit of the VMs'
+    ``ram`` (memmut uses MiB); ``state`` is what the algorithms keep."""
+    name: str
+    cpu_mhz: float
+    ram: float
+    active: bool = True
+    state: typing.Optional[dict] = None
+
+
+@dataclasses.dataclass
+class VM:
+    """A VM as the consolidator sees it.
+
+    ``cpu_history``: CPU use in MHz, newest last. ``ram``: the memory it
+    is packed on (WSS^max_avg + headroom, or booked). ``mem_history``: its
+    memory load for detection (WSS^max_avg series, or booked), newest last.
+    """
+    uuid: str
+    host: typing.Optional[str]
+    cpu_history: typing.Sequence[float]
+    ram: float
+    mem_history: typing.Sequence[float] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanParams:
+    """How to plan a round.
+
+    ``spec``: the algorithms' names and parameters
+    (:class:`memmut.consolidation.loader.AlgorithmSpec`, default: the
+    ``[consolidation]`` option defaults). ``time_step``: seconds between
+    two samples of the histories (and two rounds). ``migration_time``:
+    seconds a live migration takes, as the algorithms assume it; ``None``
+    estimates it as Neat does, the mean ``ram`` of the VMs (MiB) over
+    ``bandwidth_mb_s``.
+    """
+    underload_combination: str = 'all'
+    # Most VMs selected from one overloaded host in a round (0: no limit).
+    max_overload_moves: int = 0
+    # Rounds after receiving VMs during which a host is not emptied.
+    underload_grace_rounds: int = 12
+    spec: typing.Any = None
+    time_step: float = 300.0
+    migration_time: typing.Optional[float] = None
+    bandwidth_mb_s: float = 10.0
+
+    @classmethod
+    def from_conf(cls, conf):
+        """Everything from the ``[consolidation]`` options."""
+        from memmut.consolidation import loader
+        c = conf.consolidation
+        return cls(underload_combination=c.underload_combination,
+                   max_overload_moves=c.max_overload_moves,
+                   underload_grace_rounds=c.underload_grace_rounds,
+                   spec=loader.AlgorithmSpec.from_conf(conf),
+                   time_step=float(c.interval),
+                   bandwidth_mb_s=c.network_migration_bandwidth)
+
+    def __post_init__(self):
+        if self.time_step <= 0:
+            raise ValueError('time_step must be positive')
+        if self.bandwidth_mb_s <= 0:
+            raise ValueError('bandwidth_mb_s must be positive')
+        if self.migration_time is not None and self.migration_time < 0:
+            raise ValueError('migration_time must not be negative')
+        if self.underload_combination not in ('all', 'any'):
+            raise ValueError('underload_combination must be "all" or '
+                             '"any"')
+        if self.max_overload_moves < 0:
+            raise ValueError('max_overload_moves must not be negative')
+        if self.underload_grace_rounds < 0:
+            raise ValueError('underload_grace_rounds must not be negative')
+
+
+class Move(typing.NamedTuple):
+    """One live migration: unpacks as ``(vm, source, destination,
+    resource, kind)``."""
+    vm: str
+    source: str
+    destination: str
+    resource: str      # CPU, MEMORY or BOTH: what triggered it
+    kind: str          # OVERLOAD or UNDERLOAD
+
+    @property
+    def reason(self):
+        return '%s %s' % (self.resource, self.kind)
+
+    @property
+    def memory_caused(self):
+        return MEMORY in self.resource
+
+
+@dataclasses.dataclass
+class Plan:
+    """What a round decided; nothing is executed.
+
+    ``migrations``: the moves in order. ``activate``: suspended hosts that
+    receive VMs (switch them on first). ``deactivate``: hosts left without
+    VMs (suspend them after the migrations). ``overloaded`` and
+    ``underloaded``: host -> the resource detected. ``failed``: (host,
+    kind) whose VMs could not all be placed, so nothing moved from it.
+    ``states``: the algorithms' new per-host state (JSON-serialisable),
+    to pass back as :attr:`Host.state` next round.
+    """
+    migrations: typing.List[Move] = dataclasses.field(default_factory=list)
+    activate: typing.List[str] = dataclasses.field(default_factory=list)
+    deactivate: typing.List[str] = dataclasses.field(default_factory=list)
+    overloaded: typing.Dict[str, str] = dataclasses.field(
+        default_factory=dict)
+    underloaded: typing.Dict[str, str] = dataclasses.field(
+        default_factory=dict)
+    failed: typing.List[typing.Tuple[str, str]] = dataclasses.field(
+        default_factory=list)
+    states: typing.Dict[str, dict] = dataclasses.field(default_factory=dict)
+
+    def counts(self):
+        """Moves per (kind, resource)."""
+        return collections.Counter((m.kind, m.resource)
+                                   for m in self.migrations)
+
+
+def _sum_right_aligned(series_list):
+    arrays = [np.asarray(s, dtype=float) for s in series_list]
+    length = max((len(a) for a in arrays), default=0)
+    if all(len(a) == length for a in arrays):
+        return np.sum(arrays, axis=0) if arrays else np.zeros(0)
+    out = np.zeros(length)
+    for a in arrays:
+        if len(a):
+            out[length - len(a):] += a
+    return out
+
+
+def _last(history):
+    return float(history[-1]) if len(history) else 0.0
+
+
+def _resource(cpu, mem):
+    if cpu and mem:
+        return BOTH
+    return CPU if cpu else MEMORY
+
+
+def plan_round(hosts, vms, algorithms, params=None):
+    """Plan one consolidation round; see the module documentation."""
+    params = params or PlanParams()
+    by_name = {h.name: h for h in hosts}
+    on = collections.defaultdict(list)
+    for vm in vms:
+        if vm.host is not None:
+            if vm.host not in by_name:
+                raise ValueError('VM %s is on unknown host %s'
+                                 % (vm.uuid, vm.host))
+            on[vm.host].append(vm)
+    plan = Plan()
+
+    # -- 1. detection ---------------------------------------------------
+    cpu_hist, mem_hist = {}, {}
+    cpu_use, ram_use = {}, {}
+    for name in sorted(on):
+        h = by_name[name]
+        hv = on[name]
+        cpu = _sum_right_aligned([v.cpu_history for v in hv])
+        mem = _sum_right_aligned([v.mem_history for v in hv])
+        cpu_hist[name], mem_hist[name] = cpu, mem
+        cpu_use[name] = sum(_last(v.cpu_history) for v in hv)
+        ram_use[name] = float(sum(v.ram for v in hv))
+        state = dict(h.state or {})
+        cu, mu = cpu / h.cpu_mhz, mem / h.ram
+        over_c, state['cpu_overload'] = algorithms.cpu_overload(
+            cu, state.get('cpu_overload'))
+        over_m, state['memory_overload'] = algorithms.memory_overload(
+            mu, state.get('memory_overload'))
+        under_c, state['cpu_underload'] = algorithms.cpu_underload(
+            cu, state.get('cpu_underload'))
+        under_m, state['memory_underload'] = algorithms.memory_underload(
+            mu, state.get('memory_underload'))
+        rc = state['cpu_underload_rounds'] = (
+            state.get('cpu_underload_rounds', 0) + 1 if under_c else 0)
+        rm = state['memory_underload_rounds'] = (
+            state.get('memory_underload_rounds', 0) + 1 if under_m else 0)
+        since = state['rounds_since_received'] = (
+            state.get('rounds_since_received', -1) + 1)
+        plan.states[name] = state
+        in_grace = (state.get('received') and
+                    since < params.underload_grace_rounds)
+        if over_c or over_m:
+            plan.overloaded[name] = _resource(over_c, over_m)
+        elif in_grace:
+            pass
+        elif params.underload_combination == 'all':
+            if under_c and under_m:
+                plan.underloaded[name] = MEMORY if rm < rc else CPU
+        elif under_c or under_m:
+            plan.underloaded[name] = _resource(under_c, under_m)
+    for h in hosts:
+        if h.active and h.name not in on:
+            plan.deactivate.append(h.name)
+
+    cpu_total = {h.name: float(h.cpu_mhz) for h in hosts}
+    ram_total = {h.name: float(h.ram) for h in hosts}
+    active = set(on)
+    receivers, emptied = set(), set()
+
+    def place(vm_list, source, kind, resource, allow_inactive):
+        targets = sorted(active - {source} - set(plan.overloaded)
+                         - emptied)
+        inactive = ([h.name for h in hosts
+                     if h.name not in active and h.name not in emptied
+                     and h.name not in plan.deactivate]
+                    if allow_inactive else [])
+        mapping, _ = algorithms.placement(
+            {t: cpu_use[t] for t in targets},
+            {t: cpu_total[t] for t in targets},
+            {t: ram_use[t] for t in targets},
+            {t: ram_total[t] for t in targets},
+            {t: cpu_total[t] for t in inactive},
+            {t: ram_total[t] for t in inactive},
+            {v.uuid: v.cpu_history for v in vm_list},
+            {v.uuid: v.ram for v in vm_list})
+        if not mapping or len(mapping) != len(vm_list):
+            plan.failed.append((source, kind))
+            return False
+        for v in vm_list:
+            dest = mapping[v.uuid]
+            if dest not in active:
+                active.add(dest)
+                cpu_use.setdefault(dest, 0.0)
+                ram_use.setdefault(dest, 0.0)
+                plan.activate.append(dest)
+            c = _last(v.cpu_history)
+            cpu_use[dest] += c
+            ram_use[dest] += v.ram
+            cpu_use[source] -= c
+            ram_use[source] -= v.ram
+            receivers.add(dest)
+            st = plan.states.setdefault(dest, {})
+            st['received'] = True
+            st['rounds_since_received'] = 0
+            plan.migrations.append(
+                Move(v.uuid, source, dest, resource, kind))
+        return True
+
+    # -- 2. overloaded hosts ------------------------------------------------
+    for name in sorted(plan.overloaded):
+        h = by_name[name]
+        state = h.state or {}
+        candidates = {v.uuid: v for v in on[name]}
+        cpu, mem = cpu_hist[name].copy(), mem_hist[name].copy()
+        selected = []
+        selection_state = None
+        while candidates and (not params.max_overload_moves or
+                              len(selected) < params.max_overload_moves):
+            chosen, selection_state = algorithms.vm_selection(
+                {u: v.cpu_history for u, v in candidates.items()},
+                {u: v.ram for u, v in candidates.items()},
+                selection_state)
+            chosen = [u for u in chosen if u in candidates]
+            if not chosen:
+                break
+            for u in chosen:
+                v = candidates.pop(u)
+                selected.append(v)
+                for acc, series in ((cpu, v.cpu_history),
+                                    (mem, v.mem_history)):
+                    s = np.asarray(series, dtype=float)
+                    if len(s):
+                        acc[len(acc) - len(s):] -= s
+            still_c, _ = algorithms.cpu_overload(
+                cpu / h.cpu_mhz, state.get('cpu_overload'))
+            still_m, _ = algorithms.memory_overload(
+                mem / h.ram, state.get('memory_overload'))
+            if not (still_c or still_m):
+                break
+        if selected:
+            place(selected, name, OVERLOAD, plan.overloaded[name], True)
+
+    # -- 3. underloaded hosts -----------------------------------------------
+    order = sorted(plan.underloaded,
+                   key=lambda n: (cpu_use[n] / cpu_total[n], n))
+    for name in order:
+        if name in receivers or name in emptied:
+            continue
+        if place(on[name], name, UNDERLOAD, plan.underloaded[name], False):
+            emptied.add(name)
+            plan.deactivate.append(name)
+    return plan
+
+
+def migration_time(vms, params):
+    """Seconds a migration takes for the algorithms (see PlanParams)."""
+    if params.migration_time is not None:
+        return float(params.migration_time)
+    from memmut.consolidation import loader
+    return loader.migration_time([v.ram for v in vms], params.bandwidth_mb_s)
+
+
+def plan(hosts, vms, params=None):
+    """Plan one consolidation round (the controller's entry point).
+
+    Builds the algorithms of ``params.spec`` (or the option defaults) and
+    runs :func:`plan_round`. Raises
+    :class:`memmut.consolidation.loader.AlgorithmError` for an unknown
+    algorithm or bad parameters, ``ValueError`` for a VM on an unknown
+    host.
+    """
+    from memmut.consolidation import loader
+    params = params or PlanParams()
+    spec = params.spec if params.spec is not None else loader.AlgorithmSpec()
+    algorithms = loader.build_all(spec, params.time_step,
+                                  migration_time(vms, params))
+    return plan_round(hosts, vms, algorithms, params)
+
+
+def apply(plan, placement):
+    """Apply a plan's moves to a ``{vm: host}`` mapping (returns a copy)."""
+    new = dict(placement)
+    for m in plan.migrations:
+        new[m.vm] = m.destination
+    return new

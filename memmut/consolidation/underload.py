@@ -1,0 +1,55 @@
+"""Underload detection (Neat's ``neat.locals.underload.trivial``).
+
+Factories ``f(time_step, migration_time, params)`` return
+``decide(utilization, state=None) -> (bool, state)``; ``utilization`` is
+the host's history of a resource's utilization (fractions of capacity,
+newest last). An underloaded host has all its VMs moved away and is
+suspended.
+"""
+
+
+def threshold(threshold, utilization):
+    """True if the last utilization value is at most ``threshold``."""
+    if len(utilization):
+        return bool(utilization[-1] <= threshold)
+    return False
+
+
+def last_n_average_threshold(threshold, n, utilization):
+    """True if the mean of the last ``n`` values is at most ``threshold``."""
+    if len(utilization):
+        tail = utilization[-n:]
+        return bool(sum(tail) / float(len(tail)) <= threshold)
+    return False
+
+
+def threshold_factory(time_step, migration_time, params):
+    t = float(params['threshold'])
+
+    def decide(utilization, state=None):
+        return threshold(t, utilization), state
+    return decide
+
+
+def last_n_average_threshold_factory(time_step, migration_time, params):
+    t = float(params['threshold'])
+    n = int(params['n'])
+    if n < 1:
+        raise ValueError('n must be at least 1')
+
+    def decide(utilization, state=None):
+        return last_n_average_threshold(t, n, utilization), state
+    return decide
+
+
+# Neat's defaults (neat.conf: last_n_average_threshold {threshold 0.5, n 2};
+# the commented-out static threshold 0.3).
+DEFAULTS = {
+    'threshold': {'threshold': 0.3},
+    'last_n_average_threshold': {'threshold': 0.5, 'n': 2},
+}
+
+FACTORIES = {
+    'threshold': threshold_factory,
+    'last_n_average_threshold': last_n_average_threshold_factory,
+}

@@ -1,0 +1,251 @@
+"""Per-VM CPU and memory traces on a common time grid.
+
+:func:`load_bitbrains` reads the GWA-T-12 Bitbrains trace (one CSV per VM,
+columns separated by ``;\\t``, a header row, one row every 300 s) straight
+from its ``.tar.gz`` (or from a directory of CSVs); nothing is unpacked or
+copied. Columns used: ``Timestamp [ms]`` (seconds since the epoch in
+fact), ``CPU capacity provisioned [MHZ]``, ``CPU usage [MHZ]``, ``Memory
+capacity provisioned [KB]`` (the booked memory) and ``Memory usage [KB]``
+(the working set).
+
+Every row is put on a grid of ``step`` seconds starting at the earliest
+timestamp of the trace (nearest slot; rows falling in the same slot are
+averaged; a slot missing between a VM's first and last row repeats the
+previous one). Before its first row and after its last a VM does not
+exist. A VM's booked memory is the largest provisioned value in its file
+(a few files report 0 in some rows; those are ignored). Rows that do not
+parse (wrong number of fields, non-numbers, NaN, negative values) are
+skipped and counted.
+"""
+
+import dataclasses
+import logging
+import os
+import tarfile
+import typing
+
+import numpy as np
+
+LOG = logging.getLogger(__name__)
+
+FIELDS = 11
+COL_TS, COL_CPU_CAP, COL_CPU, COL_MEM_BOOKED, COL_MEM_USED = 0, 2, 3, 5, 6
+KIB_PER_MIB = 1024.0
+
+
+class TraceError(Exception):
+    """A trace that cannot be read; the message says why."""
+
+
+@dataclasses.dataclass
+class Trace:
+    """VM series on a grid: arrays are (VMs, steps), memory in MiB, CPU in
+    MHz. ``first``/``last``: the first and last step each VM exists."""
+    names: typing.List[str]
+    step: float
+    start: float
+    cpu: np.ndarray
+    mem: np.ndarray
+    booked: np.ndarray
+    cpu_capacity: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    source: str = ''
+    malformed_rows: int = 0
+    files_skipped: int = 0
+
+    @property
+    def n_vms(self):
+        return len(self.names)
+
+    @property
+    def n_steps(self):
+        return self.cpu.shape[1]
+
+    def alive(self):
+        """Boolean (VMs, steps): does the VM exist at that step?"""
+        t = np.arange(self.n_steps)
+        return (t[None, :] >= self.first[:, None]) & \
+            (t[None, :] <= self.last[:, None])
+
+    def truncate(self, steps):
+        """The first ``steps`` steps only (VMs starting later dropped)."""
+        if steps >= self.n_steps:
+            return self
+        keep = self.first < steps
+        return Trace(names=[n for n, k in zip(self.names, keep) if k],
+                     step=self.step, start=self.start,
+                     cpu=self.cpu[keep, :steps], mem=self.mem[keep, :steps],
+                     booked=self.booked[keep],
+                     cpu_capacity=self.cpu_capacity[keep],
+                     first=self.first[keep],
+                     last=np.minimum(self.last[keep], steps - 1),
+                     source=self.source,
+                     malformed_rows=self.malformed_rows,
+                     files_skipped=self.files_skipped)
+
+    def summary(self):
+        return {
+            'source': self.source,
+            'vms': self.n_vms,
+            'steps': self.n_steps,
+            'step_seconds': self.step,
+            'start': self.start,
+            'days': round(self.n_steps * self.step / 86400.0, 3),
+            'booked_memory_gib': round(float(self.booked.sum()) / 1024, 1),
+            'mean_used_memory_gib': round(float(
+                self.mem.sum(axis=0).mean()) / 1024, 1),
+            'malformed_rows': self.malformed_rows,
+            'files_skipped': self.files_skipped,
+        }
+
+
+def _parse_rows_slow(body):
+    rows, bad = [], 0
+    for line in body.splitlines():
+        if not line.strip():
+            continue
+        parts = line.split(';')
+        if len(parts) != FIELDS:
+            bad += 1
+            continue
+        try:
+            row = [float(p) for p in parts]
+        except ValueError:
+            bad += 1
+            continue
+        rows.append(row)
+    if not rows:
+        return np.zeros((0, FIELDS)), bad
+    return np.array(rows, dtype=float), bad
+
+
+def parse_csv(text):
+    """One Bitbrains CSV -> (rows array (n, 11), malformed row count)."""
+    head, sep, body = text.partition('\n')
+    if 'Timestamp' not in head:          # no header: the first row is data
+        body = text
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    arr = None
+    tokens = body.replace(';', ' ').split()
+    if len(tokens) == FIELDS * len(lines):
+        try:
+            arr = np.array(tokens, dtype=float).reshape(-1, FIELDS)
+            bad = 0
+        except ValueError:
+            arr = None
+    if arr is None:
+        arr, bad = _parse_rows_slow(body)
+    if len(arr):
+        ok = np.all(np.isfinite(arr), axis=1) & (arr[:, COL_TS] > 0) & \
+            np.all(arr[:, [COL_CPU, COL_MEM_BOOKED, COL_MEM_USED]] >= 0,
+                   axis=1)
+        bad += int((~ok).sum())
+        arr = arr[ok]
+    return arr, bad
+
+
+def _members(path):
+    """(name, bytes) of every CSV in a .tar.gz or a directory."""
+    if os.path.isdir(path):
+        for name in sorted(os.listdir(path)):
+            full = os.path.join(path, name)
+            if name.endswith('.csv') and os.path.isfile(full):
+                with open(full, 'rb') as f:
+                    yield name, f.read()
+        return
+    try:
+        tar = tarfile.open(path, 'r:*')
+    except tarfile.TarError:
+        raise TraceError('cannot read trace %s: not a .tar.gz archive (nor '
+                         'a directory of CSV files)' % path)
+    except OSError as e:
+        raise TraceError('cannot read trace %s: %s' % (path, e))
+    with tar:
+        try:
+            for member in tar:
+                if member.isfile() and member.name.endswith('.csv'):
+                    f = tar.extractfile(member)
+                    if f is not None:
+                        yield os.path.basename(member.name), f.read()
+        except (OSError, tarfile.TarError, EOFError) as e:
+            raise TraceError('trace %s is damaged: %s' % (path, e))
+
+
+def _vm_sort_key(name):
+    stem = name[:-4] if name.endswith('.csv') else name
+    return (0, int(stem), '') if stem.isdigit() else (1, 0, stem)
+
+
+def load_bitbrains(path, step=300.0, progress=None):
+    """Read a Bitbrains trace (.tar.gz or directory) into a :class:`Trace`.
+
+    ``progress(done, name)`` is called after each file.
+    """
+    if not os.path.exists(path):
+        raise TraceError('trace %s does not exist' % path)
+    if not os.access(path, os.R_OK):
+        raise TraceError('trace %s is not readable' % path)
+    parsed, malformed, skipped = {}, 0, 0
+    for i, (name, data) in enumerate(_members(path)):
+        try:
+            arr, bad = parse_csv(data.decode('utf-8', errors='replace'))
+        except Exception as e:                          # pragma: no cover
+            LOG.warning('Skipping %s: %s', name, e)
+            skipped += 1
+            continue
+        malformed += bad
+        if len(arr) == 0:
+            skipped += 1
+            continue
+        parsed[name] = arr
+        if progress:
+            progress(i + 1, name)
+    if not parsed:
+        raise TraceError('no usable CSV file in %s' % path)
+    if malformed:
+        LOG.warning('%s: skipped %d malformed rows', path, malformed)
+    if skipped:
+        LOG.warning('%s: skipped %d files without usable rows', path,
+                    skipped)
+    names = sorted(parsed, key=_vm_sort_key)
+    start = min(float(parsed[n][:, COL_TS].min()) for n in names)
+    end = max(float(parsed[n][:, COL_TS].max()) for n in names)
+    n_steps = int(round((end - start) / step)) + 1
+    v = len(names)
+    cpu = np.zeros((v, n_steps))
+    mem = np.zeros((v, n_steps))
+    booked = np.zeros(v)
+    cap = np.zeros(v)
+    first = np.zeros(v, dtype=int)
+    last = np.zeros(v, dtype=int)
+    for k, name in enumerate(names):
+        arr = parsed[name]
+        idx = np.rint((arr[:, COL_TS] - start) / step).astype(int)
+        counts = np.bincount(idx, minlength=n_steps).astype(float)
+        present = counts > 0
+        lo, hi = int(np.argmax(present)), int(n_steps - 1 -
+                                              np.argmax(present[::-1]))
+        first[k], last[k] = lo, hi
+        # Slots with no row repeat the previous slot's value.
+        fill = np.where(present, np.arange(n_steps), 0)
+        np.maximum.accumulate(fill, out=fill)
+        for col, out, scale in ((COL_CPU, cpu, 1.0),
+                                (COL_MEM_USED, mem, KIB_PER_MIB)):
+            sums = np.bincount(idx, weights=arr[:, col], minlength=n_steps)
+            with np.errstate(invalid='ignore', divide='ignore'):
+                vals = np.where(present, sums / np.maximum(counts, 1), 0.0)
+            vals = vals[fill] / scale
+            vals[:lo] = 0.0
+            vals[hi + 1:] = 0.0
+            out[k] = vals
+        prov = arr[:, COL_MEM_BOOKED]
+        booked[k] = (prov.max() if (prov > 0).any()
+                     else arr[:, COL_MEM_USED].max()) / KIB_PER_MIB
+        booked[k] = max(booked[k], 1.0)
+        cap[k] = float(arr[:, COL_CPU_CAP].max())
+    return Trace(names=[n[:-4] if n.endswith('.csv') else n for n in names],
+                 step=float(step), start=start, cpu=cpu, mem=mem,
+                 booked=booked, cpu_capacity=cap, first=first, last=last,
+                 source=os.path.abspath(path), malformed_rows=malformed,
+                 files_skipped=skipped)

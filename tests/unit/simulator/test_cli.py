@@ -1,0 +1,86 @@
+"""memmut-sim end to end on a small synthetic trace, and its errors."""
+
+import json
+
+import pytest
+from oslo_config import cfg
+
+from memmut.cmd import sim
+from memmut import conf as memmut_conf
+
+
+def fresh_conf():
+    c = cfg.ConfigOpts()
+    memmut_conf.register_opts(c)
+    return c
+
+
+def run(tmp_path, *args):
+    conf_file = tmp_path / 'sim.conf'
+    conf_file.write_text('[simulator]\nsynthetic_vms = 30\n'
+                         'synthetic_days = 0.5\n')
+    argv = ['--config-file', str(conf_file), '--noprogress',
+            '--output-dir', str(tmp_path / 'out')] + list(args)
+    return sim.main(argv, conf=fresh_conf())
+
+
+def test_default_run_writes_results_and_plots(tmp_path, capsys):
+    assert run(tmp_path) == 0
+    out = tmp_path / 'out'
+    results = json.loads((out / 'results.json').read_text())
+    assert set(results['modes']) == {'booked', 'wss'}
+    assert results['trace']['vms'] == 30
+    assert results['comparison']['active_host_ratio_booked_over_wss'] >= 1
+    assert results['algorithms']['vm_selection']['name'] == \
+        'minimum_migration_time_per_cpu'
+    for name in ('active_hosts.png', 'migrations.png', 'memory.png'):
+        assert (out / name).read_bytes()[:4] == b'\x89PNG'
+    header = (out / 'timeseries.csv').read_text().splitlines()[0]
+    assert 'wss_active_hosts' in header and 'booked_power_w' in header
+    assert 'active-host ratio booked / wss' in capsys.readouterr().out
+
+
+def test_one_mode_without_plots(tmp_path):
+    assert run(tmp_path, '--mode', 'wss', '--noplots',
+               '--host-memory-mb', '65536') == 0
+    out = tmp_path / 'out'
+    results = json.loads((out / 'results.json').read_text())
+    assert list(results['modes']) == ['wss']
+    assert results['hosts']['memory_mb'] == 65536
+    assert not list(out.glob('*.png'))
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--trace', '/nonexistent.tar.gz'], 'does not exist'),
+    (['--mode', 'nope'], '--mode takes booked and/or wss'),
+    (['--duration', '-1'], 'duration'),
+])
+def test_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, args,
+                                               message):
+    with pytest.raises(SystemExit) as e:
+        run(tmp_path, *args)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) <= 2                # argparse adds its usage line
+    assert message in err[-1]
+    assert 'Traceback' not in '\n'.join(err)
+
+
+def test_garbled_trace(tmp_path, capsys):
+    bad = tmp_path / 'x.tar.gz'
+    bad.write_bytes(b'\x1f\x8b garbage')
+    with pytest.raises(SystemExit) as e:
+        run(tmp_path, '--trace', str(bad))
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(
+        'memmut-sim: error: cannot read trace')
+
+
+def test_bad_algorithm_in_config(tmp_path, capsys):
+    conf_file = tmp_path / 'bad.conf'
+    conf_file.write_text('[consolidation]\noverload_detection = nope\n')
+    with pytest.raises(SystemExit) as e:
+        sim.main(['--config-file', str(conf_file), '--noprogress',
+                  '--output-dir', str(tmp_path)], conf=fresh_conf())
+    assert e.value.code == 2
+    assert "unknown overload algorithm 'nope'" in capsys.readouterr().err

@@ -1,0 +1,113 @@
+"""Reading traces in the Bitbrains format, made here (not the real data)."""
+
+import io
+import tarfile
+
+import numpy as np
+import pytest
+
+from memmut.simulator import trace as tr
+
+HEADER = ';\t'.join([
+    'Timestamp [ms]', 'CPU cores', 'CPU capacity provisioned [MHZ]',
+    'CPU usage [MHZ]', 'CPU usage [%]', 'Memory capacity provisioned [KB]',
+    'Memory usage [KB]', 'Disk read throughput [KB/s]',
+    'Disk write throughput [KB/s]', 'Network received throughput [KB/s]',
+    'Network transmitted throughput [KB/s]'])
+T0 = 1372629804
+
+
+def row(t, cpu, mem_kb, booked_kb=4194304, cap=5200.0):
+    return ';\t'.join(str(v) for v in (
+        T0 + t, 2, cap, cpu, 100.0 * cpu / cap, booked_kb, mem_kb, 0.0,
+        0.0, 0.0, 0.0))
+
+
+def csv_text(rows):
+    return HEADER + '\n' + '\n'.join(rows) + '\n'
+
+
+FILES = {
+    # 3 rows, every 300 s (a little jitter, as in the real files)
+    '1.csv': csv_text([row(0, 100.0, 1048576), row(301, 200.0, 2097152),
+                       row(599, 300.0, 1048576)]),
+    # starts one step later, misses the middle row, one provisioned 0,
+    # and a malformed line
+    '2.csv': csv_text([row(300, 50.0, 524288, booked_kb=0),
+                       'garbage;\t1', row(900, 70.0, 524288,
+                                          booked_kb=2097152)]),
+}
+
+
+def make_tar(path, files):
+    with tarfile.open(path, 'w:gz') as t:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo('2013-7/' + name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+
+
+def check(trace):
+    assert trace.names == ['1', '2']
+    assert trace.n_steps == 4 and trace.step == 300.0
+    assert trace.first.tolist() == [0, 1] and trace.last.tolist() == [2, 3]
+    # memory in MiB; a missing slot repeats the previous one
+    assert trace.mem[0].tolist() == [1024, 2048, 1024, 0]
+    assert trace.mem[1].tolist() == [0, 512, 512, 512]
+    assert trace.cpu[1].tolist() == [0, 50, 50, 70]
+    # booked: the largest provisioned value (the 0 is ignored), in MiB
+    assert trace.booked.tolist() == [4096, 2048]
+    assert trace.malformed_rows == 1
+    assert trace.alive()[1].tolist() == [False, True, True, True]
+
+
+def test_load_tar_gz(tmp_path):
+    path = tmp_path / 'trace.tar.gz'
+    make_tar(path, FILES)
+    check(tr.load_bitbrains(str(path)))
+
+
+def test_load_directory(tmp_path):
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+    t = tr.load_bitbrains(str(tmp_path))
+    check(t)
+    assert t.summary()['vms'] == 2
+
+
+def test_truncate():
+    t = tr.Trace(names=['a', 'b'], step=300.0, start=0.0,
+                 cpu=np.ones((2, 4)), mem=np.ones((2, 4)),
+                 booked=np.ones(2), cpu_capacity=np.ones(2),
+                 first=np.array([0, 3]), last=np.array([3, 3]))
+    short = t.truncate(2)
+    assert short.names == ['a'] and short.n_steps == 2
+    assert short.last.tolist() == [1]
+
+
+def test_missing_file():
+    with pytest.raises(tr.TraceError, match='does not exist'):
+        tr.load_bitbrains('/nonexistent/trace.tar.gz')
+
+
+def test_garbled_archive(tmp_path):
+    path = tmp_path / 'bad.tar.gz'
+    path.write_bytes(b'this is not an archive')
+    with pytest.raises(tr.TraceError, match='not a .tar.gz'):
+        tr.load_bitbrains(str(path))
+
+
+def test_truncated_archive(tmp_path):
+    path = tmp_path / 'trace.tar.gz'
+    make_tar(path, FILES)
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 2])
+    with pytest.raises(tr.TraceError):
+        tr.load_bitbrains(str(path))
+
+
+def test_no_usable_rows(tmp_path):
+    (tmp_path / '1.csv').write_text(HEADER + '\nx;y\n')
+    with pytest.raises(tr.TraceError, match='no usable CSV'):
+        tr.load_bitbrains(str(tmp_path))
