@@ -99,6 +99,14 @@ class VMSample(Message):
     nova_instance: bool = False
     wss_kb: typing.Optional[int] = None
     wss_estimator: typing.Optional[str] = None
+    # Local mutualization (seed 004 ch.3), None/0 when it is off: the VM's
+    # role (server: gave memory, client: holds more than Mem_init,
+    # neutral), Mem_init, and what it lent to the pool / borrowed beyond
+    # Mem_init.
+    mut_role: typing.Optional[str] = None
+    mem_init_kb: typing.Optional[int] = None
+    lent_kb: int = 0
+    borrowed_kb: int = 0
 
 
 @dataclasses.dataclass

@@ -6,6 +6,14 @@ unreachable it logs once and retries every poll; when the controller is
 unreachable it keeps its reports (bounded by ``[agent] report_backlog``) and
 sends them, oldest first, once the controller answers again. Each report
 carries (boot_id, seq) so a report resent after a lost reply is stored once.
+
+Every poll also runs the working-set estimation of each VM
+(:class:`memmut.agent.estimation.EstimationPipeline`, ``[agent]
+wss_estimator``), puts the estimates in the report, and, with ``[agent]
+balloon_actuation``, moves balloons: through local mutualization
+(:class:`memmut.agent.local_controller.LocalController`) when
+``[mutualization] enabled``, else through the single-VM on-demand loop
+(:class:`memmut.agent.estimation.Actuator`).
 """
 
 import collections
@@ -17,7 +25,11 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 
 from memmut import objects
+from memmut.agent import estimation
+from memmut.agent import local_controller
 from memmut.agent import rpcapi
+from memmut.agent.sampling import swap as swapmod
+from memmut.agent import swapdisk
 from memmut.virt import driver as virt_driver
 
 LOG = logging.getLogger(__name__)
@@ -41,6 +53,23 @@ class AgentManager:
         self.controller_up = None
         self._adopted = set()
         self._lock = threading.Lock()
+        # memstore serves the VMs' swap disks and Geiger's reuse distances.
+        self.swapdisks = (swapdisk.SwapDiskManager(conf, driver)
+                          if conf.memstore.enabled else None)
+        self.estimation = estimation.EstimationPipeline(
+            conf, driver, swap=swapmod.SwapMonitors(
+                estimation.default_swap_monitors(
+                    conf, self._memstore_read if self.swapdisks else None)))
+        self.estimates = {}          # uuid -> estimation.Estimate
+        self.actuator = estimation.Actuator(conf, driver)
+        self.local_controller = (
+            local_controller.LocalController(conf, driver, controller_api)
+            if conf.mutualization.enabled else None)
+
+    def _memstore_read(self, vm):
+        """A VM's memstore swap monitor; None (the estimators then fall back
+        to the balloon statistics) when it cannot be read."""
+        return self.swapdisks.monitor(vm.uuid)
 
     # -- polling ----------------------------------------------------------
 
@@ -60,6 +89,8 @@ class AgentManager:
                  vm.name, vm.uuid, vm.booked_kb // 1024,
                  vm.balloon_kb // 1024,
                  ', nova instance' if vm.nova_instance else '')
+        if self.swapdisks is not None:
+            self.swapdisks.ensure(vm)
 
     def _hypervisor_state(self, up, error=None):
         if up and self.hypervisor_up is False:
@@ -88,13 +119,25 @@ class AgentManager:
             for vm in vms:
                 if vm.uuid not in self._adopted:
                     self._adopt(vm)
+            self.estimates = self.estimation.estimate(vms, now)
+            self._actuate(vms, now)
+            for vm in vms:
+                est = self.estimates.get(vm.uuid)
+                mut = (self.local_controller.vm_status(vm.uuid)
+                       if self.local_controller is not None else None)
                 sample = objects.VMSample(
                     uuid=vm.uuid, name=vm.name, timestamp=now,
                     state=vm.state, booked_kb=vm.booked_kb,
                     balloon_kb=vm.balloon_kb,
                     memory_stats=dict(vm.memory_stats),
                     cpu_time_ns=vm.cpu_time_ns,
-                    nova_instance=vm.nova_instance)
+                    nova_instance=vm.nova_instance,
+                    wss_kb=est.wss_kb if est else None,
+                    wss_estimator=est.source if est else None,
+                    mut_role=mut.role if mut else None,
+                    mem_init_kb=mut.mem_init_kb if mut else None,
+                    lent_kb=mut.lent_kb if mut else 0,
+                    borrowed_kb=mut.borrowed_kb if mut else 0)
                 self.samples.setdefault(vm.uuid, collections.deque(
                     maxlen=self.conf.agent.sample_history)).append(sample)
                 samples.append(sample)
@@ -109,7 +152,7 @@ class AgentManager:
                 memory_total_kb=host.memory_total_kb,
                 memory_free_kb=host.memory_free_kb,
                 cpu_count=host.cpu_count, cpu_util=host.cpu_util,
-                reservoir_kb=self.reservoir_kb, vms=samples)
+                reservoir_kb=self._reservoir_kb(), vms=samples)
             self.backlog.append(report)
             dropped = len(self.backlog) - self.conf.agent.report_backlog
             for _ in range(max(0, dropped)):
@@ -117,6 +160,23 @@ class AgentManager:
                 LOG.warning('Report backlog full: dropped report %d of %s',
                             old.seq, old.host)
         return report
+
+    def _reservoir_kb(self):
+        if self.local_controller is not None:
+            return int(self.local_controller.reservoir_kb)
+        return self.reservoir_kb
+
+    def _actuate(self, vms, now):
+        """Move balloons from this poll's estimates (never raises)."""
+        if not self.conf.agent.balloon_actuation:
+            return
+        try:
+            if self.local_controller is not None:
+                self.local_controller.step(vms, self.estimates, now)
+            else:
+                self.actuator.step(vms, self.estimates)
+        except virt_driver.HypervisorUnavailable as e:
+            LOG.warning('Balloon changes skipped this poll: %s', e)
 
     # -- reporting --------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The agent's side of memmut-memstore: every adopted VM gets a swap disk.
 
-When ``[memstore] enabled`` is set, :func:`on_adopt` (called from
-``AgentManager._adopt``) makes sure that the VM has
+When ``[memstore] enabled`` is set, the agent owns a
+:class:`SwapDiskManager` whose :meth:`~SwapDiskManager.ensure` (called when
+the agent adopts a VM) makes sure that the VM has
 
 * an export on the local memmut-memstore, named after the VM's UUID, of
   ``[memstore] swap_size_mb`` with a RAM quota of ``export_quota_mb``;
@@ -36,7 +37,6 @@ the WSS estimators.  Every failure is logged with the VM and the reason.
 import json
 import os
 import time
-import weakref
 import xml.etree.ElementTree as ET
 
 from oslo_log import log as logging
@@ -421,22 +421,3 @@ class SwapDiskManager:
             LOG.warning('VM %s: cannot read its memstore swap monitor: %s',
                         uuid, e)
             return None
-
-
-_managers = weakref.WeakKeyDictionary()
-
-
-def manager_for(agent):
-    """The SwapDiskManager of an AgentManager (made on first use)."""
-    mgr = _managers.get(agent)
-    if mgr is None:
-        mgr = _managers[agent] = SwapDiskManager(agent.conf, agent.driver)
-    return mgr
-
-
-def on_adopt(agent, vm):
-    """AgentManager._adopt hook: give ``vm`` its memstore swap disk when
-    ``[memstore] enabled``."""
-    if not agent.conf.memstore.enabled:
-        return False
-    return manager_for(agent).ensure(vm)

@@ -30,6 +30,11 @@ MIB = 1024
 DEMO_DEFAULTS = {
     ('sim', 'time_scale'): 30.0,
     ('agent', 'poll_interval'): 1.0,
+    # Badis rounds every 2 s of wall time (1 simulated minute at the demo's
+    # time scale, the published prototype's interval), max-average over
+    # 5 rounds and a 10 s slice, so estimates and balloons move visibly.
+    ('badis', 'round_interval'): 2.0,
+    ('badis', 'time_slice'): 10.0,
 }
 
 
@@ -47,20 +52,26 @@ def vm_row(vm_name, samples):
         if dt > 0:
             swap_rate = (stats.get('swap_in', 0) - (prev.memory_stats or {})
                          .get('swap_in', 0)) / MIB / dt
+    wss = getattr(last, 'wss_kb', None)
     return (vm_name, last.booked_kb // MIB, last.balloon_kb // MIB,
-            used // MIB, cache // MIB, unused // MIB, swap_rate)
+            used // MIB, cache // MIB, unused // MIB, swap_rate,
+            '-' if wss is None else str(wss // MIB),
+            getattr(last, 'wss_estimator', None) or '-')
 
 
-HEADER = ('VM', 'booked', 'balloon', 'used', 'cache', 'unused', 'swap-in')
+HEADER = ('VM', 'booked', 'balloon', 'used', 'cache', 'unused', 'swap-in',
+          'wss', 'estimator')
 
 
 def render_table(rows):
-    """Fixed-width text table; sizes in MiB, swap-in in MiB/s."""
-    lines = ['%-12s %8s %8s %8s %8s %8s %9s' % HEADER]
-    for name, booked, balloon, used, cache, unused, swap in rows:
-        lines.append('%-12s %8d %8d %8d %8d %8d %9.1f'
+    """Fixed-width text table; sizes in MiB, swap-in in MiB/s; wss is the
+    agent's working-set estimate and estimator where it came from."""
+    lines = ['%-12s %8s %8s %8s %8s %8s %9s %6s  %s' % HEADER]
+    for (name, booked, balloon, used, cache, unused, swap, wss,
+         source) in rows:
+        lines.append('%-12s %8d %8d %8d %8d %8d %9.1f %6s  %s'
                      % (name[:12], booked, balloon, used, cache, unused,
-                        swap))
+                        swap, wss, source))
     return '\n'.join(lines)
 
 

@@ -36,6 +36,52 @@ opts = [
                  min=0.1,
                  help='Seconds to wait for the controller to acknowledge '
                       'one report before keeping it for a later retry.'),
+    cfg.StrOpt('wss_estimator',
+               default='badis',
+               choices=[('badis', 'Badis: access sampling + swap monitor '
+                                  'state machine (seed 004 section 2.6)'),
+                        ('balloon_stats', 'baseline: the guest\'s used '
+                                          'memory (available - unused) '
+                                          'from the balloon statistics'),
+                        ('balloon_stats_nocache', 'baseline: the same '
+                                                  'minus the disk caches'),
+                        ('zballoond', 'baseline: Zballoond shrink-until-'
+                                      'swap loop driven from the host '
+                                      '(active: it moves the balloon)'),
+                        ('selfballoon', 'baseline: self-ballooning on '
+                                        'Committed_AS; needs a guest that '
+                                        'reports it (evaluation only)'),
+                        ('none', 'no estimation and no balloon moves')],
+               help='Working-set estimator the agent runs for every VM. '
+                    'The estimate is reported to the controller with the '
+                    'name of its source and, with balloon_actuation, sizes '
+                    'the VM.'),
+    cfg.StrOpt('sampling_backend',
+               default='auto',
+               choices=[('auto', 'the first back-end that can see the VM\'s '
+                                 'guest accesses: smaps under TCG, '
+                                 'page_idle otherwise (sim for the '
+                                 'simulated hypervisor)'),
+                        ('smaps', '/proc/PID/clear_refs + the Referenced '
+                                  'size of the guest RAM mapping; blind to '
+                                  'guest accesses under KVM'),
+                        ('page_idle', 'idle page tracking of n randomly '
+                                      'sampled guest pages '
+                                      '(/sys/kernel/mm/page_idle/bitmap + '
+                                      '/proc/PID/pagemap)'),
+                        ('sim', 'the simulated hypervisor\'s sampler '
+                                '(hypervisor_driver = sim only)')],
+               help='Access-sampling back-end of the "VMware" technique. A '
+                    'back-end that cannot see a VM\'s guest accesses is '
+                    'refused for that VM with an error in the log; Badis '
+                    'then uses the balloon statistics instead and says so '
+                    'in the estimate\'s source.'),
+    cfg.BoolOpt('balloon_actuation',
+                default=True,
+                help='Move balloons: give each VM its estimated demand plus '
+                     'headroom (single-VM on-demand allocation, or local '
+                     'mutualization when [mutualization] enabled). Off, '
+                     'the agent only estimates and reports.'),
 ]
 
 

@@ -124,6 +124,29 @@ opts = [
                min=0,
                help='No VM is ballooned below this many KiB (or its booked '
                     'memory, if smaller).'),
+    cfg.FloatOpt('zballoond_decrease_fraction',
+                 default=0.05,
+                 min=0.001,
+                 max=0.5,
+                 help='Zballoond baseline: each round the VM is shrunk by '
+                      'this fraction of Committed_AS (5 % in the seed).'),
+    cfg.FloatOpt('zballoond_change_fraction',
+                 default=0.05,
+                 min=0.0,
+                 max=1.0,
+                 help='Zballoond baseline: a relative change of '
+                      'Committed_AS larger than this restarts the descent '
+                      'from Committed_AS.'),
+    cfg.IntOpt('selfballoon_reserve_kb',
+               default=0,
+               min=0,
+               help='Self-ballooning baseline: KiB added to Committed_AS '
+                    'to form the goal size.'),
+    cfg.IntOpt('selfballoon_down_hysteresis',
+               default=8,
+               min=1,
+               help='Self-ballooning baseline: a shrinking VM moves by '
+                    '1/N of its excess per round (8 in Xen\'s driver).'),
 ]
 
 

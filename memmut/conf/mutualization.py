@@ -4,6 +4,13 @@ group = cfg.OptGroup('mutualization',
                      title='Local memory mutualization (seed 004 ch.3)')
 
 opts = [
+    cfg.BoolOpt('enabled',
+                default=False,
+                help='Run Algorithm 1 on this host: lend the memory idle '
+                     'VMs do not use to VMs that need more than their '
+                     'initial allocation, through the balloon, keeping the '
+                     'rest in the host\'s free-memory reservoir. When '
+                     'false the agent only measures and reports.'),
     cfg.StrOpt('policy',
                default='equal',
                help='How Algorithm 1 shares memory beyond the VMs\' initial '
@@ -26,6 +33,38 @@ opts = [
                     'from its allocation by less than this many KiB is '
                     'left as it is, so estimation noise does not move '
                     'balloons every round.'),
+    cfg.StrOpt('init_source',
+               default='booked',
+               choices=[('booked', 'Mem_init is the VM\'s booked (maximum) '
+                                   'memory, the flavor size for nova '
+                                   'instances.'),
+                        ('adopted', 'Mem_init is the balloon size the VM '
+                                    'had when the agent first saw it '
+                                    '(its current memory at creation).')],
+               help='Where each VM\'s Mem_init, the allocation it is '
+                    'guaranteed to get back when its working set grows, '
+                    'comes from.'),
+    cfg.IntOpt('budget_kb',
+               default=0,
+               min=0,
+               help='KiB of host memory that VMs and the reservoir share. '
+                    '0: all host memory minus host_reserve_kb. When set, '
+                    'the larger reserve of the two applies (the budget is '
+                    'never above host memory minus host_reserve_kb).'),
+    cfg.FloatOpt('reclaim_wait',
+                 default=5.0,
+                 min=0.0,
+                 help='Seconds a round waits for inflating balloons to '
+                      'release the memory they reclaim before granting it '
+                      'to other VMs. Memory a guest has not released yet '
+                      'is not granted (the host never overcommits); it is '
+                      'granted in a later round.'),
+    cfg.FloatOpt('settle_timeout',
+                 default=60.0,
+                 min=1.0,
+                 help='Seconds after which a balloon that has not reached '
+                      'its target is taken at the size the hypervisor '
+                      'reports (with a warning) instead of the target.'),
 ]
 
 

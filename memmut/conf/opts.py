@@ -4,16 +4,19 @@ import collections
 
 from memmut.conf import agent
 from memmut.conf import badis
+from memmut.conf import consolidation
 from memmut.conf import controller
 from memmut.conf import database
 from memmut.conf import default
 from memmut.conf import demo
 from memmut.conf import libvirt
+from memmut.conf import memstore
 from memmut.conf import mutualization
 from memmut.conf import sim
+from memmut.conf import simulator
 
 MODULES = (default, agent, controller, database, libvirt, sim, demo, badis,
-           mutualization)
+           mutualization, consolidation, simulator, memstore)
 
 
 def list_opts():

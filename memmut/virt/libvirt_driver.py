@@ -200,8 +200,10 @@ class LibvirtDriver(driver.Driver):
                 stats = dom.memoryStats()
                 dtype = self._check_type(dom, uuid)
             except libvirt.libvirtError as e:
-                if e.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
-                    continue        # it went away while we were looking
+                if e.get_error_code() in (libvirt.VIR_ERR_NO_DOMAIN,
+                                          libvirt.VIR_ERR_OPERATION_INVALID):
+                    # it went away (or stopped) while we were looking
+                    continue
                 raise driver.HypervisorUnavailable(
                     'reading domain failed: %s' % e.get_error_message())
             vms.append(driver.VMInfo(

@@ -23,6 +23,10 @@ LOG = logging.getLogger(__name__)
 KIB_PER_MIB = 1024
 # What the guest kernel and its daemons keep resident whatever the workload.
 GUEST_BASE_KB = 48 * KIB_PER_MIB
+# The part of it the guest touches in any interval; the rest (kernel text,
+# page tables, pinned buffers) stays resident without being accessed, which
+# is what Badis's pinned-page correction is for (seed 004 §2.6.1).
+GUEST_ACTIVE_KB = 16 * KIB_PER_MIB
 # Share of the booked memory a guest would fill with page cache if free.
 CACHE_SHARE = 0.10
 # Fraction of the memory deficit the guest pages in and out per second while
@@ -182,6 +186,26 @@ class SimDriver(driver.Driver):
             return self.vms[uuid]
         except KeyError:
             raise driver.VMNotFound(uuid)
+
+    def access_sample(self, uuid, pages):
+        """Access sampling of ``pages`` random pages of the VM's RAM.
+
+        What a host-side sampler would see: each sampled page of the guest
+        RAM (booked size; ballooned-out pages are never accessed) was
+        accessed with probability (resident working set + the active part
+        of the guest kernel) / booked, drawn independently, so the result
+        carries the binomial noise of real sampling. Returns ``(accessed,
+        sampled, span_kb)``.
+        """
+        if pages <= 0:
+            raise ValueError('pages must be positive')
+        with self._lock:
+            vm = self._vm(uuid)
+            resident, _cache, _unused = self._advance(vm, self.now())
+            touched = min(vm.balloon_kb, resident + GUEST_ACTIVE_KB)
+            p = touched / vm.booked_kb
+            accessed = sum(1 for _ in range(pages) if self._rng.random() < p)
+            return accessed, pages, vm.booked_kb
 
     def set_stats_period(self, uuid, seconds):
         self._vm(uuid)

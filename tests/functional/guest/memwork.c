@@ -11,6 +11,11 @@
  *   memwork.period_ms=N start a pass at most every N ms (default 0: back to
  *                       back), to bound the CPU a guest burns under TCG
  *   memwork.corrupt=1   flip one word after the first pass (tests the check)
+ *   memwork.work=1      fixed work instead of fixed time: step i makes
+ *                       round(secs_i * 1000 / period_ms) passes, one at most
+ *                       every period_ms, however long they take; the done
+ *                       line's t= is then the completion time (benchmarks:
+ *                       a starved guest finishes late). Needs period_ms.
  *
  * Every pass touches every page of the current working set: it checks the
  * words the page got at its last write (page index + generation, so a page
@@ -50,7 +55,7 @@ struct step { long mib; double secs; };
 static struct step steps[MAX_STEPS];
 static int nsteps;
 static char alloc = 'd';
-static long loops = 1, period_ms, corrupt;
+static long loops = 1, period_ms, corrupt, work;
 
 static unsigned char *base;     /* the working-set mapping */
 static unsigned long mapped;    /* its size in pages */
@@ -125,6 +130,8 @@ static void parse_word(const char *w)
         period_ms = atol(v);
     } else if (!strncmp(w, "memwork.corrupt=", 16)) {
         corrupt = atol(v);
+    } else if (!strncmp(w, "memwork.work=", 13)) {
+        work = atol(v);
     }
 }
 
@@ -224,6 +231,10 @@ int main(int argc, char **argv)
         printf("MEMWORK fatal no-schedule (memwork.sched=MIBxSECONDS,...)\n");
         return 2;
     }
+    if (work && period_ms <= 0) {
+        printf("MEMWORK fatal work-needs-period_ms\n");
+        return 2;
+    }
     if (alloc != 's' && alloc != 'd') {
         printf("MEMWORK fatal bad-alloc %c (want s or d)\n", alloc);
         return 2;
@@ -236,18 +247,31 @@ int main(int argc, char **argv)
         die("calloc");
     t0 = now();
     printf("MEMWORK start alloc=%c loops=%ld steps=%d peak_mib=%ld "
-           "period_ms=%ld\n", alloc, loops, nsteps, peak, period_ms);
+           "period_ms=%ld work=%ld\n", alloc, loops, nsteps, peak, period_ms,
+           work);
 
     for (long loop = 1; loops == 0 || loop <= loops; loop++) {
         for (int s = 0; s < nsteps; s++) {
             unsigned long pages = steps[s].mib * MIB / PAGE;
             double end = now() + steps[s].secs, last = 0;
             long passes = 0;
+            /* work mode: a pass count instead of a deadline */
+            long target = work ? (long)(steps[s].secs * 1000.0 / period_ms
+                                        + 0.5) : 0;
+            if (work) {
+                if (target < 1)
+                    target = 1;
+                end = 1e300;
+            }
 
             resize(alloc == 's' ? peak * MIB / PAGE : pages);
-            while (now() < end) {
+            while (work ? passes < target : now() < end) {
                 double start = now();
                 if (!pages) {
+                    if (work) {     /* nothing to touch: just the time */
+                        sleep_until(start + steps[s].secs);
+                        break;
+                    }
                     sleep_until(end);
                     break;
                 }

@@ -225,21 +225,20 @@ def test_monitor(manager, memstore):
     assert manager.monitor('nope') is None
 
 
-def test_on_adopt_respects_enabled(memstore):
-    class Agent:
-        def __init__(self, conf):
-            self.conf, self.driver = conf, Driver()
-
-    off = Agent(private_conf())
-    assert swapdisk.on_adopt(off, vm()) is False
-    on = Agent(private_conf(memstore={'enabled': True,
-                                      'socket_dir': memstore.socket_dir,
-                                      'swap_size_mb': 4}))
+def test_agent_gives_adopted_vms_a_swap_disk_only_when_enabled(memstore):
+    from memmut.agent import manager as agent_manager
+    off = agent_manager.AgentManager(private_conf(), Driver(), None)
+    assert off.swapdisks is None
+    on_conf = private_conf(memstore={'enabled': True,
+                                     'socket_dir': memstore.socket_dir,
+                                     'swap_size_mb': 4})
+    driver = Driver()
+    on = agent_manager.AgentManager(on_conf, driver, None)
     v = vm()
-    on.driver.domains[v.uuid] = Domain()
-    assert swapdisk.on_adopt(on, v) is True
-    assert swapdisk.manager_for(on) is swapdisk.manager_for(on)
-    assert on.driver.domains[v.uuid].live
+    driver.domains[v.uuid] = Domain()
+    on._adopt(v)
+    assert driver.domains[v.uuid].live
+    assert on._memstore_read(v) is not None
 
 
 def test_passthrough_args_round_trip():

@@ -1,0 +1,518 @@
+"""Per-VM working-set estimation and single-VM balloon actuation.
+
+:class:`EstimationPipeline` runs once per agent poll. For every VM whose
+round is due (``[badis] round_interval`` seconds since its last one) it
+collects what the configured estimator (``[agent] wss_estimator``) needs
+and produces an :class:`Estimate`:
+
+``badis``
+    access sampling (:mod:`memmut.agent.sampling`, the "VMware" technique)
+    + swap monitoring (memstore reuse distances, else balloon statistics)
+    -> the V/VG/G state machine and max-average of :mod:`memmut.agent.badis`.
+    A VM no sampling back-end can see is sampled from the balloon
+    statistics instead (used = available - unused - disk caches), and the
+    source says so: ``badis/balloon_stats+balloon_stats``.
+``balloon_stats``, ``balloon_stats_nocache``
+    the guest's own figures (baselines).
+``zballoond``
+    Zballoond's shrink-until-swap loop driven from the host (active: the
+    estimate carries the size to probe, ``probe_kb``). It starts from
+    Committed_AS when a source of it is given (evaluation guests), else
+    from the booked memory.
+``selfballoon``
+    self-ballooning on Committed_AS; needs a Committed_AS source (the test
+    guests report it on their console): evaluation only.
+``none``
+    nothing.
+
+Between two rounds of a VM the last estimate is returned again with
+``fresh=False``. :class:`Actuator` is the single-VM feedback loop of
+on-demand allocation: each fresh estimate sets the VM's balloon to its
+demand plus headroom, rate-limited (:func:`memmut.agent.badis.
+balloon_target`), every change logged with its reason.
+"""
+
+import dataclasses
+import os
+import re
+import time
+import typing
+
+from oslo_log import log as logging
+
+from memmut.agent import badis
+from memmut.agent import estimators
+from memmut.agent import sampling
+from memmut.agent.sampling import base as sampling_base
+from memmut.agent.sampling import swap as swapmod
+from memmut.virt import driver as virt_driver
+
+LOG = logging.getLogger(__name__)
+
+ESTIMATORS = ('badis', 'balloon_stats', 'balloon_stats_nocache',
+              'zballoond', 'selfballoon', 'none')
+# Sources of the baselines (the first words of Estimate.source).
+SOURCE_BALLOON_STATS = 'balloon_stats'
+SOURCE_BALLOON_STATS_NOCACHE = 'balloon_stats_nocache'
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate:
+    """One VM's working-set estimate, as the actuators consume it.
+
+    ``wss_kb`` is this round's (instantaneous) estimate, ``max_avg_kb``
+    WSS^max_avg, ``demand_kb`` what the VM should get before headroom,
+    ``source`` a short description of where it came from
+    (``badis/page_idle+memstore``, ``balloon_stats``...), ``mode`` the
+    Badis state (V, VG, G) or None for other estimators. ``fresh`` is False
+    when no round ran for the VM at this poll (the last estimate again);
+    ``probe_kb`` is set by active estimators (Zballoond, self-ballooning)
+    to the exact size they want to set.
+    """
+    uuid: str
+    wss_kb: int
+    max_avg_kb: int
+    demand_kb: int
+    source: str
+    mode: typing.Optional[str] = None
+    timestamp: float = 0.0
+    fresh: bool = True
+    probe_kb: typing.Optional[int] = None
+    transition: typing.Optional[str] = None
+    detail: str = ''
+
+
+def _mib(kb):
+    return badis.fmt_kb(int(kb))
+
+
+# ---------------------------------------------------------------------------
+# Committed_AS, for the intrusive baselines (evaluation only)
+
+
+_STAT = re.compile(r'^GUESTSTAT .*\bcommitted_as_kb=(\d+)', re.M)
+
+
+class ConsoleCommittedAS:
+    """Committed_AS as a test guest prints it on its serial console.
+
+    memmut's test guests print ``GUESTSTAT ... committed_as_kb=N`` lines;
+    ``path_for(vm)`` names the console log of a VM (None: unknown). Reading
+    a guest's own figures is intrusive: the baselines that need it exist
+    for comparisons only.
+    """
+
+    def __init__(self, path_for, tail_bytes=16384):
+        self.path_for = path_for
+        self.tail_bytes = tail_bytes
+
+    def __call__(self, vm):
+        path = self.path_for(vm)
+        if not path:
+            return None
+        try:
+            with open(path, 'rb') as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - self.tail_bytes))
+                text = f.read().decode('utf-8', 'replace')
+        except OSError:
+            return None
+        found = _STAT.findall(text)
+        return int(found[-1]) if found else None
+
+
+# ---------------------------------------------------------------------------
+# The pipeline
+
+
+@dataclasses.dataclass
+class _VM:
+    name: str
+    last_round: float
+    pid: typing.Optional[int] = None
+    sampler: typing.Any = None
+    decided: bool = False
+    sampling: bool = False       # an interval is running
+    interval_balloon: int = 0    # balloon size when the interval began
+    last: typing.Optional[Estimate] = None
+    zballoond: typing.Optional[estimators.ZballoondState] = None
+    warned: set = dataclasses.field(default_factory=set)
+
+
+class EstimationPipeline:
+    """Produces an :class:`Estimate` per VM from the configured estimator.
+
+    ``samplers`` (a :class:`sampling.SamplerChoice`), ``swap`` (a
+    :class:`swap.SwapMonitors`) and ``committed`` (``f(vm)`` -> Committed_AS
+    KiB or None) default to what the configuration asks for; tests and the
+    benchmark pass their own. ``cpu_seconds`` accumulates the thread CPU
+    time spent here (the hyper_over of the evaluation).
+    """
+
+    def __init__(self, conf, driver, samplers=None, swap=None,
+                 committed=None, estimator=None):
+        self.conf = conf
+        self.driver = driver
+        self.kind = estimator or conf.agent.wss_estimator
+        if self.kind not in ESTIMATORS:
+            raise ValueError('unknown WSS estimator %r (known: %s)'
+                             % (self.kind, ', '.join(ESTIMATORS)))
+        self.round_interval = conf.badis.round_interval
+        self.badis = badis.BadisEstimator(badis.BadisParams.from_conf(conf))
+        self.target_params = badis.TargetParams.from_conf(conf)
+        self.samplers = samplers or sampling.SamplerChoice(conf, driver)
+        self.swap = swap or swapmod.SwapMonitors(default_swap_monitors(conf))
+        self.committed = committed
+        self.cpu_seconds = 0.0
+        self.rounds = 0
+        self._vms = {}
+
+    # -- bookkeeping -------------------------------------------------------
+
+    def forget(self, uuid):
+        self._vms.pop(uuid, None)
+        self.badis.forget(uuid)
+        self.samplers.forget(uuid)
+        self.swap.forget(uuid)
+
+    def _warn_once(self, st, key, level, msg, *args):
+        if key not in st.warned:
+            st.warned.add(key)
+            LOG.log(level, msg, *args)
+
+    # -- one poll ----------------------------------------------------------
+
+    def estimate(self, vms, now):
+        """Estimates of the VMs in ``vms`` (a dict uuid -> Estimate); VMs
+        that are not running or have no estimate yet are left out."""
+        if self.kind == 'none':
+            return {}
+        cpu0 = time.thread_time()
+        out = {}
+        live = set()
+        try:
+            for vm in vms:
+                if vm.state != 'running':
+                    continue
+                live.add(vm.uuid)
+                try:
+                    est = self._poll_vm(vm, now)
+                except Exception as e:
+                    # One VM's bad data must not stop the others' estimates.
+                    LOG.error('VM %s (%s): estimation round failed: %s: %s',
+                              vm.name, vm.uuid, type(e).__name__, e)
+                    est = None
+                if est is not None:
+                    out[vm.uuid] = est
+            for gone in set(self._vms) - live:
+                self.forget(gone)
+        finally:
+            self.cpu_seconds += time.thread_time() - cpu0
+        return out
+
+    def _poll_vm(self, vm, now):
+        st = self._vms.get(vm.uuid)
+        if st is None:
+            # First sight: start collecting; the first estimate comes one
+            # round later, when there is an interval to read.
+            st = self._vms[vm.uuid] = _VM(name=vm.name, last_round=now)
+            self._start(vm, st)
+            return None
+        if now - st.last_round < self.round_interval:
+            if st.last is None:
+                return None
+            return dataclasses.replace(st.last, fresh=False)
+        st.last_round = now
+        self.rounds += 1
+        est = getattr(self, '_round_' + self.kind)(vm, st, now)
+        if est is not None:
+            st.last = est
+        elif st.last is not None:
+            return dataclasses.replace(st.last, fresh=False)
+        return est
+
+    def _start(self, vm, st):
+        self.swap.read(vm, vm.balloon_kb)      # prime the deltas
+        if self.kind == 'badis':
+            reserved = guest_reserved_kb(vm)
+            if reserved > self.badis.params.initial_pinned_kb:
+                # What the guest kernel reserved at boot is pinned by
+                # definition (the balloon cannot take it, sampling sees only
+                # its hot part): Badis starts with it as its correction
+                # until it learns one in VG.
+                self.badis.states[vm.uuid] = badis.BadisState(
+                    pinned_kb=reserved)
+                LOG.info('VM %s (%s): initial pinned-page correction %s '
+                         '(guest kernel reservation: balloon actual - '
+                         'available)', vm.name, vm.uuid, _mib(reserved))
+            self._begin_sampling(vm, st)
+
+    # -- access sampling -----------------------------------------------------
+
+    def _sampler(self, vm, st):
+        if not st.decided:
+            st.pid = self.samplers.pid(vm)
+            st.sampler = self.samplers.for_vm(vm, st.pid)
+            st.decided = True
+        return st.sampler
+
+    def _sampling_failed(self, vm, st, e):
+        self._warn_once(st, 'sampling-failed', logging.WARNING,
+                        'VM %s (%s): access sampling with %s failed: %s; '
+                        'choosing a back-end again next round', vm.name,
+                        vm.uuid, st.sampler.name, e)
+        self.samplers.reset(vm.uuid)
+        st.decided = False
+        st.sampling = False
+
+    def _begin_sampling(self, vm, st):
+        sampler = self._sampler(vm, st)
+        if sampler is None:
+            return
+        try:
+            sampler.begin(vm, st.pid)
+            st.sampling = True
+            st.interval_balloon = vm.balloon_kb
+        except sampling_base.SamplerError as e:
+            self._sampling_failed(vm, st, e)
+
+    def _end_sampling(self, vm, st):
+        sampler = st.sampler
+        if sampler is None or not st.sampling:
+            return None
+        st.sampling = False
+        try:
+            return sampler.end(vm, st.pid)
+        except sampling_base.SamplerError as e:
+            self._sampling_failed(vm, st, e)
+            return None
+
+    # -- estimators ----------------------------------------------------------
+
+    def _swap(self, vm, m_cur):
+        reading = self.swap.read(vm, m_cur)
+        if reading is None:
+            reading = swapmod.SwapReading(False, None, 'none',
+                                          'no swap monitor')
+        return reading
+
+    def _round_badis(self, vm, st, now):
+        m_cur = vm.balloon_kb
+        sample = self._end_sampling(vm, st)
+        if st.sampler is not None:
+            sampled = sample.estimate(m_cur) if sample else None
+            sampler_name = st.sampler.name
+        else:
+            sampled = estimators.balloon_used(vm.memory_stats,
+                                              include_caches=False)
+            sampler_name = SOURCE_BALLOON_STATS
+        reading = self._swap(vm, m_cur)
+        if (sampled is not None and reading.swapping and sample is not None
+                and st.interval_balloon != m_cur):
+            sampled = self._steady(vm, st, sampled, m_cur)
+        obs = badis.Observation(
+            timestamp=now, m_cur_kb=m_cur, booked_kb=vm.booked_kb,
+            sampled=sampled, ghost=reading.ghost, swapping=reading.swapping)
+        r = self.badis.observe(vm.uuid, obs)
+        if self.badis.state(vm.uuid).sampling_on:
+            self._begin_sampling(vm, st)
+        elif st.sampler is not None:
+            st.sampler.forget(vm.uuid)
+        source = 'badis/%s+%s' % (sampler_name, reading.source)
+        if r.transition:
+            LOG.info('VM %s (%s): Badis %s', vm.name, vm.uuid, r.transition)
+        LOG.debug('VM %s (%s): Badis %s round: sampled %s, swap %s (%s), '
+                  'WSS %s (%s), max-avg %s, demand %s', vm.name, vm.uuid,
+                  r.mode.value,
+                  _mib(sampled.wss_kb) if sampled else 'none',
+                  'yes' if reading.swapping else 'no', reading.detail,
+                  _mib(r.wss.wss_kb), r.wss.source, _mib(r.max_avg_kb),
+                  _mib(r.demand_kb))
+        return Estimate(uuid=vm.uuid, wss_kb=r.wss.wss_kb,
+                        max_avg_kb=r.max_avg_kb, demand_kb=r.demand_kb,
+                        source=source, mode=r.mode.value, timestamp=now,
+                        transition=r.transition, detail=r.wss.source)
+
+    def _steady(self, vm, st, sampled, m_cur):
+        """A swapping round's sampled estimate, made consistent with the
+        allocation the interval ran at.
+
+        Swapping, Badis learns the pinned-page correction as m_cur -
+        sampled, which assumes the whole interval ran at m_cur. The
+        balloon usually moved at the start of the interval (the agent acts
+        right after each round): after a grow the guest spent part of it at
+        the old, smaller size, so the correction must be taken against that
+        size -- the sampled estimate is shifted by the growth; after a
+        shrink the guest touched pages it no longer has, and the round
+        teaches nothing (None).
+        """
+        start = st.interval_balloon
+        if m_cur < start:
+            LOG.debug('VM %s (%s): balloon shrank during the sampling '
+                      'interval (%s -> %s): no pinned-page learning this '
+                      'round', vm.name, vm.uuid, _mib(start), _mib(m_cur))
+            return None
+        return estimators.Estimate(min(m_cur, sampled.wss_kb + m_cur -
+                                       start), sampled.source)
+
+    def _baseline(self, vm, now, include_caches, source):
+        self._swap(vm, vm.balloon_kb)
+        used = estimators.balloon_used(vm.memory_stats, include_caches)
+        if used is None:
+            return None
+        wss = min(used.wss_kb, vm.booked_kb)
+        return Estimate(uuid=vm.uuid, wss_kb=wss, max_avg_kb=wss,
+                        demand_kb=wss, source=source, timestamp=now,
+                        detail=used.source)
+
+    def _round_balloon_stats(self, vm, st, now):
+        return self._baseline(vm, now, True, SOURCE_BALLOON_STATS)
+
+    def _round_balloon_stats_nocache(self, vm, st, now):
+        return self._baseline(vm, now, False, SOURCE_BALLOON_STATS_NOCACHE)
+
+    def _committed(self, vm):
+        """Committed_AS in balloon terms: the guest's figure counts only
+        memory inside its MemTotal, so the kernel's reservation (balloon
+        actual - available) is added, as Badis's initial correction does.
+        None without a source."""
+        if self.committed is None:
+            return None
+        try:
+            committed = self.committed(vm)
+        except Exception as e:
+            LOG.debug('VM %s (%s): no Committed_AS: %s', vm.name, vm.uuid,
+                      e)
+            return None
+        if committed is None:
+            return None
+        return int(committed) + guest_reserved_kb(vm)
+
+    def _round_zballoond(self, vm, st, now):
+        reading = self._swap(vm, vm.balloon_kb)
+        committed = self._committed(vm)
+        origin = 'committed_as'
+        if committed is None:
+            committed = vm.booked_kb
+            origin = 'booked'
+            self._warn_once(st, 'no-committed', logging.INFO,
+                            'VM %s (%s): Zballoond runs without '
+                            'Committed_AS: each descent starts from the '
+                            'booked memory', vm.name, vm.uuid)
+        b = self.conf.badis
+        floor = min(self.target_params.floor_kb, vm.booked_kb)
+        prev = st.zballoond
+        if prev is not None and prev.target_kb != vm.balloon_kb and (
+                abs(prev.target_kb - vm.balloon_kb) >= 1024):
+            # Someone else moved the balloon: descend from where it is.
+            prev = dataclasses.replace(prev, target_kb=vm.balloon_kb)
+        st.zballoond = estimators.zballoond_step(
+            prev, committed, reading.swapping,
+            decrease_fraction=b.zballoond_decrease_fraction,
+            change_fraction=b.zballoond_change_fraction, floor_kb=floor,
+            booked_kb=vm.booked_kb)
+        z = st.zballoond
+        return Estimate(uuid=vm.uuid, wss_kb=z.wss_kb, max_avg_kb=z.wss_kb,
+                        demand_kb=z.wss_kb,
+                        source='zballoond/%s+%s' % (origin, reading.source),
+                        timestamp=now, probe_kb=z.target_kb,
+                        detail='swapping' if reading.swapping else '')
+
+    def _round_selfballoon(self, vm, st, now):
+        self._swap(vm, vm.balloon_kb)
+        committed = self._committed(vm)
+        if committed is None:
+            self._warn_once(st, 'no-committed', logging.ERROR,
+                            'VM %s (%s): self-ballooning needs the guest\'s '
+                            'Committed_AS, which this VM does not report: '
+                            'no estimate', vm.name, vm.uuid)
+            return None
+        b = self.conf.badis
+        floor = min(self.target_params.floor_kb, vm.booked_kb)
+        target = estimators.selfballoon_target(
+            vm.balloon_kb, committed, reserve_kb=b.selfballoon_reserve_kb,
+            down_hysteresis=b.selfballoon_down_hysteresis, up_hysteresis=1,
+            floor_kb=floor)
+        goal = min(vm.booked_kb, committed + b.selfballoon_reserve_kb)
+        probe = min(vm.booked_kb, target.wss_kb)
+        return Estimate(uuid=vm.uuid, wss_kb=goal, max_avg_kb=goal,
+                        demand_kb=goal, source='selfballoon/committed_as',
+                        timestamp=now, probe_kb=probe)
+
+
+def guest_reserved_kb(vm, limit_fraction=0.5):
+    """Memory the guest kernel keeps outside MemTotal, from the balloon
+    statistics: ``actual`` (the balloon size) - ``available`` (the guest's
+    MemTotal, which the balloon driver lowers as it inflates). 0 when the
+    guest does not report both, or when the difference is implausible
+    (more than ``limit_fraction`` of the balloon size)."""
+    stats = vm.memory_stats or {}
+    actual = stats.get('actual', vm.balloon_kb)
+    available = stats.get('available')
+    if not actual or available is None or available > actual:
+        return 0
+    reserved = actual - available
+    return reserved if reserved <= limit_fraction * actual else 0
+
+
+def default_swap_monitors(conf, memstore_read=None):
+    """memstore's reuse distances when ``memstore_read`` (``f(vm)`` -> a
+    :class:`memmut.memstore.reuse.SwapMonitor` or None) is given, then the
+    balloon statistics."""
+    monitors = []
+    if memstore_read is not None:
+        monitors.append(swapmod.MemstoreSwapMonitor(memstore_read))
+    monitors.append(swapmod.BalloonStatsSwapMonitor.from_conf(conf))
+    return monitors
+
+
+# ---------------------------------------------------------------------------
+# Single-VM actuation (on-demand allocation)
+
+
+class Actuator:
+    """Sets each VM's balloon from its fresh estimate (no sharing between
+    VMs: that is local mutualization's job)."""
+
+    def __init__(self, conf, driver):
+        self.driver = driver
+        self.params = badis.TargetParams.from_conf(conf)
+
+    def plan(self, vm, est):
+        """``(target_kb, reason)`` for one VM, or None."""
+        if est is None or not est.fresh:
+            return None
+        if est.probe_kb is not None:
+            floor = min(self.params.floor_kb, vm.booked_kb)
+            target = min(vm.booked_kb, max(floor, est.probe_kb))
+            if target == vm.balloon_kb:
+                return None
+            return target, '%s %s -> %s: %s probes this size' % (
+                'grow' if target > vm.balloon_kb else 'shrink',
+                _mib(vm.balloon_kb), _mib(target), est.source)
+        return badis.balloon_target(est.demand_kb, vm.balloon_kb,
+                                    vm.booked_kb, self.params, est.source)
+
+    def step(self, vms, estimates):
+        """Apply the plans; returns [(uuid, target_kb, reason)] made."""
+        done = []
+        for vm in vms:
+            if vm.state != 'running':
+                continue
+            plan = self.plan(vm, estimates.get(vm.uuid))
+            if plan is None:
+                continue
+            target, reason = plan
+            try:
+                self.driver.set_balloon(vm.uuid, target)
+            except virt_driver.VMNotFound:
+                continue
+            except (virt_driver.InvalidBalloonTarget,
+                    virt_driver.HypervisorUnavailable) as e:
+                LOG.warning('VM %s (%s): balloon change failed (%s): %s',
+                            vm.name, vm.uuid, reason, e)
+                continue
+            LOG.info('VM %s (%s): balloon %s', vm.name, vm.uuid, reason)
+            done.append((vm.uuid, target, reason))
+        return done

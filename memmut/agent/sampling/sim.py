@@ -1,0 +1,49 @@
+"""The ``sim`` back-end: access sampling of the simulated hypervisor's VMs.
+
+It asks :meth:`memmut.virt.sim.SimDriver.access_sample` for ``n`` random
+pages at the end of each interval; the simulated guest answers from its
+working set with binomial sampling noise, so Badis runs on the embedded
+default exactly as it does on a real host, errors included.
+"""
+
+import time
+
+from memmut.agent.sampling import base
+
+
+class SimSampler(base.Sampler):
+    name = 'sim'
+
+    def __init__(self, driver, pages=100, clock=time.monotonic):
+        self.driver = driver
+        self.pages = pages
+        self.clock = clock
+        self._started = {}
+
+    def capability(self, vm, pid):
+        if not hasattr(self.driver, 'access_sample'):
+            return base.Capability(
+                self.name, False, 'the %s driver does not simulate access '
+                'sampling' % getattr(self.driver, 'name', '?'))
+        return base.Capability(self.name, True,
+                               'simulated sampling of %d random pages'
+                               % self.pages)
+
+    def begin(self, vm, pid):
+        self._started[vm.uuid] = self.clock()
+
+    def end(self, vm, pid):
+        started = self._started.pop(vm.uuid, None)
+        if started is None:
+            return None
+        try:
+            accessed, sampled, span = self.driver.access_sample(
+                vm.uuid, self.pages)
+        except Exception as e:
+            raise base.SamplerError(str(e))
+        return base.AccessSample(backend=self.name, accessed=accessed,
+                                 sampled=sampled, span_kb=span,
+                                 interval_s=self.clock() - started)
+
+    def forget(self, uuid):
+        self._started.pop(uuid, None)

@@ -1,0 +1,178 @@
+"""Swap monitoring for Geiger (seed 004 §2.4.4): reuse distances or a
+balloon-statistics fallback, behind one interface.
+
+Geiger needs to see the VM's swap traffic where it happens: memmut's
+memstore serves each VM's swap disk over NBD and keeps the ghost queue and
+the reuse-distance histogram per export (its control socket's ``stats``
+reply, read by :mod:`memmut.agent.swapdisk`). :class:`MemstoreSwapMonitor`
+turns it into Geiger's estimate (m_cur + m_ghost). A VM whose swap disk
+memstore does not serve has no reuse distances:
+:class:`BalloonStatsSwapMonitor` then detects swapping from the balloon
+statistics' ``swap_in`` (and optionally ``major_fault``) deltas and
+estimates WSS = m_cur + swap-in of the round
+(:func:`memmut.agent.estimators.swap_fallback_estimate`), capped at what
+currently lives in swap. Every reading names its source, which goes into
+the estimate's source string.
+"""
+
+import abc
+import dataclasses
+import typing
+
+from oslo_log import log as logging
+
+from memmut.agent import estimators
+
+LOG = logging.getLogger(__name__)
+
+SOURCE_MEMSTORE = 'memstore'
+SOURCE_BALLOON_STATS = 'balloon_stats'
+
+
+@dataclasses.dataclass(frozen=True)
+class SwapReading:
+    """Swap activity of one VM over one round."""
+    swapping: bool
+    ghost: typing.Optional[estimators.Estimate]
+    source: str
+    detail: str = ''
+
+
+class SwapMonitor(abc.ABC):
+    name = None
+
+    @abc.abstractmethod
+    def read(self, vm, m_cur_kb):
+        """A :class:`SwapReading` for the round that just ended, or None
+        when this monitor has nothing for the VM (try the next one)."""
+
+    def forget(self, uuid):
+        pass
+
+
+def _net_swapped_kb(stats):
+    out, into = stats.get('swap_out'), stats.get('swap_in')
+    if out is None or into is None:
+        return None
+    return max(0, out - into)
+
+
+class BalloonStatsSwapMonitor(SwapMonitor):
+    """Swap activity from two ``memoryStats()`` samples (no distances)."""
+
+    name = SOURCE_BALLOON_STATS
+
+    def __init__(self, swap_in_threshold_kb=4096, major_fault_threshold=0,
+                 min_grow_kb=4096):
+        self.swap_in_threshold_kb = swap_in_threshold_kb
+        self.major_fault_threshold = major_fault_threshold
+        self.min_grow_kb = min_grow_kb
+        self._prev = {}
+
+    @classmethod
+    def from_conf(cls, conf):
+        b = conf.badis
+        return cls(b.swap_in_threshold_kb, b.major_fault_threshold,
+                   b.fallback_min_grow_kb)
+
+    def read(self, vm, m_cur_kb):
+        stats = dict(vm.memory_stats or {})
+        prev = self._prev.get(vm.uuid)
+        self._prev[vm.uuid] = stats
+        if prev is None:
+            return SwapReading(False, None, self.name,
+                               'first sample: no delta yet')
+        act = estimators.swap_activity(
+            prev, stats, self.swap_in_threshold_kb,
+            self.major_fault_threshold)
+        ghost = estimators.swap_fallback_estimate(act, m_cur_kb,
+                                                  self.min_grow_kb)
+        detail = 'swap_in +%s KiB, major_fault +%s' % (act.swap_in_kb,
+                                                       act.major_faults)
+        net = _net_swapped_kb(stats)
+        if ghost is not None and net is not None:
+            # Under thrashing the same pages come back many times a round:
+            # the VM never lacks more than what currently lives in swap
+            # (written out and not read back).
+            cap = m_cur_kb + max(self.min_grow_kb, net)
+            if ghost.wss_kb > cap:
+                ghost = estimators.Estimate(cap, ghost.source)
+                detail += ', capped by %d KiB net in swap' % net
+        if act.counter_reset:
+            detail += ' (counters restarted: guest reboot?)'
+        return SwapReading(act.active, ghost, self.name, detail)
+
+    def forget(self, uuid):
+        self._prev.pop(uuid, None)
+
+
+class MemstoreSwapMonitor(SwapMonitor):
+    """Geiger from memstore's reuse distances of the VM's swap export.
+
+    ``read(vm)`` returns one reading of the VM's export monitor that also
+    starts a new interval (:meth:`memmut.agent.swapdisk.SwapDiskManager.
+    monitor`, a :class:`memmut.memstore.reuse.SwapMonitor`: the interval's
+    histogram, ``interval_swap_ins`` with a distance, ``interval_cold``
+    without one, and ``extra_bytes``, m_ghost for the configured
+    percentile as memstore counts distances), or None when the VM has no
+    export or memstore cannot be read: the next monitor (balloon
+    statistics) is then used.
+    """
+
+    name = SOURCE_MEMSTORE
+
+    def __init__(self, read, swap_in_threshold_pages=1):
+        self._read = read
+        self.threshold = swap_in_threshold_pages
+        self._failed = set()
+
+    def read(self, vm, m_cur_kb):
+        try:
+            mon = self._read(vm)
+            if mon is None:
+                raise LookupError('no reading')
+            swap_ins = int(mon.interval_swap_ins)
+            cold = int(mon.interval_cold)
+            ghost_kb = int(mon.extra_bytes) // 1024
+        except Exception as e:       # memstore away, or no export
+            if vm.uuid not in self._failed:
+                LOG.warning('VM %s (%s): no reuse distances from memstore '
+                            '(%s); its swap monitoring falls back to the '
+                            'balloon statistics', vm.name, vm.uuid, e)
+                self._failed.add(vm.uuid)
+            return None
+        if vm.uuid in self._failed:
+            LOG.info('VM %s (%s): memstore reuse distances available '
+                     'again', vm.name, vm.uuid)
+            self._failed.discard(vm.uuid)
+        ghost = None
+        if ghost_kb > 0:
+            ghost = estimators.Estimate(int(m_cur_kb + ghost_kb),
+                                        estimators.SOURCE_GEIGER)
+        swapping = swap_ins + cold >= self.threshold
+        return SwapReading(swapping, ghost, self.name,
+                           '%d swap-ins (%d without a distance), m_ghost '
+                           '%d KiB' % (swap_ins + cold, cold, ghost_kb))
+
+    def forget(self, uuid):
+        self._failed.discard(uuid)
+
+
+class SwapMonitors:
+    """The first monitor with a reading wins; balloon statistics last."""
+
+    def __init__(self, monitors):
+        self.monitors = list(monitors)
+
+    def read(self, vm, m_cur_kb):
+        # Every monitor sees every round (so the fallback's deltas stay
+        # one round long); the first with a reading is used.
+        readings = [m.read(vm, m_cur_kb) for m in self.monitors]
+        for r in readings:
+            if r is not None:
+                return r
+        return None
+
+    def forget(self, uuid):
+        for m in self.monitors:
+            m.forget(uuid)

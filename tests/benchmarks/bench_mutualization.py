@@ -1,0 +1,473 @@
+"""Benchmark: local memory mutualization, the scenario of seed 004 ch.3.
+
+Three real TCG guests, the seed's 1 GiB VMs scaled by 1/4: booked 384 MiB,
+started (Mem_init) at 256 MiB, on a VM budget of 768 MiB (the sum of their
+Mem_init) -- less than the sum of their peaks. One flat working set
+(WRF-like) and two fluctuating ones (BLAS- and GRASS-like) that peak alone
+and together (scenario minutes 8-11 and 20-22), 30 scenario minutes
+compressed to ``--minute-seconds`` each. The workload is memwork in fixed
+work mode: each step makes a fixed number of passes over its working set, so
+a guest that swaps finishes late and its completion time is measured.
+
+Run three ways -- static allocation (balloons stay at Mem_init), dynamic
+with ``equal``, dynamic with ``proportional`` (memmut's LocalController
+over the real libvirt driver, estimates from memmut's Badis over the balloon
+statistics) -- and write tests/benchmarks/results/mutualization.json plus
+the figures mutualization_fig3_{3,4,5,6}.png.
+
+Run by hand, as root, on a machine with the functional-test prerequisites
+(tools/test-setup.sh); about 25 minutes::
+
+    /tmp/venv/bin/python -m tests.benchmarks.bench_mutualization
+
+Not part of CI.
+"""
+
+import argparse
+import json
+import logging
+import os
+import platform
+import shutil
+import signal
+import tempfile
+import time
+
+from memmut.agent import badis
+from memmut.agent import local_controller
+from memmut.virt import libvirt_driver
+from tests import common
+from tests.functional import mut_support
+from tests.functional.harness import fixtures
+from tests.functional.harness import guest as guestmod
+from tests.functional.harness import image
+from tests.functional.harness import libvirtd as libvirtd_mod
+
+LOG = logging.getLogger('bench_mutualization')
+MIB = 1024
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, 'results')
+
+BOOKED_MIB = 384
+INIT_MIB = 256
+BUDGET_MIB = 768
+ROUND = 2.0
+PERIOD_MS = 500
+
+# (scenario minutes, working set MiB); 30 minutes each.
+SCENARIO = {
+    'blas': [(3, 90), (1, 140), (1, 200), (2, 250), (1, 200), (3, 190),
+             (3, 110), (3, 90), (2, 130), (3, 150), (2, 130), (6, 100)],
+    'grass': [(3, 120), (5, 80), (3, 185), (3, 120), (3, 240), (3, 90),
+              (2, 150), (2, 225), (6, 100)],
+    'wrf': [(30, 110)],
+}
+VM_LABEL = {'blas': 'VM1 (BLAS-like)', 'grass': 'VM2 (GRASS-like)',
+            'wrf': 'VM3 (WRF-like)'}
+SEED = {
+    'swap_reduction_x': 4.2,
+    'speedup_equal_pct': 14, 'speedup_proportional_pct': 17,
+    'table_3_1_equal': [[8, 'VM3', 'VM1, VM2', '104, 104'],
+                        [9, 'VM3', 'VM1, VM2', '105, 105'],
+                        [10, 'VM3', 'VM1, VM2', '105, 105'],
+                        [21, 'VM1, VM3', 'VM2', '58, 220'],
+                        [22, 'VM1, VM3', 'VM2', '62, 221']],
+    'table_3_2_proportional': [[8, 'VM3', 'VM1, VM2', '140, 68'],
+                               [9, 'VM3', 'VM1, VM2', '96, 115'],
+                               [10, 'VM3', 'VM1, VM2', '88, 122'],
+                               [21, 'VM1, VM3', 'VM2', '58, 220'],
+                               [22, 'VM1, VM3', 'VM2', '62, 221']],
+}
+
+
+def schedule(name, minute_s):
+    return ','.join('%dx%g' % (mib, mins * minute_s)
+                    for mins, mib in SCENARIO[name])
+
+
+def make_conf(libvirtd, policy):
+    return common.private_conf(
+        DEFAULT={'host': 'bench-host'},
+        libvirt=libvirtd.memmut_options(),
+        mutualization=dict(enabled=True, policy=policy,
+                           init_source='adopted',
+                           budget_kb=BUDGET_MIB * MIB, host_reserve_kb=0,
+                           min_change_kb=8 * MIB, reclaim_wait=2.0,
+                           settle_timeout=20.0),
+        badis=dict(headroom_kb=24 * MIB, headroom_fraction=0.0,
+                   floor_kb=128 * MIB, max_step_fraction=0.5,
+                   round_interval=ROUND))
+
+
+def run_mode(mode, daemon, img, workdir, minute_s):
+    """One run; returns its record."""
+    LOG.info('=== %s ===', mode)
+    factory = fixtures.GuestFactory(daemon, img, workdir)
+    policy = None if mode == 'static' else mode
+    conf = make_conf(daemon, policy or 'equal')
+    rec = {'mode': mode, 'timeline': [], 'rounds': []}
+    try:
+        guests = {}
+        for name in SCENARIO:
+            guests[name] = factory(
+                name='%s-%s' % (mode[:4], name), memory_mib=BOOKED_MIB,
+                current_mib=INIT_MIB, schedule=schedule(name, minute_s),
+                alloc='d', loops=1, period_ms=PERIOD_MS,
+                cmdline='memwork.work=1', swap='file', swap_mib=512,
+                stat_period=1, wait_ready=False)
+        for g in guests.values():
+            g.wait_ready()
+        for g in guests.values():
+            g.wait_for(r'^MEMWORK step=0 ', 60)
+        by_uuid = {g.uuid: n for n, g in guests.items()}
+        drv = libvirt_driver.LibvirtDriver(conf)
+        drv.connect()
+        for g in guests.values():
+            drv.set_stats_period(g.uuid, 1)
+        ctl = est = None
+        if policy:
+            ctl = local_controller.LocalController(
+                conf, drv, mut_support.RecordingController())
+            est = mut_support.StatsBadis(badis.BadisParams(
+                average_window=3, time_slice=minute_s))
+        t0 = time.time()
+        done = {}
+        deadline = t0 + 30 * minute_s * 4
+        while len(done) < len(guests) and time.time() < deadline:
+            started = time.time()
+            vms = [v for v in drv.list_vms() if v.uuid in by_uuid]
+            now = time.time()
+            row = {'t': round(now - t0, 2)}
+            for v in vms:
+                n = by_uuid[v.uuid]
+                row[n] = {'balloon_kb': v.balloon_kb,
+                          'swap_out_kb': v.memory_stats.get('swap_out', 0),
+                          'swap_in_kb': v.memory_stats.get('swap_in', 0)}
+            if ctl is not None:
+                estimates = est.observe(vms, now)
+                result = ctl.step(vms, estimates, now)
+                ctl.books.check()
+                assert (mut_support.held_kb(ctl, drv.list_vms()) <=
+                        ctl.books.budget_kb + 4)
+                plan = result.plan
+                per_vm = {}
+                for u, s in result.vms.items():
+                    if u not in by_uuid:
+                        continue
+                    per_vm[by_uuid[u]] = {
+                        'role': s.role, 'alloc_kb': s.alloc_kb,
+                        'lent_kb': s.lent_kb, 'borrowed_kb': s.borrowed_kb,
+                        'demand_kb': plan.demands.get(u) if plan else None,
+                        'unmet_kb': plan.unmet_kb.get(u, 0) if plan else 0,
+                        'estimate_mode': getattr(estimates.get(u), 'mode',
+                                                 None)}
+                rnd = {'t': row['t'], 'pool_kb': ctl.books.pool_kb,
+                       'reservoir_kb': result.reservoir_kb, 'vms': per_vm,
+                       'actions': [{'vm': by_uuid.get(a.uuid),
+                                    'kind': a.kind, 'from_kb': a.from_kb,
+                                    'to_kb': a.to_kb, 'ok': a.ok}
+                                   for a in result.actions]}
+                rec['rounds'].append(rnd)
+            rec['timeline'].append(row)
+            for n, g in guests.items():
+                if n not in done:
+                    lines = [d for d in g.workload_lines()
+                             if d['event'] in ('done', 'exit')]
+                    if lines:
+                        done[n] = lines[0]
+            time.sleep(max(0.0, ROUND - (time.time() - started)))
+        rec['completion_s'] = {n: d.get('t') for n, d in done.items()}
+        rec['errors'] = {n: d.get('errors') for n, d in done.items()}
+        rec['unfinished'] = sorted(set(guests) - set(done))
+        vms = {by_uuid[v.uuid]: v for v in drv.list_vms()
+               if v.uuid in by_uuid}
+        rec['swap_out_kb'] = {n: v.memory_stats.get('swap_out', 0)
+                              for n, v in vms.items()}
+        rec['swap_in_kb'] = {n: v.memory_stats.get('swap_in', 0)
+                             for n, v in vms.items()}
+        rec['guest_pswpout_kb'] = {}
+        for n, g in guests.items():
+            stats = guestmod.parse_lines(g.log(), 'GUESTSTAT')
+            if stats:
+                rec['guest_pswpout_kb'][n] = stats[-1]['pswpout'] * 4
+        rec['swap_out_total_kb'] = sum(rec['swap_out_kb'].values())
+        if ctl is not None:
+            rec['gmc_informs'] = len(ctl.controller.informs)
+        drv.close()
+    finally:
+        factory.cleanup()
+    LOG.info('%s: completion %s, swapped out %s KiB', mode,
+             rec.get('completion_s'), rec.get('swap_out_total_kb'))
+    return rec
+
+
+def shortage_table(rec, minute_s):
+    """Per scenario minute with unmet demand (pool empty): which VMs lend
+    (servers, with what they lent) and which borrow (clients, with what
+    they hold beyond Mem_init), MiB -- the layout of Tables 3.1/3.2."""
+    by_minute = {}
+    for rnd in rec['rounds']:
+        if not any(v['unmet_kb'] for v in rnd['vms'].values()):
+            continue
+        by_minute[int(rnd['t'] // minute_s)] = rnd     # last of the minute
+    rows = []
+    name = {'blas': 'VM1', 'grass': 'VM2', 'wrf': 'VM3'}
+    for minute, rnd in sorted(by_minute.items()):
+        vms = rnd['vms']
+        servers = sorted(n for n, v in vms.items() if v['role'] == 'server')
+        clients = sorted(n for n, v in vms.items() if v['role'] == 'client')
+        rows.append({
+            'minute': minute,
+            'from': ', '.join(name[n] for n in servers),
+            'lent_mib': [vms[n]['lent_kb'] // MIB for n in servers],
+            'to': ', '.join(name[n] for n in clients),
+            'borrowed_mib': [vms[n]['borrowed_kb'] // MIB for n in clients],
+            'unmet_mib': {name[n]: v['unmet_kb'] // MIB
+                          for n, v in vms.items() if v['unmet_kb']},
+            'pool_mib': rnd['pool_kb'] // MIB})
+    return rows
+
+
+def role_counts(rec, minute_s):
+    out = []
+    for rnd in rec['rounds']:
+        roles = [v['role'] for v in rnd['vms'].values()]
+        out.append({'minute': round(rnd['t'] / minute_s, 2),
+                    'servers': roles.count('server'),
+                    'clients': roles.count('client')})
+    return out
+
+
+def nominal_s(minute_s):
+    return {n: sum(m for m, _ in steps) * minute_s
+            for n, steps in SCENARIO.items()}
+
+
+def plots(results, minute_s, out):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    colors = {'blas': 'tab:red', 'grass': 'tab:blue', 'wrf': 'black'}
+    # Fig 3.3: memory behaviour (schedule + measured balloons)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
+    ax = axes[0]
+    total = [0] * 30
+    for n, steps in SCENARIO.items():
+        xs, ys, t = [], [], 0
+        for mins, mib in steps:
+            xs += [t, t + mins]
+            ys += [mib, mib]
+            for m in range(t, t + mins):
+                total[m] += mib
+            t += mins
+        ax.plot(xs, ys, color=colors[n], label=VM_LABEL[n] + ' WSS')
+    ax.step(range(31), total + [total[-1]], where='post',
+            color='deepskyblue', label='total WSS')
+    overhead = results['guest_overhead_mib']
+    ax.axhline(BUDGET_MIB - 3 * overhead, color='green',
+               label='VM budget minus guest kernels (%d MiB)'
+               % (BUDGET_MIB - 3 * overhead))
+    ax.axhline(INIT_MIB - overhead, color='grey', ls=':',
+               label='Mem_init minus guest kernel')
+    ax.set_xlabel('scenario minute')
+    ax.set_ylabel('MiB')
+    ax.set_title('Working sets of the scenario')
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    for mode, ls in (('equal', '-'), ('proportional', '--')):
+        rec = results['runs'][mode]
+        for n in SCENARIO:
+            ts = [r['t'] / minute_s for r in rec['timeline'] if n in r]
+            bs = [r[n]['balloon_kb'] / MIB for r in rec['timeline']
+                  if n in r]
+            ax.plot(ts, bs, ls, color=colors[n], lw=1,
+                    label='%s %s' % (VM_LABEL[n].split()[0], mode))
+    ax.axhline(INIT_MIB, color='grey', ls=':', label='Mem_init')
+    ax.set_xlabel('scenario minute (wall time / %g s)' % minute_s)
+    ax.set_ylabel('balloon size, MiB')
+    ax.set_title('Allocations under mutualization')
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, 'mutualization_fig3_3.png'), dpi=110)
+    plt.close(fig)
+
+    modes = ['static', 'equal', 'proportional']
+    # Fig 3.4: swapped-out memory
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    bottom = [0] * 3
+    for n in SCENARIO:
+        vals = [results['runs'][m]['swap_out_kb'].get(n, 0) / MIB
+                for m in modes]
+        ax.bar(modes, vals, bottom=bottom, color=colors[n],
+               label=VM_LABEL[n])
+        bottom = [a + b for a, b in zip(bottom, vals)]
+    for i, v in enumerate(bottom):
+        ax.text(i, v, '%.0f MiB' % v, ha='center', va='bottom')
+    ax.set_ylabel('swapped-out memory, MiB')
+    ax.set_title('Swapped-out memory, static vs dynamic')
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, 'mutualization_fig3_4.png'), dpi=110)
+    plt.close(fig)
+
+    # Fig 3.5: completion times
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    width = 0.25
+    names = list(SCENARIO)
+    for i, m in enumerate(modes):
+        vals = [(results['runs'][m]['completion_s'].get(n) or 0)
+                for n in names]
+        xs = [j + (i - 1) * width for j in range(len(names))]
+        ax.bar(xs, vals, width, label=m)
+        for x, v in zip(xs, vals):
+            ax.text(x, v, '%.0f' % v, ha='center', va='bottom', fontsize=7)
+    nominal = nominal_s(minute_s)
+    ax.plot([j for j in range(len(names))], [nominal[n] for n in names],
+            'k_', markersize=40, label='nominal (no swapping)')
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels([VM_LABEL[n] for n in names])
+    ax.set_ylabel('completion time, s')
+    ax.set_title('Workload completion time')
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, 'mutualization_fig3_5.png'), dpi=110)
+    plt.close(fig)
+
+    # Fig 3.6: servers / clients over time
+    fig, axes = plt.subplots(2, 1, figsize=(9, 5), sharex=True)
+    for ax, m in zip(axes, ('equal', 'proportional')):
+        counts = results['runs'][m]['role_counts']
+        ts = [c['minute'] for c in counts]
+        ax.step(ts, [c['servers'] for c in counts], where='post',
+                color='tab:green', label='servers')
+        ax.step(ts, [c['clients'] for c in counts], where='post',
+                color='tab:orange', label='clients')
+        ax.set_ylabel('VMs (%s)' % m)
+        ax.set_yticks([0, 1, 2, 3])
+        ax.legend(loc='upper right')
+    axes[-1].set_xlabel('scenario minute')
+    axes[0].set_title('Server and client VMs over time')
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, 'mutualization_fig3_6.png'), dpi=110)
+    plt.close(fig)
+
+
+def summarize(results, minute_s):
+    runs = results['runs']
+    static = runs['static']
+    nominal = nominal_s(minute_s)
+    summary = {}
+    for m in ('equal', 'proportional'):
+        r = runs[m]
+        sw = r['swap_out_total_kb']
+        summary[m] = {
+            'swap_reduction_x': (round(static['swap_out_total_kb'] / sw, 2)
+                                 if sw else None),
+            'swap_out_total_mib': round(sw / MIB, 1),
+            'speedup_pct': {
+                n: round(100.0 * (static['completion_s'][n] -
+                                  r['completion_s'][n]) /
+                         static['completion_s'][n], 1)
+                for n in SCENARIO
+                if static['completion_s'].get(n) and
+                r['completion_s'].get(n)},
+        }
+    summary['static'] = {
+        'swap_out_total_mib': round(static['swap_out_total_kb'] / MIB, 1)}
+    summary['nominal_s'] = nominal
+    summary['goals'] = {
+        'swap_reduction_x_at_least': 8,
+        'starved_speedup_pct_at_least': 20,
+        'met': {m: bool(summary[m]['swap_reduction_x'] and
+                        summary[m]['swap_reduction_x'] >= 8 and all(
+                            summary[m]['speedup_pct'].get(n, 0) >= 20
+                            for n in ('blas', 'grass')))
+                for m in ('equal', 'proportional')}}
+    return summary
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt('signal %d' % signum)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--minute-seconds', type=float, default=10.0,
+                        help='wall seconds per scenario minute')
+    parser.add_argument('--out', default=RESULTS)
+    parser.add_argument('--modes', default='static,equal,proportional')
+    parser.add_argument('--reuse', metavar='JSON',
+                        help='take the runs not in --modes from this '
+                             'earlier results file')
+    args = parser.parse_args()
+    # a SIGTERM (or SIGINT when started in the background, where it is
+    # ignored) still destroys the guests and stops the private libvirtd
+    signal.signal(signal.SIGTERM, _interrupt)
+    logging.basicConfig(level=logging.INFO,
+                        format='%(asctime)s %(name)s %(message)s')
+    os.makedirs(args.out, exist_ok=True)
+    cache = os.environ.get('MEMMUT_TEST_CACHE', image.DEFAULT_CACHE)
+    img = image.build_image(cache)
+    daemon = libvirtd_mod.PrivateLibvirtd(
+        cache_dir=os.path.join(cache, 'libvirt-cache'))
+    work = tempfile.mkdtemp(prefix='memmut-bench-mut-')
+    results = {
+        'benchmark': 'local memory mutualization, seed 004 ch.3 scenario',
+        'command': 'python -m tests.benchmarks.bench_mutualization '
+                   '--minute-seconds %g' % args.minute_seconds,
+        'started': time.strftime('%Y-%m-%d %H:%M:%S'),
+        'machine': {'platform': platform.platform(),
+                    'cpus': os.cpu_count(),
+                    'loadavg_start': os.getloadavg(),
+                    'note': 'TCG guests; the 2 cores were shared with other '
+                            'jobs running TCG guests during the runs'},
+        'setup': {'booked_mib': BOOKED_MIB, 'mem_init_mib': INIT_MIB,
+                  'budget_mib': BUDGET_MIB, 'round_s': ROUND,
+                  'minute_s': args.minute_seconds,
+                  'memwork_period_ms': PERIOD_MS,
+                  'scenario_minutes_mib': SCENARIO,
+                  'estimator': 'Badis (memmut.agent.badis) over balloon '
+                               'statistics: balloon_used as sampled WSS, '
+                               'swap counters as Geiger stand-in',
+                  'headroom_mib': 24, 'floor_mib': 128,
+                  'max_step_fraction': 0.5},
+        'seed': SEED, 'runs': {}}
+    if args.reuse:
+        with open(args.reuse) as f:
+            earlier = json.load(f)
+        for mode, rec in earlier['runs'].items():
+            if mode not in args.modes.split(','):
+                rec['reused_from'] = earlier.get('started')
+                results['runs'][mode] = rec
+    try:
+        daemon.start()
+        for mode in args.modes.split(','):
+            wd = os.path.join(work, mode)
+            os.makedirs(wd)
+            rec = run_mode(mode, daemon, img, wd, args.minute_seconds)
+            if mode != 'static':
+                rec['shortage_table'] = shortage_table(
+                    rec, args.minute_seconds)
+                rec['role_counts'] = role_counts(rec, args.minute_seconds)
+            results['runs'][mode] = rec
+            with open(os.path.join(args.out, 'mutualization.json'),
+                      'w') as f:
+                json.dump(results, f, indent=1)
+    finally:
+        daemon.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    results['machine']['loadavg_end'] = os.getloadavg()
+    # guest kernel + init: balloon size minus MemTotal plus base used
+    results['guest_overhead_mib'] = 77
+    if all(m in results['runs'] for m in ('static', 'equal',
+                                          'proportional')):
+        results['summary'] = summarize(results, args.minute_seconds)
+        plots(results, args.minute_seconds, args.out)
+    with open(os.path.join(args.out, 'mutualization.json'), 'w') as f:
+        json.dump(results, f, indent=1)
+    print(json.dumps(results.get('summary'), indent=1))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,107 @@
+"""Badis on a real guest: the estimate follows a rising and a falling
+working set (issue 4's functional test; about 3 minutes, one guest).
+
+The guest (256 MiB, TCG, memfd RAM, a swap file) runs W3 (rises to 160 MiB
+and falls back) while the agent's estimation pipeline samples it through
+memmut's libvirt driver with the smaps back-end and drives its balloon
+(single-VM on-demand loop), every 2 s. The true working set is the
+schedule's plus the guest's base (booked - MemAvailable at boot).
+"""
+
+from memmut import workloads
+from memmut.agent.sampling import smaps
+from tests.benchmarks import bench_badis
+from tests.functional.harness import domain
+from tests.functional.harness import guest as guestmod
+
+MIB = 1024
+STEP_S = 20
+SETTLE_S = 8         # polls this soon after a step change are transitions
+
+
+def settled_errors(rows, booked_kb, key='badis'):
+    """Errors (% of booked) of polls at least SETTLE_S into their step,
+    split into the rising and the falling half of the run."""
+    rising, falling = [], []
+    last_truth, changed_at, peak_seen = None, rows[0]['t'], False
+    for r in rows:
+        if r['truth_kb'] != last_truth:
+            if last_truth is not None and r['truth_kb'] < last_truth:
+                peak_seen = True
+            last_truth, changed_at = r['truth_kb'], r['t']
+        if key not in r or r['t'] - changed_at < SETTLE_S:
+            continue
+        err = abs(r[key] - r['truth_kb']) * 100.0 / booked_kb
+        (falling if peak_seen else rising).append(err)
+    return rising, falling
+
+
+def trace(rows, base):
+    """The run as a table for assertion messages (MiB)."""
+    t0 = rows[0]['t']
+    return '\n' + '\n'.join(
+        '%5.1f truth %4d balloon %4d badis %4d demand %4d %-2s swap_in %s'
+        % (r['t'] - t0, r['truth_kb'] // MIB, r['balloon_kb'] // MIB,
+           r['badis'] // MIB, r['demand_kb'] // MIB, r['mode'],
+           r['swap_in']) for r in rows)
+
+
+def test_badis_follows_a_rising_and_a_falling_working_set(
+        libvirtd, guest_factory, tmp_path):
+    booked = bench_badis.BOOKED_MIB * MIB
+    sched = workloads.shape_schedule('W3', bench_badis.PEAK_MIB, STEP_S)
+    g = guest_factory(memory_mib=bench_badis.BOOKED_MIB, schedule=sched,
+                      alloc='d', loops=1, period_ms=200,
+                      swap=domain.SwapDisk(file=guestmod.create_swap_file(
+                          str(tmp_path / 'swap.img'), 256)),
+                      memfd=True, tb_cache_mib=64, stat_period=1)
+    base = bench_badis.base_kb(g, booked)
+    conf = bench_badis.agent_conf(libvirtd.memmut_options())
+    run = bench_badis.Run(g, conf, 'badis', booked, base)
+    samplers = run.pipeline.samplers
+    passes = run.run(workloads.duration(sched) + 60)
+    assert passes, g.log()[-2000:]
+
+    # the sampling back-end was chosen and saw the TCG guest
+    assert isinstance(samplers._chosen[g.uuid], smaps.SmapsSampler)
+    rows = [r for r in run.rows if 'badis' in r]
+    assert len(rows) > 40
+    assert all(r['source'] == 'badis/smaps+balloon_stats' for r in rows)
+    rising, falling = settled_errors(rows, booked)
+    assert rising and falling
+    mean_up = sum(rising) / len(rising)
+    mean_down = sum(falling) / len(falling)
+    assert mean_up <= 5.0 and mean_down <= 5.0, (
+        mean_up, mean_down, trace(rows, run.base))
+
+    # both trends, seen in the estimate itself
+    peak = max(r['badis'] for r in rows)
+    assert peak - rows[0]['badis'] >= 80 * MIB
+    assert peak - rows[-1]['badis'] >= 80 * MIB
+    # the balloon followed: shrunk at the start, grown for the peak,
+    # shrunk again at the end
+    assert run.moves and min(r['balloon_kb'] for r in rows) < 200 * MIB
+    assert rows[-1]['balloon_kb'] < max(r['balloon_kb'] for r in rows)
+    # every change was logged with its reason
+    assert all(reason.split()[0] in ('grow', 'shrink')
+               for _, _, reason in run.moves)
+    # and the guest's workload never saw corrupted memory
+    done = [d for d in g.workload_lines() if d['event'] == 'done'][-1]
+    assert done['errors'] == 0
+
+
+def test_smaps_is_refused_for_a_kvm_domain_type(libvirtd, guest_factory):
+    """The guest runs under TCG, but if memmut is told the host is KVM
+    (domain type kvm), the smaps back-end must refuse rather than report
+    QEMU's own accesses as a working set."""
+    g = guest_factory(memory_mib=128)
+    drv = bench_badis.libvirt_driver.LibvirtDriver(bench_badis.agent_conf(
+        libvirtd.memmut_options()))
+    drv.connect()
+    vm = next(v for v in drv.list_vms() if v.uuid == g.uuid)
+    s = smaps.SmapsSampler()
+    assert s.capability(vm, g.qemu_pid()).usable
+    vm.domain_type = 'kvm'
+    cap = s.capability(vm, g.qemu_pid())
+    assert not cap.usable and 'EPT/NPT' in cap.reason
+    drv.close()

@@ -1,0 +1,115 @@
+"""memmut-agent and memmut-controller as separate processes, over a real
+RabbitMQ and a real PostgreSQL, watching two real guests."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from memmut.db import api as db_api
+from memmut.db import migration
+from memmut.virt import libvirt_driver
+from memmut import workloads
+from tests import common
+from tests.functional.harness import guest as guestmod
+
+MIB = 1024
+
+
+def _write_conf(path, host, rabbit_url, pg_url, libvirt_opts):
+    lines = ['[DEFAULT]', 'host = %s' % host,
+             'transport_url = %s' % rabbit_url, 'rpc_response_timeout = 5',
+             '', '[database]', 'connection = %s' % pg_url, '',
+             '[agent]', 'hypervisor_driver = libvirt', 'poll_interval = 1',
+             'report_timeout = 2', '', '[libvirt]']
+    lines += ['%s = %s' % kv for kv in libvirt_opts.items()]
+    path.write_text('\n'.join(lines) + '\n')
+    return str(path)
+
+
+class Service:
+    def __init__(self, module, conf_file, log_path):
+        self.cmd = [sys.executable, '-m', module, '--config-file', conf_file]
+        self.log_path = log_path
+        self.proc = None
+
+    def start(self):
+        self.log = open(self.log_path, 'ab')
+        self.proc = subprocess.Popen(self.cmd, stdout=self.log,
+                                     stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        return self
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, sig)
+            self.proc.wait(30)
+        self.log.close()
+
+    def output(self):
+        with open(self.log_path, errors='replace') as f:
+            return f.read()
+
+
+def test_agent_and_controller_over_rabbitmq_and_postgresql(
+        libvirtd, guest_factory, rabbit_url, postgres_url, tmp_path):
+    schedule = workloads.shape_schedule('W1', 96, 60)
+    guests = [guest_factory(memory_mib=320, schedule=schedule, loops=0,
+                            wait_ready=False) for _ in range(2)]
+    for g in guests:
+        g.wait_ready()
+    migration.upgrade(postgres_url)
+    db = db_api.Database(postgres_url)
+    conf_file = _write_conf(tmp_path / 'memmut.conf', 'node-a', rabbit_url,
+                            postgres_url, libvirtd.memmut_options())
+    controller = Service('memmut.cmd.controller', conf_file,
+                         tmp_path / 'controller.log').start()
+    agent = Service('memmut.cmd.agent', conf_file,
+                    tmp_path / 'agent.log').start()
+    try:
+        # 1. both VMs' balloon statistics arrive in the database
+        def stats_of(uuid):
+            samples = db.vm_samples(uuid)
+            return samples[-1].memory_stats if samples else {}
+        for g in guests:
+            stats = guestmod.wait_until(
+                lambda: stats_of(g.uuid), lambda s: 'unused' in s, 60,
+                'balloon statistics of %s in PostgreSQL\n%s'
+                % (g.name, agent.output()[-3000:]))
+            assert 0 < stats['unused'] < stats['available'] <= 320 * MIB
+        assert {v.uuid for v in db.list_vms(host='node-a')} >= {
+            g.uuid for g in guests}
+
+        # 2. a balloon change through the agent's driver reaches the guest
+        # and comes back through the pipeline
+        drv = libvirt_driver.LibvirtDriver(
+            common.private_conf(libvirt=libvirtd.memmut_options()))
+        mark = guests[0].mark()
+        drv.set_balloon(guests[0].uuid, 224 * MIB)
+        guests[0].wait_stat(lambda s: s['memtotal_kb'] < 240 * MIB,
+                            after=mark)
+        guestmod.wait_until(lambda: db.vm_samples(guests[0].uuid)[-1],
+                            lambda s: s.balloon_kb == 224 * MIB, 30,
+                            'the new balloon size in PostgreSQL')
+
+        # 3. kill the controller, keep the agent polling, restart it: every
+        # report of this agent run is stored exactly once, none lost
+        before = db.count_reports('node-a')
+        controller.kill()
+        time.sleep(8)
+        controller = Service('memmut.cmd.controller', conf_file,
+                             tmp_path / 'controller.log').start()
+        time.sleep(5)
+        agent.kill(signal.SIGTERM)          # stop producing new reports
+        samples = db.host_samples('node-a')
+        boot_ids = {s.boot_id for s in samples}
+        assert len(boot_ids) == 1
+        seqs = sorted(s.seq for s in samples)
+        assert seqs == list(range(1, len(seqs) + 1)), seqs
+        assert len(seqs) >= before + 8
+        assert 'Controller unreachable' in agent.output()
+        assert 'Controller is back' in agent.output()
+    finally:
+        agent.kill()
+        controller.kill()

@@ -1,0 +1,440 @@
+"""The per-VM estimation pipeline, swap monitors and single-VM actuation."""
+
+import logging
+
+import pytest
+
+from memmut.agent import badis
+from memmut.agent import estimation
+from memmut.agent import estimators
+from memmut.agent import sampling
+from memmut.agent.sampling import base
+from memmut.agent.sampling import swap
+from memmut.memstore import reuse
+from memmut.virt import driver
+from memmut.virt import sim
+from tests import common
+
+MIB = 1024
+
+
+def info(uuid='u-1', booked=1024 * MIB, balloon=None, stats=None,
+         dtype='kvm', state='running'):
+    return driver.VMInfo(uuid=uuid, name='vm-' + uuid, state=state,
+                         booked_kb=booked, balloon_kb=balloon or booked,
+                         memory_stats=stats or {}, cpu_time_ns=0,
+                         domain_type=dtype)
+
+
+def conf_with(**badis_opts):
+    opts = {'round_interval': 10.0}
+    opts.update(badis_opts)
+    return common.private_conf(badis=opts)
+
+
+# -- swap monitors ------------------------------------------------------------
+
+def test_balloon_stats_monitor_uses_deltas_and_caps_thrashing():
+    m = swap.BalloonStatsSwapMonitor(swap_in_threshold_kb=4096,
+                                     min_grow_kb=4096)
+    vm = info(stats={'swap_in': 1000, 'swap_out': 1000})
+    first = m.read(vm, 512 * MIB)
+    assert not first.swapping and first.ghost is None
+    quiet = m.read(info(stats={'swap_in': 2000, 'swap_out': 1000}),
+                   512 * MIB)
+    assert not quiet.swapping            # 1000 KiB < threshold
+    busy = m.read(info(stats={'swap_in': 52000, 'swap_out': 81000}),
+                  512 * MIB)
+    assert busy.swapping and busy.source == 'balloon_stats'
+    assert busy.ghost.wss_kb == 512 * MIB + 29000   # net in swap < swap-in
+    assert 'capped' in busy.detail
+    light = m.read(info(stats={'swap_in': 62000, 'swap_out': 200000}),
+                   512 * MIB)
+    assert light.ghost.wss_kb == 512 * MIB + 10000  # the round's swap-in
+
+
+def memstore_reading(histogram, bucket_pages=1024, cold=0,
+                     percent=95.0):
+    """A reading as memmut.agent.swapdisk returns it, built from a stats
+    reply of memstore's control protocol."""
+    extra = reuse.extra_pages(histogram, percent, bucket_pages) * 4096
+    return reuse.SwapMonitor.from_stats({'monitor': {
+        'swap_out_pages': 1000, 'swap_in_pages': 500,
+        'interval_seconds': 10.0, 'bucket_pages': bucket_pages,
+        'percentile': percent, 'queue_pages': 300,
+        'interval': {'histogram': histogram,
+                     'swap_ins': sum(c for _, c in histogram),
+                     'cold': cold, 'extra_bytes': extra}}})
+
+
+def test_memstore_monitor_turns_reuse_distances_into_geiger():
+    readings = [memstore_reading([[0, 10], [3, 80], [5, 10]]),
+                memstore_reading([]), memstore_reading([], cold=3)]
+    m = swap.MemstoreSwapMonitor(lambda vm: readings.pop(0))
+    r = m.read(info(), 300 * MIB)
+    # 95 % of the 100 swap-ins lie within buckets 0-5 of 4 MiB (memstore
+    # counts a distance D as needing D + 1 pages: the bucket's upper edge)
+    assert r.swapping and r.ghost.wss_kb == 300 * MIB + 24 * MIB
+    assert r.ghost.source == estimators.SOURCE_GEIGER
+    assert r.source == 'memstore'
+    r = m.read(info(), 300 * MIB)
+    assert not r.swapping and r.ghost is None
+    r = m.read(info(), 300 * MIB)        # swap-ins of pages never queued
+    assert r.swapping and r.ghost is None
+
+
+def test_memstore_failure_falls_back_to_balloon_stats(caplog):
+    def broken(vm):
+        raise ConnectionRefusedError('no control socket')
+    stats = swap.BalloonStatsSwapMonitor()
+    both = swap.SwapMonitors([swap.MemstoreSwapMonitor(broken), stats])
+    caplog.set_level(logging.WARNING)
+    both.read(info(stats={'swap_in': 0, 'swap_out': 0}), 100 * MIB)
+    r = both.read(info(stats={'swap_in': 9000, 'swap_out': 9000}),
+                  100 * MIB)
+    assert r.source == 'balloon_stats' and r.swapping
+    assert caplog.text.count('no reuse distances') == 1   # warned once
+    no_export = swap.MemstoreSwapMonitor(lambda vm: None)
+    assert no_export.read(info(), 100 * MIB) is None
+
+
+def test_pipeline_prefers_memstore_and_names_it():
+    reading = memstore_reading([[2, 100]])
+    monitors = swap.SwapMonitors(estimation.default_swap_monitors(
+        conf_with(), lambda vm: reading))
+    p = estimation.EstimationPipeline(conf_with(), FakeDriver(),
+                                      swap=monitors)
+    vm = info(balloon=512 * MIB, stats={'swap_in': 0, 'swap_out': 0})
+    p.estimate([vm], 0.0)
+    e = p.estimate([vm], 10.0)['u-1']
+    assert e.source == 'badis/balloon_stats+memstore'
+    assert e.mode == 'VG' and e.detail == estimators.SOURCE_GEIGER
+    assert e.wss_kb == 512 * MIB + 12 * MIB
+
+
+# -- the pipeline on the simulated hypervisor --------------------------------
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def sim_loop(shape, rounds, conf=None, actuate=True, peak=800):
+    clock = Clock()
+    conf = conf or common.private_conf(
+        badis={'round_interval': 10.0, 'time_slice': 30.0},
+        sim={'step_seconds': 300})
+    spec = 'a:1024:%s:%d' % (shape, peak)
+    d = sim.SimDriver(conf, clock=clock, vms=[spec])
+    p = estimation.EstimationPipeline(conf, d)
+    act = estimation.Actuator(conf, d)
+    vm = next(iter(d.vms.values()))
+    trace = []
+    for _ in range(rounds):
+        clock.t += 10
+        vms = d.list_vms()
+        est = p.estimate(vms, clock.t)
+        if actuate:
+            act.step(vms, est)
+        e = est.get(vm.uuid)
+        trace.append((clock.t, vm.demand_kb + sim.GUEST_BASE_KB,
+                      vm.balloon_kb, e))
+    return p, trace
+
+
+def test_first_round_comes_one_interval_after_first_sight():
+    p, trace = sim_loop('W1', 3)
+    assert trace[0][3] is None
+    e = trace[1][3]
+    assert e.fresh and e.mode == 'V' and e.source == 'badis/sim+balloon_stats'
+    assert e.wss_kb <= e.max_avg_kb <= e.demand_kb
+    assert p.rounds == 2 and p.cpu_seconds > 0
+
+
+def test_estimates_between_rounds_are_marked_stale():
+    clock = Clock()
+    conf = conf_with(round_interval=10.0)
+    d = sim.SimDriver(conf, clock=clock, vms=['a:512:W1'])
+    p = estimation.EstimationPipeline(conf, d)
+    p.estimate(d.list_vms(), 0.0)
+    fresh = p.estimate(d.list_vms(), 10.0)
+    stale = p.estimate(d.list_vms(), 15.0)
+    (e1,), (e2,) = fresh.values(), stale.values()
+    assert e1.fresh and not e2.fresh and e1.wss_kb == e2.wss_kb
+
+
+@pytest.mark.parametrize('shape', ['W1', 'W2'])
+def test_badis_follows_rising_and_falling_sim_workloads(shape):
+    _, trace = sim_loop(shape, 170)
+    errs = [abs(e.wss_kb - truth) for t, truth, bal, e in trace
+            if e is not None and t % 300 > 90]      # settled in each step
+    mean = sum(errs) / len(errs)
+    assert mean < 0.08 * 1024 * MIB, mean / MIB
+    final_t, final_truth, final_balloon, final = trace[-1]
+    assert final_balloon >= final_truth - 16 * MIB   # not left starving
+    if shape == 'W2':
+        assert final_balloon < 600 * MIB             # memory was reclaimed
+
+
+def test_badis_learns_the_pinned_correction_when_swapping(caplog):
+    caplog.set_level(logging.INFO)
+    p, trace = sim_loop('W1', 60)
+    uuid = next(iter(p._vms))
+    # the simulated guest starts with no correction (its balloon statistics
+    # show no kernel reservation) and learns one while swapping in VG
+    assert p.badis.state(uuid).pinned_kb > 0
+    assert 'V->VG' in caplog.text
+
+
+class Blind(base.Sampler):
+    name = 'blind'
+
+    def capability(self, vm, pid):
+        return base.Capability(self.name, False, 'cannot see this VM')
+
+    def begin(self, vm, pid):
+        raise AssertionError('must not be used')
+
+    def end(self, vm, pid):
+        raise AssertionError('must not be used')
+
+
+class FakeDriver:
+    name = 'fake'
+
+    def __init__(self):
+        self.sets = []
+        self.fail = None
+
+    def qemu_pid(self, uuid):
+        return None
+
+    def set_balloon(self, uuid, kib):
+        if self.fail:
+            raise self.fail
+        self.sets.append((uuid, kib))
+
+
+def test_vm_no_backend_can_see_is_estimated_from_balloon_stats(caplog):
+    conf = conf_with()
+    d = FakeDriver()
+    choice = sampling.SamplerChoice(conf, d, samplers={'blind': Blind()})
+    choice.setting = 'blind'
+    p = estimation.EstimationPipeline(conf, d, samplers=choice)
+    stats = {'actual': 1024 * MIB, 'available': 1000 * MIB,
+             'unused': 600 * MIB, 'disk_caches': 100 * MIB,
+             'swap_in': 0, 'swap_out': 0}
+    caplog.set_level(logging.ERROR)
+    p.estimate([info(stats=stats)], 0.0)
+    e = p.estimate([info(stats=stats)], 10.0)['u-1']
+    assert e.source == 'badis/balloon_stats+balloon_stats'
+    assert e.detail == estimators.SOURCE_BALLOON_USED_NOCACHE
+    # used - caches, plus the guest kernel's reservation (actual - avail.)
+    assert e.wss_kb == 300 * MIB + 24 * MIB
+    assert 'refusing sampling back-end blind' in caplog.text
+
+
+def test_baselines_report_the_guests_own_figures():
+    stats = {'available': 1000 * MIB, 'unused': 600 * MIB,
+             'disk_caches': 100 * MIB}
+    for kind, want in (('balloon_stats', 400 * MIB),
+                       ('balloon_stats_nocache', 300 * MIB)):
+        p = estimation.EstimationPipeline(conf_with(), FakeDriver(),
+                                          estimator=kind)
+        p.estimate([info(stats=stats)], 0.0)
+        e = p.estimate([info(stats=stats)], 10.0)['u-1']
+        assert (e.wss_kb, e.source, e.mode) == (want, kind, None)
+    none = estimation.EstimationPipeline(conf_with(), FakeDriver(),
+                                         estimator='none')
+    assert none.estimate([info(stats=stats)], 0.0) == {}
+
+
+def test_zballoond_shrinks_until_swap_then_backs_off():
+    committed = {'kb': 800 * MIB}
+    p = estimation.EstimationPipeline(
+        conf_with(floor_kb=0), FakeDriver(), estimator='zballoond',
+        committed=lambda vm: committed['kb'])
+    balloon, swap_in = 1024 * MIB, 0
+    probes = []
+    for i in range(6):
+        vm = info(balloon=balloon, stats={'swap_in': swap_in,
+                                          'swap_out': swap_in})
+        e = p.estimate([vm], 10.0 * i).get('u-1')
+        if e is not None:
+            probes.append(e.probe_kb)
+            balloon = e.probe_kb
+    step = int(800 * MIB * 0.05)
+    assert probes[0] == 800 * MIB            # starts at Committed_AS
+    assert probes[1] == probes[0] - step     # then 5 % per round
+    assert e.source == 'zballoond/committed_as+balloon_stats'
+    swap_in += 50 * MIB                      # the last step went too far
+    vm = info(balloon=balloon, stats={'swap_in': swap_in, 'swap_out': 0})
+    e = p.estimate([vm], 60.0)['u-1']
+    assert e.probe_kb == balloon + step and e.wss_kb == e.probe_kb
+
+
+def test_selfballoon_needs_committed_as(caplog):
+    caplog.set_level(logging.ERROR)
+    blind = estimation.EstimationPipeline(conf_with(), FakeDriver(),
+                                          estimator='selfballoon')
+    blind.estimate([info()], 0.0)
+    assert blind.estimate([info()], 10.0) == {}
+    assert 'Committed_AS' in caplog.text and 'u-1' in caplog.text
+    p = estimation.EstimationPipeline(
+        conf_with(floor_kb=0), FakeDriver(), estimator='selfballoon',
+        committed=lambda vm: 200 * MIB)
+    p.estimate([info()], 0.0)
+    e = p.estimate([info()], 10.0)['u-1']
+    assert e.wss_kb == 200 * MIB
+    assert e.probe_kb == 1024 * MIB - (824 * MIB) // 8
+
+
+def test_console_committed_as(tmp_path):
+    log = tmp_path / 'console.log'
+    log.write_text('GUESTSTAT t=1 memtotal_kb=1 committed_as_kb=111\n'
+                   'noise\nGUESTSTAT t=2 memtotal_kb=1 committed_as_kb=222\n')
+    read = estimation.ConsoleCommittedAS(lambda vm: str(log))
+    assert read(info()) == 222
+    assert estimation.ConsoleCommittedAS(lambda vm: None)(info()) is None
+    assert estimation.ConsoleCommittedAS(
+        lambda vm: str(tmp_path / 'none'))(info()) is None
+
+
+def test_bad_data_of_one_vm_does_not_stop_the_others(caplog):
+    p = estimation.EstimationPipeline(conf_with(), FakeDriver(),
+                                      estimator='balloon_stats')
+    good = info('good', stats={'available': 100, 'unused': 50})
+    bad = info('bad', stats={'available': 100, 'unused': 'x'})
+    caplog.set_level(logging.ERROR)
+    p.estimate([good, bad], 0.0)
+    out = p.estimate([good, bad], 10.0)
+    assert out['good'].wss_kb == 50 and 'bad' not in out
+    assert 'vm-bad (bad): estimation round failed' in caplog.text
+    assert 'Traceback' not in caplog.text
+
+
+def test_unknown_estimator_is_refused():
+    with pytest.raises(ValueError, match='unknown WSS estimator'):
+        estimation.EstimationPipeline(conf_with(), FakeDriver(),
+                                      estimator='magic')
+
+
+# -- actuation ----------------------------------------------------------------
+
+def est(demand, fresh=True, probe=None, source='badis/sim+balloon_stats'):
+    return estimation.Estimate(uuid='u-1', wss_kb=demand, max_avg_kb=demand,
+                               demand_kb=demand, source=source, mode='V',
+                               fresh=fresh, probe_kb=probe)
+
+
+def test_actuator_sets_demand_plus_headroom_and_logs_why(caplog):
+    d = FakeDriver()
+    a = estimation.Actuator(conf_with(), d)
+    caplog.set_level(logging.INFO)
+    vm = info(balloon=1024 * MIB)
+    done = a.step([vm], {'u-1': est(800 * MIB)})
+    # headroom max(32 MiB, 5 % of 800) = 40 MiB; the move (184 MiB) is
+    # within the step limit (25 % of 1 GiB)
+    assert d.sets == [('u-1', 840 * MIB)]
+    assert 'vm-u-1 (u-1): balloon shrink 1024 MiB -> 840 MiB' in caplog.text
+    assert 'badis/sim+balloon_stats' in done[0][2]
+    assert a.step([vm], {'u-1': est(800 * MIB, fresh=False)}) == []
+    assert a.step([info(balloon=840 * MIB)], {'u-1': est(
+        801 * MIB)}) == []                          # tiny change ignored
+    assert a.step([vm], {}) == []
+
+
+def test_actuator_rate_limits_and_honours_probes_and_floor():
+    d = FakeDriver()
+    a = estimation.Actuator(conf_with(), d)
+    a.step([info(balloon=1024 * MIB)], {'u-1': est(100 * MIB)})
+    assert d.sets[-1][1] == 768 * MIB               # -25 % of booked
+    a.step([info(balloon=512 * MIB)], {'u-1': est(0, probe=10 * MIB)})
+    assert d.sets[-1][1] == 128 * MIB               # probe, held at floor
+
+
+def test_actuator_survives_driver_errors(caplog):
+    d = FakeDriver()
+    a = estimation.Actuator(conf_with(), d)
+    d.fail = driver.VMNotFound('gone')
+    assert a.step([info()], {'u-1': est(100 * MIB)}) == []
+    d.fail = driver.InvalidBalloonTarget('outside')
+    caplog.set_level(logging.WARNING)
+    assert a.step([info()], {'u-1': est(100 * MIB)}) == []
+    assert 'balloon change failed' in caplog.text and 'u-1' in caplog.text
+
+
+def test_target_params_match_the_options():
+    c = conf_with(headroom_kb=1, floor_kb=2)
+    p = badis.TargetParams.from_conf(c)
+    assert (p.headroom_kb, p.floor_kb) == (1, 2)
+
+
+class FixedSampler(base.Sampler):
+    """Reports ``accessed_kb`` of a 1 GiB mapping every interval."""
+    name = 'fixed'
+
+    def __init__(self, accessed_kb):
+        self.accessed_kb = accessed_kb
+        self.open = set()
+
+    def capability(self, vm, pid):
+        return base.Capability(self.name, True, 'test')
+
+    def begin(self, vm, pid):
+        self.open.add(vm.uuid)
+
+    def end(self, vm, pid):
+        if vm.uuid not in self.open:
+            return None
+        self.open.discard(vm.uuid)
+        return base.AccessSample(self.name, self.accessed_kb // 4,
+                                 1024 * MIB // 4, 1024 * MIB, 10.0,
+                                 referenced_kb=self.accessed_kb)
+
+
+def test_pinned_correction_is_learned_only_from_steady_intervals():
+    conf = conf_with(vg_threshold=0.9)
+    d = FakeDriver()
+    choice = sampling.SamplerChoice(conf, d, samplers={
+        'fixed': FixedSampler(500 * MIB)})
+    choice.setting = 'fixed'
+    p = estimation.EstimationPipeline(conf, d, samplers=choice)
+    swap_in = [0]
+
+    def vm(balloon, swapping):
+        if swapping:
+            swap_in[0] += 64 * MIB
+        return info(balloon=balloon, stats={
+            'swap_in': swap_in[0], 'swap_out': swap_in[0],
+            'actual': balloon, 'available': balloon})
+
+    p.estimate([vm(540 * MIB, False)], 0.0)        # first sight
+    p.estimate([vm(540 * MIB, False)], 10.0)       # V -> VG (500 >= 90 %)
+    assert p.badis.state('u-1').mode.value == 'VG'
+    # the balloon grew from 540 MiB during the interval: the correction is
+    # taken against the size the guest had, 540 - 500
+    p.estimate([vm(600 * MIB, True)], 20.0)
+    assert p.badis.state('u-1').pinned_kb == 40 * MIB
+    # a whole interval at 600 MiB, still swapping: 600 - 500 is pinned
+    p.estimate([vm(600 * MIB, True)], 30.0)
+    assert p.badis.state('u-1').pinned_kb == 100 * MIB
+
+
+def test_no_pinned_learning_from_an_interval_that_shrank():
+    conf = conf_with(vg_threshold=0.9)
+    d = FakeDriver()
+    choice = sampling.SamplerChoice(conf, d, samplers={
+        'fixed': FixedSampler(500 * MIB)})
+    choice.setting = 'fixed'
+    p = estimation.EstimationPipeline(conf, d, samplers=choice)
+    stats = {'swap_in': 0, 'swap_out': 0}
+    p.estimate([info(balloon=540 * MIB, stats=dict(stats))], 0.0)
+    p.estimate([info(balloon=540 * MIB, stats=dict(stats))], 10.0)
+    stats = {'swap_in': 64 * MIB, 'swap_out': 64 * MIB}
+    p.estimate([info(balloon=520 * MIB, stats=stats)], 20.0)
+    assert p.badis.state('u-1').mode.value == 'VG'
+    assert p.badis.state('u-1').pinned_kb == 0
