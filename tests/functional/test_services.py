@@ -96,11 +96,21 @@ def test_agent_and_controller_over_rabbitmq_and_postgresql(
         # 3. kill the controller, keep the agent polling, restart it: every
         # report of this agent run is stored exactly once, none lost
         before = db.count_reports('node-a')
+        lost = agent.output().count('Controller unreachable')
+        back = agent.output().count('Controller is back')
         controller.kill()
-        time.sleep(8)
+        guestmod.wait_until(
+            agent.output, lambda out: out.count('Controller unreachable')
+            > lost, 30, 'the agent to notice')
+        time.sleep(5)                       # reports pile up meanwhile
         controller = Service('memmut.cmd.controller', conf_file,
                              tmp_path / 'controller.log').start()
-        time.sleep(5)
+        guestmod.wait_until(
+            agent.output, lambda out: out.count('Controller is back') > back,
+            60, 'the agent to flush its backlog')
+        guestmod.wait_until(lambda: db.count_reports('node-a'),
+                            lambda n: n >= before + 8, 30,
+                            'reports after the restart')
         agent.kill(signal.SIGTERM)          # stop producing new reports
         samples = db.host_samples('node-a')
         boot_ids = {s.boot_id for s in samples}
@@ -108,8 +118,6 @@ def test_agent_and_controller_over_rabbitmq_and_postgresql(
         seqs = sorted(s.seq for s in samples)
         assert seqs == list(range(1, len(seqs) + 1)), seqs
         assert len(seqs) >= before + 8
-        assert 'Controller unreachable' in agent.output()
-        assert 'Controller is back' in agent.output()
     finally:
         agent.kill()
         controller.kill()
