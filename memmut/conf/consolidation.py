@@ -153,6 +153,42 @@ opts = [
                  max=10.0,
                  help='Fraction of a VM\'s WSS^max_avg added to it when '
                       'packing it, when larger than headroom_kb.'),
+    cfg.BoolOpt('scheduled_rounds',
+                default=False,
+                help='Run a consolidation round in memmut-controller every '
+                     'interval seconds: plan from the database, store the '
+                     'plan, then execute it through nova (unless dry_run). '
+                     'Off by default: rounds then only run on demand '
+                     '(ControllerService.run_round).'),
+    cfg.BoolOpt('dry_run',
+                default=False,
+                help='Plan and store consolidation rounds but execute no '
+                     'migration and power off no host; the migrations stay '
+                     '"planned". Applies to scheduled rounds and to '
+                     'on-demand rounds that do not say otherwise.'),
+    cfg.FloatOpt('cpu_core_mhz',
+                 default=2600.0,
+                 min=1.0,
+                 help='MHz of one host CPU (as reported by the agent\'s '
+                      'cpu_count) in the controller\'s rounds: a host\'s '
+                      'CPU capacity is cpu_count times this, a VM\'s CPU use '
+                      'its CPU time per second times this. With alike '
+                      'hosts only ratios matter, so the value is a unit.'),
+    cfg.StrOpt('power_off_command',
+               default='',
+               help='Command the controller runs for each host a round '
+                    'emptied (every migration away from it completed and '
+                    'no VM left on it), e.g. "ssh {host} systemctl '
+                    'suspend". It is split like a shell line but runs '
+                    'without a shell, "{host}" in any argument replaced by '
+                    'the host name; to use a shell, pass the name as an '
+                    'argument: "sh -c \'...\"$1\"...\' sh {host}". Empty (the '
+                    'default): emptied hosts are left on.'),
+    cfg.IntOpt('power_off_timeout',
+               default=120,
+               min=1,
+               help='Seconds power_off_command may run before it is killed '
+                    'and the power-off counted as failed.'),
 ]
 
 

@@ -12,11 +12,12 @@ from memmut.conf import demo
 from memmut.conf import libvirt
 from memmut.conf import memstore
 from memmut.conf import mutualization
+from memmut.conf import nova
 from memmut.conf import sim
 from memmut.conf import simulator
 
 MODULES = (default, agent, controller, database, libvirt, sim, demo, badis,
-           mutualization, consolidation, simulator, memstore)
+           mutualization, consolidation, simulator, memstore, nova)
 
 
 def list_opts():

@@ -39,7 +39,9 @@ BigID = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
 # Python None is SQL NULL, not the JSON text 'null'.
 JSONOrNull = sa.JSON(none_as_null=True)
 
-MIGRATION_RESOURCES = ('cpu', 'memory')
+# What triggered a migration: one resource, or both at once (the planner's
+# 'cpu+memory', memmut.consolidation.planner.BOTH).
+MIGRATION_RESOURCES = ('cpu', 'memory', 'cpu+memory')
 MIGRATION_KINDS = ('underload', 'overload')
 
 # Consolidation round and migration life cycles (free strings in the
@@ -213,7 +215,8 @@ class Migration(Base):
     """One live migration planned by a consolidation round."""
     __tablename__ = 'migrations'
     __table_args__ = (
-        sa.CheckConstraint("resource IN ('cpu', 'memory')", name='resource'),
+        sa.CheckConstraint("resource IN ('cpu', 'memory', 'cpu+memory')",
+                           name='resource'),
         sa.CheckConstraint("kind IN ('underload', 'overload')",
                            name='kind'),
     )
@@ -224,7 +227,8 @@ class Migration(Base):
     vm_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36), index=True)
     source_host: orm.Mapped[str] = orm.mapped_column(sa.String(255))
     dest_host: orm.Mapped[str] = orm.mapped_column(sa.String(255))
-    # The resource whose overload/underload caused the migration.
+    # The resource whose overload/underload caused the migration: cpu,
+    # memory, or cpu+memory when both detectors fired.
     resource: orm.Mapped[str] = orm.mapped_column(sa.String(16))
     kind: orm.Mapped[str] = orm.mapped_column(sa.String(16))
     # planned, running, completed, failed, skipped, cancelled.

@@ -1,4 +1,5 @@
-"""The controller as a service: its RPC server and housekeeping."""
+"""The controller as a service: its RPC server, housekeeping and
+consolidation rounds."""
 
 import threading
 import time
@@ -7,6 +8,7 @@ from oslo_log import log as logging
 
 from memmut.agent import rpcapi as agent_rpcapi
 from memmut.globals import manager
+from memmut.globals import rounds
 from memmut import rpc
 
 LOG = logging.getLogger(__name__)
@@ -23,7 +25,10 @@ class ControllerService:
                                       conf.host, [self.manager])
         self._stop = threading.Event()
         self._thread = None
+        self._rounds_thread = None
         self._started = False
+        # Stopping the service also ends the waits of a running round.
+        self.rounds = rounds.RoundRunner(conf, db, stop=self._stop)
 
     def _housekeeping(self):
         while not self._stop.wait(PURGE_EVERY):
@@ -36,6 +41,23 @@ class ControllerService:
             except Exception:
                 LOG.exception('Purging old samples failed; will retry')
 
+    def _scheduled_rounds(self):
+        interval = self.conf.consolidation.interval
+        while not self._stop.wait(interval):
+            try:
+                self.rounds.run()
+            except Exception:       # run() records its errors; be sure
+                LOG.exception('Consolidation round failed; next in %d s',
+                              interval)
+
+    def run_round(self, dry_run=None):
+        """Run a consolidation round now (see :mod:`memmut.globals.rounds`).
+
+        ``dry_run`` None takes ``[consolidation] dry_run``. Returns the
+        :class:`memmut.globals.rounds.RoundResult`; never raises.
+        """
+        return self.rounds.run(dry_run=dry_run)
+
     def start(self):
         self._server.start()
         self._started = True
@@ -43,6 +65,14 @@ class ControllerService:
                                         name='memmut-controller-purge',
                                         daemon=True)
         self._thread.start()
+        if self.conf.consolidation.scheduled_rounds:
+            self._rounds_thread = threading.Thread(
+                target=self._scheduled_rounds,
+                name='memmut-controller-rounds', daemon=True)
+            self._rounds_thread.start()
+            LOG.info('Consolidation rounds every %d s%s',
+                     self.conf.consolidation.interval,
+                     ' (dry run)' if self.conf.consolidation.dry_run else '')
         LOG.info('Controller started on topic %s', self.conf.controller_topic)
 
     def stop(self):
@@ -54,3 +84,5 @@ class ControllerService:
             self._started = False
         if self._thread:
             self._thread.join()
+        if self._rounds_thread:
+            self._rounds_thread.join()

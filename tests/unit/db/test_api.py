@@ -68,6 +68,20 @@ def test_vm_samples_limit_gives_newest_oldest_first(db):
     assert db.vm_samples('unknown') == []
 
 
+def test_vm_series_gives_every_vm_oldest_first_in_one_call(db):
+    for seq in range(1, 4):
+        db.store_report(_report(seq, 10.0 * seq, vms=[
+            _vm('a', 10.0 * seq, cpu_time_ns=seq * 100),
+            _vm('b', 10.0 * seq, wss_kb=None)]))
+    series = db.vm_series(since=15.0)
+    assert sorted(series) == ['a', 'b']
+    assert [(r.timestamp, r.cpu_time_ns) for r in series['a']] == \
+        [(20.0, 200), (30.0, 300)]
+    assert [r.wss_kb for r in series['b']] == [None, None]
+    host_id = series['a'][0].host_id
+    assert all(r.host_id == host_id for r in series['a'] + series['b'])
+
+
 def test_late_backlog_report_does_not_roll_host_or_vm_back(db):
     db.store_report(_report(2, 20.0, reservoir=2048,
                             vms=[_vm('a', 20.0, state='paused')]))

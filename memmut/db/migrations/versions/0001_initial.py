@@ -156,7 +156,7 @@ def upgrade():
         sa.Column('finished_at', sa.Double(), nullable=True),
         sa.CheckConstraint("kind IN ('underload', 'overload')",
                            name=op.f('ck_migrations_kind')),
-        sa.CheckConstraint("resource IN ('cpu', 'memory')",
+        sa.CheckConstraint("resource IN ('cpu', 'memory', 'cpu+memory')",
                            name=op.f('ck_migrations_resource')),
         sa.ForeignKeyConstraint(
             ['round_id'], ['consolidation_rounds.id'],

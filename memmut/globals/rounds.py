@@ -1,0 +1,484 @@
+"""Consolidation rounds in the controller: plan from the database, store
+the plan, execute it.
+
+A round (:meth:`RoundRunner.run`), scheduled every ``[consolidation]
+interval`` seconds when ``scheduled_rounds`` is on, or on demand
+(``ControllerService.run_round``):
+
+1. A ``consolidation_rounds`` row is created (status ``running``) with
+   the parameters the round runs with.
+2. The planner's input is built from the database (:func:`build_input`):
+   every host whose agent reported within ``[controller]
+   host_down_after`` seconds, and the nova VMs running on it, with their
+   CPU and memory histories resampled to one value per ``[consolidation]
+   interval`` (the planner's time step), newest last, ``history_length``
+   values at most.
+3. :func:`memmut.consolidation.planner.plan` decides; each migration is
+   stored with the resource that caused it (``cpu``, ``memory`` or
+   ``cpu+memory``) and its kind (``overload``/``underload``).
+4. Unless the round is a dry run, the executor (nova live migrations,
+   :mod:`memmut.globals.executor`) runs the migrations and records each
+   outcome; then the optional power-off hook runs for each host the
+   round emptied.
+5. The round is finished with its status and a one-line reason:
+   ``completed`` (nothing failed; a dry run is ``completed`` with its
+   migrations left ``planned``), ``partial`` (some migrations failed),
+   ``failed`` (every migration failed, or the round itself could not run:
+   the reason names the error). The summary (JSON) has the figures, the
+   detections and the algorithms' per-host state, which the next round
+   reads back.
+
+A round never raises: errors are logged and recorded on the round (when
+the database is reachable at all), so the controller keeps running.
+
+Histories, per VM, from its samples (``vm_samples``):
+
+* CPU: the VM's CPU time per second between consecutive samples from the
+  same host (a counter that went back, after a migration or a restart,
+  is skipped), averaged per interval, in MHz: cores used times
+  ``[consolidation] cpu_core_mhz``. A host's capacity is its
+  ``cpu_count`` times the same figure.
+* Memory, ``[consolidation] memory_basis = wss``: WSS^max_avg at the end
+  of each interval, the maximum over the last ``[badis] time_slice``
+  seconds of the moving average of the last ``[badis] average_window``
+  WSS estimates (:mod:`memmut.consolidation.wss`, the definition the
+  simulator uses); the VM is packed on it plus ``headroom_kb`` /
+  ``headroom_fraction``, capped at its booked memory. Until its estimates
+  cover one time slice the VM counts at its booked memory, as it booted.
+  ``booked``: its booked memory throughout (Neat's baseline).
+
+VMs that nova does not manage (``nova_instance`` false) cannot be
+migrated: they are left out of the plan and their last CPU use and
+memory are taken off their host's capacity; a host keeping such VMs is
+never powered off. Hosts that run no VM are given to the planner as
+inactive, so they receive VMs only when an overload needs them. Hosts
+whose agent is down are left out (they are not switched on).
+"""
+
+import dataclasses
+import json
+import math
+import threading
+import time
+import typing
+
+import numpy as np
+from oslo_log import log as logging
+
+from memmut.consolidation import planner
+from memmut.consolidation import wss as wss_mod
+
+LOG = logging.getLogger(__name__)
+
+COMPLETED = 'completed'
+PARTIAL = 'partial'
+FAILED = 'failed'
+BUSY = 'busy'      # not a stored status: another round was running
+
+# Domain states of VMs that run (and can live-migrate).
+RUNNING_STATES = ('running', 'blocked', 'paused')
+MIN_CAPACITY = 1.0      # MHz / MiB left to a host full of pinned VMs
+
+
+@dataclasses.dataclass
+class RoundResult:
+    """What :meth:`RoundRunner.run` did (also stored in the database)."""
+    round_id: typing.Optional[int]
+    status: str
+    reason: str
+    dry_run: bool
+    plan: typing.Optional[planner.Plan] = None
+    migrations: typing.List[typing.Any] = dataclasses.field(
+        default_factory=list)
+    outcomes: typing.Dict[int, typing.Any] = dataclasses.field(
+        default_factory=dict)
+    powered_off: typing.List[str] = dataclasses.field(default_factory=list)
+    summary: typing.Dict[str, typing.Any] = dataclasses.field(
+        default_factory=dict)
+
+
+@dataclasses.dataclass
+class PlannerInput:
+    """The planner's hosts and VMs, and what was left out and why."""
+    hosts: typing.List[planner.Host]
+    vms: typing.List[planner.VM]
+    # host -> UUIDs of the VMs nova does not manage (pinned there).
+    pinned: typing.Dict[str, typing.List[str]]
+    # host -> why it was left out.
+    excluded_hosts: typing.Dict[str, str]
+
+
+# -- histories -------------------------------------------------------------
+
+
+def _bin_index(timestamps, end, interval):
+    """Interval index of each timestamp counted back from ``end`` (0: the
+    newest interval ``(end - interval, end]``)."""
+    t = np.asarray(timestamps, dtype=float)
+    if not t.size:
+        return np.zeros(0, dtype=int)
+    # Interval k is (end - (k+1) interval, end - k interval]; samples
+    # stamped after ``end`` (agent clocks) count in the newest.
+    return np.maximum(0, np.floor((end - t) / interval + 1e-9)).astype(int)
+
+
+def cpu_history(samples, end, interval, length, core_mhz):
+    """CPU use in MHz per interval, oldest first (intervals with data)."""
+    used = np.zeros(length)
+    spent = np.zeros(length)
+    for prev, cur in zip(samples, samples[1:]):
+        dt = cur.timestamp - prev.timestamp
+        dcpu = cur.cpu_time_ns - prev.cpu_time_ns
+        if cur.host_id != prev.host_id or dt <= 0 or dcpu < 0:
+            continue
+        k = int(_bin_index([cur.timestamp], end, interval)[0])
+        if k < length:
+            used[k] += dcpu / 1e9
+            spent[k] += dt
+    have = spent > 0
+    values = np.where(have, used / np.where(have, spent, 1.0), 0.0)
+    return [float(v * core_mhz) for v in values[have][::-1]]
+
+
+def memory_history(samples, end, interval, length, booked_mb, first_seen,
+                   average_window, time_slice):
+    """WSS^max_avg in MiB at the end of each interval, oldest first.
+
+    Intervals without any sample of the VM are left out; one whose
+    estimates do not yet cover a time slice counts at ``booked_mb``.
+    """
+    k_all = _bin_index([s.timestamp for s in samples], end, interval)
+    bins = sorted({int(k) for k in k_all if k < length}, reverse=True)
+    est = [s for s in samples if s.wss_kb is not None]
+    ts = np.array([s.timestamp for s in est], dtype=float)
+    ma = wss_mod.moving_average([s.wss_kb / 1024.0 for s in est],
+                                average_window) if est else np.zeros(0)
+    gap = float(np.median(np.diff(ts))) if len(ts) > 1 else interval
+    out = []
+    for k in bins:
+        t = end - k * interval
+        lo = np.searchsorted(ts, t - time_slice, side='right')
+        hi = np.searchsorted(ts, t, side='right')
+        warm = (t - first_seen) + gap >= time_slice
+        if hi > lo and warm:
+            out.append(min(float(np.max(ma[lo:hi])), booked_mb))
+        else:
+            out.append(booked_mb)
+    return out
+
+
+def build_input(conf, db, now, states=None):
+    """The planner's input from the database; see the module doc."""
+    c = conf.consolidation
+    interval = float(c.interval)
+    length = c.history_length
+    down_after = conf.controller.host_down_after
+    core = c.cpu_core_mhz
+    span = length * interval + conf.badis.time_slice
+    states = states or {}
+
+    up, excluded = {}, {}
+    for h in db.list_hosts():
+        if h.last_report_at is None or not h.memory_total_kb or \
+                not h.cpu_count:
+            excluded[h.name] = 'no report yet'
+        elif now - h.updated_at > down_after:
+            excluded[h.name] = 'agent down (last report %.0f s ago)' % (
+                now - h.updated_at)
+        else:
+            up[h.name] = h
+
+    since = min((h.last_report_at for h in up.values()), default=now) - span
+    series = db.vm_series(since) if up else {}
+    vms, pinned = [], {}
+    pinned_cpu = dict.fromkeys(up, 0.0)
+    pinned_ram = dict.fromkeys(up, 0.0)
+    for vm in db.list_vms():
+        host = up.get(vm.host.name)
+        if host is None or vm.state not in RUNNING_STATES:
+            continue
+        if vm.last_seen < host.last_report_at - down_after:
+            continue        # not in the host's recent reports: gone
+        end = host.last_report_at
+        samples = [r for r in series.get(vm.uuid, ())
+                   if r.timestamp >= end - span]
+        booked = vm.booked_kb / 1024.0
+        cpu = cpu_history(samples, end, interval, length, core)
+        if c.memory_basis == 'booked':
+            mem = [booked] * max(1, len(cpu))
+            ram = booked
+        else:
+            mem = memory_history(samples, end, interval, length, booked,
+                                 vm.first_seen, conf.badis.average_window,
+                                 conf.badis.time_slice) or [booked]
+            ram = booked if mem[-1] >= booked else float(wss_mod.demand(
+                mem[-1], booked, c.headroom_kb / 1024.0,
+                c.headroom_fraction))
+        if not vm.nova_instance:
+            pinned.setdefault(host.name, []).append(vm.uuid)
+            pinned_cpu[host.name] += cpu[-1] if cpu else 0.0
+            pinned_ram[host.name] += ram
+            continue
+        vms.append(planner.VM(vm.uuid, host.name, cpu, ram, mem))
+
+    busy = {v.host for v in vms}
+    hosts = [planner.Host(
+        name,
+        max(MIN_CAPACITY, h.cpu_count * core - pinned_cpu[name]),
+        max(MIN_CAPACITY, h.memory_total_kb / 1024.0 - pinned_ram[name]),
+        active=name in busy, state=states.get(name))
+        for name, h in sorted(up.items())]
+    return PlannerInput(hosts, vms, pinned, excluded)
+
+
+# -- rounds ----------------------------------------------------------------
+
+
+def _jsonable(value):
+    """``value`` with numpy scalars and arrays made plain JSON."""
+    def default(o):
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+        if isinstance(o, np.generic):
+            return o.item()
+        if isinstance(o, (set, tuple)):
+            return list(o)
+        raise TypeError('not JSON serialisable: %r' % type(o))
+
+    def finite(o):
+        if isinstance(o, float) and not math.isfinite(o):
+            return None
+        if isinstance(o, dict):
+            return {k: finite(v) for k, v in o.items()}
+        if isinstance(o, list):
+            return [finite(v) for v in o]
+        return o
+    return finite(json.loads(json.dumps(value, default=default)))
+
+
+def _parameters(conf, params, dry_run):
+    c = conf.consolidation
+    return _jsonable({
+        'algorithms': dataclasses.asdict(params.spec),
+        'underload_combination': params.underload_combination,
+        'max_overload_moves': params.max_overload_moves,
+        'underload_grace_rounds': params.underload_grace_rounds,
+        'time_step': params.time_step,
+        'history_length': c.history_length,
+        'memory_basis': c.memory_basis,
+        'headroom_kb': c.headroom_kb,
+        'headroom_fraction': c.headroom_fraction,
+        'cpu_core_mhz': c.cpu_core_mhz,
+        'network_migration_bandwidth': c.network_migration_bandwidth,
+        'dry_run': dry_run,
+    })
+
+
+def _default_executor_factory(conf, db, stop):
+    from memmut.globals import executor
+    return executor.NovaExecutor(conf, db, stop=stop)
+
+
+def _default_power_off(conf):
+    from memmut.globals import executor
+    return executor.PowerOffCommand(conf)
+
+
+class RoundRunner:
+    """Runs consolidation rounds, one at a time; see the module doc.
+
+    ``executor_factory(conf, db, stop)`` returns an object whose
+    ``execute(migration_rows)`` returns ``{migration id: outcome}`` (an
+    object with a ``status``) and records each outcome itself
+    (:class:`memmut.globals.executor.NovaExecutor` by default).
+    ``power_off(host) -> (ok, message)``, falsy when there is none
+    (:class:`memmut.globals.executor.PowerOffCommand` by default).
+    """
+
+    def __init__(self, conf, db, executor_factory=None, power_off=None,
+                 stop=None, clock=time.time):
+        self.conf = conf
+        self.db = db
+        self._executor_factory = (executor_factory or
+                                  _default_executor_factory)
+        self._power_off = power_off
+        self._stop = stop or threading.Event()
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def _previous_states(self):
+        """The algorithms' per-host state left by the latest round."""
+        for rnd in self.db.list_rounds(limit=20):
+            if isinstance(rnd.summary, dict) and \
+                    isinstance(rnd.summary.get('states'), dict):
+                return rnd.summary['states']
+        return {}
+
+    def run(self, dry_run=None):
+        """Run one round now; returns a :class:`RoundResult`, never raises.
+
+        ``dry_run``: plan and store only; ``None`` takes ``[consolidation]
+        dry_run``. A round asked for while another runs is not started
+        (status ``busy``, no row).
+        """
+        if dry_run is None:
+            dry_run = self.conf.consolidation.dry_run
+        if not self._lock.acquire(blocking=False):
+            LOG.warning('Consolidation round not started: another round '
+                        'is running')
+            return RoundResult(None, BUSY, 'another round is running',
+                               dry_run)
+        try:
+            return self._run(bool(dry_run))
+        finally:
+            self._lock.release()
+
+    def _run(self, dry_run):
+        t0 = time.perf_counter()
+        result = RoundResult(None, FAILED, '', dry_run)
+        try:
+            params = planner.PlanParams.from_conf(self.conf)
+            parameters = _parameters(self.conf, params, dry_run)
+        except Exception as e:
+            # Bad [consolidation] parameters: record the round anyway.
+            params, parameters = None, {'dry_run': dry_run}
+            config_error = e
+        else:
+            config_error = None
+        try:
+            rnd = self.db.create_round(dry_run=dry_run,
+                                       parameters=parameters)
+        except Exception as e:
+            LOG.error('Consolidation round not started: %s', e)
+            result.reason = 'cannot record the round: %s' % e
+            return result
+        result.round_id = rnd.id
+        try:
+            if config_error is not None:
+                raise config_error
+            self._plan_and_execute(result, params, t0)
+        except Exception as e:
+            LOG.exception('Consolidation round %d failed', rnd.id)
+            result.status = FAILED
+            result.reason = 'round failed: %s: %s' % (
+                type(e).__name__, str(e).strip().splitlines()[0]
+                if str(e).strip() else '')
+        result.summary['duration_s'] = round(time.perf_counter() - t0, 3)
+        try:
+            summary = _jsonable(result.summary)
+        except Exception as e:     # an algorithm kept a state JSON refuses
+            LOG.exception('Consolidation round %d: summary not stored',
+                          rnd.id)
+            summary = {'error': 'summary not serialisable: %s' % e}
+        try:
+            self.db.finish_round(rnd.id, result.status, reason=result.reason,
+                                 summary=summary)
+        except Exception as e:
+            LOG.error('Cannot record the end of consolidation round %d '
+                      '(%s: %s): %s', rnd.id, result.status, result.reason,
+                      e)
+        log = LOG.info if result.status == COMPLETED else LOG.warning
+        log('Consolidation round %d %s: %s', rnd.id, result.status,
+            result.reason)
+        return result
+
+    def _plan_and_execute(self, result, params, t0):
+        now = self._clock()
+        states = self._previous_states()
+        data = build_input(self.conf, self.db, now, states)
+        t_plan = time.perf_counter()
+        plan = planner.plan(data.hosts, data.vms, params)
+        plan_s = time.perf_counter() - t_plan
+        result.plan = plan
+        for move in plan.migrations:
+            result.migrations.append(self.db.add_migration(
+                result.round_id, move.vm, move.source, move.destination,
+                move.resource, move.kind))
+        counts = plan.counts()
+        result.summary.update({
+            'hosts': len(data.hosts),
+            'vms': len(data.vms),
+            'excluded_hosts': data.excluded_hosts,
+            'pinned_vms': data.pinned,
+            'input_s': round(t_plan - t0, 3),
+            'plan_s': round(plan_s, 3),
+            'migrations': len(plan.migrations),
+            'memory_caused': sum(1 for m in plan.migrations
+                                 if m.memory_caused),
+            'by_reason': {'%s %s' % (r, k): n
+                          for (k, r), n in sorted(counts.items())},
+            'overloaded': plan.overloaded,
+            'underloaded': plan.underloaded,
+            'not_placed': [list(f) for f in plan.failed],
+            'activate': plan.activate,
+            'deactivate': plan.deactivate,
+            'states': plan.states,
+        })
+        planned = '%d migration(s) planned (%d caused by memory)' % (
+            len(plan.migrations), result.summary['memory_caused'])
+        if plan.failed:
+            planned += ', %d host(s) whose VMs did not fit elsewhere' % (
+                len(plan.failed))
+        if result.dry_run or not plan.migrations:
+            result.status = COMPLETED
+            result.reason = ('dry run: %s, none executed' % planned
+                             if result.dry_run else planned)
+            return
+        executor = self._executor_factory(self.conf, self.db, self._stop)
+        result.outcomes = executor.execute(result.migrations)
+        by_status = {}
+        for outcome in result.outcomes.values():
+            by_status[outcome.status] = by_status.get(outcome.status, 0) + 1
+        result.summary['outcomes'] = by_status
+        failed = by_status.get(FAILED, 0) + by_status.get('cancelled', 0)
+        if failed == 0:
+            result.status = COMPLETED
+        elif failed == len(result.outcomes):
+            result.status = FAILED
+        else:
+            result.status = PARTIAL
+        result.reason = '%s; %s' % (planned, ', '.join(
+            '%d %s' % (n, s) for s, n in sorted(by_status.items())))
+        if failed:
+            errors = [o.error for o in result.outcomes.values()
+                      if o.status in (FAILED, 'cancelled') and
+                      getattr(o, 'error', None)]
+            if errors:
+                result.reason += '; first error: %s' % errors[0]
+        self._power_off_emptied(result, plan, data)
+
+    def _power_off_emptied(self, result, plan, data):
+        """Run the power-off hook for each host the round emptied."""
+        power_off = self._power_off
+        if power_off is None:
+            power_off = self._power_off = _default_power_off(self.conf)
+        if not power_off:
+            return
+        sources = {}
+        for row in result.migrations:
+            sources.setdefault(row.source_host, []).append(row.id)
+        report = {}
+        for host in plan.deactivate:
+            ids = sources.get(host)
+            if not ids or data.pinned.get(host) or self._stop.is_set():
+                continue        # not emptied by this round, or keeps VMs
+            if any(getattr(result.outcomes.get(i), 'status', None) !=
+                   COMPLETED for i in ids):
+                report[host] = 'kept on: not every VM left it'
+                continue
+            try:
+                ok, message = power_off(host)
+            except Exception as e:
+                ok, message = False, '%s: %s' % (type(e).__name__, e)
+            report[host] = message
+            if ok:
+                result.powered_off.append(host)
+                LOG.info('Powered off emptied host %s: %s', host, message)
+            else:
+                LOG.error('Power-off of emptied host %s failed: %s', host,
+                          message)
+        if report:
+            result.summary['power_off'] = report
+        if result.powered_off:
+            result.reason += '; powered off %s' % ', '.join(
+                result.powered_off)

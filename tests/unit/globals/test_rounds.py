@@ -1,0 +1,435 @@
+"""Consolidation rounds: planner input from the database, stored plans,
+execution through an executor (a fake here; nova in
+tests/functional/nova), failures recorded instead of raised."""
+
+import threading
+import time
+
+import pytest
+
+from memmut.consolidation import planner
+from memmut.db import api as db_api
+from memmut.globals import executor as executor_mod
+from memmut.globals import rounds
+from memmut.globals import service as controller_service
+from memmut import objects
+from memmut import rpc
+from tests import common
+
+GIB_KB = 1 << 20
+STEP = 60.0               # seconds between two agent reports
+
+
+class VMSpec:
+    def __init__(self, uuid, booked_kb=GIB_KB, wss_kb=256 << 10, cores=0.1,
+                 nova=True, state='running'):
+        self.uuid, self.booked_kb, self.wss_kb = uuid, booked_kb, wss_kb
+        self.cores, self.nova, self.state = cores, nova, state
+
+
+def populate(db, clock, hosts, duration=2 * 3600.0, start=100000.0):
+    """Agents report every STEP s for ``duration`` s; ``hosts`` maps a host
+    name to (cpu_count, memory_kb, [VMSpec]). Returns the last report's
+    time; the database clock stands just after it."""
+    seq = 0
+    t = start
+    while t <= start + duration:
+        seq += 1
+        clock.t = t
+        for name, (cpus, mem_kb, vms) in hosts.items():
+            samples = [objects.VMSample(
+                uuid=v.uuid, name='vm-' + v.uuid, timestamp=t,
+                state=v.state, booked_kb=v.booked_kb, balloon_kb=v.booked_kb,
+                cpu_time_ns=int(v.cores * (t - start) * 1e9),
+                nova_instance=v.nova, wss_kb=v.wss_kb,
+                wss_estimator='badis') for v in vms]
+            db.store_report(objects.HostReport(
+                host=name, boot_id='boot-' + name, seq=seq, timestamp=t,
+                hypervisor='sim', memory_total_kb=mem_kb,
+                memory_free_kb=mem_kb // 2, cpu_count=cpus, cpu_util=0.1,
+                vms=samples))
+        t += STEP
+    clock.t = t - STEP + 1.0
+    return t - STEP
+
+
+def round_conf(**consolidation):
+    values = {'interval': 300, 'history_length': 12}
+    values.update(consolidation)
+    return common.private_conf(consolidation=values)
+
+
+class FakeExecutor:
+    """Records what it was asked; outcome per VM from ``statuses``."""
+
+    def __init__(self, db, statuses=None, error=None):
+        self.db = db
+        self.statuses = statuses or {}
+        self.error = error
+        self.calls = []
+
+    def factory(self, conf, db, stop):
+        self.stop = stop
+        return self
+
+    def execute(self, migrations):
+        if self.error:
+            raise self.error
+        self.calls.append([m.vm_uuid for m in migrations])
+        out = {}
+        for m in migrations:
+            status = self.statuses.get(m.vm_uuid, 'completed')
+            error = None if status == 'completed' else 'boom'
+            self.db.update_migration(m.id, status, attempts=1, error=error)
+            out[m.id] = executor_mod.Outcome(status, 1, error, m.dest_host)
+        return out
+
+
+# -- histories ---------------------------------------------------------------
+
+
+class S:
+    def __init__(self, t, cpu_s=0.0, wss_mb=None, host_id=1):
+        self.timestamp = t
+        self.cpu_time_ns = int(cpu_s * 1e9)
+        self.wss_kb = None if wss_mb is None else int(wss_mb * 1024)
+        self.host_id = host_id
+
+
+def test_cpu_history_is_cpu_time_per_second_per_interval():
+    # One VM using 0.5 core for 200 s then 1 core, sampled every 100 s,
+    # binned in 200 s intervals ending at t=600: (200,400] (400,600].
+    samples = [S(0, 0), S(100, 50), S(200, 100), S(300, 200), S(400, 300),
+               S(500, 400), S(600, 500)]
+    # (0,200]: 0.5 core; (200,400]: 1 core; (400,600]: 1 core.
+    assert rounds.cpu_history(samples, 600.0, 200.0, 3, 1000.0) == \
+        [500.0, 1000.0, 1000.0]
+    # Only the newest two intervals kept.
+    assert rounds.cpu_history(samples, 600.0, 200.0, 2, 1000.0) == \
+        [1000.0, 1000.0]
+
+
+def test_cpu_history_skips_counter_resets_and_host_changes():
+    samples = [S(0, 100), S(100, 200), S(200, 5),          # QEMU restarted
+               S(300, 55, host_id=2), S(400, 105, host_id=2)]
+    # Only (0,100] (1 core) and (300,400] on host 2 (0.5 core) count.
+    assert rounds.cpu_history(samples, 400.0, 100.0, 4, 1000.0) == \
+        [1000.0, 500.0]
+
+
+def test_memory_history_is_wss_max_avg_and_booked_while_cold():
+    # Estimates every 100 s; moving average of 2; time slice 400 s;
+    # intervals of 200 s ending at t=1000.
+    wss = [100, 300, 100, 100, 100, 500, 100, 100, 100, 100, 100]
+    samples = [S(100.0 * i, wss_mb=w) for i, w in enumerate(wss)]
+    # moving averages: 100 200 200 100 100 300 300 100 100 100 100
+    hist = rounds.memory_history(samples, 1000.0, 200.0, 5, 1024.0,
+                                 first_seen=0.0, average_window=2,
+                                 time_slice=400.0)
+    # interval ends 200, 400, 600, 800, 1000; window (end-400, end]:
+    # 200: cold (estimates over 200 s + one 100 s gap < 400) -> booked;
+    # 400: t 100..400 -> 200; 600: 300..600 -> 300; 800: 500..800 -> 300;
+    # 1000: 700..1000 -> 100
+    assert hist == [1024.0, 200.0, 300.0, 300.0, 100.0]
+
+
+def test_memory_history_never_exceeds_booked():
+    samples = [S(100.0 * i, wss_mb=900) for i in range(10)]
+    assert rounds.memory_history(samples, 900.0, 300.0, 2, 512.0, 0.0, 5,
+                                 300.0) == [512.0, 512.0]
+
+
+# -- planner input -----------------------------------------------------------
+
+
+def test_build_input_reads_hosts_vms_and_histories(db, clock):
+    conf = round_conf(cpu_core_mhz=1000.0)
+    populate(db, clock, {
+        'h1': (4, 8 * GIB_KB, [VMSpec('a', cores=0.5),
+                               VMSpec('b', nova=False, cores=1.0,
+                                      booked_kb=2 * GIB_KB,
+                                      wss_kb=GIB_KB),
+                               VMSpec('off', state='shutoff')]),
+        'h2': (4, 8 * GIB_KB, [])})
+    data = rounds.build_input(conf, db, clock())
+    hosts = {h.name: h for h in data.hosts}
+    assert sorted(hosts) == ['h1', 'h2']
+    # b is not nova's: off the plan, off h1's capacity (1 core, its
+    # WSS^max_avg 1 GiB + 5 % headroom = 1075.2 MiB).
+    assert data.pinned == {'h1': ['b']}
+    assert hosts['h1'].cpu_mhz == pytest.approx(3000.0)
+    assert hosts['h1'].ram == pytest.approx(8192 - 1024 * 1.05)
+    assert hosts['h1'].active and not hosts['h2'].active
+    (vm,) = data.vms
+    assert (vm.uuid, vm.host) == ('a', 'h1')
+    assert len(vm.cpu_history) == 12        # history_length intervals
+    assert vm.cpu_history[-1] == pytest.approx(500.0)
+    # Two hours of 256 MiB estimates: warm, WSS^max_avg 256 MiB, packed
+    # on 256 + max(32 MiB, 5 %) = 288 MiB.
+    assert vm.mem_history[-1] == pytest.approx(256.0)
+    assert vm.ram == pytest.approx(288.0)
+
+
+def test_build_input_booked_basis_and_down_hosts(db, clock):
+    conf = round_conf(memory_basis='booked')
+    populate(db, clock, {'h1': (4, 8 * GIB_KB, [VMSpec('a')])})
+    clock.advance(30.0)
+    data = rounds.build_input(conf, db, clock())
+    (vm,) = data.vms
+    assert vm.ram == 1024.0 and set(vm.mem_history) == {1024.0}
+    # The agent of h1 stops reporting: h1 and its VMs leave the plan.
+    later = clock() + conf.controller.host_down_after + 1
+    data = rounds.build_input(conf, db, later)
+    assert data.hosts == [] and data.vms == []
+    assert 'agent down' in data.excluded_hosts['h1']
+
+
+def test_a_young_vm_counts_at_its_booking(db, clock):
+    populate(db, clock, {'h1': (4, 8 * GIB_KB, [VMSpec('a')])},
+             duration=1200.0)
+    (vm,) = rounds.build_input(round_conf(), db, clock()).vms
+    assert vm.ram == 1024.0 and vm.mem_history[-1] == 1024.0
+
+
+# -- rounds ------------------------------------------------------------------
+
+
+def underloaded_pair(db, clock):
+    """Two hosts idle on CPU and memory: one is emptied into the other."""
+    return populate(db, clock, {
+        'h1': (4, 8 * GIB_KB, [VMSpec('a', cores=0.2)]),
+        'h2': (4, 8 * GIB_KB, [VMSpec('b', cores=0.1)])})
+
+
+def test_dry_run_round_stores_the_plan_and_executes_nothing(db, clock):
+    underloaded_pair(db, clock)
+    fake = FakeExecutor(db)
+    runner = rounds.RoundRunner(round_conf(dry_run=True), db,
+                                executor_factory=fake.factory, clock=clock)
+    result = runner.run()
+    assert result.status == 'completed' and result.dry_run
+    assert 'dry run: 1 migration(s) planned' in result.reason
+    assert fake.calls == []
+    (mig,) = db.list_migrations(round_id=result.round_id)
+    # h2 is the lighter: its VM goes to h1.
+    assert (mig.vm_uuid, mig.source_host, mig.dest_host, mig.kind,
+            mig.resource, mig.status) == ('b', 'h2', 'h1', 'underload',
+                                          'cpu', 'planned')
+    rnd = db.get_round(result.round_id)
+    assert rnd.dry_run and rnd.status == 'completed'
+    assert rnd.parameters['memory_basis'] == 'wss'
+    assert rnd.parameters['algorithms']['placement'] == 'best_fit_decreasing'
+    assert rnd.summary['underloaded'] == {'h1': 'cpu', 'h2': 'cpu'}
+    assert rnd.summary['deactivate'] == ['h2']
+    assert set(rnd.summary['states']) == {'h1', 'h2'}
+
+
+def test_round_executes_and_powers_off_the_emptied_host(db, clock):
+    underloaded_pair(db, clock)
+    fake = FakeExecutor(db)
+    powered = []
+    runner = rounds.RoundRunner(
+        round_conf(), db, executor_factory=fake.factory, clock=clock,
+        power_off=lambda host: (powered.append(host), (True, 'ok'))[1])
+    result = runner.run(dry_run=False)
+    assert fake.calls == [['b']]
+    assert result.status == 'completed', result.reason
+    assert powered == ['h2'] and result.powered_off == ['h2']
+    (mig,) = db.list_migrations(round_id=result.round_id)
+    assert (mig.status, mig.attempts) == ('completed', 1)
+    rnd = db.get_round(result.round_id)
+    assert rnd.summary['outcomes'] == {'completed': 1}
+    assert rnd.summary['power_off'] == {'h2': 'ok'}
+    assert 'powered off h2' in rnd.reason
+
+
+def test_failed_migration_fails_the_round_and_keeps_the_host_on(db, clock):
+    underloaded_pair(db, clock)
+    fake = FakeExecutor(db, statuses={'b': 'failed'})
+    powered = []
+    runner = rounds.RoundRunner(
+        round_conf(), db, executor_factory=fake.factory, clock=clock,
+        power_off=lambda host: (powered.append(host), (True, 'ok'))[1])
+    result = runner.run(dry_run=False)
+    assert result.status == 'failed'
+    assert 'first error: boom' in result.reason
+    assert powered == []
+    assert db.get_round(result.round_id).summary['power_off'] == {
+        'h2': 'kept on: not every VM left it'}
+
+
+def test_some_failed_migrations_make_a_partial_round(db, clock):
+    # h1 overloaded on memory (WSS): 4 x 700 MiB on 2 GiB, two must go;
+    # h2 and h3 empty.
+    populate(db, clock, {
+        'h1': (8, 2 * GIB_KB, [VMSpec(u, booked_kb=GIB_KB,
+                                      wss_kb=700 << 10)
+                               for u in 'abcd']),
+        'h2': (8, 2 * GIB_KB, []),
+        'h3': (8, 2 * GIB_KB, [])})
+    fake = FakeExecutor(db)
+    result = rounds.RoundRunner(round_conf(), db,
+                                executor_factory=fake.factory,
+                                clock=clock).run(dry_run=True)
+    moved = [m.vm_uuid for m in result.migrations]
+    assert len(moved) == 2
+    assert {(m.kind, m.resource) for m in result.migrations} == {
+        ('overload', 'memory')}
+    fake.statuses = {moved[0]: 'failed'}
+    result = rounds.RoundRunner(round_conf(), db,
+                                executor_factory=fake.factory,
+                                clock=clock).run(dry_run=False)
+    assert result.status == 'partial'
+    assert db.get_round(result.round_id).summary['outcomes'] == {
+        'completed': 1, 'failed': 1}
+
+
+def test_packing_on_wss_sees_no_overload_where_booked_does(db, clock):
+    # 3 VMs booked 1.5 GiB (4.5 GiB) using 400 MiB each on a 4 GiB host.
+    populate(db, clock, {
+        'h1': (8, 4 * GIB_KB, [VMSpec(u, booked_kb=3 * GIB_KB // 2,
+                                      wss_kb=400 << 10, cores=2.0)
+                               for u in 'abc']),
+        'h2': (8, 4 * GIB_KB, [])})
+    booked = rounds.RoundRunner(round_conf(memory_basis='booked'), db,
+                                clock=clock).run(dry_run=True)
+    assert booked.plan.overloaded == {'h1': 'memory'}
+    assert booked.migrations
+    wss = rounds.RoundRunner(round_conf(memory_basis='wss'), db,
+                             clock=clock).run(dry_run=True)
+    assert wss.plan.overloaded == {} and wss.migrations == []
+    assert wss.status == 'completed'
+
+
+def test_both_resources_are_stored_as_cpu_plus_memory(db, clock):
+    # CPU and memory overloaded together: the reason is 'cpu+memory',
+    # which the migrations table accepts.
+    populate(db, clock, {
+        'h1': (1, 2 * GIB_KB, [VMSpec(u, booked_kb=GIB_KB,
+                                      wss_kb=900 << 10, cores=0.5)
+                               for u in 'abc']),
+        'h2': (8, 8 * GIB_KB, [])})
+    result = rounds.RoundRunner(round_conf(), db,
+                                clock=clock).run(dry_run=True)
+    assert result.plan.overloaded == {'h1': planner.BOTH}
+    rows = db.list_migrations(round_id=result.round_id)
+    assert rows and {r.resource for r in rows} == {'cpu+memory'}
+
+
+def test_states_carry_over_to_the_next_round(db, clock):
+    underloaded_pair(db, clock)
+    runner = rounds.RoundRunner(round_conf(), db, clock=clock)
+    first = runner.run(dry_run=True)
+    seen = []
+    real = rounds.build_input
+
+    def spy(conf, db_, now, states=None):
+        seen.append(states)
+        return real(conf, db_, now, states)
+    rounds.build_input = spy
+    try:
+        runner.run(dry_run=True)
+    finally:
+        rounds.build_input = real
+    assert seen == [db.get_round(first.round_id).summary['states']]
+    assert seen[0]['h1']['cpu_underload_rounds'] == 1
+
+
+def test_a_planner_error_is_recorded_not_raised(db, clock):
+    underloaded_pair(db, clock)
+    conf = round_conf(vm_placement='no_such_algorithm')
+    result = rounds.RoundRunner(conf, db, clock=clock).run()
+    assert result.status == 'failed'
+    rnd = db.get_round(result.round_id)
+    assert rnd.status == 'failed' and 'no_such_algorithm' in rnd.reason
+
+
+def test_bad_parameters_are_recorded_not_raised(db, clock):
+    conf = round_conf(vm_placement_parameters='{not json')
+    result = rounds.RoundRunner(conf, db, clock=clock).run()
+    rnd = db.get_round(result.round_id)
+    assert rnd.status == 'failed' and 'vm_placement_parameters' in rnd.reason
+
+
+def test_an_executor_crash_is_recorded_not_raised(db, clock):
+    underloaded_pair(db, clock)
+    fake = FakeExecutor(db, error=RuntimeError('nova exploded'))
+    result = rounds.RoundRunner(round_conf(), db,
+                                executor_factory=fake.factory,
+                                clock=clock).run(dry_run=False)
+    assert result.status == 'failed'
+    assert db.get_round(result.round_id).reason == \
+        'round failed: RuntimeError: nova exploded'
+
+
+def test_an_unreachable_database_is_logged_not_raised(tmp_path):
+    db = db_api.Database('sqlite:///%s' % (tmp_path / 'missing' / 'x.db'))
+    result = rounds.RoundRunner(round_conf(), db).run()
+    assert result.round_id is None and result.status == 'failed'
+    assert result.reason.startswith('cannot record the round')
+    db.close()
+
+
+def test_one_round_at_a_time(db, clock):
+    underloaded_pair(db, clock)
+    entered, release = threading.Event(), threading.Event()
+
+    class Slow(FakeExecutor):
+        def execute(self, migrations):
+            entered.set()
+            release.wait(10)
+            return super().execute(migrations)
+    slow = Slow(db)
+    runner = rounds.RoundRunner(round_conf(), db,
+                                executor_factory=slow.factory, clock=clock)
+    thread = threading.Thread(target=runner.run, kwargs={'dry_run': False})
+    thread.start()
+    assert entered.wait(10)
+    busy = runner.run()
+    release.set()
+    thread.join(10)
+    assert (busy.status, busy.round_id) == ('busy', None)
+    assert len(db.list_rounds()) == 1
+
+
+# -- the controller service --------------------------------------------------
+
+
+def test_controller_runs_rounds_on_demand_and_on_schedule(db, clock):
+    underloaded_pair(db, clock)
+    conf = common.private_conf(
+        DEFAULT={'host': 'node1'},
+        consolidation={'scheduled_rounds': True, 'interval': 1,
+                       'dry_run': True, 'history_length': 12})
+    transport = rpc.get_transport(conf)
+    service = controller_service.ControllerService(conf, transport, db)
+    service.rounds._clock = clock
+    try:
+        result = service.run_round()
+        assert result.dry_run and result.status == 'completed'
+        service.start()
+        end = time.monotonic() + 20
+        while len(db.list_rounds()) < 2 and time.monotonic() < end:
+            time.sleep(0.05)
+        assert len(db.list_rounds()) >= 2, 'no scheduled round ran'
+    finally:
+        service.stop()
+        transport.cleanup()
+        conf.reset()
+    assert all(r.status == 'completed' and r.dry_run
+               for r in db.list_rounds())
+
+
+def test_the_schema_accepts_exactly_the_planners_resources(db):
+    import sqlalchemy as sa
+    from memmut.db import models
+    rnd = db.create_round()
+    for resource in (planner.CPU, planner.MEMORY, planner.BOTH):
+        db.add_migration(rnd.id, 'a', 'h1', 'h2', resource, 'overload')
+    # The CHECK constraint itself, past add_migration's validation.
+    with pytest.raises(sa.exc.IntegrityError):
+        with db.engine.begin() as conn:
+            conn.execute(sa.insert(models.Migration).values(
+                round_id=rnd.id, vm_uuid='a', source_host='h1',
+                dest_host='h2', resource='gpu', kind='overload',
+                status='planned', attempts=0))
