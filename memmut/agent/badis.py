@@ -18,7 +18,8 @@ machine (§2.6.1):
 ``G``
     Geiger only. The estimate is Geiger's while swapping, else the current
     allocation (Geiger cannot see below it). → ``V`` after
-    ``g_to_v_rounds`` consecutive rounds without swap activity.
+    ``g_to_v_rounds`` consecutive rounds without swap activity; the round
+    of that transition is a V round, estimated by sampling.
 
 On top, §2.6.2: the moving average of the last ``n`` estimates and its
 maximum over the last time slice ``s``, WSS^max_avg, which sizes the VM and
@@ -29,15 +30,35 @@ Choices where the seed is silent (see doc/source/badis.rst):
 * V → VG also when swap activity is seen in V. Geiger is off in V, but the
   balloon statistics' swap counters cost nothing; without this a VM whose
   pinned pages keep its sampled WSS under the threshold would be shrunk
-  round after round into swapping without Badis noticing.
+  round after round into swapping without Badis noticing. Not, though, in
+  a round whose interval saw the balloon move (``steady`` false) while the
+  sampled WSS stays under the threshold: a guest reclaiming what the
+  balloon just took evicts a few hot pages with the cold ones and reads
+  them back, which says nothing of its working set; a real shortage keeps
+  swapping at the new, steady size and is seen one round later.
 * VG → V after ``vg_to_v_rounds`` consecutive rounds without swap activity
   in which the corrected sampled WSS is below the threshold again. The
   seed's machine has no exit from VG other than G; without one a VM that
   came close to its allocation once would run both estimators forever.
 * The pinned-page correction is stored in KiB (pinned pages do not scale
-  with the balloon), taken from the latest swapping VG round, and applied
+  with the balloon), taken from the latest swapping VG round whose
+  sampling interval ran at one allocation (:attr:`Observation.steady`: a
+  round in which the balloon moved compares the sample with a size the
+  guest did not have all along; one in which it grew gives a lower bound,
+  the size the interval began at - sampled, which may raise it), only
+  when the guest has no free memory to speak of (:attr:`Observation.full`:
+  pages evicted during an earlier shortage and read back once memory is
+  plentiful again do not mean that all of m_cur is in use), and applied
   wherever the sampled estimate is used (V and VG without swap activity),
-  capped at the current allocation.
+  capped at the current allocation. :attr:`BadisState.learned` says it
+  was learned; until then the caller may set an initial value
+  (``initial_pinned_kb``, or one calibrated from the balloon statistics,
+  see :mod:`memmut.agent.estimation`).
+* Sampling restarts in G one round before G → V can happen (after
+  ``g_to_v_rounds`` - 1 quiet rounds), so that the transition round, a V
+  round, has a fresh sample instead of holding Geiger's last estimate (the
+  allocation) for one more round. Sampling stays off in G while the VM
+  swaps, as the seed has it.
 * Counters of consecutive rounds restart on every transition: they count
   rounds spent in the current state.
 * WSS^max_avg is the maximum of the moving average over a sliding window
@@ -119,7 +140,13 @@ class Observation:
     or unavailable); ``ghost`` Geiger's (or its balloon-statistics stand-in),
     ``None`` when it has no estimate; ``swapping`` whether swap activity was
     seen this round (Geiger's histogram not empty, or the balloon swap
-    counters).
+    counters); ``steady`` whether the allocation stayed ``m_cur_kb`` over
+    the whole sampling interval (only then can a swapping round teach the
+    pinned-page correction); ``grew_from_kb`` the allocation the interval
+    began at when the balloon grew during it (a swapping round then gives
+    a lower bound of the correction); ``full`` whether the guest had no
+    free memory to speak of (a guest that reads pages back from swap while
+    it has free memory is not using all of m_cur: nothing to learn).
     """
     timestamp: float
     m_cur_kb: int
@@ -127,6 +154,9 @@ class Observation:
     sampled: typing.Optional[estimators.Estimate] = None
     ghost: typing.Optional[estimators.Estimate] = None
     swapping: bool = False
+    steady: bool = True
+    grew_from_kb: typing.Optional[int] = None
+    full: bool = True
 
     def __post_init__(self):
         if self.m_cur_kb < 0 or self.booked_kb <= 0:
@@ -140,6 +170,7 @@ class BadisState:
     swap_rounds: int = 0         # consecutive swapping rounds in `mode`
     quiet_rounds: int = 0        # consecutive rounds without swapping
     pinned_kb: int = 0
+    learned: bool = False        # pinned_kb was learned in VG
     recent: tuple = ()           # last `average_window` estimates (KiB)
     # Candidates for the sliding maximum: (timestamp, moving average),
     # averages strictly decreasing, all within the last time slice.
@@ -152,8 +183,19 @@ class BadisState:
 
     @property
     def sampling_on(self):
-        """Whether the page sampler should run for this VM next round."""
+        """Whether the page sampler should run for this VM next round
+        (in V and VG; in G only when the next round may be the G -> V
+        transition, see :func:`sampling_wanted`)."""
         return self.mode in (Mode.V, Mode.VG)
+
+    def sampling_wanted(self, params=None):
+        """Whether to sample during the next round: in V and VG, and in G
+        after ``g_to_v_rounds`` - 1 quiet rounds, so that a G -> V
+        transition round has a sample to estimate with."""
+        params = params or BadisParams()
+        return self.sampling_on or (
+            self.mode is Mode.G and
+            self.quiet_rounds >= params.g_to_v_rounds - 1)
 
     @property
     def geiger_on(self):
@@ -204,6 +246,12 @@ def _hold(state, obs):
     return estimators.Estimate(obs.m_cur_kb, SOURCE_HOLD)
 
 
+def _far_below(wss, obs, params):
+    """Whether a sampled estimate is clearly under the allocation (below
+    the V -> VG threshold)."""
+    return wss is not None and not _close(wss, obs, params)
+
+
 def _close(wss, obs, params):
     return wss is not None and wss.wss_kb >= (
         params.vg_threshold * obs.m_cur_kb)
@@ -216,20 +264,27 @@ class _Round:
     swap_rounds: int = 0
     quiet_rounds: int = 0
     pinned_kb: int = 0
+    learned: bool = False
     transition: typing.Optional[str] = None
 
 
 def _fsm(state, obs, params):
     """The state machine of seed 004 §2.6.1 for one round."""
     pinned = state.pinned_kb
+    learned = state.learned
     sampled = _sampled_wss(state, obs)
     pct = '%d%%' % round(params.vg_threshold * 100)
 
     if state.mode is Mode.V:
-        if obs.swapping:
+        if obs.swapping and (obs.steady or not _far_below(sampled, obs,
+                                                          params)):
             return _Round(Mode.VG, _shortage_wss(obs), pinned_kb=pinned,
                           transition='V->VG: swap activity seen while '
                                      'sampling')
+        # (Swap-ins in an interval during which the balloon moved, while
+        # sampling sees a WSS well under the allocation: the guest
+        # reclaiming what the balloon took evicts a few hot pages with the
+        # cold ones. A real shortage keeps swapping next round.)
         wss = sampled or _hold(state, obs)
         if _close(sampled, obs, params):
             return _Round(Mode.VG, wss, pinned_kb=pinned,
@@ -240,17 +295,27 @@ def _fsm(state, obs, params):
 
     if state.mode is Mode.VG:
         if obs.swapping:
-            if obs.sampled is not None:
+            if obs.sampled is not None and obs.steady and obs.full:
                 # Swapping: all of m_cur is in use; what sampling misses
                 # now are pinned (unswappable, rarely touched) pages.
                 pinned = max(0, obs.m_cur_kb - obs.sampled.wss_kb)
+                learned = True
+            elif (obs.sampled is not None and obs.grew_from_kb is not None
+                  and obs.full):
+                # The balloon grew during the interval: the guest swapped
+                # at the smaller size, and sampling also counts pages it
+                # touched after the grow, so start - sampled is a lower
+                # bound of the pinned pages: it may raise the correction,
+                # never lower it.
+                pinned = max(pinned, obs.grew_from_kb - obs.sampled.wss_kb)
             swaps = state.swap_rounds + 1
             wss = _shortage_wss(obs)
             if swaps >= params.vg_to_g_rounds:
-                return _Round(Mode.G, wss, pinned_kb=pinned,
+                return _Round(Mode.G, wss, pinned_kb=pinned, learned=learned,
                               transition='VG->G: swap activity in %d '
                                          'consecutive rounds' % swaps)
-            return _Round(Mode.VG, wss, swap_rounds=swaps, pinned_kb=pinned)
+            return _Round(Mode.VG, wss, swap_rounds=swaps, pinned_kb=pinned,
+                          learned=learned)
         quiet = state.quiet_rounds + 1
         wss = sampled or _hold(state, obs)
         if quiet >= params.vg_to_v_rounds and not _close(sampled, obs,
@@ -269,7 +334,9 @@ def _fsm(state, obs, params):
     quiet = state.quiet_rounds + 1
     wss = estimators.Estimate(obs.m_cur_kb, SOURCE_GEIGER_IDLE)
     if quiet >= params.g_to_v_rounds:
-        return _Round(Mode.V, wss, pinned_kb=pinned,
+        # This round is V's: the sample primed in the last quiet round
+        # (BadisState.sampling_wanted) estimates it, if there is one.
+        return _Round(Mode.V, sampled or wss, pinned_kb=pinned,
                       transition='G->V: no swap activity in %d '
                                  'consecutive rounds' % quiet)
     return _Round(Mode.G, wss, quiet_rounds=quiet, pinned_kb=pinned)
@@ -303,7 +370,8 @@ def step(state, obs, params=None):
 
     new_state = BadisState(mode=r.mode, swap_rounds=r.swap_rounds,
                            quiet_rounds=r.quiet_rounds,
-                           pinned_kb=r.pinned_kb, recent=recent,
+                           pinned_kb=r.pinned_kb,
+                           learned=state.learned or r.learned, recent=recent,
                            window=tuple(window))
     return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,
                              max_avg_kb=max_avg, demand_kb=demand,
@@ -344,12 +412,16 @@ class TargetParams:
     max_step_fraction: float = 0.25
     min_change_kb: int = 16 * MiB
     floor_kb: int = 128 * MiB
+    max_grow_fraction: typing.Optional[float] = None   # None: as shrinking
 
     def __post_init__(self):
         if self.headroom_kb < 0 or self.headroom_fraction < 0:
             raise ValueError('headroom must not be negative')
         if not 0 < self.max_step_fraction <= 1:
             raise ValueError('max_step_fraction must be in (0, 1]')
+        if self.max_grow_fraction is not None and not (
+                0 < self.max_grow_fraction <= 1):
+            raise ValueError('max_grow_fraction must be in (0, 1]')
         if self.min_change_kb < 0 or self.floor_kb < 0:
             raise ValueError('min_change_kb and floor_kb must not be '
                              'negative')
@@ -361,7 +433,14 @@ class TargetParams:
                    headroom_fraction=b.headroom_fraction,
                    max_step_fraction=b.max_step_fraction,
                    min_change_kb=b.min_change_kb,
-                   floor_kb=b.floor_kb)
+                   floor_kb=b.floor_kb,
+                   max_grow_fraction=b.max_grow_fraction)
+
+    @property
+    def grow_fraction(self):
+        if self.max_grow_fraction is None:
+            return self.max_step_fraction
+        return self.max_grow_fraction
 
 
 def headroom(wss_kb, headroom_kb=0, headroom_fraction=0.0):
@@ -374,7 +453,8 @@ def balloon_target(demand_kb, current_kb, booked_kb, params=None,
     """Next balloon size for on-demand allocation, or ``None``.
 
     target = demand + headroom, clamped to [floor, booked]; the move from
-    ``current_kb`` is limited to ``max_step_fraction`` × booked per round;
+    ``current_kb`` is limited to ``max_step_fraction`` × booked per round
+    when shrinking and ``max_grow_fraction`` × booked when growing;
     moves smaller than ``min_change_kb`` are ignored (returns ``None``),
     except to bring a balloon that is outside [floor, booked] back inside.
     Returns ``(target_kb, reason)``.
@@ -386,8 +466,9 @@ def balloon_target(demand_kb, current_kb, booked_kb, params=None,
     margin = headroom(demand_kb, params.headroom_kb,
                       params.headroom_fraction)
     wanted = min(booked_kb, max(floor, demand_kb + margin))
-    limit = max(1, int(params.max_step_fraction * booked_kb))
-    delta = max(-limit, min(limit, wanted - current_kb))
+    shrink_limit = max(1, int(params.max_step_fraction * booked_kb))
+    grow_limit = max(1, int(params.grow_fraction * booked_kb))
+    delta = max(-shrink_limit, min(grow_limit, wanted - current_kb))
     target = min(booked_kb, max(floor, current_kb + delta))
     out_of_bounds = not floor <= current_kb <= booked_kb
     if target == current_kb or (
@@ -401,7 +482,8 @@ def balloon_target(demand_kb, current_kb, booked_kb, params=None,
     notes = []
     if target != wanted and not out_of_bounds:
         notes.append('step limited to %d%% of booked %s'
-                     % (round(params.max_step_fraction * 100),
+                     % (round((params.grow_fraction if what == 'grow' else
+                               params.max_step_fraction) * 100),
                         _mib(booked_kb)))
     if wanted == booked_kb and demand_kb + margin > booked_kb:
         notes.append('capped at booked %s' % _mib(booked_kb))

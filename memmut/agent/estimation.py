@@ -135,6 +135,9 @@ class _VM:
     decided: bool = False
     sampling: bool = False       # an interval is running
     interval_balloon: int = 0    # balloon size when the interval began
+    calibrated: bool = False     # initial pinned correction calibrated
+    kernel_extra_kb: typing.Optional[int] = None   # see _committed
+    last_balloon: typing.Optional[int] = None      # at the last round
     last: typing.Optional[Estimate] = None
     zballoond: typing.Optional[estimators.ZballoondState] = None
     warned: set = dataclasses.field(default_factory=set)
@@ -307,15 +310,40 @@ class EstimationPipeline:
             sampled = estimators.balloon_used(vm.memory_stats,
                                               include_caches=False)
             sampler_name = SOURCE_BALLOON_STATS
-        reading = self._swap(vm, m_cur)
-        if (sampled is not None and reading.swapping and sample is not None
-                and st.interval_balloon != m_cur):
-            sampled = self._steady(vm, st, sampled, m_cur)
+        if (sampled is not None and sample is not None and
+                not st.calibrated):
+            st.calibrated = True
+            if sample.referenced_kb is not None:
+                # Only from a back-end that reads every page: the error of
+                # n sampled pages (about 5 % of booked at n = 100) would
+                # go into the correction for good.
+                self._calibrate(vm, sampled)
+        # Geiger's WSS is the size the guest evicted at + m_ghost: when the
+        # balloon grew since the last round, the evictions of the interval
+        # happened at the smaller size (m_cur + m_ghost would count the
+        # growth twice).
+        evicted_at = m_cur if st.last_balloon is None else min(
+            m_cur, st.last_balloon)
+        st.last_balloon = m_cur
+        reading = self._swap(vm, evicted_at)
+        # Swapping, Badis learns the pinned-page correction as m_cur -
+        # sampled, which holds only if the guest had m_cur all interval
+        # long: after a grow it had less for part of it (and may not need
+        # all of the new size: only a lower bound), after a shrink it
+        # touched pages it no longer has.
+        steady = sample is not None and abs(st.interval_balloon -
+                                            m_cur) < 1024
+        grew_from = (st.interval_balloon if sample is not None and
+                     st.interval_balloon < m_cur - 1024 else None)
+        free = (vm.memory_stats or {}).get('unused')
+        full = free is None or free <= (
+            self.conf.badis.pinned_max_free_fraction * m_cur)
         obs = badis.Observation(
             timestamp=now, m_cur_kb=m_cur, booked_kb=vm.booked_kb,
-            sampled=sampled, ghost=reading.ghost, swapping=reading.swapping)
+            sampled=sampled, ghost=reading.ghost, swapping=reading.swapping,
+            steady=steady, grew_from_kb=grew_from, full=full)
         r = self.badis.observe(vm.uuid, obs)
-        if self.badis.state(vm.uuid).sampling_on:
+        if self.badis.state(vm.uuid).sampling_wanted(self.badis.params):
             self._begin_sampling(vm, st)
         elif st.sampler is not None:
             st.sampler.forget(vm.uuid)
@@ -334,27 +362,21 @@ class EstimationPipeline:
                         source=source, mode=r.mode.value, timestamp=now,
                         transition=r.transition, detail=r.wss.source)
 
-    def _steady(self, vm, st, sampled, m_cur):
-        """A swapping round's sampled estimate, made consistent with the
-        allocation the interval ran at.
-
-        Swapping, Badis learns the pinned-page correction as m_cur -
-        sampled, which assumes the whole interval ran at m_cur. The
-        balloon usually moved at the start of the interval (the agent acts
-        right after each round): after a grow the guest spent part of it at
-        the old, smaller size, so the correction must be taken against that
-        size -- the sampled estimate is shifted by the growth; after a
-        shrink the guest touched pages it no longer has, and the round
-        teaches nothing (None).
-        """
-        start = st.interval_balloon
-        if m_cur < start:
-            LOG.debug('VM %s (%s): balloon shrank during the sampling '
-                      'interval (%s -> %s): no pinned-page learning this '
-                      'round', vm.name, vm.uuid, _mib(start), _mib(m_cur))
-            return None
-        return estimators.Estimate(min(m_cur, sampled.wss_kb + m_cur -
-                                       start), sampled.source)
+    def _calibrate(self, vm, sampled):
+        """The initial pinned-page correction from the first sample
+        (``[badis] calibrate_pinned``): what the guest says it uses
+        (balloon ``actual`` - ``usable``) and sampling did not see."""
+        state = self.badis.state(vm.uuid)
+        if not self.conf.badis.calibrate_pinned or state.learned:
+            return
+        unseen = guest_unseen_kb(vm, sampled.wss_kb)
+        if unseen > state.pinned_kb:
+            self.badis.states[vm.uuid] = dataclasses.replace(
+                state, pinned_kb=unseen)
+            LOG.info('VM %s (%s): initial pinned-page correction %s '
+                     '(guest memory in use, balloon actual - usable, not '
+                     'seen by the first sample of %s)', vm.name, vm.uuid,
+                     _mib(unseen), _mib(sampled.wss_kb))
 
     def _baseline(self, vm, now, include_caches, source):
         self._swap(vm, vm.balloon_kb)
@@ -374,9 +396,10 @@ class EstimationPipeline:
 
     def _committed(self, vm):
         """Committed_AS in balloon terms: the guest's figure counts only
-        memory inside its MemTotal, so the kernel's reservation (balloon
-        actual - available) is added, as Badis's initial correction does.
-        None without a source."""
+        user-space commitments inside its MemTotal, so the kernel's
+        reservation (balloon actual - available) is added, as Badis's
+        initial correction does, and the kernel's in-use memory seen at the
+        first reading. None without a source."""
         if self.committed is None:
             return None
         try:
@@ -387,7 +410,27 @@ class EstimationPipeline:
             return None
         if committed is None:
             return None
-        return int(committed) + guest_reserved_kb(vm)
+        # In balloon terms the guest also needs its kernel's own memory,
+        # which Committed_AS (user-space commitments) leaves out: what it
+        # reserved at boot (actual - available) and what it uses inside
+        # MemTotal (slab, page tables, an in-memory root file system). The
+        # latter is taken once, at the first reading, as the in-use memory
+        # of the balloon statistics (actual - usable) above Committed_AS +
+        # the reservation (later readings are squeezed by the balloon the
+        # baseline itself sets). Without it a guest whose Committed_AS is
+        # small (W_i,d) was held about 25 MiB under its needs for good and,
+        # with a low floor, OOM-killed.
+        size = int(committed) + guest_reserved_kb(vm)
+        st = self._vms.get(vm.uuid)
+        if st is not None and st.kernel_extra_kb is None:
+            stats = vm.memory_stats or {}
+            actual = stats.get('actual', vm.balloon_kb)
+            usable = stats.get('usable')
+            if actual and usable is not None and usable <= actual:
+                st.kernel_extra_kb = max(0, actual - usable - size)
+        if st is not None and st.kernel_extra_kb:
+            size += st.kernel_extra_kb
+        return size
 
     def _round_zballoond(self, vm, st, now):
         reading = self._swap(vm, vm.balloon_kb)
@@ -454,6 +497,23 @@ def guest_reserved_kb(vm, limit_fraction=0.5):
         return 0
     reserved = actual - available
     return reserved if reserved <= limit_fraction * actual else 0
+
+
+def guest_unseen_kb(vm, sampled_kb, limit_fraction=0.75):
+    """Memory the guest reports in use that a sample of ``sampled_kb`` did
+    not see: balloon ``actual`` - ``usable`` (``usable`` is the guest's
+    MemAvailable) - ``sampled_kb``. 0 when the guest does not report
+    both, or when the figure is implausible (more than ``limit_fraction``
+    of the balloon size)."""
+    stats = vm.memory_stats or {}
+    actual = stats.get('actual', vm.balloon_kb)
+    usable = stats.get('usable')
+    if not actual or usable is None or usable > actual:
+        return 0
+    unseen = actual - usable - sampled_kb
+    if unseen <= 0 or unseen > limit_fraction * actual:
+        return 0
+    return unseen
 
 
 def default_swap_monitors(conf, memstore_read=None):

@@ -54,6 +54,35 @@ opts = [
                     'estimates until Badis learns one in the VG state. '
                     'The published prototype used a fixed margin of '
                     '190 MB instead of learning it.'),
+    cfg.BoolOpt('calibrate_pinned',
+                default=True,
+                help='At a VM\'s first Badis round, raise the initial '
+                     'pinned-page correction to the memory the guest '
+                     'reports in use in its balloon statistics (actual - '
+                     'usable, i.e. booked - MemAvailable) that the first '
+                     'sample did not see (only with a back-end that '
+                     'reads every page, such as smaps): kernel slab, page '
+                     'tables, an in-memory root file system, free-page '
+                     'reserves. It '
+                     'also counts inactive anonymous memory of a guest '
+                     'that ran long before the agent saw it (memory '
+                     'wasted, not a swapping VM) and is replaced by the '
+                     'correction learned in VG at the first swapping '
+                     'round.'),
+    cfg.FloatOpt('pinned_max_free_fraction',
+                 default=0.03,
+                 min=0.0,
+                 max=1.0,
+                 help='A swapping VG round teaches the pinned-page '
+                      'correction only when the guest\'s free memory '
+                      '(balloon statistics "unused") is at most this '
+                      'fraction of its allocation. A guest short of memory '
+                      'keeps only its free-page watermarks free (3-5 MiB '
+                      'on a 256 MiB guest); one that reads back pages '
+                      'evicted during an earlier shortage while it has '
+                      'free memory is not using all of its allocation, and '
+                      'm_cur - sampled would count its idle memory as '
+                      'pinned.'),
     cfg.FloatOpt('geiger_percentile',
                  default=95.0,
                  min=1.0,
@@ -114,6 +143,14 @@ opts = [
                  max=1.0,
                  help='Largest balloon change of one round for on-demand '
                       'allocation, as a fraction of the booked memory.'),
+    cfg.FloatOpt('max_grow_fraction',
+                 min=0.01,
+                 max=1.0,
+                 help='Largest balloon growth of one round for on-demand '
+                      'allocation, as a fraction of the booked memory. A '
+                      'VM that grows is short of memory now and swaps '
+                      'until it has it, so growth may be allowed larger '
+                      'steps than shrinking. Unset: max_step_fraction.'),
     cfg.IntOpt('min_change_kb',
                default=16384,
                min=0,

@@ -1,18 +1,18 @@
 """Badis on a real guest: the estimate follows a rising and a falling
 working set (issue 4's functional test; about 3 minutes, one guest).
 
-The guest (256 MiB, TCG, memfd RAM, a swap file) runs W3 (rises to 160 MiB
-and falls back) while the agent's estimation pipeline samples it through
-memmut's libvirt driver with the smaps back-end and drives its balloon
-(single-VM on-demand loop), every 2 s. The true working set is the
-schedule's plus the guest's base (booked - MemAvailable at boot).
+The guest (256 MiB, TCG, memfd RAM, its swap disk on memmut-memstore) runs
+W3 (rises to 160 MiB and falls back) while the agent's estimation pipeline
+samples it through memmut's libvirt driver with the smaps back-end, reads
+Geiger's reuse distances from memstore, and drives its balloon (single-VM
+on-demand loop), every second, with the benchmark's settings. The true
+working set is the schedule's plus the guest's base (booked - MemAvailable
+at boot).
 """
 
 from memmut import workloads
 from memmut.agent.sampling import smaps
 from tests.benchmarks import bench_badis
-from tests.functional.harness import domain
-from tests.functional.harness import guest as guestmod
 
 MIB = 1024
 STEP_S = 20
@@ -51,13 +51,12 @@ def test_badis_follows_a_rising_and_a_falling_working_set(
     booked = bench_badis.BOOKED_MIB * MIB
     sched = workloads.shape_schedule('W3', bench_badis.PEAK_MIB, STEP_S)
     g = guest_factory(memory_mib=bench_badis.BOOKED_MIB, schedule=sched,
-                      alloc='d', loops=1, period_ms=200,
-                      swap=domain.SwapDisk(file=guestmod.create_swap_file(
-                          str(tmp_path / 'swap.img'), 256)),
-                      memfd=True, tb_cache_mib=64, stat_period=1)
+                      alloc='d', loops=1, period_ms=200, swap='memstore',
+                      swap_mib=256, memfd=True, tb_cache_mib=64,
+                      stat_period=1)
     base = bench_badis.base_kb(g, booked)
     conf = bench_badis.agent_conf(libvirtd.memmut_options())
-    run = bench_badis.Run(g, conf, 'badis', booked, base)
+    run = bench_badis.Run(g, conf, 'badis', booked, base, sched=sched)
     samplers = run.pipeline.samplers
     passes = run.run(workloads.duration(sched) + 60)
     assert passes, g.log()[-2000:]
@@ -65,12 +64,14 @@ def test_badis_follows_a_rising_and_a_falling_working_set(
     # the sampling back-end was chosen and saw the TCG guest
     assert isinstance(samplers._chosen[g.uuid], smaps.SmapsSampler)
     rows = [r for r in run.rows if 'badis' in r]
-    assert len(rows) > 40
-    assert all(r['source'] == 'badis/smaps+balloon_stats' for r in rows)
+    assert len(rows) > 80
+    assert all(r['source'] == 'badis/smaps+memstore' for r in rows)
     rising, falling = settled_errors(rows, booked)
     assert rising and falling
     mean_up = sum(rising) / len(rising)
     mean_down = sum(falling) / len(falling)
+    print('Badis settled mean error, %% of booked: rising %.2f, falling '
+          '%.2f' % (mean_up, mean_down))
     assert mean_up <= 5.0 and mean_down <= 5.0, (
         mean_up, mean_down, trace(rows, run.base))
 

@@ -390,3 +390,97 @@ def test_headroom_helper():
     assert badis.headroom(1000, 32, 0.05) == 50
     assert badis.headroom(100, 32, 0.05) == 32
     assert badis.headroom(100) == 0
+
+
+def test_target_may_grow_faster_than_it_shrinks():
+    p = dataclasses.replace(TP, max_grow_fraction=0.5)
+    target, reason = badis.balloon_target(2000 * MiB, 500 * MiB, 2048 * MiB,
+                                          p)
+    assert target == 1524 * MiB                  # +50 % of booked
+    assert 'step limited to 50% of booked' in reason
+    target, reason = badis.balloon_target(200 * MiB, 2048 * MiB,
+                                          2048 * MiB, p)
+    assert target == 1536 * MiB                  # -25 % of booked
+    assert 'step limited to 25% of booked' in reason
+    with pytest.raises(ValueError):
+        badis.TargetParams(max_grow_fraction=0)
+
+
+# -- pinned-page learning and the G -> V hand-over --
+
+def test_pinned_correction_is_learned_only_in_steady_swapping_rounds():
+    st = state(Mode.VG)
+    # the balloon moved during the interval: nothing learned
+    moving = dataclasses.replace(obs(s=sampled(700 * MiB),
+                                     ghost=geiger(1100 * MiB),
+                                     swapping=True), steady=False)
+    st, _ = badis.step(st, moving)
+    assert st.pinned_kb == 0 and not st.learned
+    st = state(Mode.VG)
+    st, _ = badis.step(st, obs(s=sampled(700 * MiB),
+                               ghost=geiger(1100 * MiB), swapping=True))
+    assert st.pinned_kb == 300 * MiB and st.learned
+    # learned stays learned through transitions
+    st, _ = badis.step(st, obs(t=60, s=sampled(700 * MiB),
+                               ghost=geiger(1100 * MiB), swapping=True))
+    assert st.mode is Mode.G and st.learned
+
+
+def test_sampling_restarts_in_g_one_round_before_g_to_v():
+    p = badis.BadisParams()
+    st = state(Mode.G)
+    assert not st.sampling_wanted(p)
+    st, _ = badis.step(st, obs())              # first quiet round
+    assert st.mode is Mode.G and st.sampling_wanted(p)
+    assert not st.sampling_on
+    # swapping again: off
+    st2, _ = badis.step(st, obs(ghost=geiger(1100 * MiB), swapping=True))
+    assert not st2.sampling_wanted(p)
+    # the transition round is V's, estimated by the sample
+    st, r = badis.step(st, obs(t=60, s=sampled(400 * MiB)))
+    assert st.mode is Mode.V and r.wss == sampled(400 * MiB)
+    assert r.transition.startswith('G->V')
+    # without a sample it keeps the allocation, as before
+    st = state(Mode.G, quiet_rounds=1)
+    st, r = badis.step(st, obs(t=60))
+    assert st.mode is Mode.V
+    assert r.wss == est.Estimate(M_CUR, badis.SOURCE_GEIGER_IDLE)
+
+
+def test_v_ignores_swap_ins_of_a_shrink_while_sampling_sees_room():
+    # the balloon shrank during the interval; sampling sees 400 of 1000
+    shrink = dataclasses.replace(obs(s=sampled(400 * MiB),
+                                     ghost=geiger(1050 * MiB),
+                                     swapping=True), steady=False)
+    st, r = badis.step(state(Mode.V), shrink)
+    assert st.mode is Mode.V and r.wss == sampled(400 * MiB)
+    # still swapping at a steady size: a real shortage
+    st, r = badis.step(st, obs(t=60, s=sampled(400 * MiB),
+                               ghost=geiger(1050 * MiB), swapping=True))
+    assert st.mode is Mode.VG and r.wss == geiger(1050 * MiB)
+    # a moved balloon with sampling near the allocation: VG at once
+    near = dataclasses.replace(obs(s=sampled(990 * MiB),
+                                   ghost=geiger(1050 * MiB),
+                                   swapping=True), steady=False)
+    st, r = badis.step(state(Mode.V), near)
+    assert st.mode is Mode.VG
+
+
+def test_a_grown_interval_may_only_raise_the_correction():
+    grown = dataclasses.replace(obs(s=sampled(700 * MiB),
+                                    ghost=geiger(1100 * MiB),
+                                    swapping=True),
+                                steady=False, grew_from_kb=900 * MiB)
+    st, _ = badis.step(state(Mode.VG, pinned_kb=100 * MiB), grown)
+    assert st.pinned_kb == 200 * MiB and not st.learned    # 900 - 700
+    st, _ = badis.step(state(Mode.VG, pinned_kb=250 * MiB), grown)
+    assert st.pinned_kb == 250 * MiB
+
+
+def test_no_learning_while_the_guest_has_free_memory():
+    roomy = dataclasses.replace(obs(s=sampled(300 * MiB),
+                                    ghost=geiger(1100 * MiB),
+                                    swapping=True), full=False)
+    st, r = badis.step(state(Mode.VG, pinned_kb=50 * MiB), roomy)
+    assert st.pinned_kb == 50 * MiB and not st.learned
+    assert r.wss == geiger(1100 * MiB)           # still Geiger's estimate
