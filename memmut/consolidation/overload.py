@@ -40,6 +40,9 @@ import math
 
 import numpy as np
 
+from memmut.consolidation.underload import positive
+from memmut.consolidation.underload import stateless
+
 
 # ---------------------------------------------------------------------------
 # Statistics
@@ -231,58 +234,34 @@ def no_migrations_factory(time_step, migration_time, params):
 
 
 def threshold_factory(time_step, migration_time, params):
-    t = float(params['threshold'])
-
-    def decide(utilization, state=None):
-        return threshold(t, utilization), state
-    return decide
+    return stateless(threshold, float(params['threshold']))
 
 
 def last_n_average_threshold_factory(time_step, migration_time, params):
-    t = float(params['threshold'])
-    n = int(params['n'])
-    if n < 1:
-        raise ValueError('n must be at least 1')
-
-    def decide(utilization, state=None):
-        return last_n_average_threshold(t, n, utilization), state
-    return decide
+    return stateless(last_n_average_threshold, float(params['threshold']),
+                     positive(params, 'n'))
 
 
 def mad_threshold_factory(time_step, migration_time, params):
-    p, limit = float(params['threshold']), int(params['limit'])
-
-    def decide(utilization, state=None):
-        return mad_threshold(p, limit, utilization), state
-    return decide
+    return stateless(mad_threshold, float(params['threshold']),
+                     int(params['limit']))
 
 
 def iqr_threshold_factory(time_step, migration_time, params):
-    p, limit = float(params['threshold']), int(params['limit'])
-
-    def decide(utilization, state=None):
-        return iqr_threshold(p, limit, utilization), state
-    return decide
+    return stateless(iqr_threshold, float(params['threshold']),
+                     int(params['limit']))
 
 
 def loess_factory(time_step, migration_time, params):
-    t, p = float(params['threshold']), float(params['param'])
-    length = int(params['length'])
-    mt = _steps(time_step, migration_time)
-
-    def decide(utilization, state=None):
-        return loess(t, p, length, mt, utilization), state
-    return decide
+    return stateless(loess, float(params['threshold']),
+                     float(params['param']), int(params['length']),
+                     _steps(time_step, migration_time))
 
 
 def loess_robust_factory(time_step, migration_time, params):
-    t, p = float(params['threshold']), float(params['param'])
-    length = int(params['length'])
-    mt = _steps(time_step, migration_time)
-
-    def decide(utilization, state=None):
-        return loess_robust(t, p, length, mt, utilization), state
-    return decide
+    return stateless(loess_robust, float(params['threshold']),
+                     float(params['param']), int(params['length']),
+                     _steps(time_step, migration_time))
 
 
 def otf_factory(time_step, migration_time, params):

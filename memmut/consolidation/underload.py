@@ -23,23 +23,28 @@ def last_n_average_threshold(threshold, n, utilization):
     return False
 
 
-def threshold_factory(time_step, migration_time, params):
-    t = float(params['threshold'])
-
+def stateless(check, *args):
+    """``decide`` for a detector that keeps no state between rounds:
+    ``check(*args, utilization) -> bool``."""
     def decide(utilization, state=None):
-        return threshold(t, utilization), state
+        return check(*args, utilization), state
     return decide
+
+
+def positive(params, name):
+    value = int(params[name])
+    if value < 1:
+        raise ValueError('%s must be at least 1' % name)
+    return value
+
+
+def threshold_factory(time_step, migration_time, params):
+    return stateless(threshold, float(params['threshold']))
 
 
 def last_n_average_threshold_factory(time_step, migration_time, params):
-    t = float(params['threshold'])
-    n = int(params['n'])
-    if n < 1:
-        raise ValueError('n must be at least 1')
-
-    def decide(utilization, state=None):
-        return last_n_average_threshold(t, n, utilization), state
-    return decide
+    return stateless(last_n_average_threshold, float(params['threshold']),
+                     positive(params, 'n'))
 
 
 # Neat's defaults (neat.conf: last_n_average_threshold {threshold 0.5, n 2};

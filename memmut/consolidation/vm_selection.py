@@ -69,58 +69,48 @@ def minimum_migration_time_per_cpu(last_n, vms_cpu, vms_ram):
     return min(vms_ram, key=key)
 
 
+def _one_vm(choose, among='ram'):
+    """``decide`` selecting one VM with ``choose(vms_cpu, vms_ram)``; none
+    when the history it chooses ``among`` (``cpu`` or ``ram``) is empty."""
+    def decide(vms_cpu, vms_ram, state=None):
+        if not (vms_cpu if among == 'cpu' else vms_ram):
+            return [], state
+        return [choose(vms_cpu, vms_ram)], state
+    return decide
+
+
+def _last_n(params):
+    last_n = int(params['last_n'])
+    if last_n < 1:
+        raise ValueError('last_n must be at least 1')
+    return last_n
+
+
 def random_factory(time_step, migration_time, params):
     rng = _random.Random(params.get('seed'))
-
-    def decide(vms_cpu, vms_ram, state=None):
-        if not vms_cpu:
-            return [], state
-        return [random_choice(vms_cpu, rng)], state
-    return decide
+    return _one_vm(lambda cpu, ram: random_choice(cpu, rng), among='cpu')
 
 
 def minimum_utilization_factory(time_step, migration_time, params):
-    def decide(vms_cpu, vms_ram, state=None):
-        if not vms_cpu:
-            return [], state
-        return [minimum_utilization(vms_cpu)], state
-    return decide
+    return _one_vm(lambda cpu, ram: minimum_utilization(cpu), among='cpu')
 
 
 def minimum_migration_time_factory(time_step, migration_time, params):
-    def decide(vms_cpu, vms_ram, state=None):
-        if not vms_ram:
-            return [], state
-        return [minimum_migration_time(vms_ram)], state
-    return decide
+    return _one_vm(lambda cpu, ram: minimum_migration_time(ram))
 
 
 def minimum_migration_time_max_cpu_factory(time_step, migration_time,
                                            params):
-    last_n = int(params['last_n'])
-    if last_n < 1:
-        raise ValueError('last_n must be at least 1')
-
-    def decide(vms_cpu, vms_ram, state=None):
-        if not vms_ram:
-            return [], state
-        return [minimum_migration_time_max_cpu(last_n, vms_cpu,
-                                               vms_ram)], state
-    return decide
+    last_n = _last_n(params)
+    return _one_vm(lambda cpu, ram: minimum_migration_time_max_cpu(
+        last_n, cpu, ram))
 
 
 def minimum_migration_time_per_cpu_factory(time_step, migration_time,
                                            params):
-    last_n = int(params['last_n'])
-    if last_n < 1:
-        raise ValueError('last_n must be at least 1')
-
-    def decide(vms_cpu, vms_ram, state=None):
-        if not vms_ram:
-            return [], state
-        return [minimum_migration_time_per_cpu(last_n, vms_cpu,
-                                               vms_ram)], state
-    return decide
+    last_n = _last_n(params)
+    return _one_vm(lambda cpu, ram: minimum_migration_time_per_cpu(
+        last_n, cpu, ram))
 
 
 DEFAULTS = {
