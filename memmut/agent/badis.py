@@ -59,6 +59,12 @@ Choices where the seed is silent (see doc/source/badis.rst):
   round, has a fresh sample instead of holding Geiger's last estimate (the
   allocation) for one more round. Sampling stays off in G while the VM
   swaps, as the seed has it.
+* Consecutive swapping rounds accumulate: while the allocation is still
+  below the previous round's shortage estimate
+  (:attr:`BadisState.short_kb`), a round's Geiger estimate does not lower
+  it (its reuse distances were measured against the same, too small
+  allocation, over a shorter interval - the agent runs a round as soon as
+  it sees swap activity - or over part of the new working set only).
 * Counters of consecutive rounds restart on every transition: they count
   rounds spent in the current state.
 * WSS^max_avg is the maximum of the moving average over a sliding window
@@ -171,6 +177,9 @@ class BadisState:
     quiet_rounds: int = 0        # consecutive rounds without swapping
     pinned_kb: int = 0
     learned: bool = False        # pinned_kb was learned in VG
+    # The last round's estimate when it said "short of memory" (Geiger's,
+    # or the allocation while swapping), else 0: see _shortage_wss.
+    short_kb: int = 0
     recent: tuple = ()           # last `average_window` estimates (KiB)
     # Candidates for the sliding maximum: (timestamp, moving average),
     # averages strictly decreasing, all within the last time slice.
@@ -232,11 +241,22 @@ def _sampled_wss(state, obs):
     return estimators.Estimate(wss, obs.sampled.source)
 
 
-def _shortage_wss(obs):
-    """Estimate while swapping: Geiger's, else the whole allocation."""
+def _shortage_wss(state, obs):
+    """Estimate while swapping: Geiger's, else the whole allocation.
+
+    Consecutive swapping rounds accumulate: while the allocation has not
+    yet caught up with the previous round's shortage estimate, a new
+    interval's reuse distances (measured against the same, still too small
+    allocation, and over a part of the new working set only: an interval
+    cut short by a round run on swap activity, or one in which the guest
+    touched only some of it) do not lower the estimate."""
     if obs.ghost is not None:
-        return obs.ghost
-    return estimators.Estimate(obs.m_cur_kb, SOURCE_SWAPPING)
+        wss = obs.ghost
+    else:
+        wss = estimators.Estimate(obs.m_cur_kb, SOURCE_SWAPPING)
+    if state.short_kb > wss.wss_kb and obs.m_cur_kb < state.short_kb:
+        return estimators.Estimate(state.short_kb, wss.source)
+    return wss
 
 
 def _hold(state, obs):
@@ -278,7 +298,8 @@ def _fsm(state, obs, params):
     if state.mode is Mode.V:
         if obs.swapping and (obs.steady or not _far_below(sampled, obs,
                                                           params)):
-            return _Round(Mode.VG, _shortage_wss(obs), pinned_kb=pinned,
+            return _Round(Mode.VG, _shortage_wss(state, obs),
+                          pinned_kb=pinned,
                           transition='V->VG: swap activity seen while '
                                      'sampling')
         # (Swap-ins in an interval during which the balloon moved, while
@@ -309,7 +330,7 @@ def _fsm(state, obs, params):
                 # never lower it.
                 pinned = max(pinned, obs.grew_from_kb - obs.sampled.wss_kb)
             swaps = state.swap_rounds + 1
-            wss = _shortage_wss(obs)
+            wss = _shortage_wss(state, obs)
             if swaps >= params.vg_to_g_rounds:
                 return _Round(Mode.G, wss, pinned_kb=pinned, learned=learned,
                               transition='VG->G: swap activity in %d '
@@ -330,7 +351,7 @@ def _fsm(state, obs, params):
 
     # Mode.G: Geiger only; it cannot see a WSS below the allocation.
     if obs.swapping:
-        return _Round(Mode.G, _shortage_wss(obs), pinned_kb=pinned)
+        return _Round(Mode.G, _shortage_wss(state, obs), pinned_kb=pinned)
     quiet = state.quiet_rounds + 1
     wss = estimators.Estimate(obs.m_cur_kb, SOURCE_GEIGER_IDLE)
     if quiet >= params.g_to_v_rounds:
@@ -368,9 +389,11 @@ def step(state, obs, params=None):
     if wss.source in SHORTAGE_SOURCES:
         demand = max(demand, wss.wss_kb)
 
+    short = wss.wss_kb if (obs.swapping and
+                           wss.source in SHORTAGE_SOURCES) else 0
     new_state = BadisState(mode=r.mode, swap_rounds=r.swap_rounds,
                            quiet_rounds=r.quiet_rounds,
-                           pinned_kb=r.pinned_kb,
+                           pinned_kb=r.pinned_kb, short_kb=short,
                            learned=state.learned or r.learned, recent=recent,
                            window=tuple(window))
     return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,

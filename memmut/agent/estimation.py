@@ -162,6 +162,11 @@ class EstimationPipeline:
             raise ValueError('unknown WSS estimator %r (known: %s)'
                              % (self.kind, ', '.join(ESTIMATORS)))
         self.round_interval = conf.badis.round_interval
+        # A round is due this much before round_interval has fully elapsed
+        # (poll timing jitter), see [badis] round_tolerance.
+        self.round_due = conf.badis.round_interval * (
+            1.0 - conf.badis.round_tolerance)
+        self.react = conf.badis.react_to_swapping
         self.badis = badis.BadisEstimator(badis.BadisParams.from_conf(conf))
         self.target_params = badis.TargetParams.from_conf(conf)
         self.samplers = samplers or sampling.SamplerChoice(conf, driver)
@@ -222,7 +227,14 @@ class EstimationPipeline:
             st = self._vms[vm.uuid] = _VM(name=vm.name, last_round=now)
             self._start(vm, st)
             return None
-        if now - st.last_round < self.round_interval:
+        if now - st.last_round < self.round_due:
+            if self.kind == 'badis' and self.react and st.last is not None:
+                est = self._react_badis(vm, st, now)
+                if est is not None:
+                    st.last_round = now
+                    self.rounds += 1
+                    st.last = est
+                    return est
             if st.last is None:
                 return None
             return dataclasses.replace(st.last, fresh=False)
@@ -335,9 +347,7 @@ class EstimationPipeline:
                                             m_cur) < 1024
         grew_from = (st.interval_balloon if sample is not None and
                      st.interval_balloon < m_cur - 1024 else None)
-        free = (vm.memory_stats or {}).get('unused')
-        full = free is None or free <= (
-            self.conf.badis.pinned_max_free_fraction * m_cur)
+        full = self._full(vm, m_cur)
         obs = badis.Observation(
             timestamp=now, m_cur_kb=m_cur, booked_kb=vm.booked_kb,
             sampled=sampled, ghost=reading.ghost, swapping=reading.swapping,
@@ -347,12 +357,17 @@ class EstimationPipeline:
             self._begin_sampling(vm, st)
         elif st.sampler is not None:
             st.sampler.forget(vm.uuid)
+        return self._badis_estimate(vm, r, reading, sampler_name, sampled,
+                                    now)
+
+    def _badis_estimate(self, vm, r, reading, sampler_name, sampled, now,
+                        early=False):
         source = 'badis/%s+%s' % (sampler_name, reading.source)
         if r.transition:
             LOG.info('VM %s (%s): Badis %s', vm.name, vm.uuid, r.transition)
-        LOG.debug('VM %s (%s): Badis %s round: sampled %s, swap %s (%s), '
+        LOG.debug('VM %s (%s): Badis %s round%s: sampled %s, swap %s (%s), '
                   'WSS %s (%s), max-avg %s, demand %s', vm.name, vm.uuid,
-                  r.mode.value,
+                  r.mode.value, ' (on swap activity)' if early else '',
                   _mib(sampled.wss_kb) if sampled else 'none',
                   'yes' if reading.swapping else 'no', reading.detail,
                   _mib(r.wss.wss_kb), r.wss.source, _mib(r.max_avg_kb),
@@ -361,6 +376,58 @@ class EstimationPipeline:
                         max_avg_kb=r.max_avg_kb, demand_kb=r.demand_kb,
                         source=source, mode=r.mode.value, timestamp=now,
                         transition=r.transition, detail=r.wss.source)
+
+    def _react_badis(self, vm, st, now):
+        """A Badis round run between two rounds, at the first poll that
+        sees the VM swap (``[badis] react_to_swapping``), or None.
+
+        Not after a shrink (since the last round or the start of the
+        sampling interval: swap-ins that follow our own shrink say nothing
+        of the working set, the regular round judges them with its
+        sample); after a grow only while the guest has no free memory to
+        speak of (pages read back once it has room are not a shortage).
+        The
+        sampling interval keeps running for the next regular round: this
+        round has Geiger's reading only, so it learns no pinned-page
+        correction."""
+        m_cur = vm.balloon_kb
+        if st.last_balloon is None:
+            return None
+        if m_cur < st.last_balloon - 1024 or (
+                st.sampling and m_cur < st.interval_balloon - 1024):
+            return None                   # shrunk: wait for the round
+        grown = m_cur > st.last_balloon + 1024
+        if grown and not self._full(vm, m_cur):
+            return None                   # grown and the guest has room
+        # Geiger's WSS from the size the guest evicted at (see the round)
+        evicted_at = min(m_cur, st.last_balloon)
+        reading = self.swap.read(vm, evicted_at, keep_quiet=True)
+        if reading is None or not reading.swapping:
+            return None
+        st.last_balloon = m_cur
+        obs = badis.Observation(
+            timestamp=now, m_cur_kb=m_cur, booked_kb=vm.booked_kb,
+            sampled=None, ghost=reading.ghost, swapping=True, steady=False,
+            full=self._full(vm, m_cur))
+        r = self.badis.observe(vm.uuid, obs)
+        wanted = self.badis.state(vm.uuid).sampling_wanted(self.badis.params)
+        if wanted and not st.sampling:
+            self._begin_sampling(vm, st)
+        elif not wanted and st.sampling:
+            st.sampling = False
+            st.sampler.forget(vm.uuid)
+        sampler_name = (st.sampler.name if st.sampler is not None
+                        else SOURCE_BALLOON_STATS)
+        return self._badis_estimate(vm, r, reading, sampler_name, None, now,
+                                    early=True)
+
+    def _full(self, vm, m_cur):
+        """Whether the guest has no free memory to speak of (balloon
+        statistics' ``unused`` at most ``[badis] pinned_max_free_fraction``
+        of the allocation; True when it does not report it)."""
+        free = (vm.memory_stats or {}).get('unused')
+        return free is None or free <= (
+            self.conf.badis.pinned_max_free_fraction * m_cur)
 
     def _calibrate(self, vm, sampled):
         """The initial pinned-page correction from the first sample

@@ -10,6 +10,24 @@ opts = [
                  help='Seconds between two Badis rounds of a VM: the '
                       'sampling interval and Geiger timer (60 s in the '
                       'published prototype).'),
+    cfg.FloatOpt('round_tolerance',
+                 default=0.1,
+                 min=0.0,
+                 max=0.5,
+                 help='A VM\'s round is due at the first agent poll at '
+                      'least (1 - round_tolerance) x round_interval after '
+                      'its last round. Without it, polls a few ms early '
+                      '(timing jitter) push a round to the next poll: at '
+                      '1 s rounds and 0.5 s polls 30 % of the rounds came '
+                      '1.5 s apart.'),
+    cfg.BoolOpt('react_to_swapping',
+                default=True,
+                help='Badis: read the swap monitor at every agent poll '
+                     'between two rounds of a VM, and run the VM\'s round '
+                     'at once when it swaps at a steady allocation '
+                     '(Geiger\'s estimate goes into force at that poll '
+                     'instead of at the next round). The sampling interval '
+                     'is left running; such a round uses no sample.'),
     cfg.IntOpt('sample_pages',
                default=100,
                min=1,

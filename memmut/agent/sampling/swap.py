@@ -42,9 +42,14 @@ class SwapMonitor(abc.ABC):
     name = None
 
     @abc.abstractmethod
-    def read(self, vm, m_cur_kb):
+    def read(self, vm, m_cur_kb, keep_quiet=False):
         """A :class:`SwapReading` for the round that just ended, or None
-        when this monitor has nothing for the VM (try the next one)."""
+        when this monitor has nothing for the VM (try the next one).
+
+        ``keep_quiet``: a look between two rounds; a reading without swap
+        activity then does not start a new interval, so that activity too
+        small to count over part of a round still counts over the whole
+        round."""
 
     def forget(self, uuid):
         pass
@@ -75,10 +80,11 @@ class BalloonStatsSwapMonitor(SwapMonitor):
         return cls(b.swap_in_threshold_kb, b.major_fault_threshold,
                    b.fallback_min_grow_kb)
 
-    def read(self, vm, m_cur_kb):
+    def read(self, vm, m_cur_kb, keep_quiet=False):
         stats = dict(vm.memory_stats or {})
         prev = self._prev.get(vm.uuid)
-        self._prev[vm.uuid] = stats
+        if prev is None or not keep_quiet:
+            self._prev[vm.uuid] = stats
         if prev is None:
             return SwapReading(False, None, self.name,
                                'first sample: no delta yet')
@@ -100,6 +106,8 @@ class BalloonStatsSwapMonitor(SwapMonitor):
                 detail += ', capped by %d KiB net in swap' % net
         if act.counter_reset:
             detail += ' (counters restarted: guest reboot?)'
+        if keep_quiet and act.active:
+            self._prev[vm.uuid] = stats
         return SwapReading(act.active, ghost, self.name, detail)
 
     def forget(self, uuid):
@@ -126,7 +134,9 @@ class MemstoreSwapMonitor(SwapMonitor):
         self.threshold = swap_in_threshold_pages
         self._failed = set()
 
-    def read(self, vm, m_cur_kb):
+    def read(self, vm, m_cur_kb, keep_quiet=False):
+        # (A reading starts a new interval in memstore; one without
+        # swap-ins has an empty histogram: nothing of Geiger's is lost.)
         try:
             mon = self._read(vm)
             if mon is None:
@@ -164,10 +174,14 @@ class SwapMonitors:
     def __init__(self, monitors):
         self.monitors = list(monitors)
 
-    def read(self, vm, m_cur_kb):
+    def read(self, vm, m_cur_kb, keep_quiet=False):
         # Every monitor sees every round (so the fallback's deltas stay
         # one round long); the first with a reading is used.
-        readings = [m.read(vm, m_cur_kb) for m in self.monitors]
+        if keep_quiet:
+            readings = [m.read(vm, m_cur_kb, keep_quiet=True)
+                        for m in self.monitors]
+        else:
+            readings = [m.read(vm, m_cur_kb) for m in self.monitors]
         for r in readings:
             if r is not None:
                 return r

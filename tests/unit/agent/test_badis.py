@@ -115,8 +115,30 @@ def test_g_stays_g_while_swapping_and_uses_geiger():
                                           swapping=True))
     assert st.mode is Mode.G and r.wss == geiger(1300 * MiB)
     # Swapping without a Geiger estimate: the whole allocation.
-    st, r = badis.step(st, obs(swapping=True))
+    st, r = badis.step(state(Mode.G), obs(swapping=True))
     assert r.wss == est.Estimate(M_CUR, badis.SOURCE_SWAPPING)
+
+
+def test_consecutive_swapping_rounds_accumulate_until_allocation_catches_up():
+    st, r = badis.step(state(Mode.G), obs(ghost=geiger(1300 * MiB),
+                                          swapping=True))
+    assert st.short_kb == 1300 * MiB
+    # Still swapping at the same, too small allocation: a shorter or
+    # partial interval's smaller m_ghost does not lower the estimate.
+    st, r = badis.step(st, obs(t=1, ghost=geiger(1100 * MiB),
+                               swapping=True))
+    assert r.wss == geiger(1300 * MiB)
+    # A larger one raises it.
+    st, r = badis.step(st, obs(t=2, ghost=geiger(1400 * MiB),
+                               swapping=True))
+    assert r.wss == geiger(1400 * MiB)
+    # Once the allocation has caught up, Geiger's reading alone counts.
+    st, r = badis.step(st, obs(t=3, m_cur=1400 * MiB,
+                               ghost=geiger(1420 * MiB), swapping=True))
+    assert r.wss == geiger(1420 * MiB)
+    # A quiet round ends the run of shortage estimates.
+    st, r = badis.step(st, obs(t=4, m_cur=1400 * MiB))
+    assert st.short_kb == 0
 
 
 def test_g_to_v_after_two_consecutive_quiet_rounds():

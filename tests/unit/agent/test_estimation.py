@@ -545,3 +545,105 @@ def test_geiger_counts_from_the_size_the_guest_evicted_at():
     p.estimate([info(balloon=500 * MIB)], 20.0)     # grew since last round
     p.estimate([info(balloon=500 * MIB)], 30.0)
     assert seen == [300 * MIB, 300 * MIB, 300 * MIB, 500 * MIB]
+
+
+class _Scripted(swap.SwapMonitor):
+    """A swap monitor whose readings are given per call."""
+    name = 'scripted'
+
+    def __init__(self, readings):
+        self.readings = list(readings)
+        self.calls = []
+
+    def read(self, vm, m_cur_kb, keep_quiet=False):
+        self.calls.append((m_cur_kb, keep_quiet))
+        r = self.readings.pop(0) if self.readings else None
+        if r is None:
+            return swap.SwapReading(False, None, self.name)
+        return swap.SwapReading(True, estimators.Estimate(
+            m_cur_kb + r, estimators.SOURCE_GEIGER), self.name)
+
+
+def test_round_is_due_within_the_tolerance_of_the_interval():
+    conf = conf_with(round_interval=10.0, round_tolerance=0.1)
+    mon = _Scripted([])
+    p = estimation.EstimationPipeline(
+        conf, FakeDriver(), swap=swap.SwapMonitors([mon]))
+    p.estimate([info(balloon=300 * MIB)], 0.0)
+    e = p.estimate([info(balloon=300 * MIB)], 9.95)   # a poll a bit early
+    assert e['u-1'].fresh and p.rounds == 1
+    e = p.estimate([info(balloon=300 * MIB)], 18.0)   # too early
+    assert not e['u-1'].fresh and p.rounds == 1
+
+
+def test_swap_activity_between_rounds_runs_the_round_at_once():
+    conf = conf_with(round_interval=10.0)
+    # first sight, round at 10 (quiet), poll at 15 (quiet), poll at 17:
+    # swapping with m_ghost 100 MiB
+    mon = _Scripted([None, None, None, 100 * MIB])
+    p = estimation.EstimationPipeline(
+        conf, FakeDriver(), swap=swap.SwapMonitors([mon]))
+    vm = info(balloon=300 * MIB)
+    p.estimate([vm], 0.0)
+    first = p.estimate([vm], 10.0)['u-1']
+    assert first.fresh and first.mode == 'V'
+    assert not p.estimate([vm], 15.0)['u-1'].fresh
+    e = p.estimate([vm], 17.0)['u-1']
+    assert e.fresh and e.mode == 'VG' and e.wss_kb == 400 * MIB
+    assert e.demand_kb >= 400 * MIB
+    assert mon.calls[2:] == [(300 * MIB, True), (300 * MIB, True)]
+    # the next regular round is round_interval after the early one
+    assert not p.estimate([vm], 20.0)['u-1'].fresh
+    assert p.estimate([vm], 27.0)['u-1'].fresh
+
+
+def test_no_early_round_after_the_balloon_moved():
+    conf = conf_with(round_interval=10.0)
+    mon = _Scripted([None, None, 100 * MIB])
+    p = estimation.EstimationPipeline(
+        conf, FakeDriver(), swap=swap.SwapMonitors([mon]))
+    p.estimate([info(balloon=300 * MIB)], 0.0)
+    p.estimate([info(balloon=300 * MIB)], 10.0)
+    # our own shrink since the last round: swap-ins say nothing yet
+    e = p.estimate([info(balloon=250 * MIB)], 15.0)['u-1']
+    assert not e.fresh
+    assert len(mon.calls) == 2          # the monitor was not even read
+
+
+def test_early_round_after_a_grow_only_while_the_guest_is_full():
+    conf = conf_with(round_interval=10.0)
+    mon = _Scripted([None, None, 50 * MIB, 80 * MIB])
+    p = estimation.EstimationPipeline(
+        conf, FakeDriver(), swap=swap.SwapMonitors([mon]))
+    p.estimate([info(balloon=300 * MIB)], 0.0)
+    p.estimate([info(balloon=300 * MIB)], 10.0)
+    roomy = info(balloon=400 * MIB, stats={'unused': 90 * MIB})
+    assert not p.estimate([roomy], 13.0)['u-1'].fresh
+    assert len(mon.calls) == 2
+    full = info(balloon=400 * MIB, stats={'unused': 2 * MIB})
+    e = p.estimate([full], 15.0)['u-1']
+    # distances count from the size the guest evicted at
+    assert e.fresh and e.wss_kb == 350 * MIB
+    assert mon.calls[-1] == (300 * MIB, True)
+
+
+def test_no_early_round_when_disabled():
+    conf = conf_with(round_interval=10.0, react_to_swapping=False)
+    mon = _Scripted([None, None, 100 * MIB])
+    p = estimation.EstimationPipeline(
+        conf, FakeDriver(), swap=swap.SwapMonitors([mon]))
+    p.estimate([info(balloon=300 * MIB)], 0.0)
+    p.estimate([info(balloon=300 * MIB)], 10.0)
+    assert not p.estimate([info(balloon=300 * MIB)], 15.0)['u-1'].fresh
+    assert len(mon.calls) == 2
+
+
+def test_balloon_stats_monitor_keeps_a_quiet_look_in_the_round():
+    m = swap.BalloonStatsSwapMonitor(swap_in_threshold_kb=4096)
+    m.read(info(stats={'swap_in': 0, 'swap_out': 0}), 512 * MIB)
+    look = m.read(info(stats={'swap_in': 3000, 'swap_out': 9000}),
+                  512 * MIB, keep_quiet=True)
+    assert not look.swapping              # 3000 KiB < threshold
+    # the round still sees the whole round's 6000 KiB
+    r = m.read(info(stats={'swap_in': 6000, 'swap_out': 9000}), 512 * MIB)
+    assert r.swapping
