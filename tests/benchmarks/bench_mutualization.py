@@ -12,8 +12,9 @@ a guest that swaps finishes late and its completion time is measured.
 Run three ways -- static allocation (balloons stay at Mem_init), dynamic
 with ``equal``, dynamic with ``proportional`` (memmut's LocalController
 over the real libvirt driver, estimates from memmut's Badis over the balloon
-statistics) -- and write tests/benchmarks/results/mutualization.json plus
-the figures mutualization_fig3_{3,4,5,6}.png.
+statistics) -- and write tests/benchmarks/results/mutualization.json, the
+summary mutualization.md and the figures mutualization_fig3_{3,4,5,6}.png
+(``--scenario shortage``: mutualization_shortage.*).
 
 Run by hand, as root, on a machine with the functional-test prerequisites
 (tools/test-setup.sh); about 25 minutes::
@@ -62,6 +63,20 @@ SCENARIO = {
               (2, 150), (2, 225), (6, 100)],
     'wrf': [(30, 110)],
 }
+# The same shapes with higher joint peaks, so that at minutes 8-11 and 22-24
+# the total working set exceeds the VM budget minus the guest kernels (537
+# MiB) by 38 and 18 MiB, as in the seed's Fig. 3.3 (the default scenario
+# exceeds it only with the headroom added).
+SCENARIO_SHORTAGE = {
+    'blas': [(3, 90), (1, 140), (1, 200), (2, 250), (1, 200), (3, 230),
+             (3, 110), (3, 90), (2, 130), (3, 150), (2, 180), (6, 100)],
+    'grass': [(3, 120), (5, 80), (3, 235), (3, 120), (3, 240), (3, 90),
+              (2, 150), (2, 265), (6, 100)],
+    'wrf': [(30, 110)],
+}
+SCENARIOS = {'ch3': SCENARIO, 'shortage': SCENARIO_SHORTAGE}
+PREFIX = 'mutualization'        # of the result files' names
+PROBE_MIB = 32                  # StatsBadis' first swap probe; 0: unbounded
 VM_LABEL = {'blas': 'VM1 (BLAS-like)', 'grass': 'VM2 (GRASS-like)',
             'wrf': 'VM3 (WRF-like)'}
 SEED = {
@@ -99,6 +114,31 @@ def make_conf(libvirtd, policy):
                    round_interval=ROUND))
 
 
+def wait_fresh_stats(drv, by_uuid, timeout=30.0):
+    """Wait until every guest's balloon statistics show its first step's
+    working set in use. The statistics are sampled by the guest every
+    second; read at the instant the workloads start they can predate the
+    workload's allocation, and the first round would then reclaim a VM
+    whose working set is about to be touched down to its floor (seen in
+    the first runs: 0.5 GiB of start-up swapping that belongs to the
+    harness, not to the scenario)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        stale = []
+        for v in drv.list_vms():
+            if v.uuid not in by_uuid:
+                continue
+            st = v.memory_stats
+            used = st.get('available', 0) - st.get('unused', 0)
+            if used < SCENARIO[by_uuid[v.uuid]][0][1] * MIB:
+                stale.append(by_uuid[v.uuid])
+        if not stale:
+            return
+        time.sleep(0.5)
+    LOG.warning('balloon statistics of %s still predate their workload '
+                'after %.0f s', ', '.join(stale), timeout)
+
+
 def run_mode(mode, daemon, img, workdir, minute_s):
     """One run; returns its record."""
     LOG.info('=== %s ===', mode)
@@ -124,12 +164,14 @@ def run_mode(mode, daemon, img, workdir, minute_s):
         drv.connect()
         for g in guests.values():
             drv.set_stats_period(g.uuid, 1)
+        wait_fresh_stats(drv, by_uuid)
         ctl = est = None
         if policy:
             ctl = local_controller.LocalController(
                 conf, drv, mut_support.RecordingController())
-            est = mut_support.StatsBadis(badis.BadisParams(
-                average_window=3, time_slice=minute_s))
+            est = mut_support.StatsBadis(
+                badis.BadisParams(average_window=3, time_slice=minute_s),
+                probe_kb=PROBE_MIB * MIB if PROBE_MIB else None)
         t0 = time.time()
         done = {}
         deadline = t0 + 30 * minute_s * 4
@@ -289,7 +331,7 @@ def plots(results, minute_s, out):
     ax.set_title('Allocations under mutualization')
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, 'mutualization_fig3_3.png'), dpi=110)
+    fig.savefig(os.path.join(out, PREFIX + '_fig3_3.png'), dpi=110)
     plt.close(fig)
 
     modes = ['static', 'equal', 'proportional']
@@ -308,7 +350,7 @@ def plots(results, minute_s, out):
     ax.set_title('Swapped-out memory, static vs dynamic')
     ax.legend()
     fig.tight_layout()
-    fig.savefig(os.path.join(out, 'mutualization_fig3_4.png'), dpi=110)
+    fig.savefig(os.path.join(out, PREFIX + '_fig3_4.png'), dpi=110)
     plt.close(fig)
 
     # Fig 3.5: completion times
@@ -331,7 +373,7 @@ def plots(results, minute_s, out):
     ax.set_title('Workload completion time')
     ax.legend()
     fig.tight_layout()
-    fig.savefig(os.path.join(out, 'mutualization_fig3_5.png'), dpi=110)
+    fig.savefig(os.path.join(out, PREFIX + '_fig3_5.png'), dpi=110)
     plt.close(fig)
 
     # Fig 3.6: servers / clients over time
@@ -349,7 +391,7 @@ def plots(results, minute_s, out):
     axes[-1].set_xlabel('scenario minute')
     axes[0].set_title('Server and client VMs over time')
     fig.tight_layout()
-    fig.savefig(os.path.join(out, 'mutualization_fig3_6.png'), dpi=110)
+    fig.savefig(os.path.join(out, PREFIX + '_fig3_6.png'), dpi=110)
     plt.close(fig)
 
 
@@ -387,20 +429,220 @@ def summarize(results, minute_s):
     return summary
 
 
+HAND_WRITTEN = '<!-- hand-written notes below this line are kept -->'
+
+
+def _fmt(v, pattern='%.1f'):
+    return '-' if v is None else pattern % v
+
+
+def markdown(results, minute_s):
+    """The summary of a complete results file, as markdown."""
+    runs, summ, seed = results['runs'], results['summary'], results['seed']
+    st = runs['static']
+    setup = results['setup']
+    totals = [0] * 30
+    for steps in SCENARIO.values():
+        t = 0
+        for mins, mib in steps:
+            for m in range(t, t + mins):
+                totals[m] += mib
+            t += mins
+    out = ['# Local memory mutualization: the scenario of seed 004 ch.3', '',
+           'Generated by `%s` (%s); raw data in `%s.json`, '
+           'figures `%s_fig3_{3,4,5,6}.png`.'
+           % (results['command'], results['started'], PREFIX, PREFIX), '',
+           '## Set-up', '',
+           '* Three real TCG guests (1 vCPU each) on a 2-core machine shared '
+           'with other jobs; the seed\'s 1 GiB VMs scaled by 1/4: Mem_init '
+           '%d MiB, booked %d MiB, VM budget %d MiB (the sum of Mem_init, '
+           'less than the sum of the peaks).'
+           % (setup['mem_init_mib'], setup['booked_mib'],
+              setup['budget_mib']),
+           '* Working sets (MiB, also scaled): WRF-like flat, BLAS- and '
+           'GRASS-like fluctuating, peaking alone and together (minutes '
+           '8-11 and 22-24); 30 scenario minutes compressed to %g s each '
+           '(%g s nominal per workload); scenario `%s`.'
+           % (minute_s, 30 * minute_s, setup.get('scenario', 'ch3')),
+           '* Peak total working set %d MiB (minutes %s); the budget minus '
+           'the guests\' kernels (about %d MiB each) is %d MiB: %s.'
+           % (max(totals), ', '.join(str(m) for m, t in enumerate(totals)
+                                     if t == max(totals)),
+              results['guest_overhead_mib'],
+              BUDGET_MIB - 3 * results['guest_overhead_mib'],
+              'the working sets alone never exceed it; the pool runs out '
+              'only with the headroom added to each VM\'s demand'
+              if max(totals) <= BUDGET_MIB - 3 *
+              results['guest_overhead_mib'] else
+              'the working sets alone exceed it in minutes %s, as in the '
+              'seed\'s Fig. 3.3' % ', '.join(
+                  str(m) for m, t in enumerate(totals)
+                  if t > BUDGET_MIB - 3 * results['guest_overhead_mib'])),
+           '* memwork in fixed-work mode: each step makes a fixed number of '
+           'passes over its working set (one per %d ms at most), so a '
+           'swapping guest finishes late: completion time is the '
+           'performance metric.' % setup['memwork_period_ms'],
+           '* Dynamic modes: memmut\'s LocalController (Algorithm 1, '
+           'reservoir books, actuator) over the real libvirt driver, one '
+           'round every %g s (%g rounds per scenario minute), estimates '
+           'from Badis over the balloon statistics (%s; moving average of '
+           '3 estimates, maximum over one scenario minute), headroom %d MiB, '
+           'floor %d MiB, rate limit %g x booked per round.'
+           % (setup['round_s'], minute_s / setup['round_s'],
+              setup['estimator'], setup['headroom_mib'],
+              setup['floor_mib'], setup['max_step_fraction']),
+           '* Swapped-out memory: the guests\' cumulative `swap_out` '
+           'balloon statistic at the end of the run.'] + [
+           '* The %s run is the one started %s (`--reuse`).'
+           % (m, runs[m]['reused_from']) for m in runs
+           if runs[m].get('reused_from')]
+    out += ['', '## Results beside the seed', '',
+            '| | static | equal | proportional | seed (Xen, 1 GiB VMs) |',
+            '|---|---|---|---|---|']
+    sw = {m: runs[m]['swap_out_total_kb'] / MIB for m in runs}
+    out.append('| swapped-out memory, MiB | %.0f | %.0f | %.0f | - |'
+               % (sw['static'], sw['equal'], sw['proportional']))
+    out.append('| reduction vs static | 1x | %sx | %sx | %gx (goal >= 8x) |'
+               % (_fmt(summ['equal']['swap_reduction_x'], '%.1f'),
+                  _fmt(summ['proportional']['swap_reduction_x'], '%.1f'),
+                  seed['swap_reduction_x']))
+    for n in SCENARIO:
+        out.append('| completion %s, s (nominal %g) | %s | %s | %s | - |'
+                   % (VM_LABEL[n], summ['nominal_s'][n],
+                      _fmt(st['completion_s'].get(n)),
+                      _fmt(runs['equal']['completion_s'].get(n)),
+                      _fmt(runs['proportional']['completion_s'].get(n))))
+    for n in ('blas', 'grass'):
+        out.append('| speed-up %s vs static | - | %s %% | %s %% | '
+                   '%d %% / %d %% (goal >= 20 %%) |'
+                   % (VM_LABEL[n],
+                      _fmt(summ['equal']['speedup_pct'].get(n)),
+                      _fmt(summ['proportional']['speedup_pct'].get(n)),
+                      seed['speedup_equal_pct'],
+                      seed['speedup_proportional_pct']))
+    out.append('| swapped out per VM (blas, grass, wrf), MiB | %s | %s | '
+               '%s | - |' % tuple(
+                   ', '.join('%.0f' % (runs[m]['swap_out_kb'].get(n, 0) /
+                                       MIB) for n in SCENARIO)
+                   for m in ('static', 'equal', 'proportional')))
+    out += ['', 'Goals met: %s.' % ', '.join(
+        '%s %s' % (m, 'yes' if ok else 'NO')
+        for m, ok in summ['goals']['met'].items()), '']
+    for m, key, title in (('equal', 'table_3_1_equal', 'Table 3.1'),
+                          ('proportional', 'table_3_2_proportional',
+                           'Table 3.2')):
+        rows = runs[m].get('shortage_table', [])
+        out += ['## Distribution during shortage, %s policy (like %s)' % (
+            m, title), '',
+            'Scenario minutes with unmet demand (pool empty); the last '
+            'round of each minute. From: Server VMs and what they lent '
+            '(Mem_init - Mem_act); To: Client VMs and what they hold beyond '
+            'Mem_init; MiB. VM1 BLAS, VM2 GRASS, VM3 WRF.', '',
+            '| minute | from | lent | to | borrowed | unmet |',
+            '|---|---|---|---|---|---|']
+        for r in rows:
+            out.append('| %d | %s | %s | %s | %s | %s |' % (
+                r['minute'], r['from'] or '-',
+                ', '.join(map(str, r['lent_mib'])) or '-',
+                r['to'] or '-',
+                ', '.join(map(str, r['borrowed_mib'])) or '-',
+                ', '.join('%s %d' % kv for kv in
+                          sorted(r['unmet_mib'].items()))))
+        if not rows:
+            out.append('| - | no shortage round | | | | |')
+        out += ['', 'Seed\'s %s (1 GiB VMs, MiB):' % title, '',
+                '| minute | from | to | memory size |', '|---|---|---|---|']
+        out += ['| %s | %s | %s | %s |' % tuple(r) for r in seed[key]]
+        out.append('')
+    out += ['## Server and client VMs over time (like Fig. 3.6)', '',
+            'Last round of each scenario minute: servers / clients.', '',
+            '| minute | ' + ' | '.join(str(i) for i in range(30)) + ' |',
+            '|---|' + '---|' * 30]
+    for m in ('equal', 'proportional'):
+        per = {}
+        for c in runs[m]['role_counts']:
+            per[int(c['minute'])] = '%d/%d' % (c['servers'], c['clients'])
+        cells = [per.get(i, '') for i in range(30)]
+        out.append('| %s | %s |' % (m, ' | '.join(cells)))
+    out.append('')
+    for m in ('equal', 'proportional'):
+        counts = runs[m]['role_counts']
+        more = sum(1 for c in counts if c['servers'] > c['clients'])
+        out.append('* %s: servers outnumber clients in %d of %d rounds '
+                   '(%.0f %%); %d GMC_inform messages.'
+                   % (m, more, len(counts), 100.0 * more / max(1, len(counts)),
+                      runs[m].get('gmc_informs', 0)))
+    out += ['', HAND_WRITTEN, '']
+    return '\n'.join(out)
+
+
+def write_markdown(results, minute_s, path):
+    keep = ''
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+        if HAND_WRITTEN in old:
+            keep = old.split(HAND_WRITTEN, 1)[1].lstrip('\n')
+    with open(path, 'w') as f:
+        f.write(markdown(results, minute_s) + keep)
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt('signal %d' % signum)
 
 
 def main():
+    global ROUND, SCENARIO, PREFIX, PROBE_MIB
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--minute-seconds', type=float, default=10.0,
                         help='wall seconds per scenario minute')
     parser.add_argument('--out', default=RESULTS)
+    parser.add_argument('--round-seconds', type=float, default=ROUND,
+                        help='seconds between two mutualization rounds '
+                             '(default %g: 5 rounds per scenario minute at '
+                             'the default --minute-seconds)' % ROUND)
+    parser.add_argument('--scenario', choices=sorted(SCENARIOS),
+                        default='ch3',
+                        help='ch3: the default; shortage: higher joint '
+                             'peaks, the total working set above the '
+                             'budget at minutes 8-11 and 22-24')
+    parser.add_argument('--probe-mib', type=int, default=PROBE_MIB,
+                        help='first step of the Geiger stand-in\'s probe '
+                             '(tests/functional/mut_support.py); 0: the '
+                             'unbounded stand-in (grow by what was read '
+                             'back from swap)')
     parser.add_argument('--modes', default='static,equal,proportional')
     parser.add_argument('--reuse', metavar='JSON',
                         help='take the runs not in --modes from this '
                              'earlier results file')
+    parser.add_argument('--prefix', default=None,
+                        help='result file names: PREFIX.json, PREFIX.md, '
+                             'PREFIX_fig3_N.png (default mutualization, '
+                             'mutualization_shortage for --scenario '
+                             'shortage)')
+    parser.add_argument('--report', metavar='JSON',
+                        help='run nothing: write the markdown summary and '
+                             'the figures from this complete results file')
     args = parser.parse_args()
+    ROUND = args.round_seconds
+    PROBE_MIB = args.probe_mib
+    PREFIX = args.prefix or ('mutualization' if args.scenario == 'ch3'
+                             else 'mutualization_' + args.scenario)
+    SCENARIO = SCENARIOS[args.scenario]
+    if args.report:
+        with open(args.report) as f:
+            results = json.load(f)
+        minute_s = results['setup']['minute_s']
+        SCENARIO = {n: [tuple(step) for step in steps] for n, steps in
+                    results['setup']['scenario_minutes_mib'].items()}
+        if args.prefix is None and results['setup'].get(
+                'scenario', 'ch3') != 'ch3':
+            PREFIX = 'mutualization_' + results['setup']['scenario']
+        results['summary'] = summarize(results, minute_s)
+        plots(results, minute_s, args.out)
+        write_markdown(results, minute_s,
+                       os.path.join(args.out, PREFIX + '.md'))
+        return
     # a SIGTERM (or SIGINT when started in the background, where it is
     # ignored) still destroys the guests and stops the private libvirtd
     signal.signal(signal.SIGTERM, _interrupt)
@@ -412,10 +654,14 @@ def main():
     daemon = libvirtd_mod.PrivateLibvirtd(
         cache_dir=os.path.join(cache, 'libvirt-cache'))
     work = tempfile.mkdtemp(prefix='memmut-bench-mut-')
+    command = ('python -m tests.benchmarks.bench_mutualization '
+               '--minute-seconds %g --round-seconds %g --probe-mib %d '
+               '--scenario %s --modes %s' % (
+                   args.minute_seconds, ROUND, PROBE_MIB, args.scenario,
+                   args.modes))
     results = {
         'benchmark': 'local memory mutualization, seed 004 ch.3 scenario',
-        'command': 'python -m tests.benchmarks.bench_mutualization '
-                   '--minute-seconds %g' % args.minute_seconds,
+        'command': command,
         'started': time.strftime('%Y-%m-%d %H:%M:%S'),
         'machine': {'platform': platform.platform(),
                     'cpus': os.cpu_count(),
@@ -426,10 +672,13 @@ def main():
                   'budget_mib': BUDGET_MIB, 'round_s': ROUND,
                   'minute_s': args.minute_seconds,
                   'memwork_period_ms': PERIOD_MS,
+                  'scenario': args.scenario,
                   'scenario_minutes_mib': SCENARIO,
                   'estimator': 'Badis (memmut.agent.badis) over balloon '
                                'statistics: balloon_used as sampled WSS, '
-                               'swap counters as Geiger stand-in',
+                               'swap counters as Geiger stand-in (bounded '
+                               'probe: 32 MiB doubling per swapping round)',
+                  'probe_mib': PROBE_MIB,
                   'headroom_mib': 24, 'floor_mib': 128,
                   'max_step_fraction': 0.5},
         'seed': SEED, 'runs': {}}
@@ -451,7 +700,7 @@ def main():
                     rec, args.minute_seconds)
                 rec['role_counts'] = role_counts(rec, args.minute_seconds)
             results['runs'][mode] = rec
-            with open(os.path.join(args.out, 'mutualization.json'),
+            with open(os.path.join(args.out, PREFIX + '.json'),
                       'w') as f:
                 json.dump(results, f, indent=1)
     finally:
@@ -464,7 +713,9 @@ def main():
                                           'proportional')):
         results['summary'] = summarize(results, args.minute_seconds)
         plots(results, args.minute_seconds, args.out)
-    with open(os.path.join(args.out, 'mutualization.json'), 'w') as f:
+        write_markdown(results, args.minute_seconds,
+                       os.path.join(args.out, PREFIX + '.md'))
+    with open(os.path.join(args.out, PREFIX + '.json'), 'w') as f:
         json.dump(results, f, indent=1)
     print(json.dumps(results.get('summary'), indent=1))
 

@@ -191,3 +191,125 @@ def test_split_contract(amount, wants, policy):
         for r in reqs:
             exact = amount * r.want_kb / total
             assert abs(shares.get(r.uuid, 0) - exact) < 1 + 1e-9
+
+
+# -- the seed's guarantees, stated as properties ------------------------------
+
+@SETTINGS
+@given(hosts(), POLICIES, HEADROOM)
+def test_roles_follow_the_seeds_prose(host, policy, headroom):
+    # Server: gave memory (Mem_act < Mem_init); Client: holds more than its
+    # Mem_init (the OCR'd "if Mem_act > Mem_init then Server" is a typo).
+    vms, _ = host
+    plan = plan_for(host, policy, headroom)
+    for v in vms:
+        alloc = plan.allocations[v.uuid]
+        expected = (mut.ROLE_SERVER if alloc < v.init_kb else
+                    mut.ROLE_CLIENT if alloc > v.init_kb else
+                    mut.ROLE_NEUTRAL)
+        assert plan.roles[v.uuid] == expected
+
+
+@SETTINGS
+@given(hosts(), POLICIES, HEADROOM)
+def test_reclaims_take_only_unneeded_or_borrowed_memory(host, policy,
+                                                        headroom):
+    # While the budget covers every guarantee, a reclaim takes either what
+    # the VM does not need (it stays at its demand or above) or what it
+    # borrowed (it stays at Mem_init or above): a Server that still needs
+    # its memory is never squeezed to feed others.
+    vms, _ = host
+    plan = plan_for(host, policy, headroom)
+    if not plan.guarantee_met:
+        return
+    init = {v.uuid: v.init_kb for v in vms}
+    for m in plan.moves:
+        if m.kind == mut.MOVE_RECLAIM:
+            assert (m.to_kb >= plan.demands[m.uuid] or
+                    m.to_kb >= init[m.uuid]), m
+
+
+@SETTINGS
+@given(hosts(), POLICIES, HEADROOM)
+def test_borrowing_comes_only_from_the_pool_and_clients(host, policy,
+                                                        headroom):
+    # Memory beyond Mem_init is the pool plus what Clients borrowed plus
+    # what Servers freed from their *unneeded* memory: it never exceeds the
+    # budget minus everyone's min(demand, Mem_init).
+    vms, pool = host
+    plan = plan_for(host, policy, headroom)
+    if not plan.guarantee_met:
+        return
+    budget = sum(v.act_kb for v in vms) + pool
+    beyond = sum(max(0, plan.allocations[v.uuid] - v.init_kb) for v in vms)
+    base = sum(max(min(v.floor_kb, v.init_kb),
+                   min(plan.demands[v.uuid], v.init_kb)) for v in vms)
+    assert beyond <= budget - base
+
+
+@SETTINGS
+@given(hosts(), POLICIES, HEADROOM)
+def test_no_shortage_means_everyone_gets_its_demand(host, policy, headroom):
+    vms, pool = host
+    plan = plan_for(host, policy, headroom)
+    budget = sum(v.act_kb for v in vms) + pool
+    if sum(plan.demands.values()) <= budget:
+        assert plan.allocations == plan.demands
+        assert plan.unmet_kb == {}
+        assert plan.pool_after_kb == budget - sum(plan.demands.values())
+    else:
+        assert plan.pool_after_kb == 0
+
+
+@SETTINGS
+@given(hosts(), POLICIES, st.integers(min_value=1, max_value=1 << 22))
+def test_more_pool_never_hurts_anyone(host, policy, more):
+    # Monotonic in the pool (+-1 KiB for the largest-remainder rounding).
+    vms, pool = host
+    plan = mut.distribute(vms, pool, policy)
+    richer = mut.distribute(vms, pool + more, policy)
+    for v in vms:
+        assert richer.allocations[v.uuid] >= plan.allocations[v.uuid] - 1
+
+
+@SETTINGS
+@given(st.integers(min_value=2, max_value=6),
+       st.integers(min_value=1, max_value=1 << 20),
+       st.integers(min_value=0, max_value=1 << 21),
+       st.integers(min_value=0, max_value=1 << 22), POLICIES)
+def test_identical_vms_get_identical_shares(n, init, wss_above, pool,
+                                            policy):
+    vms = [mut.VMDemand('vm%02d' % i, init, init, init + wss_above,
+                        2 * init + (1 << 21), 0) for i in range(n)]
+    plan = mut.distribute(vms, pool, policy)
+    allocs = sorted(plan.allocations.values())
+    assert allocs[-1] - allocs[0] <= 1
+    assert all(a >= init for a in allocs)   # everyone keeps Mem_init
+
+
+@SETTINGS
+@given(hosts(), POLICIES)
+def test_order_of_the_input_does_not_matter(host, policy):
+    vms, pool = host
+    plan = mut.distribute(vms, pool, policy)
+    again = mut.distribute(list(reversed(vms)), pool, policy)
+    assert again.allocations == plan.allocations
+    assert again.moves == plan.moves
+
+
+@SETTINGS
+@given(hosts(), POLICIES)
+def test_a_vm_regains_mem_init_within_one_round(host, policy):
+    # The guarantee over two rounds: after any round, one VM's WSS grows to
+    # its Mem_init (or beyond); the next round gives it Mem_init back if the
+    # budget can give every VM min(demand, Mem_init).
+    vms, _ = host
+    assume(vms)
+    plan = mut.distribute(vms, host[1], policy)
+    grower = vms[0]
+    nxt = [mut.VMDemand(v.uuid, v.init_kb, plan.allocations[v.uuid],
+                        v.init_kb if v is grower else v.wss_kb, v.booked_kb,
+                        v.floor_kb) for v in vms]
+    second = mut.distribute(nxt, plan.pool_after_kb, policy)
+    if second.guarantee_met:
+        assert second.allocations[grower.uuid] == grower.init_kb
