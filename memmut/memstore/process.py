@@ -116,6 +116,7 @@ class MemstoreProcess:
                 return self
             except clientmod.MemstoreError:
                 if time.monotonic() > deadline:
+                    self.kill()     # never leave a half-started server
                     raise RuntimeError('memmut-memstore did not answer on %s'
                                        % self.control_path)
                 time.sleep(0.05)

@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import uuid as uuidlib
 
 import pytest
@@ -95,6 +96,9 @@ class GuestFactory:
         self.guests = []
         self.servers = []
         self.memstore = None         # shared memmut-memstore, on demand
+        # Benchmarks create guests from several threads: without the lock
+        # two could each start a memstore and one would outlive cleanup().
+        self._lock = threading.RLock()
 
     def nbd_server(self, size_mib=512, log=True):
         """A started ``nbdkit memory`` server; ``.socket``, ``.requests()``."""
@@ -108,23 +112,28 @@ class GuestFactory:
     def memstore_server(self, host_quota_mib=1024, bucket_pages=None):
         """The factory's memmut-memstore (started on first use, built
         with cargo if the binary is missing): a MemstoreProcess."""
-        if self.memstore is None:
-            try:
-                binary = memstore_process.find_binary()
-            except memstore_process.MemstoreNotFound:
-                try:
-                    binary = memstore_process.build()
-                except (memstore_process.MemstoreNotFound, OSError,
-                        subprocess.SubprocessError) as e:
-                    _unavailable('memmut-memstore cannot be built: %s' % e)
-            self.memstore = memstore_process.MemstoreProcess(
-                binary, os.path.join(self.workdir, 'memstore-state'),
-                socket_dir=self.sock_dir,
-                host_quota=host_quota_mib * 1024 * 1024,
-                bucket_pages=bucket_pages,
-                log_path=os.path.join(self.workdir, 'memstore.log'))
-            self.memstore.start()
+        with self._lock:
+            if self.memstore is None:
+                self.memstore = self._start_memstore(host_quota_mib,
+                                                     bucket_pages)
         return self.memstore
+
+    def _start_memstore(self, host_quota_mib, bucket_pages):
+        try:
+            binary = memstore_process.find_binary()
+        except memstore_process.MemstoreNotFound:
+            try:
+                binary = memstore_process.build()
+            except (memstore_process.MemstoreNotFound, OSError,
+                    subprocess.SubprocessError) as e:
+                _unavailable('memmut-memstore cannot be built: %s' % e)
+        server = memstore_process.MemstoreProcess(
+            binary, os.path.join(self.workdir, 'memstore-state'),
+            socket_dir=self.sock_dir,
+            host_quota=host_quota_mib * 1024 * 1024,
+            bucket_pages=bucket_pages,
+            log_path=os.path.join(self.workdir, 'memstore.log'))
+        return server.start()
 
     def memstore_export(self, name, size_mib=512, quota_mib=None):
         """A new export of the factory's memstore: MemstoreExport."""
