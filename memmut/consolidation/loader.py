@@ -153,34 +153,25 @@ class AlgorithmSpec:
     placement: str = 'best_fit_decreasing'
     placement_parameters: dict = dataclasses.field(default_factory=dict)
 
+    # field -> its [consolidation] option; ``<field>_parameters`` comes
+    # from ``<option>_parameters``.
+    OPTIONS = {'underload': 'underload_detection',
+               'overload': 'overload_detection',
+               'memory_underload': 'memory_underload_detection',
+               'memory_overload': 'memory_overload_detection',
+               'vm_selection': 'vm_selection',
+               'placement': 'vm_placement'}
+
     @classmethod
     def from_conf(cls, conf):
         c = conf.consolidation
-        return cls(
-            underload=c.underload_detection,
-            underload_parameters=parse_parameters(
-                c.underload_detection_parameters,
-                '[consolidation] underload_detection_parameters'),
-            overload=c.overload_detection,
-            overload_parameters=parse_parameters(
-                c.overload_detection_parameters,
-                '[consolidation] overload_detection_parameters'),
-            memory_underload=c.memory_underload_detection,
-            memory_underload_parameters=parse_parameters(
-                c.memory_underload_detection_parameters,
-                '[consolidation] memory_underload_detection_parameters'),
-            memory_overload=c.memory_overload_detection,
-            memory_overload_parameters=parse_parameters(
-                c.memory_overload_detection_parameters,
-                '[consolidation] memory_overload_detection_parameters'),
-            vm_selection=c.vm_selection,
-            vm_selection_parameters=parse_parameters(
-                c.vm_selection_parameters,
-                '[consolidation] vm_selection_parameters'),
-            placement=c.vm_placement,
-            placement_parameters=parse_parameters(
-                c.vm_placement_parameters,
-                '[consolidation] vm_placement_parameters'))
+        fields = {}
+        for field, option in cls.OPTIONS.items():
+            fields[field] = getattr(c, option)
+            fields[field + '_parameters'] = parse_parameters(
+                getattr(c, option + '_parameters'),
+                '[consolidation] %s_parameters' % option)
+        return cls(**fields)
 
     def effective(self):
         """Names with their full (default-completed) parameters."""

@@ -195,21 +195,24 @@ class Database:
             raise NotFound('no VM with UUID %s' % uuid)
         return vm
 
-    def vm_samples(self, uuid, since=None, limit=None):
-        """Samples of one VM oldest first; with ``limit``, the newest ones."""
-        query = (sa.select(models.VMSample)
-                 .join(models.VM, models.VMSample.vm_id == models.VM.id)
-                 .where(models.VM.uuid == uuid))
+    def _recent(self, query, model, since, limit):
+        """Rows of ``query`` oldest first; with ``limit``, the newest."""
         if since is not None:
-            query = query.where(models.VMSample.timestamp >= since)
-        query = query.order_by(models.VMSample.timestamp.desc(),
-                               models.VMSample.id.desc())
+            query = query.where(model.timestamp >= since)
+        query = query.order_by(model.timestamp.desc(), model.id.desc())
         if limit is not None:
             query = query.limit(limit)
         with self._session() as session:
             rows = list(session.scalars(query))
         rows.reverse()
         return rows
+
+    def vm_samples(self, uuid, since=None, limit=None):
+        """Samples of one VM oldest first; with ``limit``, the newest ones."""
+        return self._recent(
+            sa.select(models.VMSample)
+            .join(models.VM, models.VMSample.vm_id == models.VM.id)
+            .where(models.VM.uuid == uuid), models.VMSample, since, limit)
 
     def vm_series(self, since):
         """Every VM's samples since ``since`` in one query, only the columns
@@ -231,20 +234,10 @@ class Database:
 
     def host_samples(self, host, since=None, limit=None):
         """Reports of one host oldest first; with ``limit``, the newest."""
-        query = (sa.select(models.HostSample)
-                 .join(models.Host,
-                       models.HostSample.host_id == models.Host.id)
-                 .where(models.Host.name == host))
-        if since is not None:
-            query = query.where(models.HostSample.timestamp >= since)
-        query = query.order_by(models.HostSample.timestamp.desc(),
-                               models.HostSample.id.desc())
-        if limit is not None:
-            query = query.limit(limit)
-        with self._session() as session:
-            rows = list(session.scalars(query))
-        rows.reverse()
-        return rows
+        return self._recent(
+            sa.select(models.HostSample)
+            .join(models.Host, models.HostSample.host_id == models.Host.id)
+            .where(models.Host.name == host), models.HostSample, since, limit)
 
     def count_reports(self, host=None):
         query = sa.select(sa.func.count(models.HostSample.id))
