@@ -36,6 +36,13 @@ Choices where the seed is silent (see doc/source/badis.rst):
   balloon just took evicts a few hot pages with the cold ones and reads
   them back, which says nothing of its working set; a real shortage keeps
   swapping at the new, steady size and is seen one round later.
+* Swap growth under pressure counts as swap activity
+  (:attr:`Observation.short`): a guest that, at an allocation we did not
+  shrink and with no free memory, put more in swap than it read back is
+  evicting to make room for memory it touches. In a rising working set
+  that comes first (new pages push older ones out; Geiger's swap-ins
+  follow only when those are touched again), and the allocation plus the
+  growth is a lower bound of the need where Geiger has nothing yet.
 * VG → V after ``vg_to_v_rounds`` consecutive rounds without swap activity
   in which the corrected sampled WSS is below the threshold again. The
   seed's machine has no exit from VG other than G; without one a VM that
@@ -59,12 +66,15 @@ Choices where the seed is silent (see doc/source/badis.rst):
   round, has a fresh sample instead of holding Geiger's last estimate (the
   allocation) for one more round. Sampling stays off in G while the VM
   swaps, as the seed has it.
-* Consecutive swapping rounds accumulate: while the allocation is still
-  below the previous round's shortage estimate
-  (:attr:`BadisState.short_kb`), a round's Geiger estimate does not lower
-  it (its reuse distances were measured against the same, too small
-  allocation, over a shorter interval - the agent runs a round as soon as
-  it sees swap activity - or over part of the new working set only).
+* Consecutive swapping rounds accumulate: while the VM keeps swapping, a
+  round's estimate does not lower the previous round's shortage estimate
+  (:attr:`BadisState.short_kb`): its reuse distances were measured over a
+  shorter interval (the agent runs a round as soon as it sees swap
+  activity), over part of the new working set only, or from pages evicted
+  at the smaller size before a grow - measured on a 256 MiB guest whose
+  working set rose by 120 MiB, the second reading was 15 MiB below the
+  first, and the balloon shrank while the VM was still short. The first
+  round without swap activity ends the run.
 * Counters of consecutive rounds restart on every transition: they count
   rounds spent in the current state.
 * WSS^max_avg is the maximum of the moving average over a sliding window
@@ -90,11 +100,12 @@ MiB = 1024
 SOURCE_SWAPPING = 'swapping'         # swapping, no Geiger estimate: m_cur
 SOURCE_HOLD = 'hold'                 # no data this round: last estimate
 SOURCE_GEIGER_IDLE = 'geiger-idle'   # G without swap activity: m_cur
+SOURCE_SWAP_GROWTH = 'swap-growth'   # m_cur + what went to swap
 
 # Estimates that mean "short of memory now".
 SHORTAGE_SOURCES = frozenset((estimators.SOURCE_GEIGER,
                               estimators.SOURCE_SWAP_STATS,
-                              SOURCE_SWAPPING))
+                              SOURCE_SWAPPING, SOURCE_SWAP_GROWTH))
 
 
 class Mode(str, enum.Enum):
@@ -152,7 +163,12 @@ class Observation:
     began at when the balloon grew during it (a swapping round then gives
     a lower bound of the correction); ``full`` whether the guest had no
     free memory to speak of (a guest that reads pages back from swap while
-    it has free memory is not using all of m_cur: nothing to learn).
+    it has free memory is not using all of m_cur: nothing to learn);
+    ``pressure_kb`` how much the guest put in swap (net) over the round at
+    an allocation that did not shrink, with no free memory: it had to
+    evict to make room for memory it touched, so it lacks at least that
+    (0: no such sign; the caller applies the threshold and the
+    conditions, see :mod:`memmut.agent.estimation`).
     """
     timestamp: float
     m_cur_kb: int
@@ -163,10 +179,19 @@ class Observation:
     steady: bool = True
     grew_from_kb: typing.Optional[int] = None
     full: bool = True
+    pressure_kb: int = 0
 
     def __post_init__(self):
         if self.m_cur_kb < 0 or self.booked_kb <= 0:
             raise ValueError('m_cur_kb must be >= 0 and booked_kb > 0')
+        if self.pressure_kb < 0:
+            raise ValueError('pressure_kb must not be negative')
+
+    @property
+    def short(self):
+        """Swap activity, or swap growth under pressure: the VM lacks
+        memory this round."""
+        return self.swapping or self.pressure_kb > 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -242,19 +267,23 @@ def _sampled_wss(state, obs):
 
 
 def _shortage_wss(state, obs):
-    """Estimate while swapping: Geiger's, else the whole allocation.
+    """Estimate while short: the larger of Geiger's and the allocation plus
+    the swap growth under pressure (the guest evicted that much for pages
+    it touched; Geiger sees only what it read back, nothing yet in the
+    first moments of a rise), else the whole allocation.
 
-    Consecutive swapping rounds accumulate: while the allocation has not
-    yet caught up with the previous round's shortage estimate, a new
-    interval's reuse distances (measured against the same, still too small
-    allocation, and over a part of the new working set only: an interval
-    cut short by a round run on swap activity, or one in which the guest
-    touched only some of it) do not lower the estimate."""
+    Consecutive short rounds accumulate: a new interval's reading (cut
+    short by a round run on swap activity, over a part of the new working
+    set only, or of pages evicted before a grow) does not lower the
+    previous round's shortage estimate."""
     if obs.ghost is not None:
         wss = obs.ghost
     else:
         wss = estimators.Estimate(obs.m_cur_kb, SOURCE_SWAPPING)
-    if state.short_kb > wss.wss_kb and obs.m_cur_kb < state.short_kb:
+    if obs.pressure_kb and obs.m_cur_kb + obs.pressure_kb > wss.wss_kb:
+        wss = estimators.Estimate(obs.m_cur_kb + obs.pressure_kb,
+                                  SOURCE_SWAP_GROWTH)
+    if state.short_kb > wss.wss_kb:
         return estimators.Estimate(state.short_kb, wss.source)
     return wss
 
@@ -296,8 +325,8 @@ def _fsm(state, obs, params):
     pct = '%d%%' % round(params.vg_threshold * 100)
 
     if state.mode is Mode.V:
-        if obs.swapping and (obs.steady or not _far_below(sampled, obs,
-                                                          params)):
+        if obs.short and (obs.steady or not _far_below(sampled, obs,
+                                                       params)):
             return _Round(Mode.VG, _shortage_wss(state, obs),
                           pinned_kb=pinned,
                           transition='V->VG: swap activity seen while '
@@ -315,7 +344,7 @@ def _fsm(state, obs, params):
         return _Round(Mode.V, wss, pinned_kb=pinned)
 
     if state.mode is Mode.VG:
-        if obs.swapping:
+        if obs.short:
             if obs.sampled is not None and obs.steady and obs.full:
                 # Swapping: all of m_cur is in use; what sampling misses
                 # now are pinned (unswappable, rarely touched) pages.
@@ -350,7 +379,7 @@ def _fsm(state, obs, params):
         return _Round(Mode.VG, wss, quiet_rounds=quiet, pinned_kb=pinned)
 
     # Mode.G: Geiger only; it cannot see a WSS below the allocation.
-    if obs.swapping:
+    if obs.short:
         return _Round(Mode.G, _shortage_wss(state, obs), pinned_kb=pinned)
     quiet = state.quiet_rounds + 1
     wss = estimators.Estimate(obs.m_cur_kb, SOURCE_GEIGER_IDLE)
@@ -389,7 +418,7 @@ def step(state, obs, params=None):
     if wss.source in SHORTAGE_SOURCES:
         demand = max(demand, wss.wss_kb)
 
-    short = wss.wss_kb if (obs.swapping and
+    short = wss.wss_kb if (obs.short and
                            wss.source in SHORTAGE_SOURCES) else 0
     new_state = BadisState(mode=r.mode, swap_rounds=r.swap_rounds,
                            quiet_rounds=r.quiet_rounds,

@@ -336,6 +336,11 @@ class EstimationPipeline:
         # growth twice).
         evicted_at = m_cur if st.last_balloon is None else min(
             m_cur, st.last_balloon)
+        # A guest made smaller since the last round (or the start of the
+        # sampling interval) evicts because of it: its swap growth is ours.
+        shrunk = (st.last_balloon is not None and
+                  st.last_balloon > m_cur + 1024) or (
+            sample is not None and st.interval_balloon > m_cur + 1024)
         st.last_balloon = m_cur
         reading = self._swap(vm, evicted_at)
         # Swapping, Badis learns the pinned-page correction as m_cur -
@@ -351,7 +356,8 @@ class EstimationPipeline:
         obs = badis.Observation(
             timestamp=now, m_cur_kb=m_cur, booked_kb=vm.booked_kb,
             sampled=sampled, ghost=reading.ghost, swapping=reading.swapping,
-            steady=steady, grew_from_kb=grew_from, full=full)
+            steady=steady, grew_from_kb=grew_from, full=full,
+            pressure_kb=_pressure_kb(reading, shrunk))
         r = self.badis.observe(vm.uuid, obs)
         if self.badis.state(vm.uuid).sampling_wanted(self.badis.params):
             self._begin_sampling(vm, st)
@@ -402,13 +408,14 @@ class EstimationPipeline:
         # Geiger's WSS from the size the guest evicted at (see the round)
         evicted_at = min(m_cur, st.last_balloon)
         reading = self.swap.read(vm, evicted_at, keep_quiet=True)
-        if reading is None or not reading.swapping:
+        pressure = _pressure_kb(reading, False) if reading else 0
+        if reading is None or not (reading.swapping or pressure):
             return None
         st.last_balloon = m_cur
         obs = badis.Observation(
             timestamp=now, m_cur_kb=m_cur, booked_kb=vm.booked_kb,
-            sampled=None, ghost=reading.ghost, swapping=True, steady=False,
-            full=self._full(vm, m_cur))
+            sampled=None, ghost=reading.ghost, swapping=reading.swapping,
+            steady=False, full=self._full(vm, m_cur), pressure_kb=pressure)
         r = self.badis.observe(vm.uuid, obs)
         wanted = self.badis.state(vm.uuid).sampling_wanted(self.badis.params)
         if wanted and not st.sampling:
@@ -551,6 +558,15 @@ class EstimationPipeline:
                         timestamp=now, probe_kb=probe)
 
 
+def _pressure_kb(reading, shrunk):
+    """The swap growth of a reading that counts as a shortage: at the
+    monitor's rate or faster, at an allocation we did not shrink (a guest
+    we shrank evicts because of it)."""
+    if shrunk or not reading.pressure:
+        return 0
+    return reading.grown_kb
+
+
 def guest_reserved_kb(vm, limit_fraction=0.5):
     """Memory the guest kernel keeps outside MemTotal, from the balloon
     statistics: ``actual`` (the balloon size) - ``available`` (the guest's
@@ -589,7 +605,9 @@ def default_swap_monitors(conf, memstore_read=None):
     balloon statistics."""
     monitors = []
     if memstore_read is not None:
-        monitors.append(swapmod.MemstoreSwapMonitor(memstore_read))
+        monitors.append(swapmod.MemstoreSwapMonitor(
+            memstore_read,
+            growth_rate_kb=conf.badis.swap_growth_rate_kb))
     monitors.append(swapmod.BalloonStatsSwapMonitor.from_conf(conf))
     return monitors
 

@@ -121,6 +121,19 @@ opts = [
                     'round when its balloon statistics show at least this '
                     'many KiB read back from swap since the previous '
                     'round.'),
+    cfg.IntOpt('swap_growth_rate_kb',
+               default=2048,
+               min=0,
+               help='A VM counts as short of memory in a round when what '
+                    'it keeps in swap (written out and not read back) grew '
+                    'at least this many KiB per second since the previous '
+                    'round, at an allocation that did not shrink: it is '
+                    'evicting to make room for memory it touches, the '
+                    'first sign of a rising working set, seen before '
+                    'Geiger\'s swap-ins. It is then estimated at least at '
+                    'its allocation plus that growth. A rate, so that a '
+                    'guest that slowly trades cold anonymous pages for page '
+                    'cache does not count. 0 disables it.'),
     cfg.IntOpt('major_fault_threshold',
                default=0,
                min=0,

@@ -616,6 +616,11 @@ def main(argv=None):
     p.add_argument('--cases', default='',
                    help='explicit runs SHAPE:ALLOC:ESTIMATOR,... instead '
                         'of the product of the three lists')
+    p.add_argument('--keep-other-runs', action='store_true',
+                   help='keep the runs of the existing badis.jsonl whose '
+                        'case is not run again (e.g. rerun only Badis '
+                        'after changing it; vm_over still compares with '
+                        'the kept "none" runs)')
     p.add_argument('--report-only', action='store_true',
                    help='recompute badis.json and badis.png from the '
                         'badis.jsonl of an earlier run')
@@ -667,10 +672,18 @@ def main(argv=None):
     if args.cases:
         cases = [tuple(c.split(':')) for c in args.cases.split(',')]
     runs = []
+    if args.keep_other_runs and os.path.exists(jsonl):
+        with open(jsonl) as f:
+            runs = [r for r in (json.loads(line) for line in f
+                                if line.strip())
+                    if (r['shape'], r['alloc'], r['estimator'])
+                    not in set(cases)]
     started = time.time()
     try:
         with open(jsonl, 'w') as out, concurrent.futures.ThreadPoolExecutor(
                 args.parallel) as pool:
+            for r in runs:
+                out.write(json.dumps(r) + '\n')
             futs = {pool.submit(one_run, factory, daemon, s, a, e,
                                 args.step): (s, a, e) for s, a, e in cases}
             for fut in concurrent.futures.as_completed(futs):

@@ -17,6 +17,7 @@ the estimate's source string.
 
 import abc
 import dataclasses
+import time
 import typing
 
 from oslo_log import log as logging
@@ -31,11 +32,20 @@ SOURCE_BALLOON_STATS = 'balloon_stats'
 
 @dataclasses.dataclass(frozen=True)
 class SwapReading:
-    """Swap activity of one VM over one round."""
+    """Swap activity of one VM over one round.
+
+    ``grown_kb`` is how much what the VM keeps in swap (written out, not
+    read back) grew since the previous reading, ``pressure`` whether it grew
+    at the monitor's rate threshold or faster: the guest evicted pages to
+    make room for memory it touched. Whether that means a shortage depends on
+    the balloon (a shrink makes the guest evict too): the caller decides.
+    """
     swapping: bool
     ghost: typing.Optional[estimators.Estimate]
     source: str
     detail: str = ''
+    grown_kb: int = 0
+    pressure: bool = False
 
 
 class SwapMonitor(abc.ABC):
@@ -62,29 +72,42 @@ def _net_swapped_kb(stats):
     return max(0, out - into)
 
 
+def _growth(before, now_kb, now_t, rate_kb):
+    """(growth of what lives in swap since ``before`` = (KiB, time), KiB,
+    >= 0; whether it grew at ``rate_kb`` KiB/s or faster: pressure)."""
+    if before is None or before[0] is None or now_kb is None:
+        return 0, False
+    grown = max(0, now_kb - before[0])
+    elapsed = max(1e-3, now_t - before[1])
+    return grown, rate_kb > 0 and grown > 0 and grown >= rate_kb * elapsed
+
+
 class BalloonStatsSwapMonitor(SwapMonitor):
     """Swap activity from two ``memoryStats()`` samples (no distances)."""
 
     name = SOURCE_BALLOON_STATS
 
     def __init__(self, swap_in_threshold_kb=4096, major_fault_threshold=0,
-                 min_grow_kb=4096):
+                 min_grow_kb=4096, growth_rate_kb=0, clock=time.monotonic):
         self.swap_in_threshold_kb = swap_in_threshold_kb
         self.major_fault_threshold = major_fault_threshold
         self.min_grow_kb = min_grow_kb
-        self._prev = {}
+        self.growth_rate_kb = growth_rate_kb
+        self.clock = clock
+        self._prev = {}          # uuid -> (stats, time read)
 
     @classmethod
     def from_conf(cls, conf):
         b = conf.badis
         return cls(b.swap_in_threshold_kb, b.major_fault_threshold,
-                   b.fallback_min_grow_kb)
+                   b.fallback_min_grow_kb, b.swap_growth_rate_kb)
 
     def read(self, vm, m_cur_kb, keep_quiet=False):
         stats = dict(vm.memory_stats or {})
-        prev = self._prev.get(vm.uuid)
+        now = self.clock()
+        prev, prev_t = self._prev.get(vm.uuid, (None, None))
         if prev is None or not keep_quiet:
-            self._prev[vm.uuid] = stats
+            self._prev[vm.uuid] = (stats, now)
         if prev is None:
             return SwapReading(False, None, self.name,
                                'first sample: no delta yet')
@@ -104,11 +127,18 @@ class BalloonStatsSwapMonitor(SwapMonitor):
             if ghost.wss_kb > cap:
                 ghost = estimators.Estimate(cap, ghost.source)
                 detail += ', capped by %d KiB net in swap' % net
+        grown, pressure = (0, False)
+        if not act.counter_reset:
+            grown, pressure = _growth((_net_swapped_kb(prev), prev_t), net,
+                                      now, self.growth_rate_kb)
+        if grown:
+            detail += ', +%d KiB in swap' % grown
         if act.counter_reset:
             detail += ' (counters restarted: guest reboot?)'
-        if keep_quiet and act.active:
-            self._prev[vm.uuid] = stats
-        return SwapReading(act.active, ghost, self.name, detail)
+        if keep_quiet and (act.active or pressure):
+            self._prev[vm.uuid] = (stats, now)
+        return SwapReading(act.active, ghost, self.name, detail,
+                           grown_kb=grown, pressure=pressure)
 
     def forget(self, uuid):
         self._prev.pop(uuid, None)
@@ -129,10 +159,14 @@ class MemstoreSwapMonitor(SwapMonitor):
 
     name = SOURCE_MEMSTORE
 
-    def __init__(self, read, swap_in_threshold_pages=1):
+    def __init__(self, read, swap_in_threshold_pages=1, growth_rate_kb=0,
+                 clock=time.monotonic):
         self._read = read
         self.threshold = swap_in_threshold_pages
+        self.growth_rate_kb = growth_rate_kb
+        self.clock = clock
         self._failed = set()
+        self._queued = {}  # uuid -> (KiB in swap, time) at the last round
 
     def read(self, vm, m_cur_kb, keep_quiet=False):
         # (A reading starts a new interval in memstore; one without
@@ -144,6 +178,7 @@ class MemstoreSwapMonitor(SwapMonitor):
             swap_ins = int(mon.interval_swap_ins)
             cold = int(mon.interval_cold)
             ghost_kb = int(mon.extra_bytes) // 1024
+            queued_kb = int(mon.queue_pages) * 4
         except Exception as e:       # memstore away, or no export
             if vm.uuid not in self._failed:
                 LOG.warning('VM %s (%s): no reuse distances from memstore '
@@ -160,12 +195,22 @@ class MemstoreSwapMonitor(SwapMonitor):
             ghost = estimators.Estimate(int(m_cur_kb + ghost_kb),
                                         estimators.SOURCE_GEIGER)
         swapping = swap_ins + cold >= self.threshold
+        now = self.clock()
+        before = self._queued.get(vm.uuid)
+        grown, pressure = _growth(before, queued_kb, now,
+                                  self.growth_rate_kb)
+        if before is None or not keep_quiet or swapping or pressure:
+            # (a quiet look between rounds leaves the growth to the round)
+            self._queued[vm.uuid] = (queued_kb, now)
         return SwapReading(swapping, ghost, self.name,
                            '%d swap-ins (%d without a distance), m_ghost '
-                           '%d KiB' % (swap_ins + cold, cold, ghost_kb))
+                           '%d KiB, +%d KiB in swap'
+                           % (swap_ins + cold, cold, ghost_kb, grown),
+                           grown_kb=grown, pressure=pressure)
 
     def forget(self, uuid):
         self._failed.discard(uuid)
+        self._queued.pop(uuid, None)
 
 
 class SwapMonitors:

@@ -119,7 +119,7 @@ def test_g_stays_g_while_swapping_and_uses_geiger():
     assert r.wss == est.Estimate(M_CUR, badis.SOURCE_SWAPPING)
 
 
-def test_consecutive_swapping_rounds_accumulate_until_allocation_catches_up():
+def test_consecutive_swapping_rounds_accumulate_until_a_quiet_round():
     st, r = badis.step(state(Mode.G), obs(ghost=geiger(1300 * MiB),
                                           swapping=True))
     assert st.short_kb == 1300 * MiB
@@ -132,8 +132,12 @@ def test_consecutive_swapping_rounds_accumulate_until_allocation_catches_up():
     st, r = badis.step(st, obs(t=2, ghost=geiger(1400 * MiB),
                                swapping=True))
     assert r.wss == geiger(1400 * MiB)
-    # Once the allocation has caught up, Geiger's reading alone counts.
+    # Granted and still swapping: a reading of swap-ins evicted before the
+    # grow (or of a part of the working set) does not lower it either.
     st, r = badis.step(st, obs(t=3, m_cur=1400 * MiB,
+                               ghost=geiger(1250 * MiB), swapping=True))
+    assert r.wss == geiger(1400 * MiB)
+    st, r = badis.step(st, obs(t=3.5, m_cur=1400 * MiB,
                                ghost=geiger(1420 * MiB), swapping=True))
     assert r.wss == geiger(1420 * MiB)
     # A quiet round ends the run of shortage estimates.
@@ -506,3 +510,34 @@ def test_no_learning_while_the_guest_has_free_memory():
     st, r = badis.step(state(Mode.VG, pinned_kb=50 * MiB), roomy)
     assert st.pinned_kb == 50 * MiB and not st.learned
     assert r.wss == geiger(1100 * MiB)           # still Geiger's estimate
+
+
+# -- swap growth under pressure --
+
+def test_swap_growth_is_a_shortage_in_every_state():
+    for mode in (Mode.V, Mode.VG, Mode.G):
+        o = dataclasses.replace(obs(s=sampled(500 * MiB)),
+                                pressure_kb=40 * MiB)
+        assert o.short and not o.swapping
+        st, r = badis.step(state(mode), o)
+        assert r.wss == est.Estimate(M_CUR + 40 * MiB,
+                                     badis.SOURCE_SWAP_GROWTH)
+        assert r.demand_kb >= M_CUR + 40 * MiB
+        assert st.mode is (Mode.VG if mode is Mode.V else mode)
+        assert st.short_kb == M_CUR + 40 * MiB
+
+
+def test_geiger_wins_over_swap_growth_when_larger_and_vice_versa():
+    o = badis.Observation(timestamp=0, m_cur_kb=M_CUR, booked_kb=BOOKED,
+                          ghost=geiger(M_CUR + 60 * MiB), swapping=True,
+                          pressure_kb=20 * MiB)
+    assert badis.step(state(Mode.VG), o)[1].wss == geiger(M_CUR + 60 * MiB)
+    o = dataclasses.replace(o, pressure_kb=90 * MiB)
+    assert badis.step(state(Mode.VG), o)[1].wss == est.Estimate(
+        M_CUR + 90 * MiB, badis.SOURCE_SWAP_GROWTH)
+
+
+def test_negative_pressure_is_refused():
+    with pytest.raises(ValueError):
+        badis.Observation(timestamp=0, m_cur_kb=M_CUR, booked_kb=BOOKED,
+                          pressure_kb=-1)

@@ -647,3 +647,109 @@ def test_balloon_stats_monitor_keeps_a_quiet_look_in_the_round():
     # the round still sees the whole round's 6000 KiB
     r = m.read(info(stats={'swap_in': 6000, 'swap_out': 9000}), 512 * MIB)
     assert r.swapping
+
+
+# -- swap growth under pressure ----------------------------------------------
+
+def queued_reading(queue_pages, swap_ins=0):
+    r = memstore_reading([[0, swap_ins]] if swap_ins else [])
+    r.queue_pages = queue_pages
+    return r
+
+
+def test_memstore_monitor_reports_swap_growth_as_a_rate():
+    clock = Clock()
+    readings = [queued_reading(0), queued_reading(2560),
+                queued_reading(2600), queued_reading(1000)]
+    m = swap.MemstoreSwapMonitor(lambda vm: readings.pop(0),
+                                 growth_rate_kb=2048, clock=clock)
+    assert m.read(info(), 300 * MIB).grown_kb == 0        # first reading
+    clock.t = 1.0
+    r = m.read(info(), 300 * MIB)        # 10 MiB into swap in 1 s
+    assert r.grown_kb == 10 * MIB and r.pressure and not r.swapping
+    assert '+10240 KiB in swap' in r.detail
+    clock.t = 11.0
+    r = m.read(info(), 300 * MIB)        # 160 KiB in 10 s: a trickle
+    assert r.grown_kb == 160 and not r.pressure
+    clock.t = 12.0
+    r = m.read(info(), 300 * MIB)        # read back: no growth
+    assert r.grown_kb == 0 and not r.pressure
+
+
+def test_memstore_monitor_leaves_quiet_growth_to_the_round():
+    clock = Clock()
+    readings = [queued_reading(0), queued_reading(200),
+                queued_reading(2000)]
+    m = swap.MemstoreSwapMonitor(lambda vm: readings.pop(0),
+                                 growth_rate_kb=2048, clock=clock)
+    m.read(info(), 300 * MIB)
+    clock.t = 1.0
+    look = m.read(info(), 300 * MIB, keep_quiet=True)   # 800 KiB/s
+    assert not look.pressure
+    clock.t = 2.0
+    r = m.read(info(), 300 * MIB)        # the round sees both: 8000 KiB
+    assert r.grown_kb == 8000 and r.pressure
+
+
+def test_balloon_stats_monitor_reports_net_swap_growth():
+    clock = Clock()
+    m = swap.BalloonStatsSwapMonitor(swap_in_threshold_kb=4096,
+                                     growth_rate_kb=2048, clock=clock)
+    m.read(info(stats={'swap_in': 0, 'swap_out': 0}), 512 * MIB)
+    clock.t = 2.0
+    r = m.read(info(stats={'swap_in': 1000, 'swap_out': 9000}), 512 * MIB)
+    assert r.grown_kb == 8000 and r.pressure and not r.swapping
+    clock.t = 4.0
+    r = m.read(info(stats={'swap_in': 2000, 'swap_out': 10000}), 512 * MIB)
+    assert r.grown_kb == 0 and not r.pressure
+
+
+class _Growth(swap.SwapMonitor):
+    """Readings of swap growth only (no swap-ins), per call."""
+    name = 'growth'
+
+    def __init__(self, grown):
+        self.grown = list(grown)
+
+    def read(self, vm, m_cur_kb, keep_quiet=False):
+        g = self.grown.pop(0) if self.grown else 0
+        return swap.SwapReading(False, None, self.name, grown_kb=g,
+                                pressure=g > 0)
+
+
+def test_swap_growth_at_a_steady_allocation_is_a_shortage():
+    mon = _Growth([0, 0, 30 * MIB])
+    p = estimation.EstimationPipeline(
+        conf_with(round_interval=10.0), FakeDriver(),
+        swap=swap.SwapMonitors([mon]))
+    vm = info(balloon=300 * MIB, stats={'unused': 2 * MIB})
+    p.estimate([vm], 0.0)
+    assert p.estimate([vm], 10.0)['u-1'].mode == 'V'
+    e = p.estimate([vm], 20.0)['u-1']
+    assert e.mode == 'VG' and e.detail == badis.SOURCE_SWAP_GROWTH
+    assert e.wss_kb == 330 * MIB and e.demand_kb >= 330 * MIB
+
+
+def test_swap_growth_after_our_shrink_is_not_a_shortage():
+    mon = _Growth([0, 0, 30 * MIB])
+    p = estimation.EstimationPipeline(
+        conf_with(round_interval=10.0), FakeDriver(),
+        swap=swap.SwapMonitors([mon]))
+    p.estimate([info(balloon=300 * MIB)], 0.0)
+    p.estimate([info(balloon=300 * MIB)], 10.0)
+    # shrunk by 40 MiB since the last round: the guest evicted for us
+    e = p.estimate([info(balloon=260 * MIB)], 20.0)['u-1']
+    assert e.mode == 'V' and e.detail != badis.SOURCE_SWAP_GROWTH
+
+
+def test_swap_growth_between_rounds_runs_the_round_at_once():
+    mon = _Growth([0, 0, 0, 20 * MIB])
+    p = estimation.EstimationPipeline(
+        conf_with(round_interval=10.0), FakeDriver(),
+        swap=swap.SwapMonitors([mon]))
+    vm = info(balloon=300 * MIB)
+    p.estimate([vm], 0.0)
+    p.estimate([vm], 10.0)
+    assert not p.estimate([vm], 12.0)['u-1'].fresh
+    e = p.estimate([vm], 13.0)['u-1']
+    assert e.fresh and e.wss_kb == 320 * MIB and e.mode == 'VG'
