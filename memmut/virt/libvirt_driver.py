@@ -78,7 +78,7 @@ class LibvirtDriver(driver.Driver):
         self._conf = conf.libvirt
         self._conn = None
         self._nova = {}            # uuid -> nova display name or None
-        self._type_warned = set()
+        self._types = {}           # uuid -> domain type (read once)
         self._last_cpu = None
         # libvirt prints every error to stderr by default; we log instead.
         libvirt.registerErrorHandler(lambda ctx, err: None, None)
@@ -171,8 +171,12 @@ class LibvirtDriver(driver.Driver):
         return self._nova[uuid]
 
     def _check_type(self, dom, uuid):
-        if uuid in self._type_warned:
-            return None
+        """The domain's type (``kvm``, ``qemu``), read from its XML once
+        per domain and returned at every later listing (the sampling
+        back-ends decide from it whenever they choose again); warned about
+        once when it is not ``[libvirt] domain_type``."""
+        if uuid in self._types:
+            return self._types[uuid]
         dtype = ET.fromstring(dom.XMLDesc(0)).get('type')
         if dtype != self._conf.domain_type:
             LOG.warning('Domain %s (%s) is of type %s but [libvirt] '
@@ -180,7 +184,7 @@ class LibvirtDriver(driver.Driver):
                         'for %s may not see its memory accesses',
                         dom.name(), uuid, dtype, self._conf.domain_type,
                         self._conf.domain_type)
-        self._type_warned.add(uuid)
+        self._types[uuid] = dtype
         return dtype
 
     def list_vms(self):
@@ -215,7 +219,8 @@ class LibvirtDriver(driver.Driver):
                 domain_type=dtype))
         for gone in set(self._nova) - live:
             self._nova.pop(gone, None)
-            self._type_warned.discard(gone)
+        for gone in set(self._types) - live:
+            self._types.pop(gone, None)
         return vms
 
     def qemu_pid(self, uuid):

@@ -9,17 +9,29 @@ compressed to ``--minute-seconds`` each. The workload is memwork in fixed
 work mode: each step makes a fixed number of passes over its working set, so
 a guest that swaps finishes late and its completion time is measured.
 
-Run three ways -- static allocation (balloons stay at Mem_init), dynamic
-with ``equal``, dynamic with ``proportional`` (memmut's LocalController
-over the real libvirt driver, estimates from memmut's Badis over the balloon
-statistics) -- and write tests/benchmarks/results/mutualization.json, the
-summary mutualization.md and the figures mutualization_fig3_{3,4,5,6}.png
+Every guest has memfd-backed RAM and its swap disk on an export of
+memmut-memstore, as in production. Run three ways -- static allocation
+(balloons stay at Mem_init), dynamic with ``equal``, dynamic with
+``proportional`` -- and write tests/benchmarks/results/mutualization.json,
+the summary mutualization.md and the figures mutualization_fig3_{3,4,5,6}.png
 (``--scenario shortage``: mutualization_shortage.*).
 
-Run by hand, as root, on a machine with the functional-test prerequisites
-(tools/test-setup.sh); about 25 minutes::
+The dynamic modes run the agent's own path, as
+``memmut.agent.manager.AgentManager.poll_once`` does: at every poll
+(``--poll-seconds``) the estimation pipeline
+(``memmut.agent.estimation.EstimationPipeline``, estimator ``badis``: smaps
+access sampling of the guest RAM + Geiger from memstore's reuse distances
+of the guest's swap export; a Badis round every ``--round-seconds`` per VM,
+at once when a VM swaps in between) feeds ``LocalController.step`` over the
+real libvirt driver. The static run runs the same pipeline in shadow, for
+the record.
 
-    /tmp/venv/bin/python -m tests.benchmarks.bench_mutualization
+Run by hand, as root, on a machine with the functional-test prerequisites
+(tools/test-setup.sh); about 25 minutes (take the TCG lock on a shared
+machine)::
+
+    flock /tmp/memmut-tcg.lock /tmp/venv/bin/python -m \\
+        tests.benchmarks.bench_mutualization --minute-seconds 10
 
 Not part of CI.
 """
@@ -29,13 +41,17 @@ import json
 import logging
 import os
 import platform
+import re
 import shutil
 import signal
 import tempfile
 import time
 
-from memmut.agent import badis
+from memmut.agent import estimation
 from memmut.agent import local_controller
+from memmut.agent.sampling import swap as swapmod
+from memmut.memstore import reuse
+from memmut.virt import driver as virt_driver
 from memmut.virt import libvirt_driver
 from tests import common
 from tests.functional import mut_support
@@ -52,7 +68,9 @@ RESULTS = os.path.join(HERE, 'results')
 BOOKED_MIB = 384
 INIT_MIB = 256
 BUDGET_MIB = 768
-ROUND = 2.0
+ROUND = 2.0                     # Badis round ([badis] round_interval)
+POLL = 0.5                      # agent poll: estimates + Algorithm 1
+RECLAIM_WAIT = 1.0              # [mutualization] reclaim_wait
 PERIOD_MS = 500
 
 # (scenario minutes, working set MiB); 30 minutes each.
@@ -76,7 +94,11 @@ SCENARIO_SHORTAGE = {
 }
 SCENARIOS = {'ch3': SCENARIO, 'shortage': SCENARIO_SHORTAGE}
 PREFIX = 'mutualization'        # of the result files' names
-PROBE_MIB = 32                  # StatsBadis' first swap probe; 0: unbounded
+ESTIMATOR = ('memmut.agent.estimation.EstimationPipeline, estimator badis '
+             '(as AgentManager.poll_once): smaps access sampling of the '
+             'memfd guest RAM + Geiger from the memmut-memstore reuse '
+             'distances of the guest\'s swap export, moving average of 3 '
+             'estimates, maximum over one scenario minute')
 VM_LABEL = {'blas': 'VM1 (BLAS-like)', 'grass': 'VM2 (GRASS-like)',
             'wrf': 'VM3 (WRF-like)'}
 SEED = {
@@ -100,28 +122,48 @@ def schedule(name, minute_s):
                     for mins, mib in SCENARIO[name])
 
 
-def make_conf(libvirtd, policy):
+def make_conf(libvirtd, policy, minute_s):
+    """The agent's configuration for one run: Badis with smaps sampling
+    (TCG guests, memfd RAM) and Geiger from memstore, Algorithm 1 on a
+    768 MiB VM budget."""
     return common.private_conf(
         DEFAULT={'host': 'bench-host'},
-        libvirt=libvirtd.memmut_options(),
+        libvirt=dict(libvirtd.memmut_options(), domain_type='qemu'),
+        agent=dict(wss_estimator='badis', sampling_backend='smaps',
+                   balloon_actuation=True, poll_interval=POLL),
         mutualization=dict(enabled=True, policy=policy,
                            init_source='adopted',
                            budget_kb=BUDGET_MIB * MIB, host_reserve_kb=0,
-                           min_change_kb=8 * MIB, reclaim_wait=2.0,
+                           min_change_kb=8 * MIB, reclaim_wait=RECLAIM_WAIT,
                            settle_timeout=20.0),
         badis=dict(headroom_kb=24 * MIB, headroom_fraction=0.0,
                    floor_kb=128 * MIB, max_step_fraction=0.5,
-                   round_interval=ROUND))
+                   round_interval=ROUND, round_tolerance=0.1,
+                   react_to_swapping=True, swap_in_threshold_kb=1024,
+                   average_window=3, time_slice=minute_s))
+
+
+def memstore_monitor(by_uuid, percentile):
+    """Geiger's reading function: vm.uuid -> that guest's memstore swap
+    export (reuse distances of the interval since the last reading)."""
+    def read(vm):
+        g = by_uuid.get(vm.uuid)
+        if g is None or g.swap_server is None:
+            return None
+        return reuse.SwapMonitor.from_stats(g.swap_server.stats(
+            reset=True, percentile=percentile))
+    return read
 
 
 def wait_fresh_stats(drv, by_uuid, timeout=30.0):
     """Wait until every guest's balloon statistics show its first step's
     working set in use. The statistics are sampled by the guest every
     second; read at the instant the workloads start they can predate the
-    workload's allocation, and the first round would then reclaim a VM
-    whose working set is about to be touched down to its floor (seen in
-    the first runs: 0.5 GiB of start-up swapping that belongs to the
-    harness, not to the scenario)."""
+    workload's allocation, and Badis's first round calibrates its
+    pinned-page correction from them (seen in the first runs of the
+    stand-in estimator: two VMs reclaimed to their floor at the first
+    round, 0.5 GiB of start-up swapping that belongs to the harness, not
+    to the scenario)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         stale = []
@@ -139,85 +181,144 @@ def wait_fresh_stats(drv, by_uuid, timeout=30.0):
                 'after %.0f s', ', '.join(stale), timeout)
 
 
+_STEP = re.compile(r'^MEMWORK (end )?step=(\d+) wss_mib=(\d+)', re.M)
+_DONE = re.compile(r'^MEMWORK (done|exit)\b', re.M)
+
+
+def current_wss_mib(log_text, steps):
+    """The working set the guest's schedule asks for now, from its
+    console: the step of the last ``MEMWORK step=`` line, or the next step
+    once that step's ``end`` line is out (memwork prints a step's first
+    line only after its first pass, which takes long when the guest
+    swaps). Fixed work mode: a swapping guest falls behind the wall-clock
+    schedule, so the console, not the clock, says where it is. 0 once the
+    workload is done."""
+    if _DONE.search(log_text):
+        return 0
+    found = _STEP.findall(log_text)
+    if not found:
+        return steps[0][1]
+    end, step, mib = found[-1]
+    if end:
+        return steps[min(int(step) + 1, len(steps) - 1)][1]
+    return int(mib)
+
+
+def _estimate_record(e):
+    return {'wss_kb': e.wss_kb, 'max_avg_kb': e.max_avg_kb,
+            'est_demand_kb': e.demand_kb, 'estimate_mode': e.mode,
+            'source': e.source, 'detail': e.detail, 'fresh': e.fresh,
+            'transition': e.transition}
+
+
 def run_mode(mode, daemon, img, workdir, minute_s):
     """One run; returns its record."""
     LOG.info('=== %s ===', mode)
     factory = fixtures.GuestFactory(daemon, img, workdir)
     policy = None if mode == 'static' else mode
-    conf = make_conf(daemon, policy or 'equal')
+    conf = make_conf(daemon, policy or 'equal', minute_s)
     rec = {'mode': mode, 'timeline': [], 'rounds': []}
     try:
         guests = {}
         for name in SCENARIO:
+            # swap on a memstore export in every mode (Geiger's reuse
+            # distances; the same swap device for static and dynamic)
             guests[name] = factory(
                 name='%s-%s' % (mode[:4], name), memory_mib=BOOKED_MIB,
                 current_mib=INIT_MIB, schedule=schedule(name, minute_s),
                 alloc='d', loops=1, period_ms=PERIOD_MS,
-                cmdline='memwork.work=1', swap='file', swap_mib=512,
-                stat_period=1, wait_ready=False)
+                cmdline='memwork.work=1', swap='memstore', swap_mib=512,
+                memfd=True, tb_cache_mib=64, stat_period=1,
+                wait_ready=False)
         for g in guests.values():
             g.wait_ready()
         for g in guests.values():
             g.wait_for(r'^MEMWORK step=0 ', 60)
         by_uuid = {g.uuid: n for n, g in guests.items()}
+        # what each guest cannot give up (kernel, init): Mem_init minus
+        # MemAvailable at boot; the true WSS in balloon terms is the
+        # schedule's working set plus this
+        rec['guest_base_kb'] = {
+            n: INIT_MIB * MIB - g.wait_stat(
+                lambda st: st.get('memavail_kb', 0) > 0)['memavail_kb']
+            for n, g in guests.items()}
         drv = libvirt_driver.LibvirtDriver(conf)
         drv.connect()
         for g in guests.values():
             drv.set_stats_period(g.uuid, 1)
         wait_fresh_stats(drv, by_uuid)
-        ctl = est = None
+        # The agent's estimation path (AgentManager.poll_once): Badis with
+        # smaps sampling and Geiger from each guest's memstore export. In
+        # the static run it only records what it would have estimated.
+        pipeline = estimation.EstimationPipeline(
+            conf, drv, estimator='badis', swap=swapmod.SwapMonitors(
+                estimation.default_swap_monitors(conf, memstore_monitor(
+                    {g.uuid: g for g in guests.values()},
+                    conf.badis.geiger_percentile))))
+        ctl = None
         if policy:
             ctl = local_controller.LocalController(
                 conf, drv, mut_support.RecordingController())
-            est = mut_support.StatsBadis(
-                badis.BadisParams(average_window=3, time_slice=minute_s),
-                probe_kb=PROBE_MIB * MIB if PROBE_MIB else None)
         t0 = time.time()
         done = {}
         deadline = t0 + 30 * minute_s * 4
         while len(done) < len(guests) and time.time() < deadline:
             started = time.time()
-            vms = [v for v in drv.list_vms() if v.uuid in by_uuid]
+            try:
+                vms = [v for v in drv.list_vms() if v.uuid in by_uuid]
+            except virt_driver.HypervisorUnavailable as e:
+                LOG.warning('poll skipped: %s', e)
+                time.sleep(POLL)
+                continue
             now = time.time()
             row = {'t': round(now - t0, 2)}
+            logs = {n: g.log() for n, g in guests.items()}
             for v in vms:
                 n = by_uuid[v.uuid]
                 row[n] = {'balloon_kb': v.balloon_kb,
                           'swap_out_kb': v.memory_stats.get('swap_out', 0),
-                          'swap_in_kb': v.memory_stats.get('swap_in', 0)}
+                          'swap_in_kb': v.memory_stats.get('swap_in', 0),
+                          'wss_mib': current_wss_mib(logs[n], SCENARIO[n])}
+            estimates = pipeline.estimate(vms, now)
+            per_vm = {by_uuid[u]: _estimate_record(e)
+                      for u, e in estimates.items() if u in by_uuid}
+            rnd = {'t': row['t'], 'vms': per_vm}
             if ctl is not None:
-                estimates = est.observe(vms, now)
                 result = ctl.step(vms, estimates, now)
                 ctl.books.check()
                 assert (mut_support.held_kb(ctl, drv.list_vms()) <=
                         ctl.books.budget_kb + 4)
                 plan = result.plan
-                per_vm = {}
                 for u, s in result.vms.items():
                     if u not in by_uuid:
                         continue
-                    per_vm[by_uuid[u]] = {
+                    per_vm.setdefault(by_uuid[u], {}).update({
                         'role': s.role, 'alloc_kb': s.alloc_kb,
                         'lent_kb': s.lent_kb, 'borrowed_kb': s.borrowed_kb,
                         'demand_kb': plan.demands.get(u) if plan else None,
-                        'unmet_kb': plan.unmet_kb.get(u, 0) if plan else 0,
-                        'estimate_mode': getattr(estimates.get(u), 'mode',
-                                                 None)}
-                rnd = {'t': row['t'], 'pool_kb': ctl.books.pool_kb,
-                       'reservoir_kb': result.reservoir_kb, 'vms': per_vm,
-                       'actions': [{'vm': by_uuid.get(a.uuid),
-                                    'kind': a.kind, 'from_kb': a.from_kb,
-                                    'to_kb': a.to_kb, 'ok': a.ok}
-                                   for a in result.actions]}
-                rec['rounds'].append(rnd)
+                        'unmet_kb': plan.unmet_kb.get(u, 0) if plan
+                        else 0})
+                rnd.update({
+                    'pool_kb': ctl.books.pool_kb,
+                    'reservoir_kb': result.reservoir_kb,
+                    'skipped': {by_uuid.get(u, u): why
+                                for u, why in result.skipped.items()},
+                    'actions': [{'vm': by_uuid.get(a.uuid),
+                                 'kind': a.kind, 'from_kb': a.from_kb,
+                                 'to_kb': a.to_kb,
+                                 'planned_to_kb': a.planned_to_kb,
+                                 'ok': a.ok}
+                                for a in result.actions]})
+            rec['rounds'].append(rnd)
             rec['timeline'].append(row)
-            for n, g in guests.items():
+            for n in guests:
                 if n not in done:
-                    lines = [d for d in g.workload_lines()
-                             if d['event'] in ('done', 'exit')]
+                    lines = [d for d in guestmod.parse_lines(
+                        logs[n], 'MEMWORK') if d['event'] in ('done',
+                                                              'exit')]
                     if lines:
                         done[n] = lines[0]
-            time.sleep(max(0.0, ROUND - (time.time() - started)))
+            time.sleep(max(0.0, POLL - (time.time() - started)))
         rec['completion_s'] = {n: d.get('t') for n, d in done.items()}
         rec['errors'] = {n: d.get('errors') for n, d in done.items()}
         rec['unfinished'] = sorted(set(guests) - set(done))
@@ -233,6 +334,8 @@ def run_mode(mode, daemon, img, workdir, minute_s):
             if stats:
                 rec['guest_pswpout_kb'][n] = stats[-1]['pswpout'] * 4
         rec['swap_out_total_kb'] = sum(rec['swap_out_kb'].values())
+        rec['badis_rounds'] = pipeline.rounds
+        rec['estimation_cpu_s'] = round(pipeline.cpu_seconds, 3)
         if ctl is not None:
             rec['gmc_informs'] = len(ctl.controller.informs)
         drv.close()
@@ -268,6 +371,54 @@ def shortage_table(rec, minute_s):
                           for n, v in vms.items() if v['unmet_kb']},
             'pool_mib': rnd['pool_kb'] // MIB})
     return rows
+
+
+def estimate_summary(rec, round_s):
+    """Per VM, what the estimation pipeline did in a run: Badis rounds
+    (fresh estimates; those that came sooner than the round interval ran
+    on swap activity), the share of each Badis mode and source among
+    them, and the mean |WSS estimate - true WSS| over every poll (the
+    estimate in force; true WSS = the schedule's working set the console
+    shows + the guest's base), in MiB, with the polls where the true WSS
+    exceeded the balloon (S_less)."""
+    base = rec.get('guest_base_kb', {})
+    out = {}
+    for n in SCENARIO:
+        fresh, early, modes, sources = 0, 0, {}, {}
+        errs, errs_less, last_t = [], [], None
+        for rnd, row in zip(rec['rounds'], rec['timeline']):
+            e = rnd['vms'].get(n)
+            if e is None or 'wss_kb' not in e or n not in row:
+                continue
+            if e['fresh']:
+                fresh += 1
+                if last_t is not None and rnd['t'] - last_t < 0.9 * round_s:
+                    early += 1
+                last_t = rnd['t']
+                modes[e['estimate_mode']] = modes.get(
+                    e['estimate_mode'], 0) + 1
+                src = e['source'] + (' (%s)' % e['detail']
+                                     if e.get('detail') else '')
+                sources[src] = sources.get(src, 0) + 1
+            if n in base and row[n].get('wss_mib'):      # not yet done
+                truth = row[n]['wss_mib'] * MIB + base[n]
+                err = abs(e['wss_kb'] - truth) / MIB
+                errs.append(err)
+                if truth > row[n]['balloon_kb']:
+                    errs_less.append(err)
+        out[n] = {
+            'badis_rounds': fresh, 'on_swap_activity': early,
+            'mode_pct': {m: round(100.0 * c / max(1, fresh), 1)
+                         for m, c in sorted(modes.items())},
+            'sources': dict(sorted(sources.items(), key=lambda kv: -kv[1])),
+            'mean_abs_error_mib': (round(sum(errs) / len(errs), 1)
+                                   if errs else None),
+            'polls_S_less': len(errs_less),
+            'S_less_mean_abs_error_mib': (
+                round(sum(errs_less) / len(errs_less), 1)
+                if errs_less else None),
+            'polls': len(errs)}
+    return out
 
 
 def role_counts(rec, minute_s):
@@ -482,15 +633,22 @@ def markdown(results, minute_s):
            'passes over its working set (one per %d ms at most), so a '
            'swapping guest finishes late: completion time is the '
            'performance metric.' % setup['memwork_period_ms'],
+           '* Guests: %s.' % setup.get('guest', '-'),
+           '* Estimates: the agent\'s own pipeline, %s; one Badis round '
+           'per VM every %g s (%g per scenario minute) and at once when a '
+           'VM swaps between two rounds (`[badis] react_to_swapping`).'
+           % (setup['estimator'], setup['round_s'],
+              minute_s / setup['round_s']),
            '* Dynamic modes: memmut\'s LocalController (Algorithm 1, '
            'reservoir books, actuator) over the real libvirt driver, one '
-           'round every %g s (%g rounds per scenario minute), estimates '
-           'from Badis over the balloon statistics (%s; moving average of '
-           '3 estimates, maximum over one scenario minute), headroom %d MiB, '
-           'floor %d MiB, rate limit %g x booked per round.'
-           % (setup['round_s'], minute_s / setup['round_s'],
-              setup['estimator'], setup['headroom_mib'],
-              setup['floor_mib'], setup['max_step_fraction']),
+           'mutualization round at every agent poll (every %g s, as '
+           '`AgentManager.poll_once` does), headroom %d MiB, floor %d MiB, '
+           'rate limit %g x booked per %g s. The static run keeps the '
+           'balloons at Mem_init and runs the same pipeline in shadow '
+           '(estimates recorded, not applied).'
+           % (setup.get('poll_s', setup['round_s']), setup['headroom_mib'],
+              setup['floor_mib'], setup['max_step_fraction'],
+              setup['round_s']),
            '* Swapped-out memory: the guests\' cumulative `swap_out` '
            'balloon statistic at the end of the run.'] + [
            '* The %s run is the one started %s (`--reuse`).'
@@ -554,8 +712,36 @@ def markdown(results, minute_s):
                 '| minute | from | to | memory size |', '|---|---|---|---|']
         out += ['| %s | %s | %s | %s |' % tuple(r) for r in seed[key]]
         out.append('')
+    out += ['## What estimated', '',
+            'Per run and VM: Badis rounds (fresh estimates of the '
+            'pipeline; in brackets those run on swap activity between two '
+            'regular rounds), time in each Badis mode, the estimate sources '
+            '(the most frequent first), and the mean |WSS estimate - true '
+            'WSS| over every poll (true WSS: the working set the guest\'s '
+            'console shows plus the guest\'s base, Mem_init - MemAvailable '
+            'at boot; until the workload ended), overall and over the polls '
+            'where the true WSS '
+            'exceeded the balloon (S_less), MiB.', '',
+            '| run | VM | Badis rounds | modes | sources | mean error | '
+            'S_less polls, mean error |', '|---|---|---|---|---|---|---|']
+    for m in ('static', 'equal', 'proportional'):
+        est = runs[m].get('estimates') or {}
+        for n in SCENARIO:
+            e = est.get(n)
+            if not e:
+                continue
+            out.append('| %s | %s | %d (%d) | %s | %s | %s | %d, %s |' % (
+                m, VM_LABEL[n].split()[0], e['badis_rounds'],
+                e['on_swap_activity'], ', '.join(
+                    '%s %.0f %%' % kv for kv in e['mode_pct'].items()),
+                '; '.join('%s x%d' % kv for kv in
+                          list(e['sources'].items())[:3]),
+                _fmt(e['mean_abs_error_mib']), e['polls_S_less'],
+                _fmt(e['S_less_mean_abs_error_mib'])))
+    out.append('')
     out += ['## Server and client VMs over time (like Fig. 3.6)', '',
-            'Last round of each scenario minute: servers / clients.', '',
+            'Last mutualization round of each scenario minute: servers / '
+            'clients.', '',
             '| minute | ' + ' | '.join(str(i) for i in range(30)) + ' |',
             '|---|' + '---|' * 30]
     for m in ('equal', 'proportional'):
@@ -568,8 +754,8 @@ def markdown(results, minute_s):
     for m in ('equal', 'proportional'):
         counts = runs[m]['role_counts']
         more = sum(1 for c in counts if c['servers'] > c['clients'])
-        out.append('* %s: servers outnumber clients in %d of %d rounds '
-                   '(%.0f %%); %d GMC_inform messages.'
+        out.append('* %s: servers outnumber clients in %d of %d '
+                   'mutualization rounds (%.0f %%); %d GMC_inform messages.'
                    % (m, more, len(counts), 100.0 * more / max(1, len(counts)),
                       runs[m].get('gmc_informs', 0)))
     out += ['', HAND_WRITTEN, '']
@@ -592,25 +778,27 @@ def _interrupt(signum, frame):
 
 
 def main():
-    global ROUND, SCENARIO, PREFIX, PROBE_MIB
+    global ROUND, POLL, SCENARIO, PREFIX
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--minute-seconds', type=float, default=10.0,
                         help='wall seconds per scenario minute')
     parser.add_argument('--out', default=RESULTS)
     parser.add_argument('--round-seconds', type=float, default=ROUND,
-                        help='seconds between two mutualization rounds '
-                             '(default %g: 5 rounds per scenario minute at '
-                             'the default --minute-seconds)' % ROUND)
+                        help='[badis] round_interval: seconds between two '
+                             'Badis rounds of a VM, and the rate limit\'s '
+                             'interval (default %g: 5 per scenario minute '
+                             'at the default --minute-seconds)' % ROUND)
+    parser.add_argument('--poll-seconds', type=float, default=POLL,
+                        help='seconds between two agent polls: each runs '
+                             'the estimation pipeline (a VM swapping '
+                             'between two rounds gets its round at once) '
+                             'and a mutualization round (default %g)'
+                        % POLL)
     parser.add_argument('--scenario', choices=sorted(SCENARIOS),
                         default='ch3',
                         help='ch3: the default; shortage: higher joint '
                              'peaks, the total working set above the '
                              'budget at minutes 8-11 and 22-24')
-    parser.add_argument('--probe-mib', type=int, default=PROBE_MIB,
-                        help='first step of the Geiger stand-in\'s probe '
-                             '(tests/functional/mut_support.py); 0: the '
-                             'unbounded stand-in (grow by what was read '
-                             'back from swap)')
     parser.add_argument('--modes', default='static,equal,proportional')
     parser.add_argument('--reuse', metavar='JSON',
                         help='take the runs not in --modes from this '
@@ -625,7 +813,7 @@ def main():
                              'the figures from this complete results file')
     args = parser.parse_args()
     ROUND = args.round_seconds
-    PROBE_MIB = args.probe_mib
+    POLL = args.poll_seconds
     PREFIX = args.prefix or ('mutualization' if args.scenario == 'ch3'
                              else 'mutualization_' + args.scenario)
     SCENARIO = SCENARIOS[args.scenario]
@@ -638,6 +826,11 @@ def main():
         if args.prefix is None and results['setup'].get(
                 'scenario', 'ch3') != 'ch3':
             PREFIX = 'mutualization_' + results['setup']['scenario']
+        ROUND = results['setup']['round_s']
+        for rec in results['runs'].values():
+            if rec['rounds'] and 'wss_kb' in next(iter(
+                    rec['rounds'][-1]['vms'].values()), {}):
+                rec['estimates'] = estimate_summary(rec, ROUND)
         results['summary'] = summarize(results, minute_s)
         plots(results, minute_s, args.out)
         write_markdown(results, minute_s,
@@ -655,9 +848,9 @@ def main():
         cache_dir=os.path.join(cache, 'libvirt-cache'))
     work = tempfile.mkdtemp(prefix='memmut-bench-mut-')
     command = ('python -m tests.benchmarks.bench_mutualization '
-               '--minute-seconds %g --round-seconds %g --probe-mib %d '
+               '--minute-seconds %g --round-seconds %g --poll-seconds %g '
                '--scenario %s --modes %s' % (
-                   args.minute_seconds, ROUND, PROBE_MIB, args.scenario,
+                   args.minute_seconds, ROUND, POLL, args.scenario,
                    args.modes))
     results = {
         'benchmark': 'local memory mutualization, seed 004 ch.3 scenario',
@@ -670,15 +863,15 @@ def main():
                             'jobs running TCG guests during the runs'},
         'setup': {'booked_mib': BOOKED_MIB, 'mem_init_mib': INIT_MIB,
                   'budget_mib': BUDGET_MIB, 'round_s': ROUND,
+                  'poll_s': POLL, 'reclaim_wait_s': RECLAIM_WAIT,
                   'minute_s': args.minute_seconds,
                   'memwork_period_ms': PERIOD_MS,
                   'scenario': args.scenario,
                   'scenario_minutes_mib': SCENARIO,
-                  'estimator': 'Badis (memmut.agent.badis) over balloon '
-                               'statistics: balloon_used as sampled WSS, '
-                               'swap counters as Geiger stand-in (bounded '
-                               'probe: 32 MiB doubling per swapping round)',
-                  'probe_mib': PROBE_MIB,
+                  'estimator': ESTIMATOR,
+                  'guest': 'TCG, 1 vCPU, memfd RAM, TB cache 64 MiB, '
+                           '512 MiB swap disk on a memmut-memstore '
+                           'export (all modes)',
                   'headroom_mib': 24, 'floor_mib': 128,
                   'max_step_fraction': 0.5},
         'seed': SEED, 'runs': {}}
@@ -695,6 +888,7 @@ def main():
             wd = os.path.join(work, mode)
             os.makedirs(wd)
             rec = run_mode(mode, daemon, img, wd, args.minute_seconds)
+            rec['estimates'] = estimate_summary(rec, ROUND)
             if mode != 'static':
                 rec['shortage_table'] = shortage_table(
                     rec, args.minute_seconds)

@@ -32,3 +32,73 @@ def test_find_qemu_pid_by_uuid(tmp_path):
     os.mkdir(tmp_path / 'self')
     assert libvirt_driver.find_qemu_pid('u1', proc=str(tmp_path)) == 12
     assert libvirt_driver.find_qemu_pid('u3', proc=str(tmp_path)) is None
+
+
+class _Error(Exception):
+    def get_error_code(self):
+        return 0
+
+
+class _FakeLibvirt:
+    """The parts of the libvirt module list_vms() touches."""
+    libvirtError = _Error
+    VIR_CONNECT_LIST_DOMAINS_ACTIVE = 1
+    VIR_DOMAIN_METADATA_ELEMENT = 2
+    VIR_ERR_NO_DOMAIN = 42
+    VIR_ERR_OPERATION_INVALID = 55
+
+    @staticmethod
+    def registerErrorHandler(handler, ctx):
+        pass
+
+
+class _Dom:
+    def __init__(self, uuid, dtype):
+        self.uuid, self.dtype, self.xml_reads = uuid, dtype, 0
+
+    def UUIDString(self):
+        return self.uuid
+
+    def name(self):
+        return 'dom-' + self.uuid
+
+    def metadata(self, kind, ns):
+        raise _Error('no metadata')
+
+    def info(self):
+        return 1, 393216, 262144, 1, 10
+
+    def memoryStats(self):
+        return {'actual': 262144}
+
+    def XMLDesc(self, flags):
+        self.xml_reads += 1
+        return "<domain type='%s'/>" % self.dtype
+
+
+class _Conn:
+    def __init__(self, doms):
+        self.doms = doms
+
+    def listAllDomains(self, flags):
+        return list(self.doms)
+
+
+def test_domain_type_is_reported_at_every_listing(monkeypatch):
+    """The sampling back-ends decide from VMInfo.domain_type whenever they
+    choose (again): it must not be None after the first listing (it was,
+    and smaps then refused a TCG guest listed once before the agent's
+    estimation pipeline first saw it)."""
+    from tests import common
+    monkeypatch.setattr(libvirt_driver, 'libvirt', _FakeLibvirt)
+    conf = common.private_conf(libvirt={'domain_type': 'qemu'})
+    drv = libvirt_driver.LibvirtDriver(conf)
+    a, b = _Dom('u1', 'qemu'), _Dom('u2', 'kvm')
+    drv._conn = _Conn([a, b])
+    for _ in range(3):
+        assert {v.uuid: v.domain_type for v in drv.list_vms()} == {
+            'u1': 'qemu', 'u2': 'kvm'}
+    assert a.xml_reads == b.xml_reads == 1      # read once per domain
+    drv._conn = _Conn([a])                      # u2 left: forgotten
+    assert [v.domain_type for v in drv.list_vms()] == ['qemu']
+    assert set(drv._types) == {'u1'}
