@@ -244,7 +244,7 @@ class LocalController:
                 headroom_fraction=self.conf.badis.headroom_fraction,
                 min_change_kb=self.conf.mutualization.min_change_kb)
             if not plan.guarantee_met:
-                LOG.warning('Budget %s cannot give every VM min(demand, '
+                LOG.warning('Budget %s cannot give every VM min(WSS, '
                             'Mem_init): shared by the %s policy',
                             _mib(self.books.budget_kb), plan.policy)
             if plan.unmet_kb:

@@ -1,19 +1,21 @@
 """Local memory mutualization: Algorithm 1 of seed 004 ch.3.
 
 Each VM has Mem_init (its initial allocation), Mem_act (its current
-allocation) and a WSS (here Badis' WSS^max_avg plus headroom: the
+allocation) and a WSS (here Badis' WSS^max_avg; plus headroom, the
 *demand*). Server VMs gave memory to the pool (Mem_act < Mem_init); Client
 VMs hold more than they started with (Mem_act > Mem_init). Every round:
 
 1. every VM is brought down to its demand; the surplus goes to the pool;
-2. every VM whose demand grew is given back up to min(demand, Mem_init):
+2. every VM whose WSS grew is given back up to min(WSS, Mem_init):
    from the pool first, then by reclaiming from Clients, down to their
    Mem_init at most (the guarantee);
 3. the memory beyond Mem_init -- the pool plus what Clients borrowed,
    ``CLIENT_MEM`` in the seed -- is shared by a *policy* among the VMs whose
-   demand exceeds their Mem_init, each up to its demand.
+   WSS exceeds their Mem_init, each up to its WSS;
+4. (memmut's) what is left is shared by the policy as headroom, each VM up
+   to its demand.
 
-:func:`distribute` computes the end state of those three phases directly
+:func:`distribute` computes the end state of those phases directly
 and returns it as a :class:`Plan`: new allocations, the pool after, and the
 ordered balloon moves (every reclaim before any grant, so applying them in
 order never needs memory that is not yet in the pool).
@@ -35,13 +37,24 @@ doc/source/mutualization.rst):
   minus what it already has in that phase); this reproduces the uneven
   splits of Table 3.2. The same policy splits reclaims from Clients, which
   falls out of phase 3 re-dividing what Clients hold.
-* If the budget cannot give every VM min(demand, Mem_init) (only possible
+* Headroom comes last. The seed sizes VMs by their WSS alone; memmut adds
+  headroom (``[badis] headroom_kb`` / ``headroom_fraction``). The three
+  phases run over the WSS first, and what is left after them is shared
+  by the policy as headroom, up to each VM's demand. So a VM's headroom
+  never takes precedence over another VM's working set, and the guarantee
+  is min(WSS, Mem_init): a VM below its Mem_init may give up its headroom
+  to a VM that lacks working-set memory. Without a shortage every VM gets
+  its whole demand, as before.
+* If the budget cannot give every VM min(WSS, Mem_init) (only possible
   when the sum of Mem_init exceeds the budget, e.g. after the host reserve
   grew), what is above the VMs' floors is split by the policy and the plan
   says ``guarantee_met = False``.
 * Demands are clamped to [floor, booked]; ``min_change_kb`` keeps a VM's
-  demand at its allocation when they differ by less (noise suppression;
-  0 in the invariant tests).
+  demand at its allocation when they differ by less, and a VM where it is
+  when the headroom shares would move it by less within its headroom
+  (noise suppression; the pool may then keep less than ``min_change_kb``
+  per VM while some VM lacks part of its headroom; 0 in most invariant
+  tests).
 * Amounts are integer KiB; remainders of a split go one KiB at a time,
   deterministically (largest fractional part, then UUID).
 
@@ -218,9 +231,10 @@ class Plan:
     pool_before_kb: int
     pool_after_kb: int
     demands: dict               # uuid -> demand (WSS + headroom, clamped)
+    needs: dict                 # uuid -> WSS alone (clamped, <= demand)
     roles: dict                 # uuid -> server / client / neutral
     unmet_kb: dict              # uuid -> demand not met (only if > 0)
-    guarantee_met: bool         # every VM got min(demand, Mem_init)
+    guarantee_met: bool         # every VM got min(WSS, Mem_init)
 
     @property
     def budget_kb(self):
@@ -242,6 +256,60 @@ def _role(alloc, init):
     return ROLE_NEUTRAL
 
 
+def _algorithm1(vms, budget, want, floor, policy):
+    """Phases 1-3 over ``want`` (uuid -> size): everyone at
+    min(want, Mem_init) -- the guarantee -- then the rest, the pool plus
+    Clients' borrowing, shared beyond Mem_init by the policy. Returns the
+    allocations and whether the guarantee was met."""
+    uuids = [vm.uuid for vm in vms]
+    base_want = {vm.uuid: max(floor[vm.uuid], min(want[vm.uuid],
+                                                  vm.init_kb))
+                 for vm in vms}
+    if sum(base_want.values()) <= budget:
+        base = dict(base_want)
+        guarantee_met = True
+    else:
+        above_floors = budget - sum(floor.values())
+        if above_floors < 0:
+            raise ValueError('the VMs\' floors (%d KiB) exceed the budget '
+                             '(%d KiB)' % (sum(floor.values()), budget))
+        shares = _split(policy, above_floors, [
+            Request(vm.uuid, base_want[vm.uuid] - floor[vm.uuid],
+                    want[vm.uuid], vm.act_kb, vm.init_kb) for vm in vms])
+        base = {u: floor[u] + shares.get(u, 0) for u in uuids}
+        guarantee_met = False
+    client_mem = budget - sum(base.values())
+    extra = _split(policy, client_mem, [
+        Request(vm.uuid, want[vm.uuid] - base[vm.uuid], want[vm.uuid],
+                vm.act_kb, vm.init_kb) for vm in vms])
+    return {u: base[u] + extra.get(u, 0) for u in uuids}, guarantee_met
+
+
+def _headroom_deadband(vms, alloc, need, pool_kb, min_change_kb):
+    """Leave a VM where it is when the plan would move it by less than
+    ``min_change_kb`` within its headroom (above its WSS at both ends):
+    the headroom shares shift a little whenever any VM's WSS does, and
+    that is no reason to move balloons. Grants first (their memory stays in
+    the pool), then reclaims while the pool covers them (the VM keeps what
+    would have been taken). Working-set moves are never held back. Returns
+    the pool after."""
+    by_uuid = sorted(vms, key=lambda vm: vm.uuid)
+    for vm in by_uuid:
+        u = vm.uuid
+        if (vm.act_kb < alloc[u] < vm.act_kb + min_change_kb and
+                vm.act_kb >= need[u]):
+            pool_kb += alloc[u] - vm.act_kb
+            alloc[u] = vm.act_kb
+    for vm in by_uuid:
+        u = vm.uuid
+        diff = vm.act_kb - alloc[u]
+        if 0 < diff < min_change_kb and alloc[u] >= need[u] and (
+                diff <= pool_kb):
+            pool_kb -= diff
+            alloc[u] = vm.act_kb
+    return pool_kb
+
+
 def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
                headroom_fraction=0.0, min_change_kb=0):
     """Run Algorithm 1 once over the VMs of a host.
@@ -250,8 +318,9 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
     free pool (:attr:`memmut.agent.reservoir.Books.pool_kb`); ``policy``: a
     :class:`Policy` or the name of one. ``headroom_kb`` /
     ``headroom_fraction`` are added to each WSS (as in
-    :func:`memmut.agent.badis.headroom`); pass 0 when the WSS already
-    includes it. The budget, sum of Mem_act + pool, is conserved.
+    :func:`memmut.agent.badis.headroom`) and served only after every VM's
+    WSS (see the module's notes); pass 0 when the WSS already includes
+    it. The budget, sum of Mem_act + pool, is conserved.
     """
     if isinstance(policy, str):
         policy = load_policy(policy)
@@ -264,7 +333,7 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
         raise ValueError('duplicate VM in the input')
     budget = sum(vm.act_kb for vm in vms) + pool_kb
 
-    floor, demand, base_want = {}, {}, {}
+    floor, demand, need = {}, {}, {}
     for vm in vms:
         f = min(vm.floor_kb, vm.init_kb)
         d = vm.wss_kb + badis.headroom(vm.wss_kb, headroom_kb,
@@ -274,30 +343,24 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
                 f <= vm.act_kb):
             d = vm.act_kb
         floor[vm.uuid], demand[vm.uuid] = f, d
-        base_want[vm.uuid] = max(f, min(d, vm.init_kb))
+        need[vm.uuid] = min(d, vm.booked_kb, max(f, vm.wss_kb))
 
-    # Phases 1 and 2: everyone at min(demand, Mem_init) -- the guarantee.
-    if sum(base_want.values()) <= budget:
-        base = dict(base_want)
-        guarantee_met = True
-    else:
-        above_floors = budget - sum(floor.values())
-        if above_floors < 0:
-            raise ValueError('the VMs\' floors (%d KiB) exceed the budget '
-                             '(%d KiB)' % (sum(floor.values()), budget))
-        shares = _split(policy, above_floors, [
-            Request(vm.uuid, base_want[vm.uuid] - floor[vm.uuid],
-                    demand[vm.uuid], vm.act_kb, vm.init_kb) for vm in vms])
-        base = {u: floor[u] + shares.get(u, 0) for u in uuids}
-        guarantee_met = False
-
-    # Phase 3: the pool plus Clients' borrowing, shared beyond Mem_init.
-    client_mem = budget - sum(base.values())
-    extra = _split(policy, client_mem, [
-        Request(vm.uuid, demand[vm.uuid] - base[vm.uuid], demand[vm.uuid],
+    # First pass, the working sets (Algorithm 1 over the needs).
+    alloc, guarantee_met = _algorithm1(vms, budget, need, floor, policy)
+    # Second pass, headroom: what is left, shared by the policy up to each
+    # VM's demand. A VM's headroom never comes before another VM's working
+    # set (the ch.3 benchmark: a VM 6 MiB short of its working set swapped
+    # 1.1 GiB while two neighbours below their Mem_init kept 24 MiB of
+    # headroom each).
+    headroom = _split(policy, budget - sum(alloc.values()), [
+        Request(vm.uuid, demand[vm.uuid] - alloc[vm.uuid], demand[vm.uuid],
                 vm.act_kb, vm.init_kb) for vm in vms])
-    alloc = {u: base[u] + extra.get(u, 0) for u in uuids}
+    for u, share in headroom.items():
+        alloc[u] += share
     pool_after = budget - sum(alloc.values())
+    if min_change_kb:
+        pool_after = _headroom_deadband(vms, alloc, need, pool_after,
+                                        min_change_kb)
 
     reclaims, grants = [], []
     for vm in vms:
@@ -306,9 +369,14 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
         if new < old:
             if new >= d:
                 why = 'unneeded: demand %s below allocation' % _mib(d)
-            elif not guarantee_met and new < min(d, vm.init_kb):
-                why = ('budget below the sum of min(demand, Mem_init): '
+            elif not guarantee_met and new < min(need[vm.uuid],
+                                                 vm.init_kb):
+                why = ('budget below the sum of min(WSS, Mem_init): '
                        '%s share, demand %s' % (policy.name, _mib(d)))
+            elif new >= need[vm.uuid] and new < vm.init_kb:
+                why = ('headroom given up for other VMs\' working sets '
+                       '(%s policy): WSS %s, demand %s' % (
+                           policy.name, _mib(need[vm.uuid]), _mib(d)))
             else:
                 why = ('borrowed memory re-divided (%s policy): demand %s, '
                        'unmet %s' % (policy.name, _mib(d), _mib(d - new)))
@@ -337,6 +405,7 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
                 pool_before_kb=pool_kb,
                 pool_after_kb=pool_after,
                 demands=demand,
+                needs=need,
                 roles={vm.uuid: _role(alloc[vm.uuid], vm.init_kb)
                        for vm in vms},
                 unmet_kb={u: demand[u] - alloc[u] for u in uuids

@@ -205,10 +205,12 @@ def current_wss_mib(log_text, steps):
 
 
 def _estimate_record(e):
-    return {'wss_kb': e.wss_kb, 'max_avg_kb': e.max_avg_kb,
-            'est_demand_kb': e.demand_kb, 'estimate_mode': e.mode,
-            'source': e.source, 'detail': e.detail, 'fresh': e.fresh,
-            'transition': e.transition}
+    rec = {'wss_kb': e.wss_kb, 'max_avg_kb': e.max_avg_kb,
+           'est_demand_kb': e.demand_kb, 'estimate_mode': e.mode,
+           'source': e.source, 'detail': e.detail, 'fresh': e.fresh}
+    if e.transition:
+        rec['transition'] = e.transition
+    return rec
 
 
 def run_mode(mode, daemon, img, workdir, minute_s):
@@ -296,13 +298,15 @@ def run_mode(mode, daemon, img, workdir, minute_s):
                         'role': s.role, 'alloc_kb': s.alloc_kb,
                         'lent_kb': s.lent_kb, 'borrowed_kb': s.borrowed_kb,
                         'demand_kb': plan.demands.get(u) if plan else None,
+                        'need_kb': plan.needs.get(u) if plan else None,
                         'unmet_kb': plan.unmet_kb.get(u, 0) if plan
                         else 0})
+                if result.skipped:
+                    rnd['skipped'] = {by_uuid.get(u, u): why
+                                      for u, why in result.skipped.items()}
                 rnd.update({
                     'pool_kb': ctl.books.pool_kb,
                     'reservoir_kb': result.reservoir_kb,
-                    'skipped': {by_uuid.get(u, u): why
-                                for u, why in result.skipped.items()},
                     'actions': [{'vm': by_uuid.get(a.uuid),
                                  'kind': a.kind, 'from_kb': a.from_kb,
                                  'to_kb': a.to_kb,
@@ -369,6 +373,11 @@ def shortage_table(rec, minute_s):
             'borrowed_mib': [vms[n]['borrowed_kb'] // MIB for n in clients],
             'unmet_mib': {name[n]: v['unmet_kb'] // MIB
                           for n, v in vms.items() if v['unmet_kb']},
+            # the part of it that is working set, not headroom
+            'unmet_wss_mib': {
+                name[n]: max(0, v['need_kb'] - v['alloc_kb']) // MIB
+                for n, v in vms.items()
+                if v['unmet_kb'] and v.get('need_kb') is not None},
             'pool_mib': rnd['pool_kb'] // MIB})
     return rows
 
@@ -546,6 +555,27 @@ def plots(results, minute_s, out):
     plt.close(fig)
 
 
+def swap_in_deficit_kb(rec):
+    """Swapped out while the guests' true working sets (the schedule's
+    step each console shows + each guest's base) added up to more than
+    the VM budget, when no division of the budget could stop every VM
+    from swapping. None for runs recorded without the working sets."""
+    base = rec.get('guest_base_kb')
+    if not base:
+        return None
+    total, prev = 0, None
+    for row in rec['timeline']:
+        if not all(n in row and 'wss_mib' in row[n] for n in SCENARIO):
+            continue
+        out = {n: row[n]['swap_out_kb'] for n in SCENARIO}
+        need = sum(row[n]['wss_mib'] * MIB + base[n] for n in SCENARIO
+                   if row[n]['wss_mib'])
+        if prev is not None and need > BUDGET_MIB * MIB:
+            total += sum(max(0, out[n] - prev[n]) for n in SCENARIO)
+        prev = out
+    return total
+
+
 def summarize(results, minute_s):
     runs = results['runs']
     static = runs['static']
@@ -568,6 +598,10 @@ def summarize(results, minute_s):
         }
     summary['static'] = {
         'swap_out_total_mib': round(static['swap_out_total_kb'] / MIB, 1)}
+    for m in ('static', 'equal', 'proportional'):
+        deficit = swap_in_deficit_kb(runs[m])
+        summary[m]['swap_out_in_deficit_mib'] = (
+            None if deficit is None else round(deficit / MIB, 1))
     summary['nominal_s'] = nominal
     summary['goals'] = {
         'swap_reduction_x_at_least': 8,
@@ -678,6 +712,10 @@ def markdown(results, minute_s):
                       _fmt(summ['proportional']['speedup_pct'].get(n)),
                       seed['speedup_equal_pct'],
                       seed['speedup_proportional_pct']))
+    out.append('| of which while the true working sets exceeded the '
+               'budget, MiB | %s | %s | %s | - |' % tuple(
+                   _fmt(summ[m].get('swap_out_in_deficit_mib'), '%.0f')
+                   for m in ('static', 'equal', 'proportional')))
     out.append('| swapped out per VM (blas, grass, wrf), MiB | %s | %s | '
                '%s | - |' % tuple(
                    ', '.join('%.0f' % (runs[m]['swap_out_kb'].get(n, 0) /
@@ -695,7 +733,9 @@ def markdown(results, minute_s):
             'Scenario minutes with unmet demand (pool empty); the last '
             'round of each minute. From: Server VMs and what they lent '
             '(Mem_init - Mem_act); To: Client VMs and what they hold beyond '
-            'Mem_init; MiB. VM1 BLAS, VM2 GRASS, VM3 WRF.', '',
+            'Mem_init; unmet: demand (WSS^max_avg + headroom) not met, in '
+            'brackets the part of it that is working set; MiB. VM1 BLAS, '
+            'VM2 GRASS, VM3 WRF.', '',
             '| minute | from | lent | to | borrowed | unmet |',
             '|---|---|---|---|---|---|']
         for r in rows:
@@ -704,8 +744,10 @@ def markdown(results, minute_s):
                 ', '.join(map(str, r['lent_mib'])) or '-',
                 r['to'] or '-',
                 ', '.join(map(str, r['borrowed_mib'])) or '-',
-                ', '.join('%s %d' % kv for kv in
-                          sorted(r['unmet_mib'].items()))))
+                ', '.join('%s %d%s' % (
+                    vm, mib, ' (WSS %d)' % r['unmet_wss_mib'][vm]
+                    if vm in r.get('unmet_wss_mib', {}) else '')
+                    for vm, mib in sorted(r['unmet_mib'].items()))))
         if not rows:
             out.append('| - | no shortage round | | | | |')
         out += ['', 'Seed\'s %s (1 GiB VMs, MiB):' % title, '',
@@ -827,10 +869,13 @@ def main():
                 'scenario', 'ch3') != 'ch3':
             PREFIX = 'mutualization_' + results['setup']['scenario']
         ROUND = results['setup']['round_s']
-        for rec in results['runs'].values():
+        for mode, rec in results['runs'].items():
             if rec['rounds'] and 'wss_kb' in next(iter(
                     rec['rounds'][-1]['vms'].values()), {}):
                 rec['estimates'] = estimate_summary(rec, ROUND)
+            if mode != 'static':
+                rec['shortage_table'] = shortage_table(rec, minute_s)
+                rec['role_counts'] = role_counts(rec, minute_s)
         results['summary'] = summarize(results, minute_s)
         plots(results, minute_s, args.out)
         write_markdown(results, minute_s,
@@ -896,7 +941,7 @@ def main():
             results['runs'][mode] = rec
             with open(os.path.join(args.out, PREFIX + '.json'),
                       'w') as f:
-                json.dump(results, f, indent=1)
+                json.dump(results, f, separators=(',', ':'))
     finally:
         daemon.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -910,7 +955,7 @@ def main():
         write_markdown(results, args.minute_seconds,
                        os.path.join(args.out, PREFIX + '.md'))
     with open(os.path.join(args.out, PREFIX + '.json'), 'w') as f:
-        json.dump(results, f, indent=1)
+        json.dump(results, f, separators=(',', ':'))
     print(json.dumps(results.get('summary'), indent=1))
 
 

@@ -152,10 +152,68 @@ def test_headroom_and_booked_cap():
                            vm('b', 500)], 0, 'equal',
                           headroom_kb=32 * MiB)
     assert plan.demands == {'a': 1536 * MiB, 'b': 532 * MiB}
-    assert rel(plan) == {'a': 492, 'b': -492}
+    assert plan.needs == {'a': 1536 * MiB, 'b': 500 * MiB}
+    # a's working set (1536 MiB, capped at booked) before b's headroom
+    assert rel(plan) == {'a': 512, 'b': -512}
     plan = mut.distribute([vm('a', 1000)], 0, 'equal',
                           headroom_fraction=0.1)
     assert plan.demands == {'a': 1100 * MiB} and rel(plan) == {'a': 0}
+
+
+def test_headroom_comes_after_every_working_set():
+    # The ch.3 benchmark's episode, at 1/4 scale: GRASS's working set is
+    # 313 MiB (Mem_init 256); BLAS (230) and WRF (190) sit below their
+    # Mem_init. With 24 MiB of headroom each the demands (254, 337, 214)
+    # exceed the 768 MiB budget: GRASS gets its whole working set first,
+    # and the 35 MiB left is shared as headroom.
+    def small(uuid, wss_mib, act_mib):
+        return mut.VMDemand(uuid, 256 * MiB, act_mib * MiB, wss_mib * MiB,
+                            384 * MiB, 128 * MiB)
+    vms = [small('blas', 230, 254), small('grass', 313, 299),
+           small('wrf', 190, 215)]
+    plan = mut.distribute(vms, 0, 'equal', headroom_kb=24 * MiB)
+    alloc = plan.allocations
+    assert alloc['grass'] >= 313 * MiB                  # its WSS, at least
+    assert sum(alloc.values()) == 768 * MiB and plan.pool_after_kb == 0
+    assert {u: a - plan.needs[u] for u, a in alloc.items()} == {
+        'blas': 11947, 'grass': 11947, 'wrf': 11946}    # 35 MiB, equally
+    assert plan.guarantee_met and set(plan.unmet_kb) == {'blas', 'grass',
+                                                         'wrf'}
+    reclaim = [m for m in plan.moves if m.uuid == 'blas'][0]
+    assert reclaim.kind == 'reclaim' and 'headroom given up' in (
+        reclaim.reason)
+    # Without a shortage every VM gets its whole demand.
+    plan = mut.distribute(vms, 64 * MiB, 'equal', headroom_kb=24 * MiB)
+    assert plan.allocations == plan.demands and plan.unmet_kb == {}
+
+
+def test_headroom_shares_do_not_move_balloons_by_less_than_min_change():
+    # The episode above one round later: BLAS's WSS fell by 3 MiB, which
+    # shifts every headroom share by 1 MiB; nobody is moved for that.
+    def small(uuid, wss_mib, act_kb):
+        return mut.VMDemand(uuid, 256 * MiB, act_kb, wss_mib * MiB,
+                            384 * MiB, 128 * MiB)
+    first = mut.distribute([small('blas', 230, 254 * MiB),
+                            small('grass', 313, 299 * MiB),
+                            small('wrf', 190, 215 * MiB)], 0, 'equal',
+                           headroom_kb=24 * MiB, min_change_kb=8 * MiB)
+    act = first.allocations
+    vms = [small('blas', 227, act['blas']), small('grass', 313, act['grass']),
+           small('wrf', 190, act['wrf'])]
+    plain = mut.distribute(vms, first.pool_after_kb, 'equal',
+                           headroom_kb=24 * MiB)
+    assert len(plain.moves) == 3            # 1 MiB shuffles without it
+    plan = mut.distribute(vms, first.pool_after_kb, 'equal',
+                          headroom_kb=24 * MiB, min_change_kb=8 * MiB)
+    assert plan.moves == ()
+    assert plan.allocations == act
+    assert plan.budget_kb == 768 * MiB
+    # A working-set move is never held back, however small.
+    vms[1] = small('grass', 313 + 2, act['grass'] - 3 * MiB - 11947)
+    plan = mut.distribute(vms, first.pool_after_kb + 3 * MiB + 11947,
+                          'equal', headroom_kb=24 * MiB,
+                          min_change_kb=8 * MiB)
+    assert plan.allocations['grass'] >= 315 * MiB
 
 
 def test_floor():

@@ -60,7 +60,7 @@ def test_guarantee_when_budget_allows(host, policy, headroom):
     vms, pool = host
     plan = plan_for(host, policy, headroom)
     budget = sum(v.act_kb for v in vms) + pool
-    wanted = {v.uuid: max(v.floor_kb, min(plan.demands[v.uuid], v.init_kb))
+    wanted = {v.uuid: max(v.floor_kb, min(plan.needs[v.uuid], v.init_kb))
               for v in vms}
     if sum(wanted.values()) <= budget:
         assert plan.guarantee_met
@@ -68,7 +68,7 @@ def test_guarantee_when_budget_allows(host, policy, headroom):
             # Never below min(WSS, Mem_init): Mem_init comes back when the
             # working set grows to it.
             assert plan.allocations[v.uuid] >= wanted[v.uuid]
-            if plan.demands[v.uuid] >= v.init_kb:
+            if plan.needs[v.uuid] >= v.init_kb:
                 assert plan.allocations[v.uuid] >= v.init_kb
     else:
         assert not plan.guarantee_met
@@ -85,6 +85,7 @@ def test_bounds(host, policy, headroom):
         assert min(v.floor_kb, v.init_kb) <= alloc <= v.booked_kb
         assert demand <= v.booked_kb
         assert alloc <= demand              # nobody gets more than it needs
+        assert plan.needs[v.uuid] <= demand
         assert plan.unmet_kb.get(v.uuid, 0) == demand - alloc
 
 
@@ -97,6 +98,23 @@ def test_extra_only_after_every_guarantee(host, policy):
                      min(plan.demands[v.uuid], v.init_kb)]
     if short_of_init:
         assert all(plan.allocations[v.uuid] <= v.init_kb for v in vms)
+
+
+@SETTINGS
+@given(hosts(), POLICIES, HEADROOM)
+def test_headroom_only_after_every_working_set(host, policy, headroom):
+    # While some VM lacks part of its WSS, nobody holds headroom beyond its
+    # own WSS, and nobody holds memory beyond Mem_init while some VM is
+    # short of min(WSS, Mem_init).
+    vms, _ = host
+    plan = plan_for(host, policy, headroom)
+    alloc, needs = plan.allocations, plan.needs
+    if any(alloc[v.uuid] < needs[v.uuid] for v in vms):
+        assert all(alloc[v.uuid] <= max(needs[v.uuid],
+                                        min(v.floor_kb, v.init_kb))
+                   for v in vms)
+    if any(alloc[v.uuid] < min(needs[v.uuid], v.init_kb) for v in vms):
+        assert all(alloc[v.uuid] <= v.init_kb for v in vms)
 
 
 @SETTINGS
@@ -214,10 +232,10 @@ def test_roles_follow_the_seeds_prose(host, policy, headroom):
 @given(hosts(), POLICIES, HEADROOM)
 def test_reclaims_take_only_unneeded_or_borrowed_memory(host, policy,
                                                         headroom):
-    # While the budget covers every guarantee, a reclaim takes either what
-    # the VM does not need (it stays at its demand or above) or what it
-    # borrowed (it stays at Mem_init or above): a Server that still needs
-    # its memory is never squeezed to feed others.
+    # While the budget covers every guarantee, a reclaim takes what the
+    # VM does not need (it stays at its WSS or above: at most its headroom
+    # goes) or what it borrowed (it stays at Mem_init or above): a Server
+    # that still needs its memory is never squeezed to feed others.
     vms, _ = host
     plan = plan_for(host, policy, headroom)
     if not plan.guarantee_met:
@@ -225,8 +243,11 @@ def test_reclaims_take_only_unneeded_or_borrowed_memory(host, policy,
     init = {v.uuid: v.init_kb for v in vms}
     for m in plan.moves:
         if m.kind == mut.MOVE_RECLAIM:
-            assert (m.to_kb >= plan.demands[m.uuid] or
+            assert (m.to_kb >= plan.needs[m.uuid] or
                     m.to_kb >= init[m.uuid]), m
+            if headroom == (0, 0.0):
+                assert (m.to_kb >= plan.demands[m.uuid] or
+                        m.to_kb >= init[m.uuid]), m
 
 
 @SETTINGS
@@ -235,7 +256,7 @@ def test_borrowing_comes_only_from_the_pool_and_clients(host, policy,
                                                         headroom):
     # Memory beyond Mem_init is the pool plus what Clients borrowed plus
     # what Servers freed from their *unneeded* memory: it never exceeds the
-    # budget minus everyone's min(demand, Mem_init).
+    # budget minus everyone's min(WSS, Mem_init).
     vms, pool = host
     plan = plan_for(host, policy, headroom)
     if not plan.guarantee_met:
@@ -243,7 +264,7 @@ def test_borrowing_comes_only_from_the_pool_and_clients(host, policy,
     budget = sum(v.act_kb for v in vms) + pool
     beyond = sum(max(0, plan.allocations[v.uuid] - v.init_kb) for v in vms)
     base = sum(max(min(v.floor_kb, v.init_kb),
-                   min(plan.demands[v.uuid], v.init_kb)) for v in vms)
+                   min(plan.needs[v.uuid], v.init_kb)) for v in vms)
     assert beyond <= budget - base
 
 
@@ -313,3 +334,37 @@ def test_a_vm_regains_mem_init_within_one_round(host, policy):
     second = mut.distribute(nxt, plan.pool_after_kb, policy)
     if second.guarantee_met:
         assert second.allocations[grower.uuid] == grower.init_kb
+
+
+@SETTINGS
+@given(hosts(), POLICIES, HEADROOM,
+       st.integers(min_value=1, max_value=1 << 14))
+def test_min_change_holds_back_only_small_headroom_moves(host, policy,
+                                                         headroom, mc):
+    vms, pool = host
+    plan = mut.distribute(vms, pool, policy, headroom_kb=headroom[0],
+                          headroom_fraction=headroom[1], min_change_kb=mc)
+    budget = sum(v.act_kb for v in vms) + pool
+    assert sum(plan.allocations.values()) + plan.pool_after_kb == budget
+    assert plan.pool_after_kb >= 0
+    free = pool
+    for m in plan.moves:                    # never grants what is not there
+        free += m.amount_kb if m.kind == mut.MOVE_RECLAIM else -m.amount_kb
+        assert free >= 0
+    act = {v.uuid: v.act_kb for v in vms}
+    for v in vms:
+        alloc, need = plan.allocations[v.uuid], plan.needs[v.uuid]
+        assert alloc <= max(plan.demands[v.uuid], act[v.uuid])
+        if 0 < abs(alloc - act[v.uuid]) < mc and min(alloc,
+                                                     act[v.uuid]) >= need:
+            # a small move within the headroom: only a reclaim the pool
+            # could not cover (it funds another VM's WSS or floor)
+            assert alloc < act[v.uuid]
+            assert plan.pool_after_kb < act[v.uuid] - alloc
+    # the working sets are served as without the deadband (the deadband on
+    # demands aside, which the plan's needs already include)
+    if plan.guarantee_met:
+        for v in vms:
+            assert plan.allocations[v.uuid] >= max(
+                min(v.floor_kb, v.init_kb),
+                min(plan.needs[v.uuid], v.init_kb))
