@@ -120,7 +120,12 @@ opts = [
                help='A VM without a swap monitor counts as swapping in a '
                     'round when its balloon statistics show at least this '
                     'many KiB read back from swap since the previous '
-                    'round.'),
+                    'round. Also the swap traffic that makes a VM whose '
+                    'allocation grew since the previous round count as '
+                    'full at its new size: when it wrote at least this '
+                    'many KiB to swap over the round, Geiger\'s estimate '
+                    'starts from the new allocation instead of the one the '
+                    'pages read back were evicted at.'),
     cfg.IntOpt('swap_growth_rate_kb',
                default=2048,
                min=0,

@@ -39,6 +39,8 @@ class SwapReading:
     at the monitor's rate threshold or faster: the guest evicted pages to
     make room for memory it touched. Whether that means a shortage depends on
     the balloon (a shrink makes the guest evict too): the caller decides.
+    ``out_kb`` is what the guest wrote to swap over the reading's interval
+    (gross): a guest that evicts has no free memory at its current size.
     """
     swapping: bool
     ghost: typing.Optional[estimators.Estimate]
@@ -46,6 +48,7 @@ class SwapReading:
     detail: str = ''
     grown_kb: int = 0
     pressure: bool = False
+    out_kb: int = 0
 
 
 class SwapMonitor(abc.ABC):
@@ -138,7 +141,9 @@ class BalloonStatsSwapMonitor(SwapMonitor):
         if keep_quiet and (act.active or pressure):
             self._prev[vm.uuid] = (stats, now)
         return SwapReading(act.active, ghost, self.name, detail,
-                           grown_kb=grown, pressure=pressure)
+                           grown_kb=grown, pressure=pressure,
+                           out_kb=0 if act.counter_reset else max(
+                               0, act.swap_out_kb or 0))
 
     def forget(self, uuid):
         self._prev.pop(uuid, None)
@@ -166,7 +171,8 @@ class MemstoreSwapMonitor(SwapMonitor):
         self.growth_rate_kb = growth_rate_kb
         self.clock = clock
         self._failed = set()
-        self._queued = {}  # uuid -> (KiB in swap, time) at the last round
+        # uuid -> (KiB in swap, time, pages written) at the last round
+        self._queued = {}
 
     def read(self, vm, m_cur_kb, keep_quiet=False):
         # (A reading starts a new interval in memstore; one without
@@ -179,6 +185,7 @@ class MemstoreSwapMonitor(SwapMonitor):
             cold = int(mon.interval_cold)
             ghost_kb = int(mon.extra_bytes) // 1024
             queued_kb = int(mon.queue_pages) * 4
+            out_pages = int(mon.swap_out_pages)
         except Exception as e:       # memstore away, or no export
             if vm.uuid not in self._failed:
                 LOG.warning('VM %s (%s): no reuse distances from memstore '
@@ -197,16 +204,20 @@ class MemstoreSwapMonitor(SwapMonitor):
         swapping = swap_ins + cold >= self.threshold
         now = self.clock()
         before = self._queued.get(vm.uuid)
-        grown, pressure = _growth(before, queued_kb, now,
+        grown, pressure = _growth(before and before[:2], queued_kb, now,
                                   self.growth_rate_kb)
+        out_kb = 0
+        if before is not None and out_pages >= before[2]:
+            out_kb = (out_pages - before[2]) * 4
         if before is None or not keep_quiet or swapping or pressure:
             # (a quiet look between rounds leaves the growth to the round)
-            self._queued[vm.uuid] = (queued_kb, now)
+            self._queued[vm.uuid] = (queued_kb, now, out_pages)
         return SwapReading(swapping, ghost, self.name,
                            '%d swap-ins (%d without a distance), m_ghost '
-                           '%d KiB, +%d KiB in swap'
-                           % (swap_ins + cold, cold, ghost_kb, grown),
-                           grown_kb=grown, pressure=pressure)
+                           '%d KiB, +%d KiB in swap, %d KiB written'
+                           % (swap_ins + cold, cold, ghost_kb, grown,
+                              out_kb),
+                           grown_kb=grown, pressure=pressure, out_kb=out_kb)
 
     def forget(self, uuid):
         self._failed.discard(uuid)

@@ -753,3 +753,90 @@ def test_swap_growth_between_rounds_runs_the_round_at_once():
     assert not p.estimate([vm], 12.0)['u-1'].fresh
     e = p.estimate([vm], 13.0)['u-1']
     assert e.fresh and e.wss_kb == 320 * MIB and e.mode == 'VG'
+
+
+# -- evictions at the current size after a grow -------------------------------
+
+def written_reading(out_pages, histogram=()):
+    r = memstore_reading([list(b) for b in histogram])
+    r.swap_out_pages = out_pages
+    return r
+
+
+def test_memstore_monitor_reports_what_was_written_per_interval():
+    readings = [written_reading(1000), written_reading(1000),
+                written_reading(3560), written_reading(3660)]
+    m = swap.MemstoreSwapMonitor(lambda vm: readings.pop(0))
+    assert m.read(info(), 300 * MIB).out_kb == 0      # first reading
+    assert m.read(info(), 300 * MIB).out_kb == 0
+    # a quiet look does not start a new interval: the round sees it all
+    look = m.read(info(), 300 * MIB, keep_quiet=True)
+    assert look.out_kb == 10 * MIB and '10240 KiB written' in look.detail
+    assert m.read(info(), 300 * MIB).out_kb == 10 * MIB + 400
+
+
+def test_balloon_stats_monitor_reports_what_was_written():
+    m = swap.BalloonStatsSwapMonitor(swap_in_threshold_kb=4096)
+    m.read(info(stats={'swap_in': 0, 'swap_out': 1000}), 512 * MIB)
+    r = m.read(info(stats={'swap_in': 0, 'swap_out': 9000}), 512 * MIB)
+    assert r.out_kb == 8000
+    # counters restarted (guest reboot): nothing known to be written
+    r = m.read(info(stats={'swap_in': 0, 'swap_out': 10}), 512 * MIB)
+    assert r.out_kb == 0
+
+
+class _Written(swap.SwapMonitor):
+    """Geiger readings (m_ghost) with what the guest wrote, per call."""
+    name = 'written'
+
+    def __init__(self, readings):
+        self.readings = list(readings)
+        self.calls = []
+
+    def read(self, vm, m_cur_kb, keep_quiet=False):
+        self.calls.append((m_cur_kb, keep_quiet))
+        ghost, out = self.readings.pop(0) if self.readings else (0, 0)
+        if not ghost:
+            return swap.SwapReading(False, None, self.name, out_kb=out)
+        return swap.SwapReading(True, estimators.Estimate(
+            m_cur_kb + ghost, estimators.SOURCE_GEIGER), self.name,
+            detail='m_ghost', out_kb=out)
+
+
+def _grown_pipeline(readings, **opts):
+    mon = _Written([(0, 0), (0, 0)] + list(readings))   # priming, round
+    p = estimation.EstimationPipeline(
+        conf_with(round_interval=10.0, swap_in_threshold_kb=1024, **opts),
+        FakeDriver(), swap=swap.SwapMonitors([mon]))
+    p.estimate([info(balloon=300 * MIB)], 0.0)
+    p.estimate([info(balloon=300 * MIB)], 10.0)
+    return p, mon
+
+
+def test_geiger_from_the_new_size_when_the_guest_evicts_after_a_grow():
+    # grown 300 -> 400 MiB since the last round; the guest still wrote
+    # 8 MiB to swap at 400: it is full there, so m_ghost counts from 400
+    p, mon = _grown_pipeline([(30 * MIB, 8 * MIB)], react_to_swapping=False)
+    e = p.estimate([info(balloon=400 * MIB)], 20.0)['u-1']
+    assert mon.calls[-1] == (300 * MIB, False)
+    assert e.wss_kb == 430 * MIB and e.detail == estimators.SOURCE_GEIGER
+
+
+def test_geiger_from_the_old_size_while_the_grown_guest_only_reads_back():
+    # refilling after the grow (no writes): the pages read back were
+    # evicted at 300 MiB and the guest has room at 400
+    p, _ = _grown_pipeline([(30 * MIB, 0)], react_to_swapping=False)
+    e = p.estimate([info(balloon=400 * MIB)], 20.0)['u-1']
+    assert e.wss_kb == 330 * MIB
+    # a few pages written (under the threshold) do not count either
+    p, _ = _grown_pipeline([(30 * MIB, 512)], react_to_swapping=False)
+    assert p.estimate([info(balloon=400 * MIB)], 20.0)['u-1'].wss_kb == (
+        330 * MIB)
+
+
+def test_early_round_after_a_grow_counts_from_the_new_size_when_evicting():
+    p, mon = _grown_pipeline([(30 * MIB, 8 * MIB)])
+    full = info(balloon=400 * MIB, stats={'unused': 2 * MIB})
+    e = p.estimate([full], 13.0)['u-1']
+    assert e.fresh and mon.calls[-1] == (300 * MIB, True)
+    assert e.wss_kb == 430 * MIB

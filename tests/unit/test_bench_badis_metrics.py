@@ -1,0 +1,57 @@
+"""The accuracy metrics of tests/benchmarks/bench_badis.py (pure
+functions over recorded polls; the benchmark itself boots guests)."""
+
+from tests.benchmarks import bench_badis as bb
+
+MIB = 1024
+BOOKED = 256 * MIB
+
+
+def rows_for(truths, balloons, estimates, key='badis', dt=0.5):
+    return [{'t': i * dt, 'truth_kb': t * MIB, 'balloon_kb': b * MIB,
+             key: e * MIB}
+            for i, (t, b, e) in enumerate(zip(truths, balloons, estimates))]
+
+
+def test_per_poll_and_allowance_split_by_phase():
+    # a rise from 100 to 164 MiB between polls 1 and 2; the estimate
+    # catches up at poll 3, the balloon at poll 4
+    rows = rows_for(truths=[100, 100, 164, 164, 164],
+                    balloons=[120, 120, 120, 120, 180],
+                    estimates=[100, 100, 100, 164, 164])
+    e = bb.errors(rows, 'badis', BOOKED)
+    assert e['polls_S_less'] == 2 and e['polls_S_more'] == 3
+    assert e['S_less'] == 12.5          # (25 % at poll 2 + 0) / 2
+    assert e['S_more'] == 0
+    # one poll of detection allowance: poll 2 matches the truth at poll 1
+    assert e['allowance'] == {'all': 0, 'S_more': 0, 'S_less': 0}
+
+
+def test_allowance_does_not_excuse_a_late_second_poll():
+    rows = rows_for(truths=[100, 164, 164, 164],
+                    balloons=[120, 120, 120, 180],
+                    estimates=[100, 100, 100, 164])
+    e = bb.errors(rows, 'badis', BOOKED)
+    assert e['S_less'] == 25.0
+    assert e['allowance']['S_less'] == 12.5   # poll 2 is still 64 MiB off
+
+
+def test_late_oracle_scores_the_detection_delay_alone():
+    truths = [100] * 4 + [164] * 6 + [100] * 6
+    rows = rows_for(truths, [256] * len(truths), [100] * len(truths))
+    o = bb.late_oracle_errors(rows, BOOKED)
+    # the oracle sizes the VM at 100 + 16 MiB headroom, so the rise is an
+    # S_less poll with the whole rise as its error, and the next poll (the
+    # oracle right, the balloon not grown yet) one without
+    assert o['polls_S_less'] == 2 and o['S_less'] == 12.5
+    assert o['allowance']['all'] == 0
+    # after the fall, one poll of waste estimated at the old 164 MiB
+    assert o['S_more'] > 0
+
+
+def test_late_oracle_starts_at_the_run_s_first_estimate():
+    rows = rows_for([76, 236, 236, 236], [256] * 4, [0, 0, 236, 236])
+    for r in rows[:2]:
+        del r['badis']
+    o = bb.late_oracle_errors(rows, BOOKED)
+    assert o['polls_S_less'] == 0 and o['all'] == 0
