@@ -392,7 +392,8 @@ class EstimationPipeline:
         sampling interval: swap-ins that follow our own shrink say nothing
         of the working set, the regular round judges them with its
         sample); after a grow only while the guest has no free memory to
-        speak of (pages read back once it has room are not a shortage).
+        speak of (pages read back once it has room are not a shortage) or
+        when that grow answered a shortage.
         The
         sampling interval keeps running for the next regular round: this
         round has Geiger's reading only, so it learns no pinned-page
@@ -404,9 +405,13 @@ class EstimationPipeline:
                 st.sampling and m_cur < st.interval_balloon - 1024):
             return None                   # shrunk: wait for the round
         grown = m_cur > st.last_balloon + 1024
-        if grown and not self._full(vm, m_cur):
+        if grown and not self._full(vm, m_cur) and not (
+                self.badis.state(vm.uuid).short_kb):
             # grown and the guest has room (reading memstore here would
-            # start a new interval of reuse distances: left to the round)
+            # start a new interval of reuse distances: left to the round).
+            # Not after a grow that answered a shortage: the guest may
+            # still lack memory, and the balloon statistics that say it
+            # has room are up to a period old.
             return None
         # Geiger's WSS from the size the guest evicted at (see the round)
         evicted_at = min(m_cur, st.last_balloon)

@@ -204,6 +204,7 @@ class Run:
             row['demand_kb'] = e.demand_kb
             row['mode'] = e.mode
             row['source'] = e.source
+            row['detail'] = e.detail
             row['round_t'] = e.timestamp
         for name, p in self.shadows.items():
             s = p.estimate(vms, now).get(self.g.uuid)

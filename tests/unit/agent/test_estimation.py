@@ -840,3 +840,32 @@ def test_early_round_after_a_grow_counts_from_the_new_size_when_evicting():
     e = p.estimate([full], 13.0)['u-1']
     assert e.fresh and mon.calls[-1] == (300 * MIB, True)
     assert e.wss_kb == 430 * MIB
+
+
+def test_early_round_after_a_grow_that_answered_a_shortage():
+    # the round at 10 s is short (m_ghost 40 MiB): the balloon grows; at
+    # the next poll the guest's balloon statistics still show the room the
+    # grow gave (up to a period old), yet it keeps swapping
+    mon = _Written([(0, 0), (40 * MIB, 0), (30 * MIB, 8 * MIB)])
+    p = estimation.EstimationPipeline(
+        conf_with(round_interval=10.0, swap_in_threshold_kb=1024),
+        FakeDriver(), swap=swap.SwapMonitors([mon]))
+    p.estimate([info(balloon=300 * MIB)], 0.0)
+    short = p.estimate([info(balloon=300 * MIB)], 10.0)['u-1']
+    assert short.wss_kb == 340 * MIB
+    roomy = info(balloon=356 * MIB, stats={'unused': 40 * MIB})
+    e = p.estimate([roomy], 10.5)['u-1']
+    assert e.fresh and mon.calls[-1] == (300 * MIB, True)
+    assert e.wss_kb == 356 * MIB + 30 * MIB     # evicting at 356 MiB
+
+
+def test_no_early_round_after_a_grow_with_room_without_a_shortage():
+    mon = _Written([(0, 0), (0, 0), (30 * MIB, 8 * MIB)])
+    p = estimation.EstimationPipeline(
+        conf_with(round_interval=10.0, swap_in_threshold_kb=1024),
+        FakeDriver(), swap=swap.SwapMonitors([mon]))
+    p.estimate([info(balloon=300 * MIB)], 0.0)
+    p.estimate([info(balloon=300 * MIB)], 10.0)
+    roomy = info(balloon=356 * MIB, stats={'unused': 40 * MIB})
+    assert not p.estimate([roomy], 10.5)['u-1'].fresh
+    assert len(mon.calls) == 2
