@@ -273,11 +273,13 @@ def errors(rows, key, booked_kb, skip_s=0.0, interval_s=None):
         err = abs(r[key] - r['truth_kb']) * 100.0 / booked_kb
         out['all'].append(err)
         out[phase].append(err)
-        # one poll of detection allowance: right if it matches the truth
-        # now or at the previous poll (a change since then may not have
-        # shown in the guest yet)
+        # one poll of detection allowance: right anywhere between the
+        # truth at the previous poll and now (a change since then may not
+        # have shown in the guest yet, or only in part)
         if truth_before is not None:
-            err = min(err, abs(r[key] - truth_before) * 100.0 / booked_kb)
+            lo = min(truth_before, r['truth_kb'])
+            hi = max(truth_before, r['truth_kb'])
+            err = max(0, lo - r[key], r[key] - hi) * 100.0 / booked_kb
         allowance['all'].append(err)
         allowance[phase].append(err)
         rt = r.get('round_t')
@@ -594,6 +596,27 @@ NOTES = [
     'W3 and W4,d rises show at the next poll) and W5,d, where the growth '
     'estimate covers 170-180 of the 236 MiB and Geiger completes it 1-1.5 s '
     'later; without the first polls S_less is 7.9 %.',
+    '- This run (Badis rerun alone, --keep-other-runs): (12) a round after '
+    'a grow counts Geiger from the new allocation when the guest wrote to '
+    'swap over the round (it is full there; from the size before the grow '
+    'it held W5,d at 201 MiB for a true 236 for 1-1.5 s); (13) swap '
+    'traffic right after a grow that answered a shortage runs the round at '
+    'once (the balloon statistics that said the guest had room were up to '
+    'a period old). W5,d: S_less polls 14 -> 7, aligned S_less 7.47 -> '
+    '5.09 %. An intermediate run with (12) alone: per poll S_less 9.73 %, '
+    'aligned 8.09 %.',
+    '- The per-poll S_less stays at 9.64 % (9.27 % before): it is the mean '
+    'over the polls at which the VM lacks memory, and most of those are '
+    'the first poll after a rise (28 of 54 here, 14.5 % mean error), which '
+    'the guest has had less than one poll to show. Shortening the catch-up '
+    'that follows removes low-error polls from the mean (W5,d 14.9 -> '
+    '20.6 % over half as many polls). The table "Detection delay" measures '
+    'that floor: a perfect estimator that learns the truth one poll late, '
+    'on the same schedules and actuation, scores 11.28 % per poll; Badis '
+    'scores less because 20 of those 28 first polls already carried an '
+    'estimate above the old working set. With one poll of allowance (an '
+    'estimate anywhere between the truth at the previous poll and now is '
+    'right) Badis is at 2.41 % in S_less and 2.37 % in S_more.',
     '- vm_over includes swapping memory back in that Badis reclaimed when '
     'the WSS fell (W_i,s keeps its cold pages; W5 alternates 40 and '
     '160 MiB): the cost of on-demand allocation itself, not of sampling '
@@ -648,8 +671,9 @@ def markdown(result):
               'headroom. `%s` is a perfect estimator that learns the '
               'true WSS one poll late, driving the same actuation over the '
               'same schedules: the per-poll error that delay alone causes. '
-              '"One-poll allowance": a poll\'s estimate counts as right when '
-              'it matches the true WSS at that poll or at the previous one.'
+              '"One-poll allowance": a poll\'s estimate counts as right '
+              'anywhere between the true WSS at the previous poll and at '
+              'this one (the error is its distance to that range).'
               % ORACLE, '',
               '| estimator | per poll S_more | per poll S_less | '
               'one-poll allowance all | allowance S_more | '

@@ -55,3 +55,17 @@ def test_late_oracle_starts_at_the_run_s_first_estimate():
         del r['badis']
     o = bb.late_oracle_errors(rows, BOOKED)
     assert o['polls_S_less'] == 0 and o['all'] == 0
+
+
+def test_allowance_counts_a_partial_reaction_as_right():
+    # the rise 76 -> 236 MiB came within the last poll and the estimate has
+    # seen part of it: right within the allowance, however far from 236
+    rows = rows_for(truths=[76, 236, 236], balloons=[131, 131, 256],
+                    estimates=[76, 199, 236])
+    e = bb.errors(rows, 'badis', BOOKED)
+    assert e['S_less'] == round(37 * 100 / 256, 2)
+    assert e['allowance']['S_less'] == 0
+    # an overshoot beyond the new truth is not excused
+    rows[1]['badis'] = 246 * MIB
+    e = bb.errors(rows, 'badis', BOOKED)
+    assert e['allowance']['S_less'] == round(10 * 100 / 256, 2)
