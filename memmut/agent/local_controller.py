@@ -242,7 +242,9 @@ class LocalController:
                 demands, self.books.pool_kb, self.policy,
                 headroom_kb=self.conf.badis.headroom_kb,
                 headroom_fraction=self.conf.badis.headroom_fraction,
-                min_change_kb=self.conf.mutualization.min_change_kb)
+                min_change_kb=self.conf.mutualization.min_change_kb,
+                guaranteed_headroom_kb=(
+                    self.conf.mutualization.guaranteed_headroom_kb))
             if not plan.guarantee_met:
                 LOG.warning('Budget %s cannot give every VM min(WSS, '
                             'Mem_init): shared by the %s policy',

@@ -39,8 +39,9 @@ doc/source/mutualization.rst):
   falls out of phase 3 re-dividing what Clients hold.
 * Headroom comes last. The seed sizes VMs by their WSS alone; memmut adds
   headroom (``[badis] headroom_kb`` / ``headroom_fraction``). The three
-  phases run over the WSS first, and what is left after them is shared
-  by the policy as headroom, up to each VM's demand. So a VM's headroom
+  phases run over the WSS (plus its first ``guaranteed_headroom_kb``: a
+  guest's free-page watermarks) first, and what is left after them is
+  shared by the policy as headroom, up to each VM's demand. So a VM's headroom
   never takes precedence over another VM's working set, and the guarantee
   is min(WSS, Mem_init): a VM below its Mem_init may give up its headroom
   to a VM that lacks working-set memory. Without a shortage every VM gets
@@ -311,7 +312,8 @@ def _headroom_deadband(vms, alloc, need, pool_kb, min_change_kb):
 
 
 def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
-               headroom_fraction=0.0, min_change_kb=0):
+               headroom_fraction=0.0, min_change_kb=0,
+               guaranteed_headroom_kb=0):
     """Run Algorithm 1 once over the VMs of a host.
 
     ``vms``: :class:`VMDemand` for every VM taking part; ``pool_kb``: the
@@ -320,7 +322,10 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
     ``headroom_fraction`` are added to each WSS (as in
     :func:`memmut.agent.badis.headroom`) and served only after every VM's
     WSS (see the module's notes); pass 0 when the WSS already includes
-    it. The budget, sum of Mem_act + pool, is conserved.
+    it. The first ``guaranteed_headroom_kb`` of each VM's headroom is
+    served with its WSS (a guest starts to swap a few MiB above its
+    working set, at its free-page watermarks). The budget, sum of Mem_act
+    + pool, is conserved.
     """
     if isinstance(policy, str):
         policy = load_policy(policy)
@@ -343,7 +348,8 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
                 f <= vm.act_kb):
             d = vm.act_kb
         floor[vm.uuid], demand[vm.uuid] = f, d
-        need[vm.uuid] = min(d, vm.booked_kb, max(f, vm.wss_kb))
+        need[vm.uuid] = min(d, vm.booked_kb,
+                            max(f, vm.wss_kb + guaranteed_headroom_kb))
 
     # First pass, the working sets (Algorithm 1 over the needs).
     alloc, guarantee_met = _algorithm1(vms, budget, need, floor, policy)

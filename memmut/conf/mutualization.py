@@ -33,6 +33,17 @@ opts = [
                     'from its allocation by less than this many KiB is '
                     'left as it is, so estimation noise does not move '
                     'balloons every round.'),
+    cfg.IntOpt('guaranteed_headroom_kb',
+               default=8192,
+               min=0,
+               help='The part of each VM\'s headroom (see [badis] '
+                    'headroom_kb) that Algorithm 1 serves together with '
+                    'its working set, before any other VM\'s working set; '
+                    'the rest of the headroom is shared only once every VM '
+                    'has that. A guest starts to swap a few MiB above its '
+                    'working set, at its free-page watermarks (4-8 MiB on '
+                    'a 256 MiB guest): a VM held at its bare working set '
+                    'swaps.'),
     cfg.StrOpt('init_source',
                default='booked',
                choices=[('booked', 'Mem_init is the VM\'s booked (maximum) '

@@ -33,14 +33,17 @@ def hosts(draw):
 
 
 POLICIES = st.sampled_from([mut.EqualPolicy(), mut.ProportionalPolicy()])
+# (headroom_kb, headroom_fraction, guaranteed_headroom_kb)
 HEADROOM = st.tuples(st.integers(min_value=0, max_value=1 << 16),
-                     st.sampled_from([0.0, 0.05, 0.2]))
+                     st.sampled_from([0.0, 0.05, 0.2]),
+                     st.sampled_from([0, 4096, 1 << 14]))
 
 
-def plan_for(host, policy, headroom=(0, 0.0)):
+def plan_for(host, policy, headroom=(0, 0.0, 0)):
     vms, pool = host
     return mut.distribute(vms, pool, policy, headroom_kb=headroom[0],
-                          headroom_fraction=headroom[1])
+                          headroom_fraction=headroom[1],
+                          guaranteed_headroom_kb=headroom[2])
 
 
 @SETTINGS
@@ -245,7 +248,7 @@ def test_reclaims_take_only_unneeded_or_borrowed_memory(host, policy,
         if m.kind == mut.MOVE_RECLAIM:
             assert (m.to_kb >= plan.needs[m.uuid] or
                     m.to_kb >= init[m.uuid]), m
-            if headroom == (0, 0.0):
+            if headroom[:2] == (0, 0.0):
                 assert (m.to_kb >= plan.demands[m.uuid] or
                         m.to_kb >= init[m.uuid]), m
 
@@ -343,7 +346,8 @@ def test_min_change_holds_back_only_small_headroom_moves(host, policy,
                                                          headroom, mc):
     vms, pool = host
     plan = mut.distribute(vms, pool, policy, headroom_kb=headroom[0],
-                          headroom_fraction=headroom[1], min_change_kb=mc)
+                          headroom_fraction=headroom[1], min_change_kb=mc,
+                          guaranteed_headroom_kb=headroom[2])
     budget = sum(v.act_kb for v in vms) + pool
     assert sum(plan.allocations.values()) + plan.pool_after_kb == budget
     assert plan.pool_after_kb >= 0
