@@ -349,11 +349,8 @@ def late_oracle_errors(rows, booked_kb, key='badis', params=None):
 def run_errors(r, interval_s):
     """Every estimator's errors for one recorded run (and the late
     oracle's over the same schedule, for a run that estimated)."""
-    names = [r['estimator']] + [
-        n for n in (r.get('errors') or {}) if n not in (r['estimator'],
-                                                        ORACLE)]
-    if r['estimator'] == 'badis':
-        names += [s for s in SHADOWS if s not in names]
+    names = (r['estimator'],) + (SHADOWS if r['estimator'] == 'badis'
+                                 else ())
     out = {k: errors(r['rows'], k, r['booked_kb'], interval_s=interval_s)
            for k in names if any(k in x for x in r['rows'])}
     if r['estimator'] == 'badis':
@@ -631,6 +628,15 @@ def _fmt(v, pct=False):
     return ('%.2f %%' % v) if pct else ('%.3g' % v)
 
 
+def _row(name, figures, variant):
+    """A table row: ``figures`` (percentages) then a variant's all, S_more
+    and S_less."""
+    variant = variant or {}
+    cells = list(figures) + [variant.get(k)
+                             for k in ('all', 'S_more', 'S_less')]
+    return '| %s | %s |' % (name, ' | '.join(_fmt(v, True) for v in cells))
+
+
 def markdown(result):
     """The summary as markdown, beside the seed's Table 2.3."""
     sm = result['summary']
@@ -656,13 +662,10 @@ def markdown(result):
         if name not in sm:
             continue
         d = sm[name]
-        al = d.get('aligned_error_pct_booked') or {}
-        lines.append('| %s | %s | %s | %s | %s | %s | %s |' % (
-            name, _fmt(d['mean_error_pct_booked'], True),
-            _fmt(d['S_more_error_pct_booked'], True),
-            _fmt(d['S_less_error_pct_booked'], True),
-            _fmt(al.get('all'), True), _fmt(al.get('S_more'), True),
-            _fmt(al.get('S_less'), True)))
+        lines.append(_row(name, [d['mean_error_pct_booked'],
+                                 d['S_more_error_pct_booked'],
+                                 d['S_less_error_pct_booked']],
+                          d.get('aligned_error_pct_booked')))
     lines += ['', '### Detection delay', '',
               'A rise of the working set between two polls shows in the '
               'guest (swap traffic) only after it happened, so at the first '
@@ -682,12 +685,9 @@ def markdown(result):
         if name not in sm:
             continue
         d = sm[name]
-        aw = d.get('allowance_error_pct_booked') or {}
-        lines.append('| %s | %s | %s | %s | %s | %s |' % (
-            name, _fmt(d['S_more_error_pct_booked'], True),
-            _fmt(d['S_less_error_pct_booked'], True),
-            _fmt(aw.get('all'), True), _fmt(aw.get('S_more'), True),
-            _fmt(aw.get('S_less'), True)))
+        lines.append(_row(name, [d['S_more_error_pct_booked'],
+                                 d['S_less_error_pct_booked']],
+                          d.get('allowance_error_pct_booked')))
     lines += ['', 'The seed gives no accuracy figure (Fig. 2.9 is a plot: '
               '"comparable with Zballoond"); `badis.png` is our Fig. 2.9.',
               '', '## Overheads beside the seed\'s Table 2.3', '',

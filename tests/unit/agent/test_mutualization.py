@@ -14,6 +14,13 @@ def vm(uuid, wss_mib, act_mib=1024, init=INIT, booked=BOOKED, floor=0):
                         floor * MiB)
 
 
+def ch3_vm(uuid, wss_mib, act_kb):
+    """A VM of the ch.3 benchmark at its 1/4 scale: Mem_init 256 MiB,
+    booked 384 MiB, floor 128 MiB."""
+    return mut.VMDemand(uuid, 256 * MiB, act_kb, wss_mib * MiB, 384 * MiB,
+                        128 * MiB)
+
+
 def rel(plan):
     """Allocations relative to Mem_init, in MiB, as the tables show."""
     return {u: (a - INIT) // MiB for u, a in plan.allocations.items()}
@@ -166,11 +173,8 @@ def test_headroom_comes_after_every_working_set():
     # Mem_init. With 24 MiB of headroom each the demands (254, 337, 214)
     # exceed the 768 MiB budget: GRASS gets its whole working set first,
     # and the 35 MiB left is shared as headroom.
-    def small(uuid, wss_mib, act_mib):
-        return mut.VMDemand(uuid, 256 * MiB, act_mib * MiB, wss_mib * MiB,
-                            384 * MiB, 128 * MiB)
-    vms = [small('blas', 230, 254), small('grass', 313, 299),
-           small('wrf', 190, 215)]
+    vms = [ch3_vm('blas', 230, 254 * MiB), ch3_vm('grass', 313, 299 * MiB),
+           ch3_vm('wrf', 190, 215 * MiB)]
     plan = mut.distribute(vms, 0, 'equal', headroom_kb=24 * MiB)
     alloc = plan.allocations
     assert alloc['grass'] >= 313 * MiB                  # its WSS, at least
@@ -193,11 +197,8 @@ def test_guaranteed_headroom_comes_with_the_working_set():
     # few MiB above its working set, at its free-page watermarks. The
     # first 8 MiB of its headroom are served with its working set, before
     # GRASS's (short of memory) working set.
-    def small(uuid, wss_mib, act_mib):
-        return mut.VMDemand(uuid, 256 * MiB, act_mib * MiB, wss_mib * MiB,
-                            384 * MiB, 128 * MiB)
-    vms = [small('wrf', 190, 214), small('grass', 350, 300),
-           small('blas', 230, 254)]
+    vms = [ch3_vm('wrf', 190, 214 * MiB), ch3_vm('grass', 350, 300 * MiB),
+           ch3_vm('blas', 230, 254 * MiB)]
     bare = mut.distribute(vms, 0, 'equal', headroom_kb=24 * MiB)
     assert bare.allocations == {'wrf': 190 * MiB, 'blas': 230 * MiB,
                                 'grass': 348 * MiB}
@@ -216,16 +217,14 @@ def test_guaranteed_headroom_comes_with_the_working_set():
 def test_headroom_shares_do_not_move_balloons_by_less_than_min_change():
     # The episode above one round later: BLAS's WSS fell by 3 MiB, which
     # shifts every headroom share by 1 MiB; nobody is moved for that.
-    def small(uuid, wss_mib, act_kb):
-        return mut.VMDemand(uuid, 256 * MiB, act_kb, wss_mib * MiB,
-                            384 * MiB, 128 * MiB)
-    first = mut.distribute([small('blas', 230, 254 * MiB),
-                            small('grass', 313, 299 * MiB),
-                            small('wrf', 190, 215 * MiB)], 0, 'equal',
+    first = mut.distribute([ch3_vm('blas', 230, 254 * MiB),
+                            ch3_vm('grass', 313, 299 * MiB),
+                            ch3_vm('wrf', 190, 215 * MiB)], 0, 'equal',
                            headroom_kb=24 * MiB, min_change_kb=8 * MiB)
     act = first.allocations
-    vms = [small('blas', 227, act['blas']), small('grass', 313, act['grass']),
-           small('wrf', 190, act['wrf'])]
+    vms = [ch3_vm('blas', 227, act['blas']),
+           ch3_vm('grass', 313, act['grass']),
+           ch3_vm('wrf', 190, act['wrf'])]
     plain = mut.distribute(vms, first.pool_after_kb, 'equal',
                            headroom_kb=24 * MiB)
     assert len(plain.moves) == 3            # 1 MiB shuffles without it
@@ -235,7 +234,7 @@ def test_headroom_shares_do_not_move_balloons_by_less_than_min_change():
     assert plan.allocations == act
     assert plan.budget_kb == 768 * MiB
     # A working-set move is never held back, however small.
-    vms[1] = small('grass', 313 + 2, act['grass'] - 3 * MiB - 11947)
+    vms[1] = ch3_vm('grass', 313 + 2, act['grass'] - 3 * MiB - 11947)
     plan = mut.distribute(vms, first.pool_after_kb + 3 * MiB + 11947,
                           'equal', headroom_kb=24 * MiB,
                           min_change_kb=8 * MiB)
