@@ -780,9 +780,9 @@ def main(argv=None):
     # SIGTERM (a kill, a job timeout) must still run the cleanup below.
     signal.signal(signal.SIGTERM, _interrupt)
 
-    from tests.functional.harness import fixtures
-    from tests.functional.harness import image
-    from tests.functional.harness import libvirtd as libvirtd_mod
+    from tests.harness import fixtures
+    from tests.harness import image
+    from tests.harness import libvirtd as libvirtd_mod
     import tempfile
 
     os.makedirs(args.out, exist_ok=True)

@@ -55,10 +55,10 @@ from memmut.virt import driver as virt_driver
 from memmut.virt import libvirt_driver
 from tests import common
 from tests.functional import mut_support
-from tests.functional.harness import fixtures
-from tests.functional.harness import guest as guestmod
-from tests.functional.harness import image
-from tests.functional.harness import libvirtd as libvirtd_mod
+from tests.harness import fixtures
+from tests.harness import guest as guestmod
+from tests.harness import image
+from tests.harness import libvirtd as libvirtd_mod
 
 LOG = logging.getLogger('bench_mutualization')
 MIB = 1024

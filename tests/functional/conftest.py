@@ -1,4 +1,4 @@
 """Fixtures of the functional tests."""
 
-from tests.functional.harness.fixtures import *  # noqa
-from tests.functional.harness.services import *  # noqa
+from tests.harness.fixtures import *  # noqa
+from tests.harness.services import *  # noqa

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from memmut import workloads
-from tests.functional.harness import domain
-from tests.functional.harness.guest import parse_lines, wait_until
+from tests.harness import domain
+from tests.harness.guest import parse_lines, wait_until
 
 libvirt = pytest.importorskip('libvirt')
 

@@ -5,8 +5,8 @@ import pytest
 from memmut import workloads
 from memmut.virt import driver as virt_driver
 from memmut.virt import libvirt_driver
-from tests.functional.harness import domain
-from tests.functional.harness import guest as guestmod
+from tests.harness import domain
+from tests.harness import guest as guestmod
 from tests import common
 
 MIB = 1024

@@ -19,7 +19,7 @@ from memmut import workloads
 from memmut.agent import swapdisk
 from memmut.virt import libvirt_driver
 from tests import common
-from tests.functional.harness.guest import parse_lines, wait_until
+from tests.harness.guest import parse_lines, wait_until
 
 libvirt = pytest.importorskip('libvirt')
 

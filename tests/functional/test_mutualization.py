@@ -18,7 +18,7 @@ from memmut.agent import local_controller
 from memmut.virt import libvirt_driver
 from tests import common
 from tests.functional import mut_support
-from tests.functional.harness.guest import parse_lines
+from tests.harness.guest import parse_lines
 
 MIB = 1024
 INIT = 256 * MIB

@@ -12,7 +12,7 @@ from memmut.db import migration
 from memmut.virt import libvirt_driver
 from memmut import workloads
 from tests import common
-from tests.functional.harness import guest as guestmod
+from tests.harness import guest as guestmod
 
 MIB = 1024
 

@@ -24,10 +24,10 @@ import pytest
 
 from memmut.agent import swapdisk
 from memmut.memstore import process as memstore_process
-from tests.functional.harness import domain
-from tests.functional.harness import guest as guestmod
-from tests.functional.harness import image
-from tests.functional.harness import libvirtd as libvirtd_mod
+from tests.harness import domain
+from tests.harness import guest as guestmod
+from tests.harness import image
+from tests.harness import libvirtd as libvirtd_mod
 
 __all__ = ['libvirtd', 'guest_image', 'guest_factory', 'GuestFactory']
 

@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GUEST_DIR = os.path.join(os.path.dirname(HERE), 'guest')
+GUEST_DIR = os.path.join(HERE, 'guest')
 DEFAULT_CACHE = os.path.join(os.path.dirname(HERE), '.cache')
 
 # The guest needs these; their dependencies come from modules.dep.

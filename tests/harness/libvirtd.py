@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 
-from tests.functional.harness import domain
+from tests.harness import domain
 
 try:
     import libvirt
