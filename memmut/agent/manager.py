@@ -8,12 +8,12 @@ sends them, oldest first, once the controller answers again. Each report
 carries (boot_id, seq) so a report resent after a lost reply is stored once.
 
 Every poll also runs the working-set estimation of each VM
-(:class:`memmut.agent.estimation.EstimationPipeline`, ``[agent]
+(:class:`memmut.agent.wss.pipeline.EstimationPipeline`, ``[agent]
 wss_estimator``), puts the estimates in the report, and, with ``[agent]
 balloon_actuation``, moves balloons: through local mutualization
-(:class:`memmut.agent.local_controller.LocalController`) when
+(:class:`memmut.agent.mutualization.local_controller.LocalController`) when
 ``[mutualization] enabled``, else through the single-VM on-demand loop
-(:class:`memmut.agent.estimation.Actuator`).
+(:class:`memmut.agent.wss.pipeline.Actuator`).
 """
 
 import collections
@@ -25,11 +25,11 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 
 from memmut import objects
-from memmut.agent import estimation
-from memmut.agent import local_controller
+from memmut.agent.wss import pipeline
+from memmut.agent.mutualization import local_controller
 from memmut.agent import rpcapi
-from memmut.agent.sampling import swap as swapmod
-from memmut.agent import swapdisk
+from memmut.agent.wss import swap_monitors as swapmod
+from memmut.agent.swap import swapdisk
 from memmut.virt import driver as virt_driver
 
 LOG = logging.getLogger(__name__)
@@ -56,12 +56,12 @@ class AgentManager:
         # memstore serves the VMs' swap disks and Geiger's reuse distances.
         self.swapdisks = (swapdisk.SwapDiskManager(conf, driver)
                           if conf.memstore.enabled else None)
-        self.estimation = estimation.EstimationPipeline(
+        self.estimation = pipeline.EstimationPipeline(
             conf, driver, swap=swapmod.SwapMonitors(
-                estimation.default_swap_monitors(
+                pipeline.default_swap_monitors(
                     conf, self._memstore_read if self.swapdisks else None)))
-        self.estimates = {}          # uuid -> estimation.Estimate
-        self.actuator = estimation.Actuator(conf, driver)
+        self.estimates = {}          # uuid -> pipeline.Estimate
+        self.actuator = pipeline.Actuator(conf, driver)
         self.local_controller = (
             local_controller.LocalController(conf, driver, controller_api)
             if conf.mutualization.enabled else None)

@@ -8,7 +8,7 @@ from memmut.agent import service as agent_service
 from memmut import rpc
 from memmut import service
 from memmut.virt import driver as virt_driver
-from memmut.virt import sim
+from memmut.virt import simulated
 
 LOG = logging.getLogger(__name__)
 
@@ -18,7 +18,7 @@ def main(argv=None):
     service.require_real_transport(conf, 'memmut-agent')
     try:
         agent = agent_service.AgentService(conf, rpc.get_transport(conf))
-    except (sim.SimSpecError, virt_driver.HypervisorUnavailable) as e:
+    except (simulated.SimSpecError, virt_driver.HypervisorUnavailable) as e:
         service.fail(str(e))
     service.run_until_signalled(agent.start, agent.stop)
 

@@ -22,7 +22,7 @@ from memmut.db import migration
 from memmut.globals import service as controller_service
 from memmut import rpc
 from memmut import service
-from memmut.virt import sim
+from memmut.virt import simulated
 
 LOG = logging.getLogger(__name__)
 MIB = 1024
@@ -102,7 +102,7 @@ def main(argv=None):
     transport = rpc.get_transport(conf)
     try:
         agent = agent_service.AgentService(conf, transport)
-    except sim.SimSpecError as e:
+    except simulated.SimSpecError as e:
         service.fail(str(e))
     controller = controller_service.ControllerService(conf, transport, db)
 

@@ -1,7 +1,8 @@
 """A seeded synthetic trace: the simulator's default, no data needed.
 
 Each VM gets a flavour (booked memory and vCPUs), a working-set shape from
-:mod:`memmut.workloads` (W1 rising, W2 falling, W3 hill, W4 valley, W5
+:mod:`memmut.evaluation.workloads`
+(W1 rising, W2 falling, W3 hill, W4 valley, W5
 oscillating) scaled to a peak between 10 % and 60 % of its booking, each
 shape step lasting 1 to 6 hours and the shape repeating, with 4 %
 multiplicative noise; and a CPU series: a per-VM base load (log-normal,
@@ -16,7 +17,7 @@ The same seed gives the same trace.
 import numpy as np
 
 from memmut.simulator import trace as trace_mod
-from memmut import workloads
+from memmut.evaluation import workloads
 
 FLAVOURS_MB = np.array([1024, 2048, 4096, 8192, 16384, 32768])
 FLAVOUR_P = np.array([0.15, 0.25, 0.25, 0.2, 0.1, 0.05])

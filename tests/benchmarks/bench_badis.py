@@ -59,13 +59,13 @@ import sys
 import threading
 import time
 
-from memmut.agent import badis
-from memmut.agent import estimation
-from memmut.agent.sampling import swap as swapmod
+from memmut.agent.wss import badis
+from memmut.agent.wss import pipeline
+from memmut.agent.wss import swap_monitors as swapmod
 from memmut.memstore import reuse
-from memmut import workloads
+from memmut.evaluation import workloads
 from memmut.virt import driver as virt_driver
-from memmut.virt import libvirt_driver
+from memmut.virt.libvirt import driver
 from tests import common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -156,10 +156,10 @@ class Run:
         self.base = base
         self.poll = poll
         self.sched = sched
-        self.driver = libvirt_driver.LibvirtDriver(conf)
+        self.driver = driver.LibvirtDriver(conf)
         self.driver.connect()
         self.driver.set_stats_period(g.uuid, 1)
-        committed = estimation.ConsoleCommittedAS(
+        committed = pipeline.ConsoleCommittedAS(
             lambda vm: g.spec.serial_log)
         # Geiger from the guest's memstore swap export (reuse distances);
         # the passive shadows below keep the balloon-statistics monitor
@@ -167,16 +167,16 @@ class Run:
         swap = None
         if getattr(g, 'swap_server', None) is not None and hasattr(
                 g.swap_server, 'stats'):
-            swap = swapmod.SwapMonitors(estimation.default_swap_monitors(
+            swap = swapmod.SwapMonitors(pipeline.default_swap_monitors(
                 conf, memstore_monitor(g, conf.badis.geiger_percentile)))
-        self.pipeline = estimation.EstimationPipeline(
+        self.pipeline = pipeline.EstimationPipeline(
             conf, self.driver, committed=committed, estimator=estimator,
             swap=swap)
         self.shadows = {}
         if estimator == 'badis':
-            self.shadows = {s: estimation.EstimationPipeline(
+            self.shadows = {s: pipeline.EstimationPipeline(
                 conf, self.driver, estimator=s) for s in SHADOWS}
-        self.actuator = estimation.Actuator(conf, self.driver)
+        self.actuator = pipeline.Actuator(conf, self.driver)
         self.rows = []
         self.moves = []
         self.wall = 0.0
@@ -321,7 +321,7 @@ def late_oracle_errors(rows, booked_kb, key='badis', params=None):
     ``key`` over the same schedule, from the run's first estimate on: the
     floor that the detection delay alone puts under the per-poll figures.
     The balloon it would set is simulated from the allocation at that
-    first estimate (:func:`memmut.agent.badis.balloon_target`, the
+    first estimate (:func:`memmut.agent.wss.badis.balloon_target`, the
     benchmark's headroom, rate limits and floor)."""
     start = next((i for i, r in enumerate(rows) if key in r), None)
     if start is None:

@@ -19,7 +19,7 @@ the summary mutualization.md and the figures mutualization_fig3_{3,4,5,6}.png
 The dynamic modes run the agent's own path, as
 ``memmut.agent.manager.AgentManager.poll_once`` does: at every poll
 (``--poll-seconds``) the estimation pipeline
-(``memmut.agent.estimation.EstimationPipeline``, estimator ``badis``: smaps
+(``memmut.agent.wss.pipeline.EstimationPipeline``, estimator ``badis``: smaps
 access sampling of the guest RAM + Geiger from memstore's reuse distances
 of the guest's swap export; a Badis round every ``--round-seconds`` per VM,
 at once when a VM swaps in between) feeds ``LocalController.step`` over the
@@ -47,12 +47,12 @@ import signal
 import tempfile
 import time
 
-from memmut.agent import estimation
-from memmut.agent import local_controller
-from memmut.agent.sampling import swap as swapmod
+from memmut.agent.wss import pipeline
+from memmut.agent.mutualization import local_controller
+from memmut.agent.wss import swap_monitors as swapmod
 from memmut.memstore import reuse
 from memmut.virt import driver as virt_driver
-from memmut.virt import libvirt_driver
+from memmut.virt.libvirt import driver
 from tests import common
 from tests.functional import mut_support
 from tests.harness import fixtures
@@ -94,7 +94,7 @@ SCENARIO_SHORTAGE = {
 }
 SCENARIOS = {'ch3': SCENARIO, 'shortage': SCENARIO_SHORTAGE}
 PREFIX = 'mutualization'        # of the result files' names
-ESTIMATOR = ('memmut.agent.estimation.EstimationPipeline, estimator badis '
+ESTIMATOR = ('memmut.agent.wss.pipeline.EstimationPipeline, estimator badis '
              '(as AgentManager.poll_once): smaps access sampling of the '
              'memfd guest RAM + Geiger from the memmut-memstore reuse '
              'distances of the guest\'s swap export, moving average of 3 '
@@ -244,7 +244,7 @@ def run_mode(mode, daemon, img, workdir, minute_s):
             n: INIT_MIB * MIB - g.wait_stat(
                 lambda st: st.get('memavail_kb', 0) > 0)['memavail_kb']
             for n, g in guests.items()}
-        drv = libvirt_driver.LibvirtDriver(conf)
+        drv = driver.LibvirtDriver(conf)
         drv.connect()
         for g in guests.values():
             drv.set_stats_period(g.uuid, 1)
@@ -252,9 +252,9 @@ def run_mode(mode, daemon, img, workdir, minute_s):
         # The agent's estimation path (AgentManager.poll_once): Badis with
         # smaps sampling and Geiger from each guest's memstore export. In
         # the static run it only records what it would have estimated.
-        pipeline = estimation.EstimationPipeline(
+        estimation = pipeline.EstimationPipeline(
             conf, drv, estimator='badis', swap=swapmod.SwapMonitors(
-                estimation.default_swap_monitors(conf, memstore_monitor(
+                pipeline.default_swap_monitors(conf, memstore_monitor(
                     {g.uuid: g for g in guests.values()},
                     conf.badis.geiger_percentile))))
         ctl = None
@@ -281,7 +281,7 @@ def run_mode(mode, daemon, img, workdir, minute_s):
                           'swap_out_kb': v.memory_stats.get('swap_out', 0),
                           'swap_in_kb': v.memory_stats.get('swap_in', 0),
                           'wss_mib': current_wss_mib(logs[n], SCENARIO[n])}
-            estimates = pipeline.estimate(vms, now)
+            estimates = estimation.estimate(vms, now)
             per_vm = {by_uuid[u]: _estimate_record(e)
                       for u, e in estimates.items() if u in by_uuid}
             rnd = {'t': row['t'], 'vms': per_vm}
@@ -338,8 +338,8 @@ def run_mode(mode, daemon, img, workdir, minute_s):
             if stats:
                 rec['guest_pswpout_kb'][n] = stats[-1]['pswpout'] * 4
         rec['swap_out_total_kb'] = sum(rec['swap_out_kb'].values())
-        rec['badis_rounds'] = pipeline.rounds
-        rec['estimation_cpu_s'] = round(pipeline.cpu_seconds, 3)
+        rec['badis_rounds'] = estimation.rounds
+        rec['estimation_cpu_s'] = round(estimation.cpu_seconds, 3)
         if ctl is not None:
             rec['gmc_informs'] = len(ctl.controller.informs)
         drv.close()

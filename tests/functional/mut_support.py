@@ -1,19 +1,19 @@
 """Shared by the mutualization functional test and benchmark.
 
 :class:`StatsBadis` feeds memmut's Badis state machine
-(:mod:`memmut.agent.badis`) with what the balloon statistics give through
+(:mod:`memmut.agent.wss.badis`) with what the balloon statistics give through
 the real libvirt driver, using memmut's own estimators: the guest's used
-memory (:func:`memmut.agent.estimators.balloon_used`) stands for the
+memory (:func:`memmut.agent.wss.techniques.balloon_used`) stands for the
 sampled WSS (like sampling, it cannot see above the allocation) and the
-swap counters (:func:`~memmut.agent.estimators.swap_activity`,
-:func:`~memmut.agent.estimators.swap_fallback_estimate`) for Geiger. It
-returns objects shaped like ``memmut.agent.estimation.Estimate`` (uuid,
+swap counters (:func:`~memmut.agent.wss.techniques.swap_activity`,
+:func:`~memmut.agent.wss.techniques.swap_fallback_estimate`) for Geiger. It
+returns objects shaped like ``memmut.agent.wss.pipeline.Estimate`` (uuid,
 wss_kb, max_avg_kb, demand_kb, source, mode) -- the agent's own pipeline
 produces those; this one needs no host-side page sampling, so it runs
 anywhere the balloon does.
 
 The Geiger stand-in grows a swapping VM by what it read back from swap in
-the round (:func:`~memmut.agent.estimators.swap_fallback_estimate`), but
+the round (:func:`~memmut.agent.wss.techniques.swap_fallback_estimate`), but
 that counts every re-read of the same pages: a VM cycling over a working
 set 30 MiB above its allocation reads hundreds of MiB back per round and
 asked for its whole booked size, which under a shortage took memory from a
@@ -29,8 +29,8 @@ not grant yet, and never asks for more than was read back.
 import dataclasses
 
 from memmut import objects
-from memmut.agent import badis
-from memmut.agent import estimators
+from memmut.agent.wss import badis
+from memmut.agent.wss import techniques
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +70,7 @@ class StatsBadis:
                                           self.probe_kb << min(level, 16))
         request = min(ghost.wss_kb, request)
         self.probes[vm.uuid] = (level, request)
-        return estimators.Estimate(request, ghost.source)
+        return techniques.Estimate(request, ghost.source)
 
     def observe(self, vms, now):
         out = {}
@@ -82,9 +82,9 @@ class StatsBadis:
             self.prev[vm.uuid] = stats
             activity = None
             if prev is not None:
-                activity = estimators.swap_activity(
+                activity = techniques.swap_activity(
                     prev, stats, self.swap_in_threshold_kb)
-            ghost = estimators.swap_fallback_estimate(
+            ghost = techniques.swap_fallback_estimate(
                 activity, vm.balloon_kb, self.min_grow_kb)
             swapping = bool(activity and activity.active)
             if ghost is not None and self.probe_kb is not None:
@@ -96,14 +96,14 @@ class StatsBadis:
             # offered to Badis in swapping rounds (where Badis would take
             # m_cur - sampled as pinned pages).
             sampled = None
-            used = estimators.balloon_used(stats)
+            used = techniques.balloon_used(stats)
             if used is not None and not swapping:
                 # balloon_used is in MemTotal terms ('available'); a balloon
                 # also covers what the guest kernel keeps out of MemTotal
                 # (about 48 MiB of a 256 MiB TCG test guest): add it, or
                 # the VM is sized that much too small and thrashes.
                 hidden = max(0, vm.balloon_kb - stats['available'])
-                sampled = estimators.Estimate(
+                sampled = techniques.Estimate(
                     min(vm.balloon_kb, used.wss_kb + hidden), used.source)
             obs = badis.Observation(
                 timestamp=now, m_cur_kb=vm.balloon_kb,

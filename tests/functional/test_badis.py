@@ -10,8 +10,8 @@ working set is the schedule's plus the guest's base (booked - MemAvailable
 at boot).
 """
 
-from memmut import workloads
-from memmut.agent.sampling import smaps
+from memmut.evaluation import workloads
+from memmut.agent.wss.sampling import smaps
 from tests.benchmarks import bench_badis
 
 MIB = 1024

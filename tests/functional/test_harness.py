@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from memmut import workloads
+from memmut.evaluation import workloads
 from tests.harness import domain
 from tests.harness.guest import parse_lines, wait_until
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from memmut import workloads
+from memmut.evaluation import workloads
 from memmut.virt import driver as virt_driver
-from memmut.virt import libvirt_driver
+from memmut.virt.libvirt import driver
 from tests.harness import domain
 from tests.harness import guest as guestmod
 from tests import common
@@ -15,7 +15,7 @@ MIB = 1024
 @pytest.fixture
 def driver_for(libvirtd):
     def make(**libvirt_opts):
-        d = libvirt_driver.LibvirtDriver(common.private_conf(
+        d = driver.LibvirtDriver(common.private_conf(
             libvirt=dict(libvirtd.memmut_options(), **libvirt_opts)))
         d.connect()
         return d

@@ -15,9 +15,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from memmut import workloads
-from memmut.agent import swapdisk
-from memmut.virt import libvirt_driver
+from memmut.evaluation import workloads
+from memmut.agent.swap import swapdisk
+from memmut.virt.libvirt import driver
 from tests import common
 from tests.harness.guest import parse_lines, wait_until
 
@@ -122,7 +122,7 @@ def test_agent_hotplugs_and_never_unplugs_a_busy_swap_disk(guest_factory,
         memstore={'enabled': True, 'socket_dir': ms.socket_dir,
                   'swap_size_mb': 256, 'export_quota_mb': 32,
                   'histogram_bucket_pages': 64, 'reconnect_delay': 10})
-    drv = libvirt_driver.LibvirtDriver(conf)
+    drv = driver.LibvirtDriver(conf)
     drv.connect()
     mgr = swapdisk.SwapDiskManager(conf, drv)
     vm = next(v for v in drv.list_vms() if v.uuid == g.uuid)

@@ -13,9 +13,9 @@ import logging
 import subprocess
 import time
 
-from memmut.agent import badis
-from memmut.agent import local_controller
-from memmut.virt import libvirt_driver
+from memmut.agent.wss import badis
+from memmut.agent.mutualization import local_controller
+from memmut.virt.libvirt import driver
 from tests import common
 from tests.functional import mut_support
 from tests.harness.guest import parse_lines
@@ -42,7 +42,7 @@ def test_memory_moves_idle_to_growing_and_back(libvirtd, guest_factory,
     a = guest_factory(name='mut-a', schedule='24x60,280x70', **common_args)
     b = guest_factory(name='mut-b', schedule='100x8,280x52,24x70',
                       **common_args)
-    drv = libvirt_driver.LibvirtDriver(conf)
+    drv = driver.LibvirtDriver(conf)
     drv.connect()
     for g in (a, b):
         drv.set_stats_period(g.uuid, 1)

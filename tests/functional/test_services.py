@@ -9,8 +9,8 @@ import time
 
 from memmut.db import api as db_api
 from memmut.db import migration
-from memmut.virt import libvirt_driver
-from memmut import workloads
+from memmut.virt.libvirt import driver
+from memmut.evaluation import workloads
 from tests import common
 from tests.harness import guest as guestmod
 
@@ -83,7 +83,7 @@ def test_agent_and_controller_over_rabbitmq_and_postgresql(
 
         # 2. a balloon change through the agent's driver reaches the guest
         # and comes back through the pipeline
-        drv = libvirt_driver.LibvirtDriver(
+        drv = driver.LibvirtDriver(
             common.private_conf(libvirt=libvirtd.memmut_options()))
         mark = guests[0].mark()
         drv.set_balloon(guests[0].uuid, 224 * MIB)

@@ -1,5 +1,5 @@
 """Real-hypervisor test harness: a private libvirtd, tiny TCG guests that run
-the W1-W5 working sets of :mod:`memmut.workloads`, and swap disks.
+the W1-W5 working sets of :mod:`memmut.evaluation.workloads`, and swap disks.
 
 Fixtures (tests/functional/conftest.py imports them):
 

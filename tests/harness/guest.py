@@ -11,7 +11,7 @@ try:
 except ImportError:  # the libvirtd fixture reports it
     libvirt = None
 
-from memmut import workloads
+from memmut.evaluation import workloads
 
 READY = r'MEMMUT-GUEST READY'
 # What makes waiting pointless: the guest cannot print the line any more.
@@ -26,7 +26,8 @@ def workload_cmdline(schedule, alloc='d', loops=1, period_ms=0,
                      poweroff=False):
     """Kernel command line words that make /init run memwork.
 
-    ``schedule`` is a list of :class:`memmut.workloads.Step` or an already
+    ``schedule`` is a list of :class:`memmut.evaluation.workloads.Step` or an
+    already
     encoded string (``64x10,128x7.5``).
     """
     if not isinstance(schedule, str):

@@ -6,7 +6,7 @@ import pytest
 from memmut.agent import manager
 from memmut import objects
 from memmut.virt import driver
-from memmut.virt import sim
+from memmut.virt import simulated
 
 
 class FakeController:
@@ -25,7 +25,7 @@ class FakeController:
         return new
 
 
-class FlakyDriver(sim.SimDriver):
+class FlakyDriver(simulated.SimDriver):
     down = False
 
     def connect(self):

@@ -1,6 +1,6 @@
 import os
 
-from memmut.virt import libvirt_driver
+from memmut.virt.libvirt import driver
 
 NOVA_XML = ('<nova:instance xmlns:nova="http://openstack.org/xmlns/libvirt/'
             'nova/1.1"><nova:package version="34.0.0"/>'
@@ -8,17 +8,17 @@ NOVA_XML = ('<nova:instance xmlns:nova="http://openstack.org/xmlns/libvirt/'
 
 
 def test_nova_metadata_gives_display_name():
-    assert libvirt_driver.parse_nova_metadata(NOVA_XML) == 'web-1'
+    assert driver.parse_nova_metadata(NOVA_XML) == 'web-1'
     # what libvirt really returns: the namespace stripped
     stripped = '<instance><package version="34"/><name> db </name></instance>'
-    assert libvirt_driver.parse_nova_metadata(stripped) == 'db'
-    assert libvirt_driver.parse_nova_metadata('<instance/>') is None
+    assert driver.parse_nova_metadata(stripped) == 'db'
+    assert driver.parse_nova_metadata('<instance/>') is None
 
 
 def test_foreign_or_broken_metadata_is_not_nova():
-    assert libvirt_driver.parse_nova_metadata(None) is None
-    assert libvirt_driver.parse_nova_metadata('<x/>') is None
-    assert libvirt_driver.parse_nova_metadata('<nova:') is None
+    assert driver.parse_nova_metadata(None) is None
+    assert driver.parse_nova_metadata('<x/>') is None
+    assert driver.parse_nova_metadata('<nova:') is None
 
 
 def test_find_qemu_pid_by_uuid(tmp_path):
@@ -30,8 +30,8 @@ def test_find_qemu_pid_by_uuid(tmp_path):
     proc(11, '/usr/bin/qemu-system-x86_64', '-name', 'x', '-uuid', 'u2')
     proc(12, '/usr/bin/qemu-system-x86_64', '-uuid', 'u1', '-m', '256')
     os.mkdir(tmp_path / 'self')
-    assert libvirt_driver.find_qemu_pid('u1', proc=str(tmp_path)) == 12
-    assert libvirt_driver.find_qemu_pid('u3', proc=str(tmp_path)) is None
+    assert driver.find_qemu_pid('u1', proc=str(tmp_path)) == 12
+    assert driver.find_qemu_pid('u3', proc=str(tmp_path)) is None
 
 
 class _Error(Exception):
@@ -90,9 +90,9 @@ def test_domain_type_is_reported_at_every_listing(monkeypatch):
     and smaps then refused a TCG guest listed once before the agent's
     estimation pipeline first saw it)."""
     from tests import common
-    monkeypatch.setattr(libvirt_driver, 'libvirt', _FakeLibvirt)
+    monkeypatch.setattr(driver, 'libvirt', _FakeLibvirt)
     conf = common.private_conf(libvirt={'domain_type': 'qemu'})
-    drv = libvirt_driver.LibvirtDriver(conf)
+    drv = driver.LibvirtDriver(conf)
     a, b = _Dom('u1', 'qemu'), _Dom('u2', 'kvm')
     drv._conn = _Conn([a, b])
     for _ in range(3):

@@ -1,13 +1,13 @@
 import pytest
 
 from memmut.virt import driver
-from memmut.virt import sim
+from memmut.virt import simulated
 
 
 def _driver(conf, clock, specs, **sim_opts):
     for k, v in sim_opts.items():
         conf.set_override(k, v, group='sim')
-    return sim.SimDriver(conf, clock=clock, vms=specs)
+    return simulated.SimDriver(conf, clock=clock, vms=specs)
 
 
 def _stats(d, name):
@@ -22,8 +22,8 @@ def _stats(d, name):
     ('a:10:W7', 'unknown workload'),
 ])
 def test_bad_specs_are_clear_errors(spec, match):
-    with pytest.raises(sim.SimSpecError, match=match):
-        sim.parse_vm_spec(spec, 60)
+    with pytest.raises(simulated.SimSpecError, match=match):
+        simulated.parse_vm_spec(spec, 60)
 
 
 def test_memory_follows_the_schedule(conf, clock):
@@ -85,5 +85,5 @@ def test_host_info_counts_vm_memory_and_cpu(conf, clock):
 
 
 def test_duplicate_names_rejected(conf, clock):
-    with pytest.raises(sim.SimSpecError, match='duplicate'):
+    with pytest.raises(simulated.SimSpecError, match='duplicate'):
         _driver(conf, clock, ['a:100:W1', 'a:200:W2'])

@@ -1,6 +1,6 @@
 import pytest
 
-from memmut import workloads
+from memmut.evaluation import workloads
 
 
 def test_every_shape_expands_to_positive_steps_reaching_the_peak():

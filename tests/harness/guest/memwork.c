@@ -3,7 +3,7 @@
  *
  * Parameters come from /proc/cmdline (or, for a run on the host, from
  * "key=value" arguments):
- *   memwork.sched=MIBxSECONDS,...  steps, format of memmut.workloads.encode
+ *   memwork.sched=MIBxSECONDS,...  steps, format of memmut.evaluation.workloads.encode
  *   memwork.alloc=s|d   s: map the peak once, touch only the current step;
  *                       d: grow/shrink the mapping with each step
  *                       (seed 004 section 2.5.1, W_i,s and W_i,d)

@@ -4,9 +4,9 @@ import logging
 
 import pytest
 
-from memmut.agent import actuator
-from memmut.agent import mutualization as mut
-from memmut.agent import reservoir
+from memmut.agent.mutualization import actuator
+from memmut.agent.mutualization import algorithm1 as mut
+from memmut.agent.mutualization import books as bookmod
 from memmut.virt import driver as virt_driver
 from tests.unit.agent.balloon_host import BalloonHost
 
@@ -29,7 +29,7 @@ def setup(release_mib=None, budget_mib=768, step=1.0, reclaim_wait=2.0):
     host.add('idle', 384, 256, release_mib=release_mib)
     host.add('grow', 384, 256)
     host.add('flat', 384, 256)
-    books = reservoir.Books(budget_mib * MiB + 512 * MiB, 512 * MiB)
+    books = bookmod.Books(budget_mib * MiB + 512 * MiB, 512 * MiB)
     for g in host.guests.values():
         books.add_vm(g.uuid, 256 * MiB, g.actual_kb, g.booked_kb)
     clock = Clock()

@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from memmut.agent import actuator
-from memmut.agent import mutualization as mut
-from memmut.agent import reservoir
+from memmut.agent.mutualization import actuator
+from memmut.agent.mutualization import algorithm1 as mut
+from memmut.agent.mutualization import books as bookmod
 from memmut.virt import driver as virt_driver
 from tests.unit.agent.balloon_host import BalloonHost
 
@@ -58,7 +58,7 @@ def test_books_and_host_stay_consistent(release, step, rounds):
     host = BalloonHost()
     for name, rel in zip(NAMES, release):
         host.add(name, 384, 256, release_mib=rel)
-    books = reservoir.Books(BUDGET + 512 * MiB, 512 * MiB)
+    books = bookmod.Books(BUDGET + 512 * MiB, 512 * MiB)
     for g in host.guests.values():
         books.add_vm(g.uuid, INIT, g.actual_kb, g.booked_kb)
     clock = Clock()

@@ -4,9 +4,9 @@ import dataclasses
 
 import pytest
 
-from memmut.agent import badis
-from memmut.agent import estimators as est
-from memmut.agent.badis import Mode
+from memmut.agent.wss import badis
+from memmut.agent.wss import techniques as est
+from memmut.agent.wss.badis import Mode
 
 MiB = 1024
 M_CUR = 1000 * MiB

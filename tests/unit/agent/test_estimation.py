@@ -4,15 +4,15 @@ import logging
 
 import pytest
 
-from memmut.agent import badis
-from memmut.agent import estimation
-from memmut.agent import estimators
-from memmut.agent import sampling
-from memmut.agent.sampling import base
-from memmut.agent.sampling import swap
+from memmut.agent.wss import badis
+from memmut.agent.wss import pipeline
+from memmut.agent.wss import techniques
+from memmut.agent.wss import sampling
+from memmut.agent.wss.sampling import base
+from memmut.agent.wss import swap_monitors
 from memmut.memstore import reuse
 from memmut.virt import driver
-from memmut.virt import sim
+from memmut.virt import simulated
 from tests import common
 
 MIB = 1024
@@ -35,8 +35,8 @@ def conf_with(**badis_opts):
 # -- swap monitors ------------------------------------------------------------
 
 def test_balloon_stats_monitor_uses_deltas_and_caps_thrashing():
-    m = swap.BalloonStatsSwapMonitor(swap_in_threshold_kb=4096,
-                                     min_grow_kb=4096)
+    m = swap_monitors.BalloonStatsSwapMonitor(swap_in_threshold_kb=4096,
+                                              min_grow_kb=4096)
     vm = info(stats={'swap_in': 1000, 'swap_out': 1000})
     first = m.read(vm, 512 * MIB)
     assert not first.swapping and first.ghost is None
@@ -55,7 +55,7 @@ def test_balloon_stats_monitor_uses_deltas_and_caps_thrashing():
 
 def memstore_reading(histogram, bucket_pages=1024, cold=0,
                      percent=95.0):
-    """A reading as memmut.agent.swapdisk returns it, built from a stats
+    """A reading as memmut.agent.swap.swapdisk returns it, built from a stats
     reply of memstore's control protocol."""
     extra = reuse.extra_pages(histogram, percent, bucket_pages) * 4096
     return reuse.SwapMonitor.from_stats({'monitor': {
@@ -70,12 +70,12 @@ def memstore_reading(histogram, bucket_pages=1024, cold=0,
 def test_memstore_monitor_turns_reuse_distances_into_geiger():
     readings = [memstore_reading([[0, 10], [3, 80], [5, 10]]),
                 memstore_reading([]), memstore_reading([], cold=3)]
-    m = swap.MemstoreSwapMonitor(lambda vm: readings.pop(0))
+    m = swap_monitors.MemstoreSwapMonitor(lambda vm: readings.pop(0))
     r = m.read(info(), 300 * MIB)
     # 95 % of the 100 swap-ins lie within buckets 0-5 of 4 MiB (memstore
     # counts a distance D as needing D + 1 pages: the bucket's upper edge)
     assert r.swapping and r.ghost.wss_kb == 300 * MIB + 24 * MIB
-    assert r.ghost.source == estimators.SOURCE_GEIGER
+    assert r.ghost.source == techniques.SOURCE_GEIGER
     assert r.source == 'memstore'
     r = m.read(info(), 300 * MIB)
     assert not r.swapping and r.ghost is None
@@ -86,29 +86,30 @@ def test_memstore_monitor_turns_reuse_distances_into_geiger():
 def test_memstore_failure_falls_back_to_balloon_stats(caplog):
     def broken(vm):
         raise ConnectionRefusedError('no control socket')
-    stats = swap.BalloonStatsSwapMonitor()
-    both = swap.SwapMonitors([swap.MemstoreSwapMonitor(broken), stats])
+    stats = swap_monitors.BalloonStatsSwapMonitor()
+    both = swap_monitors.SwapMonitors(
+        [swap_monitors.MemstoreSwapMonitor(broken), stats])
     caplog.set_level(logging.WARNING)
     both.read(info(stats={'swap_in': 0, 'swap_out': 0}), 100 * MIB)
     r = both.read(info(stats={'swap_in': 9000, 'swap_out': 9000}),
                   100 * MIB)
     assert r.source == 'balloon_stats' and r.swapping
     assert caplog.text.count('no reuse distances') == 1   # warned once
-    no_export = swap.MemstoreSwapMonitor(lambda vm: None)
+    no_export = swap_monitors.MemstoreSwapMonitor(lambda vm: None)
     assert no_export.read(info(), 100 * MIB) is None
 
 
 def test_pipeline_prefers_memstore_and_names_it():
     reading = memstore_reading([[2, 100]])
-    monitors = swap.SwapMonitors(estimation.default_swap_monitors(
+    monitors = swap_monitors.SwapMonitors(pipeline.default_swap_monitors(
         conf_with(), lambda vm: reading))
-    p = estimation.EstimationPipeline(conf_with(), FakeDriver(),
-                                      swap=monitors)
+    p = pipeline.EstimationPipeline(conf_with(), FakeDriver(),
+                                    swap=monitors)
     vm = info(balloon=512 * MIB, stats={'swap_in': 0, 'swap_out': 0})
     p.estimate([vm], 0.0)
     e = p.estimate([vm], 10.0)['u-1']
     assert e.source == 'badis/balloon_stats+memstore'
-    assert e.mode == 'VG' and e.detail == estimators.SOURCE_GEIGER
+    assert e.mode == 'VG' and e.detail == techniques.SOURCE_GEIGER
     assert e.wss_kb == 512 * MIB + 12 * MIB
 
 
@@ -128,9 +129,9 @@ def sim_loop(shape, rounds, conf=None, actuate=True, peak=800):
         badis={'round_interval': 10.0, 'time_slice': 30.0},
         sim={'step_seconds': 300})
     spec = 'a:1024:%s:%d' % (shape, peak)
-    d = sim.SimDriver(conf, clock=clock, vms=[spec])
-    p = estimation.EstimationPipeline(conf, d)
-    act = estimation.Actuator(conf, d)
+    d = simulated.SimDriver(conf, clock=clock, vms=[spec])
+    p = pipeline.EstimationPipeline(conf, d)
+    act = pipeline.Actuator(conf, d)
     vm = next(iter(d.vms.values()))
     trace = []
     for _ in range(rounds):
@@ -140,7 +141,7 @@ def sim_loop(shape, rounds, conf=None, actuate=True, peak=800):
         if actuate:
             act.step(vms, est)
         e = est.get(vm.uuid)
-        trace.append((clock.t, vm.demand_kb + sim.GUEST_BASE_KB,
+        trace.append((clock.t, vm.demand_kb + simulated.GUEST_BASE_KB,
                       vm.balloon_kb, e))
     return p, trace
 
@@ -157,8 +158,8 @@ def test_first_round_comes_one_interval_after_first_sight():
 def test_estimates_between_rounds_are_marked_stale():
     clock = Clock()
     conf = conf_with(round_interval=10.0)
-    d = sim.SimDriver(conf, clock=clock, vms=['a:512:W1'])
-    p = estimation.EstimationPipeline(conf, d)
+    d = simulated.SimDriver(conf, clock=clock, vms=['a:512:W1'])
+    p = pipeline.EstimationPipeline(conf, d)
     p.estimate(d.list_vms(), 0.0)
     fresh = p.estimate(d.list_vms(), 10.0)
     stale = p.estimate(d.list_vms(), 15.0)
@@ -228,7 +229,7 @@ def test_vm_no_backend_can_see_is_estimated_from_balloon_stats(caplog):
     d = FakeDriver()
     choice = sampling.SamplerChoice(conf, d, samplers={'blind': Blind()})
     choice.setting = 'blind'
-    p = estimation.EstimationPipeline(conf, d, samplers=choice)
+    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
     stats = {'actual': 1024 * MIB, 'available': 1000 * MIB,
              'unused': 600 * MIB, 'disk_caches': 100 * MIB,
              'swap_in': 0, 'swap_out': 0}
@@ -236,7 +237,7 @@ def test_vm_no_backend_can_see_is_estimated_from_balloon_stats(caplog):
     p.estimate([info(stats=stats)], 0.0)
     e = p.estimate([info(stats=stats)], 10.0)['u-1']
     assert e.source == 'badis/balloon_stats+balloon_stats'
-    assert e.detail == estimators.SOURCE_BALLOON_USED_NOCACHE
+    assert e.detail == techniques.SOURCE_BALLOON_USED_NOCACHE
     # used - caches, plus the guest kernel's reservation (actual - avail.)
     assert e.wss_kb == 300 * MIB + 24 * MIB
     assert 'refusing sampling back-end blind' in caplog.text
@@ -247,19 +248,19 @@ def test_baselines_report_the_guests_own_figures():
              'disk_caches': 100 * MIB}
     for kind, want in (('balloon_stats', 400 * MIB),
                        ('balloon_stats_nocache', 300 * MIB)):
-        p = estimation.EstimationPipeline(conf_with(), FakeDriver(),
-                                          estimator=kind)
+        p = pipeline.EstimationPipeline(conf_with(), FakeDriver(),
+                                        estimator=kind)
         p.estimate([info(stats=stats)], 0.0)
         e = p.estimate([info(stats=stats)], 10.0)['u-1']
         assert (e.wss_kb, e.source, e.mode) == (want, kind, None)
-    none = estimation.EstimationPipeline(conf_with(), FakeDriver(),
-                                         estimator='none')
+    none = pipeline.EstimationPipeline(conf_with(), FakeDriver(),
+                                       estimator='none')
     assert none.estimate([info(stats=stats)], 0.0) == {}
 
 
 def test_zballoond_shrinks_until_swap_then_backs_off():
     committed = {'kb': 800 * MIB}
-    p = estimation.EstimationPipeline(
+    p = pipeline.EstimationPipeline(
         conf_with(floor_kb=0), FakeDriver(), estimator='zballoond',
         committed=lambda vm: committed['kb'])
     balloon, swap_in = 1024 * MIB, 0
@@ -283,12 +284,12 @@ def test_zballoond_shrinks_until_swap_then_backs_off():
 
 def test_selfballoon_needs_committed_as(caplog):
     caplog.set_level(logging.ERROR)
-    blind = estimation.EstimationPipeline(conf_with(), FakeDriver(),
-                                          estimator='selfballoon')
+    blind = pipeline.EstimationPipeline(conf_with(), FakeDriver(),
+                                        estimator='selfballoon')
     blind.estimate([info()], 0.0)
     assert blind.estimate([info()], 10.0) == {}
     assert 'Committed_AS' in caplog.text and 'u-1' in caplog.text
-    p = estimation.EstimationPipeline(
+    p = pipeline.EstimationPipeline(
         conf_with(floor_kb=0), FakeDriver(), estimator='selfballoon',
         committed=lambda vm: 200 * MIB)
     p.estimate([info()], 0.0)
@@ -301,16 +302,16 @@ def test_console_committed_as(tmp_path):
     log = tmp_path / 'console.log'
     log.write_text('GUESTSTAT t=1 memtotal_kb=1 committed_as_kb=111\n'
                    'noise\nGUESTSTAT t=2 memtotal_kb=1 committed_as_kb=222\n')
-    read = estimation.ConsoleCommittedAS(lambda vm: str(log))
+    read = pipeline.ConsoleCommittedAS(lambda vm: str(log))
     assert read(info()) == 222
-    assert estimation.ConsoleCommittedAS(lambda vm: None)(info()) is None
-    assert estimation.ConsoleCommittedAS(
+    assert pipeline.ConsoleCommittedAS(lambda vm: None)(info()) is None
+    assert pipeline.ConsoleCommittedAS(
         lambda vm: str(tmp_path / 'none'))(info()) is None
 
 
 def test_bad_data_of_one_vm_does_not_stop_the_others(caplog):
-    p = estimation.EstimationPipeline(conf_with(), FakeDriver(),
-                                      estimator='balloon_stats')
+    p = pipeline.EstimationPipeline(conf_with(), FakeDriver(),
+                                    estimator='balloon_stats')
     good = info('good', stats={'available': 100, 'unused': 50})
     bad = info('bad', stats={'available': 100, 'unused': 'x'})
     caplog.set_level(logging.ERROR)
@@ -323,21 +324,21 @@ def test_bad_data_of_one_vm_does_not_stop_the_others(caplog):
 
 def test_unknown_estimator_is_refused():
     with pytest.raises(ValueError, match='unknown WSS estimator'):
-        estimation.EstimationPipeline(conf_with(), FakeDriver(),
-                                      estimator='magic')
+        pipeline.EstimationPipeline(conf_with(), FakeDriver(),
+                                    estimator='magic')
 
 
 # -- actuation ----------------------------------------------------------------
 
 def est(demand, fresh=True, probe=None, source='badis/sim+balloon_stats'):
-    return estimation.Estimate(uuid='u-1', wss_kb=demand, max_avg_kb=demand,
-                               demand_kb=demand, source=source, mode='V',
-                               fresh=fresh, probe_kb=probe)
+    return pipeline.Estimate(uuid='u-1', wss_kb=demand, max_avg_kb=demand,
+                             demand_kb=demand, source=source, mode='V',
+                             fresh=fresh, probe_kb=probe)
 
 
 def test_actuator_sets_demand_plus_headroom_and_logs_why(caplog):
     d = FakeDriver()
-    a = estimation.Actuator(conf_with(), d)
+    a = pipeline.Actuator(conf_with(), d)
     caplog.set_level(logging.INFO)
     vm = info(balloon=1024 * MIB)
     done = a.step([vm], {'u-1': est(800 * MIB)})
@@ -354,7 +355,7 @@ def test_actuator_sets_demand_plus_headroom_and_logs_why(caplog):
 
 def test_actuator_rate_limits_and_honours_probes_and_floor():
     d = FakeDriver()
-    a = estimation.Actuator(conf_with(), d)
+    a = pipeline.Actuator(conf_with(), d)
     a.step([info(balloon=1024 * MIB)], {'u-1': est(100 * MIB)})
     assert d.sets[-1][1] == 768 * MIB               # -25 % of booked
     a.step([info(balloon=512 * MIB)], {'u-1': est(0, probe=10 * MIB)})
@@ -363,7 +364,7 @@ def test_actuator_rate_limits_and_honours_probes_and_floor():
 
 def test_actuator_survives_driver_errors(caplog):
     d = FakeDriver()
-    a = estimation.Actuator(conf_with(), d)
+    a = pipeline.Actuator(conf_with(), d)
     d.fail = driver.VMNotFound('gone')
     assert a.step([info()], {'u-1': est(100 * MIB)}) == []
     d.fail = driver.InvalidBalloonTarget('outside')
@@ -407,7 +408,7 @@ def test_pinned_correction_is_learned_only_from_steady_intervals():
     choice = sampling.SamplerChoice(conf, d, samplers={
         'fixed': FixedSampler(500 * MIB)})
     choice.setting = 'fixed'
-    p = estimation.EstimationPipeline(conf, d, samplers=choice)
+    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
     swap_in = [0]
 
     def vm(balloon, swapping):
@@ -440,7 +441,7 @@ def test_initial_correction_is_calibrated_from_the_first_exact_sample(
     choice = sampling.SamplerChoice(conf, d, samplers={
         'fixed': FixedSampler(300 * MIB)})
     choice.setting = 'fixed'
-    p = estimation.EstimationPipeline(conf, d, samplers=choice)
+    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
     # the guest: 1024 MiB, its kernel keeps 50 MiB outside MemTotal
     # (available 974 MiB) and reports 600 MiB MemAvailable (usable): 424
     # MiB in use, 300 of them seen by sampling
@@ -467,7 +468,7 @@ def test_no_calibration_from_sampled_pages_or_when_disabled():
         sampler = FixedSampler(300 * MIB)
         choice = sampling.SamplerChoice(conf, d, samplers={'fixed': sampler})
         choice.setting = 'fixed'
-        p = estimation.EstimationPipeline(conf, d, samplers=choice)
+        p = pipeline.EstimationPipeline(conf, d, samplers=choice)
         if calibrate:
             # a back-end that samples n pages (no referenced size)
             sampler.end = lambda vm, pid: base.AccessSample(
@@ -480,14 +481,14 @@ def test_no_calibration_from_sampled_pages_or_when_disabled():
 def test_guest_unseen_memory():
     vm = info(balloon=1024 * MIB, stats={'actual': 1024 * MIB,
                                          'usable': 600 * MIB})
-    assert estimation.guest_unseen_kb(vm, 300 * MIB) == 124 * MIB
-    assert estimation.guest_unseen_kb(vm, 500 * MIB) == 0
-    assert estimation.guest_unseen_kb(info(stats={}), 0) == 0
-    assert estimation.guest_unseen_kb(vm, 0) == 424 * MIB
+    assert pipeline.guest_unseen_kb(vm, 300 * MIB) == 124 * MIB
+    assert pipeline.guest_unseen_kb(vm, 500 * MIB) == 0
+    assert pipeline.guest_unseen_kb(info(stats={}), 0) == 0
+    assert pipeline.guest_unseen_kb(vm, 0) == 424 * MIB
     # implausible: more than 3/4 of the balloon unseen
     odd = info(balloon=1024 * MIB, stats={'actual': 1024 * MIB,
                                           'usable': 10 * MIB})
-    assert estimation.guest_unseen_kb(odd, 0) == 0
+    assert pipeline.guest_unseen_kb(odd, 0) == 0
 
 
 def test_no_pinned_learning_from_an_interval_that_shrank():
@@ -496,7 +497,7 @@ def test_no_pinned_learning_from_an_interval_that_shrank():
     choice = sampling.SamplerChoice(conf, d, samplers={
         'fixed': FixedSampler(500 * MIB)})
     choice.setting = 'fixed'
-    p = estimation.EstimationPipeline(conf, d, samplers=choice)
+    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
     stats = {'swap_in': 0, 'swap_out': 0}
     p.estimate([info(balloon=540 * MIB, stats=dict(stats))], 0.0)
     p.estimate([info(balloon=540 * MIB, stats=dict(stats))], 10.0)
@@ -508,9 +509,9 @@ def test_no_pinned_learning_from_an_interval_that_shrank():
 
 def test_committed_as_in_balloon_terms_covers_the_guest_kernel():
     conf = conf_with()
-    p = estimation.EstimationPipeline(conf, FakeDriver(),
-                                      committed=lambda vm: 40 * MIB,
-                                      estimator='zballoond')
+    p = pipeline.EstimationPipeline(conf, FakeDriver(),
+                                    committed=lambda vm: 40 * MIB,
+                                    estimator='zballoond')
     # 256 MiB guest: 51 MiB reserved (MemTotal 205), 148 MiB available:
     # 108 MiB in use, 17 MiB more than Committed_AS + the reservation
     vm = info(booked=256 * MIB, stats={'actual': 256 * MIB,
@@ -530,16 +531,16 @@ def test_committed_as_in_balloon_terms_covers_the_guest_kernel():
 def test_geiger_counts_from_the_size_the_guest_evicted_at():
     seen = []
 
-    class Recorder(swap.SwapMonitor):
+    class Recorder(swap_monitors.SwapMonitor):
         name = 'rec'
 
         def read(self, vm, m_cur_kb):
             seen.append(m_cur_kb)
-            return swap.SwapReading(False, None, self.name)
+            return swap_monitors.SwapReading(False, None, self.name)
 
     conf = conf_with()
-    p = estimation.EstimationPipeline(
-        conf, FakeDriver(), swap=swap.SwapMonitors([Recorder()]))
+    p = pipeline.EstimationPipeline(
+        conf, FakeDriver(), swap=swap_monitors.SwapMonitors([Recorder()]))
     p.estimate([info(balloon=300 * MIB)], 0.0)      # first sight (primes)
     p.estimate([info(balloon=300 * MIB)], 10.0)
     p.estimate([info(balloon=500 * MIB)], 20.0)     # grew since last round
@@ -547,7 +548,7 @@ def test_geiger_counts_from_the_size_the_guest_evicted_at():
     assert seen == [300 * MIB, 300 * MIB, 300 * MIB, 500 * MIB]
 
 
-class _Scripted(swap.SwapMonitor):
+class _Scripted(swap_monitors.SwapMonitor):
     """A swap monitor whose readings are given per call."""
     name = 'scripted'
 
@@ -559,16 +560,16 @@ class _Scripted(swap.SwapMonitor):
         self.calls.append((m_cur_kb, keep_quiet))
         r = self.readings.pop(0) if self.readings else None
         if r is None:
-            return swap.SwapReading(False, None, self.name)
-        return swap.SwapReading(True, estimators.Estimate(
-            m_cur_kb + r, estimators.SOURCE_GEIGER), self.name)
+            return swap_monitors.SwapReading(False, None, self.name)
+        return swap_monitors.SwapReading(True, techniques.Estimate(
+            m_cur_kb + r, techniques.SOURCE_GEIGER), self.name)
 
 
 def test_round_is_due_within_the_tolerance_of_the_interval():
     conf = conf_with(round_interval=10.0, round_tolerance=0.1)
     mon = _Scripted([])
-    p = estimation.EstimationPipeline(
-        conf, FakeDriver(), swap=swap.SwapMonitors([mon]))
+    p = pipeline.EstimationPipeline(
+        conf, FakeDriver(), swap=swap_monitors.SwapMonitors([mon]))
     p.estimate([info(balloon=300 * MIB)], 0.0)
     e = p.estimate([info(balloon=300 * MIB)], 9.95)   # a poll a bit early
     assert e['u-1'].fresh and p.rounds == 1
@@ -581,8 +582,8 @@ def test_swap_activity_between_rounds_runs_the_round_at_once():
     # first sight, round at 10 (quiet), poll at 15 (quiet), poll at 17:
     # swapping with m_ghost 100 MiB
     mon = _Scripted([None, None, None, 100 * MIB])
-    p = estimation.EstimationPipeline(
-        conf, FakeDriver(), swap=swap.SwapMonitors([mon]))
+    p = pipeline.EstimationPipeline(
+        conf, FakeDriver(), swap=swap_monitors.SwapMonitors([mon]))
     vm = info(balloon=300 * MIB)
     p.estimate([vm], 0.0)
     first = p.estimate([vm], 10.0)['u-1']
@@ -600,8 +601,8 @@ def test_swap_activity_between_rounds_runs_the_round_at_once():
 def test_no_early_round_after_the_balloon_moved():
     conf = conf_with(round_interval=10.0)
     mon = _Scripted([None, None, 100 * MIB])
-    p = estimation.EstimationPipeline(
-        conf, FakeDriver(), swap=swap.SwapMonitors([mon]))
+    p = pipeline.EstimationPipeline(
+        conf, FakeDriver(), swap=swap_monitors.SwapMonitors([mon]))
     p.estimate([info(balloon=300 * MIB)], 0.0)
     p.estimate([info(balloon=300 * MIB)], 10.0)
     # our own shrink since the last round: swap-ins say nothing yet
@@ -613,8 +614,8 @@ def test_no_early_round_after_the_balloon_moved():
 def test_early_round_after_a_grow_only_while_the_guest_is_full():
     conf = conf_with(round_interval=10.0)
     mon = _Scripted([None, None, 50 * MIB, 80 * MIB])
-    p = estimation.EstimationPipeline(
-        conf, FakeDriver(), swap=swap.SwapMonitors([mon]))
+    p = pipeline.EstimationPipeline(
+        conf, FakeDriver(), swap=swap_monitors.SwapMonitors([mon]))
     p.estimate([info(balloon=300 * MIB)], 0.0)
     p.estimate([info(balloon=300 * MIB)], 10.0)
     roomy = info(balloon=400 * MIB, stats={'unused': 90 * MIB})
@@ -630,8 +631,8 @@ def test_early_round_after_a_grow_only_while_the_guest_is_full():
 def test_no_early_round_when_disabled():
     conf = conf_with(round_interval=10.0, react_to_swapping=False)
     mon = _Scripted([None, None, 100 * MIB])
-    p = estimation.EstimationPipeline(
-        conf, FakeDriver(), swap=swap.SwapMonitors([mon]))
+    p = pipeline.EstimationPipeline(
+        conf, FakeDriver(), swap=swap_monitors.SwapMonitors([mon]))
     p.estimate([info(balloon=300 * MIB)], 0.0)
     p.estimate([info(balloon=300 * MIB)], 10.0)
     assert not p.estimate([info(balloon=300 * MIB)], 15.0)['u-1'].fresh
@@ -639,7 +640,7 @@ def test_no_early_round_when_disabled():
 
 
 def test_balloon_stats_monitor_keeps_a_quiet_look_in_the_round():
-    m = swap.BalloonStatsSwapMonitor(swap_in_threshold_kb=4096)
+    m = swap_monitors.BalloonStatsSwapMonitor(swap_in_threshold_kb=4096)
     m.read(info(stats={'swap_in': 0, 'swap_out': 0}), 512 * MIB)
     look = m.read(info(stats={'swap_in': 3000, 'swap_out': 9000}),
                   512 * MIB, keep_quiet=True)
@@ -661,8 +662,8 @@ def test_memstore_monitor_reports_swap_growth_as_a_rate():
     clock = Clock()
     readings = [queued_reading(0), queued_reading(2560),
                 queued_reading(2600), queued_reading(1000)]
-    m = swap.MemstoreSwapMonitor(lambda vm: readings.pop(0),
-                                 growth_rate_kb=2048, clock=clock)
+    m = swap_monitors.MemstoreSwapMonitor(lambda vm: readings.pop(0),
+                                          growth_rate_kb=2048, clock=clock)
     assert m.read(info(), 300 * MIB).grown_kb == 0        # first reading
     clock.t = 1.0
     r = m.read(info(), 300 * MIB)        # 10 MiB into swap in 1 s
@@ -680,8 +681,8 @@ def test_memstore_monitor_leaves_quiet_growth_to_the_round():
     clock = Clock()
     readings = [queued_reading(0), queued_reading(200),
                 queued_reading(2000)]
-    m = swap.MemstoreSwapMonitor(lambda vm: readings.pop(0),
-                                 growth_rate_kb=2048, clock=clock)
+    m = swap_monitors.MemstoreSwapMonitor(lambda vm: readings.pop(0),
+                                          growth_rate_kb=2048, clock=clock)
     m.read(info(), 300 * MIB)
     clock.t = 1.0
     look = m.read(info(), 300 * MIB, keep_quiet=True)   # 800 KiB/s
@@ -693,8 +694,8 @@ def test_memstore_monitor_leaves_quiet_growth_to_the_round():
 
 def test_balloon_stats_monitor_reports_net_swap_growth():
     clock = Clock()
-    m = swap.BalloonStatsSwapMonitor(swap_in_threshold_kb=4096,
-                                     growth_rate_kb=2048, clock=clock)
+    m = swap_monitors.BalloonStatsSwapMonitor(swap_in_threshold_kb=4096,
+                                              growth_rate_kb=2048, clock=clock)
     m.read(info(stats={'swap_in': 0, 'swap_out': 0}), 512 * MIB)
     clock.t = 2.0
     r = m.read(info(stats={'swap_in': 1000, 'swap_out': 9000}), 512 * MIB)
@@ -704,7 +705,7 @@ def test_balloon_stats_monitor_reports_net_swap_growth():
     assert r.grown_kb == 0 and not r.pressure
 
 
-class _Growth(swap.SwapMonitor):
+class _Growth(swap_monitors.SwapMonitor):
     """Readings of swap growth only (no swap-ins), per call."""
     name = 'growth'
 
@@ -713,15 +714,15 @@ class _Growth(swap.SwapMonitor):
 
     def read(self, vm, m_cur_kb, keep_quiet=False):
         g = self.grown.pop(0) if self.grown else 0
-        return swap.SwapReading(False, None, self.name, grown_kb=g,
-                                pressure=g > 0)
+        return swap_monitors.SwapReading(False, None, self.name, grown_kb=g,
+                                         pressure=g > 0)
 
 
 def test_swap_growth_at_a_steady_allocation_is_a_shortage():
     mon = _Growth([0, 0, 30 * MIB])
-    p = estimation.EstimationPipeline(
+    p = pipeline.EstimationPipeline(
         conf_with(round_interval=10.0), FakeDriver(),
-        swap=swap.SwapMonitors([mon]))
+        swap=swap_monitors.SwapMonitors([mon]))
     vm = info(balloon=300 * MIB, stats={'unused': 2 * MIB})
     p.estimate([vm], 0.0)
     assert p.estimate([vm], 10.0)['u-1'].mode == 'V'
@@ -732,9 +733,9 @@ def test_swap_growth_at_a_steady_allocation_is_a_shortage():
 
 def test_swap_growth_after_our_shrink_is_not_a_shortage():
     mon = _Growth([0, 0, 30 * MIB])
-    p = estimation.EstimationPipeline(
+    p = pipeline.EstimationPipeline(
         conf_with(round_interval=10.0), FakeDriver(),
-        swap=swap.SwapMonitors([mon]))
+        swap=swap_monitors.SwapMonitors([mon]))
     p.estimate([info(balloon=300 * MIB)], 0.0)
     p.estimate([info(balloon=300 * MIB)], 10.0)
     # shrunk by 40 MiB since the last round: the guest evicted for us
@@ -744,9 +745,9 @@ def test_swap_growth_after_our_shrink_is_not_a_shortage():
 
 def test_swap_growth_between_rounds_runs_the_round_at_once():
     mon = _Growth([0, 0, 0, 20 * MIB])
-    p = estimation.EstimationPipeline(
+    p = pipeline.EstimationPipeline(
         conf_with(round_interval=10.0), FakeDriver(),
-        swap=swap.SwapMonitors([mon]))
+        swap=swap_monitors.SwapMonitors([mon]))
     vm = info(balloon=300 * MIB)
     p.estimate([vm], 0.0)
     p.estimate([vm], 10.0)
@@ -766,7 +767,7 @@ def written_reading(out_pages, histogram=()):
 def test_memstore_monitor_reports_what_was_written_per_interval():
     readings = [written_reading(1000), written_reading(1000),
                 written_reading(3560), written_reading(3660)]
-    m = swap.MemstoreSwapMonitor(lambda vm: readings.pop(0))
+    m = swap_monitors.MemstoreSwapMonitor(lambda vm: readings.pop(0))
     assert m.read(info(), 300 * MIB).out_kb == 0      # first reading
     assert m.read(info(), 300 * MIB).out_kb == 0
     # a quiet look does not start a new interval: the round sees it all
@@ -776,7 +777,7 @@ def test_memstore_monitor_reports_what_was_written_per_interval():
 
 
 def test_balloon_stats_monitor_reports_what_was_written():
-    m = swap.BalloonStatsSwapMonitor(swap_in_threshold_kb=4096)
+    m = swap_monitors.BalloonStatsSwapMonitor(swap_in_threshold_kb=4096)
     m.read(info(stats={'swap_in': 0, 'swap_out': 1000}), 512 * MIB)
     r = m.read(info(stats={'swap_in': 0, 'swap_out': 9000}), 512 * MIB)
     assert r.out_kb == 8000
@@ -785,7 +786,7 @@ def test_balloon_stats_monitor_reports_what_was_written():
     assert r.out_kb == 0
 
 
-class _Written(swap.SwapMonitor):
+class _Written(swap_monitors.SwapMonitor):
     """Geiger readings (m_ghost) with what the guest wrote, per call."""
     name = 'written'
 
@@ -797,17 +798,18 @@ class _Written(swap.SwapMonitor):
         self.calls.append((m_cur_kb, keep_quiet))
         ghost, out = self.readings.pop(0) if self.readings else (0, 0)
         if not ghost:
-            return swap.SwapReading(False, None, self.name, out_kb=out)
-        return swap.SwapReading(True, estimators.Estimate(
-            m_cur_kb + ghost, estimators.SOURCE_GEIGER), self.name,
+            return swap_monitors.SwapReading(False, None, self.name,
+                                             out_kb=out)
+        return swap_monitors.SwapReading(True, techniques.Estimate(
+            m_cur_kb + ghost, techniques.SOURCE_GEIGER), self.name,
             detail='m_ghost', out_kb=out)
 
 
 def _grown_pipeline(readings, **opts):
     mon = _Written([(0, 0), (0, 0)] + list(readings))   # priming, round
-    p = estimation.EstimationPipeline(
+    p = pipeline.EstimationPipeline(
         conf_with(round_interval=10.0, swap_in_threshold_kb=1024, **opts),
-        FakeDriver(), swap=swap.SwapMonitors([mon]))
+        FakeDriver(), swap=swap_monitors.SwapMonitors([mon]))
     p.estimate([info(balloon=300 * MIB)], 0.0)
     p.estimate([info(balloon=300 * MIB)], 10.0)
     return p, mon
@@ -819,7 +821,7 @@ def test_geiger_from_the_new_size_when_the_guest_evicts_after_a_grow():
     p, mon = _grown_pipeline([(30 * MIB, 8 * MIB)], react_to_swapping=False)
     e = p.estimate([info(balloon=400 * MIB)], 20.0)['u-1']
     assert mon.calls[-1] == (300 * MIB, False)
-    assert e.wss_kb == 430 * MIB and e.detail == estimators.SOURCE_GEIGER
+    assert e.wss_kb == 430 * MIB and e.detail == techniques.SOURCE_GEIGER
 
 
 def test_geiger_from_the_old_size_while_the_grown_guest_only_reads_back():
@@ -847,9 +849,9 @@ def test_early_round_after_a_grow_that_answered_a_shortage():
     # the next poll the guest's balloon statistics still show the room the
     # grow gave (up to a period old), yet it keeps swapping
     mon = _Written([(0, 0), (40 * MIB, 0), (30 * MIB, 8 * MIB)])
-    p = estimation.EstimationPipeline(
+    p = pipeline.EstimationPipeline(
         conf_with(round_interval=10.0, swap_in_threshold_kb=1024),
-        FakeDriver(), swap=swap.SwapMonitors([mon]))
+        FakeDriver(), swap=swap_monitors.SwapMonitors([mon]))
     p.estimate([info(balloon=300 * MIB)], 0.0)
     short = p.estimate([info(balloon=300 * MIB)], 10.0)['u-1']
     assert short.wss_kb == 340 * MIB
@@ -861,9 +863,9 @@ def test_early_round_after_a_grow_that_answered_a_shortage():
 
 def test_no_early_round_after_a_grow_with_room_without_a_shortage():
     mon = _Written([(0, 0), (0, 0), (30 * MIB, 8 * MIB)])
-    p = estimation.EstimationPipeline(
+    p = pipeline.EstimationPipeline(
         conf_with(round_interval=10.0, swap_in_threshold_kb=1024),
-        FakeDriver(), swap=swap.SwapMonitors([mon]))
+        FakeDriver(), swap=swap_monitors.SwapMonitors([mon]))
     p.estimate([info(balloon=300 * MIB)], 0.0)
     p.estimate([info(balloon=300 * MIB)], 10.0)
     roomy = info(balloon=356 * MIB, stats={'unused': 40 * MIB})

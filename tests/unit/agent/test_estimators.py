@@ -2,7 +2,7 @@
 
 import pytest
 
-from memmut.agent import estimators as est
+from memmut.agent.wss import techniques as est
 
 MiB = 1024
 

@@ -7,7 +7,7 @@ import oslo_messaging as messaging
 import pytest
 
 from memmut import objects
-from memmut.agent import local_controller as lc
+from memmut.agent.mutualization import local_controller as lc
 from tests import common
 from tests.unit.agent.balloon_host import BalloonHost
 
@@ -16,7 +16,7 @@ MiB = 1024
 
 @dataclasses.dataclass
 class Est:
-    """Shaped like memmut.agent.estimation.Estimate."""
+    """Shaped like memmut.agent.wss.pipeline.Estimate."""
     uuid: str
     wss_kb: int
     max_avg_kb: int
@@ -230,7 +230,7 @@ def test_vmsample_accepts_old_and_new_messages():
 
 
 def test_takes_the_agents_own_estimates():
-    from memmut.agent import estimation
-    e = estimation.Estimate(uuid='a', wss_kb=1, max_avg_kb=2, demand_kb=3,
-                            source='badis')
+    from memmut.agent.wss import pipeline
+    e = pipeline.Estimate(uuid='a', wss_kb=1, max_avg_kb=2, demand_kb=3,
+                          source='badis')
     assert lc._demand_kb(e) == 3

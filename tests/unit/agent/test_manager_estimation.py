@@ -2,9 +2,9 @@
 
 import logging
 
-from memmut.agent import local_controller
+from memmut.agent.mutualization import local_controller
 from memmut.agent import manager
-from memmut.virt import sim
+from memmut.virt import simulated
 from tests import common
 from tests.unit.test_agent_manager import FakeController
 
@@ -18,7 +18,7 @@ def make(clock, vms=('a:1024:W2:800',), **groups):
     for g, v in groups.items():
         opts.setdefault(g, {}).update(v)
     conf = common.private_conf(**opts)
-    d = sim.SimDriver(conf, clock=clock, vms=list(vms))
+    d = simulated.SimDriver(conf, clock=clock, vms=list(vms))
     return manager.AgentManager(conf, d, FakeController(), clock=clock), d
 
 

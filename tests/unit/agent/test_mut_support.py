@@ -1,7 +1,7 @@
 """The balloon-statistics Badis of the mutualization functional test and
 benchmark (tests/functional/mut_support.py): its bounded swap probe."""
 
-from memmut.agent import badis
+from memmut.agent.wss import badis
 from memmut.virt import driver as virt_driver
 from tests.functional import mut_support
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from memmut.agent import mutualization as mut
+from memmut.agent.mutualization import algorithm1 as mut
 
 MiB = 1024
 INIT = 1024 * MiB           # "each VM is allocated 1Gb of memory"

@@ -5,8 +5,8 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from memmut.agent import mutualization as mut
-from memmut.agent import reservoir
+from memmut.agent.mutualization import algorithm1 as mut
+from memmut.agent.mutualization import books as bookmod
 
 SETTINGS = settings(max_examples=300, deadline=None)
 KB = st.integers(min_value=0, max_value=1 << 22)       # up to 4 GiB
@@ -159,7 +159,7 @@ def test_books_accept_every_plan(host, policy):
     vms, pool = host
     plan = plan_for(host, policy)
     reserve = 1 << 20
-    books = reservoir.Books(
+    books = bookmod.Books(
         sum(v.act_kb for v in vms) + pool + reserve, reserve)
     for v in vms:
         books.add_vm(v.uuid, v.init_kb, v.act_kb, v.booked_kb)

@@ -2,15 +2,15 @@
 
 import pytest
 
-from memmut.agent import mutualization as mut
-from memmut.agent import reservoir
+from memmut.agent.mutualization import algorithm1 as mut
+from memmut.agent.mutualization import books as bookmod
 
 MiB = 1024
 GiB = 1024 * MiB
 
 
 def books():
-    b = reservoir.Books(total_kb=8 * GiB, reserve_kb=1 * GiB)
+    b = bookmod.Books(total_kb=8 * GiB, reserve_kb=1 * GiB)
     b.add_vm('a', 2 * GiB, 2 * GiB, 4 * GiB)
     b.add_vm('b', 2 * GiB, 2 * GiB, 4 * GiB)
     return b
@@ -49,21 +49,21 @@ def test_moves_keep_the_invariant_and_the_views():
 def test_refusals_change_nothing():
     b = books()
     before = b.summary()
-    with pytest.raises(reservoir.BooksError, match='pool has'):
+    with pytest.raises(bookmod.BooksError, match='pool has'):
         b.grant('a', 4 * GiB)
-    with pytest.raises(reservoir.BooksError, match='above its booked'):
+    with pytest.raises(bookmod.BooksError, match='above its booked'):
         b.grant('a', 2 * GiB + 1)
-    with pytest.raises(reservoir.BooksError, match='cannot reclaim'):
+    with pytest.raises(bookmod.BooksError, match='cannot reclaim'):
         b.reclaim('a', 3 * GiB)
-    with pytest.raises(reservoir.BooksError, match='not in the books'):
+    with pytest.raises(bookmod.BooksError, match='not in the books'):
         b.grant('zz', 1)
-    with pytest.raises(reservoir.BooksError, match='already'):
+    with pytest.raises(bookmod.BooksError, match='already'):
         b.add_vm('a', 1, 1, 1)
-    with pytest.raises(reservoir.BooksError, match='pool has'):
+    with pytest.raises(bookmod.BooksError, match='pool has'):
         b.export('x', 4 * GiB)
-    with pytest.raises(reservoir.BooksError, match='no export'):
+    with pytest.raises(bookmod.BooksError, match='no export'):
         b.release_export('x')
-    with pytest.raises(reservoir.BooksError, match='non-negative'):
+    with pytest.raises(bookmod.BooksError, match='non-negative'):
         b.reclaim('a', -1)
     assert b.summary() == before
 
@@ -71,7 +71,7 @@ def test_refusals_change_nothing():
 def test_check_reports_double_counting():
     b = books()
     b.vms['a'].alloc_kb += 100              # granted without leaving pool
-    with pytest.raises(reservoir.BooksError,
+    with pytest.raises(bookmod.BooksError,
                        match=r'off by \+100.*pool_kb'):
         b.check()
 
@@ -79,17 +79,17 @@ def test_check_reports_double_counting():
 def test_check_reports_vm_above_booked():
     b = books()
     b.vms['a'].booked_kb = 1
-    with pytest.raises(reservoir.BooksError, match='above its booked'):
+    with pytest.raises(bookmod.BooksError, match='above its booked'):
         b.check()
 
 
 def test_open_overcommitted_host():
-    with pytest.raises(reservoir.BooksError, match='pool has'):
-        reservoir.Books.open(4 * GiB, 1 * GiB,
-                             [('a', 2 * GiB, 2 * GiB, 2 * GiB),
-                              ('b', 2 * GiB, 2 * GiB, 2 * GiB)])
-    with pytest.raises(reservoir.BooksError, match='reserve'):
-        reservoir.Books(1, 2)
+    with pytest.raises(bookmod.BooksError, match='pool has'):
+        bookmod.Books.open(4 * GiB, 1 * GiB,
+                           [('a', 2 * GiB, 2 * GiB, 2 * GiB),
+                            ('b', 2 * GiB, 2 * GiB, 2 * GiB)])
+    with pytest.raises(bookmod.BooksError, match='reserve'):
+        bookmod.Books(1, 2)
 
 
 def test_set_allocation_resyncs():

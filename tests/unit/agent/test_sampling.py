@@ -14,13 +14,13 @@ import struct
 
 import pytest
 
-from memmut.agent import sampling
-from memmut.agent.sampling import base
-from memmut.agent.sampling import page_idle
-from memmut.agent.sampling import sim as sim_sampler
-from memmut.agent.sampling import smaps
+from memmut.agent.wss import sampling
+from memmut.agent.wss.sampling import base
+from memmut.agent.wss.sampling import page_idle
+from memmut.agent.wss.sampling import simulated as sim_sampler
+from memmut.agent.wss.sampling import smaps
 from memmut.virt import driver
-from memmut.virt import sim
+from memmut.virt import simulated
 from tests import common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -267,7 +267,7 @@ def test_page_idle_capability(tmp_path):
 # -- simulated back-end and the choice of back-end ---------------------------
 
 def test_sim_sampler_is_unbiased_with_binomial_noise(conf, clock):
-    d = sim.SimDriver(conf, clock=clock, vms=['a:1024:W1:500'])
+    d = simulated.SimDriver(conf, clock=clock, vms=['a:1024:W1:500'])
     uuid = next(iter(d.vms))
     vm = d.list_vms()[0]
     s = sim_sampler.SimSampler(d, pages=100)
@@ -276,7 +276,7 @@ def test_sim_sampler_is_unbiased_with_binomial_noise(conf, clock):
     for _ in range(200):
         s.begin(vm, None)
         wss.append(s.end(vm, None).estimate(vm.balloon_kb).wss_kb)
-    truth = d.vms[uuid].demand_kb + sim.GUEST_ACTIVE_KB
+    truth = d.vms[uuid].demand_kb + simulated.GUEST_ACTIVE_KB
     mean = sum(wss) / len(wss)
     assert abs(mean - truth) < 0.02 * 1024 * MIB
     spread = max(wss) - min(wss)
@@ -284,7 +284,7 @@ def test_sim_sampler_is_unbiased_with_binomial_noise(conf, clock):
 
 
 def test_choice_auto_sim_and_refusals(conf, clock, caplog):
-    d = sim.SimDriver(conf, clock=clock, vms=['a:512:W1'])
+    d = simulated.SimDriver(conf, clock=clock, vms=['a:512:W1'])
     vm = d.list_vms()[0]
     auto = sampling.SamplerChoice(conf, d)
     assert auto.for_vm(vm, None).name == 'sim'

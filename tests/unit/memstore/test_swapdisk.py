@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from memmut.agent import swapdisk
+from memmut.agent.swap import swapdisk
 from memmut.virt import driver as virt_driver
 from tests.common import private_conf
 from tests.unit.memstore import nbdclient as nbd

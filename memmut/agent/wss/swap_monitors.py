@@ -4,13 +4,13 @@ balloon-statistics fallback, behind one interface.
 Geiger needs to see the VM's swap traffic where it happens: memmut's
 memstore serves each VM's swap disk over NBD and keeps the ghost queue and
 the reuse-distance histogram per export (its control socket's ``stats``
-reply, read by :mod:`memmut.agent.swapdisk`). :class:`MemstoreSwapMonitor`
+reply, read by :mod:`memmut.agent.swap.swapdisk`). :class:`MemstoreSwapMonitor`
 turns it into Geiger's estimate (m_cur + m_ghost). A VM whose swap disk
 memstore does not serve has no reuse distances:
 :class:`BalloonStatsSwapMonitor` then detects swapping from the balloon
 statistics' ``swap_in`` (and optionally ``major_fault``) deltas and
 estimates WSS = m_cur + swap-in of the round
-(:func:`memmut.agent.estimators.swap_fallback_estimate`), capped at what
+(:func:`memmut.agent.wss.techniques.swap_fallback_estimate`), capped at what
 currently lives in swap. Every reading names its source, which goes into
 the estimate's source string.
 """
@@ -22,7 +22,7 @@ import typing
 
 from oslo_log import log as logging
 
-from memmut.agent import estimators
+from memmut.agent.wss import techniques
 
 LOG = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class SwapReading:
     (gross): a guest that evicts has no free memory at its current size.
     """
     swapping: bool
-    ghost: typing.Optional[estimators.Estimate]
+    ghost: typing.Optional[techniques.Estimate]
     source: str
     detail: str = ''
     grown_kb: int = 0
@@ -114,10 +114,10 @@ class BalloonStatsSwapMonitor(SwapMonitor):
         if prev is None:
             return SwapReading(False, None, self.name,
                                'first sample: no delta yet')
-        act = estimators.swap_activity(
+        act = techniques.swap_activity(
             prev, stats, self.swap_in_threshold_kb,
             self.major_fault_threshold)
-        ghost = estimators.swap_fallback_estimate(act, m_cur_kb,
+        ghost = techniques.swap_fallback_estimate(act, m_cur_kb,
                                                   self.min_grow_kb)
         detail = 'swap_in +%s KiB, major_fault +%s' % (act.swap_in_kb,
                                                        act.major_faults)
@@ -128,7 +128,7 @@ class BalloonStatsSwapMonitor(SwapMonitor):
             # (written out and not read back).
             cap = m_cur_kb + max(self.min_grow_kb, net)
             if ghost.wss_kb > cap:
-                ghost = estimators.Estimate(cap, ghost.source)
+                ghost = techniques.Estimate(cap, ghost.source)
                 detail += ', capped by %d KiB net in swap' % net
         grown, pressure = (0, False)
         if not act.counter_reset:
@@ -153,7 +153,7 @@ class MemstoreSwapMonitor(SwapMonitor):
     """Geiger from memstore's reuse distances of the VM's swap export.
 
     ``read(vm)`` returns one reading of the VM's export monitor that also
-    starts a new interval (:meth:`memmut.agent.swapdisk.SwapDiskManager.
+    starts a new interval (:meth:`memmut.agent.swap.swapdisk.SwapDiskManager.
     monitor`, a :class:`memmut.memstore.reuse.SwapMonitor`: the interval's
     histogram, ``interval_swap_ins`` with a distance, ``interval_cold``
     without one, and ``extra_bytes``, m_ghost for the configured
@@ -199,8 +199,8 @@ class MemstoreSwapMonitor(SwapMonitor):
             self._failed.discard(vm.uuid)
         ghost = None
         if ghost_kb > 0:
-            ghost = estimators.Estimate(int(m_cur_kb + ghost_kb),
-                                        estimators.SOURCE_GEIGER)
+            ghost = techniques.Estimate(int(m_cur_kb + ghost_kb),
+                                        techniques.SOURCE_GEIGER)
         swapping = swap_ins + cold >= self.threshold
         now = self.clock()
         before = self._queued.get(vm.uuid)

@@ -13,7 +13,7 @@ Every KiB of the host's memory is in exactly one account::
 
 ``budget = total - reserve`` is what VMs and the reservoir share;
 ``reservoir = pool + exports + local_store`` is the reservoir of seed 004
-ch.4. Algorithm 1 (:mod:`memmut.agent.mutualization`) moves memory only
+ch.4. Algorithm 1 (:mod:`~.algorithm1`) moves memory only
 between VM allocations and the pool; the global protocol moves it between
 the pool and exports.
 
@@ -250,7 +250,7 @@ class Books:
             self.reclaim(uuid, vm.alloc_kb - alloc_kb)
 
     def apply(self, plan):
-        """Apply a :class:`memmut.agent.mutualization.Plan`'s moves."""
+        """Apply a :class:`~.algorithm1.Plan`'s moves."""
         for move in plan.moves:
             if move.kind == 'reclaim':
                 self.reclaim(move.uuid, move.amount_kb)

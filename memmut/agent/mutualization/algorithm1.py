@@ -68,7 +68,7 @@ import dataclasses
 
 from stevedore import driver as stevedore_driver
 
-from memmut.agent import badis
+from memmut.agent.wss import badis
 
 POLICY_NAMESPACE = 'memmut.mutualization.policies'
 
@@ -317,10 +317,10 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
     """Run Algorithm 1 once over the VMs of a host.
 
     ``vms``: :class:`VMDemand` for every VM taking part; ``pool_kb``: the
-    free pool (:attr:`memmut.agent.reservoir.Books.pool_kb`); ``policy``: a
+    free pool (:attr:`~.books.Books.pool_kb`); ``policy``: a
     :class:`Policy` or the name of one. ``headroom_kb`` /
     ``headroom_fraction`` are added to each WSS (as in
-    :func:`memmut.agent.badis.headroom`) and served only after every VM's
+    :func:`memmut.agent.wss.badis.headroom`) and served only after every VM's
     WSS (see the module's notes); pass 0 when the WSS already includes
     it. The first ``guaranteed_headroom_kb`` of each VM's headroom is
     served with its WSS (a guest starts to swap a few MiB above its

@@ -20,10 +20,10 @@ so in the estimate's source.
 
 from oslo_log import log as logging
 
-from memmut.agent.sampling import base
-from memmut.agent.sampling import page_idle
-from memmut.agent.sampling import sim
-from memmut.agent.sampling import smaps
+from memmut.agent.wss.sampling import base
+from memmut.agent.wss.sampling import page_idle
+from memmut.agent.wss.sampling import simulated
+from memmut.agent.wss.sampling import smaps
 
 LOG = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ register('smaps', lambda conf, driver: smaps.SmapsSampler(
     offset_kb=conf.badis.referenced_offset_kb))
 register('page_idle', lambda conf, driver: page_idle.PageIdleSampler(
     pages=conf.badis.sample_pages))
-register('sim', lambda conf, driver: sim.SimSampler(
+register('sim', lambda conf, driver: simulated.SimSampler(
     driver, pages=conf.badis.sample_pages))
 
 

@@ -7,22 +7,22 @@
 
 One round:
 
-1. open the host's :class:`memmut.agent.reservoir.Books` on the first call
+1. open the host's :class:`~.books.Books` on the first call
    (host memory from the driver, the budget from ``[mutualization]
    host_reserve_kb`` / ``budget_kb``); add VMs that arrived, remove VMs
    that left;
 2. make the books follow what the driver reports
-   (:meth:`memmut.agent.actuator.Actuator.reconcile`);
-3. run Algorithm 1 (:func:`memmut.agent.mutualization.distribute`) over the
+   (:meth:`memmut.agent.mutualization.actuator.Actuator.reconcile`);
+3. run Algorithm 1 (:func:`~.algorithm1.distribute`) over the
    running VMs that have an estimate; the others keep their allocation;
-4. apply the plan through the :class:`~memmut.agent.actuator.Actuator`
+4. apply the plan through the :class:`~.actuator.Actuator`
    (reclaims first, grants only from released memory, rate-limited);
 5. GMC_inform (§4.3.1): tell the controller the reservoir size whenever it
    changed since the last size the controller acknowledged (a failed call
    is retried next round).
 
 Estimates are duck-typed: any object with ``demand_kb`` (what the VM should
-get before headroom; :class:`memmut.agent.estimation.Estimate`), else
+get before headroom; :class:`memmut.agent.wss.pipeline.Estimate`), else
 ``max_avg_kb`` (WSS^max_avg), else ``wss_kb``. Headroom (``[badis]
 headroom_kb`` / ``headroom_fraction``) and the floor (``[badis] floor_kb``)
 are added here, as for the single-VM loop.
@@ -39,10 +39,10 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 
 from memmut import objects
-from memmut.agent import actuator as actuator_mod
-from memmut.agent import badis
-from memmut.agent import mutualization
-from memmut.agent import reservoir
+from memmut.agent.mutualization import actuator as actuator_mod
+from memmut.agent.wss import badis
+from memmut.agent.mutualization import algorithm1
+from memmut.agent.mutualization import books as bookmod
 
 LOG = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class VMStatus:
 class StepResult:
     """What one round did."""
     timestamp: float
-    plan: typing.Optional[mutualization.Plan]
+    plan: typing.Optional[algorithm1.Plan]
     actions: list               # actuator.Action, in the order made
     resyncs: list               # actuator.Resync
     skipped: dict               # uuid -> why it took no part
@@ -100,7 +100,7 @@ class LocalController:
         self.sleep = sleep
         self.host = host or conf.host
         m = conf.mutualization
-        self.policy = mutualization.load_policy(m.policy)
+        self.policy = algorithm1.load_policy(m.policy)
         self.books = None
         self.actuator = None
         self.init_kb = {}           # uuid -> Mem_init
@@ -132,7 +132,7 @@ class LocalController:
         reserve = min(total, m.host_reserve_kb)
         if m.budget_kb:
             reserve = max(reserve, total - min(total, m.budget_kb))
-        self.books = reservoir.Books(total, reserve)
+        self.books = bookmod.Books(total, reserve)
         b = self.conf.badis
         self.actuator = actuator_mod.Actuator(
             self.driver, self.books,
@@ -168,7 +168,7 @@ class LocalController:
             try:
                 self.books.add_vm(vm.uuid, init, vm.balloon_kb,
                                   vm.booked_kb)
-            except reservoir.BooksError as e:
+            except bookmod.BooksError as e:
                 LOG.error('VM %s (%s) holds %s but the budget cannot count '
                           'it (host overcommitted?): not mutualized until '
                           'it can be: %s', vm.name, vm.uuid,
@@ -195,7 +195,7 @@ class LocalController:
                 skipped[vm.uuid] = 'no estimate yet: allocation held'
                 continue
             a = self.books.vms[vm.uuid]
-            out.append(mutualization.VMDemand(
+            out.append(algorithm1.VMDemand(
                 uuid=vm.uuid, init_kb=a.init_kb, act_kb=a.alloc_kb,
                 wss_kb=max(0, _demand_kb(est)), booked_kb=a.booked_kb,
                 floor_kb=min(b.floor_kb, a.init_kb)))
@@ -238,7 +238,7 @@ class LocalController:
         demands = self._demands(vms, estimates, skipped)
         plan, actions = None, []
         if demands:
-            plan = mutualization.distribute(
+            plan = algorithm1.distribute(
                 demands, self.books.pool_kb, self.policy,
                 headroom_kb=self.conf.badis.headroom_kb,
                 headroom_fraction=self.conf.badis.headroom_fraction,

@@ -15,7 +15,7 @@ import uuid as uuidlib
 
 from oslo_log import log as logging
 
-from memmut import workloads
+from memmut.evaluation import workloads
 from memmut.virt import driver
 
 LOG = logging.getLogger(__name__)

@@ -6,9 +6,10 @@ collects what the configured estimator (``[agent] wss_estimator``) needs
 and produces an :class:`Estimate`:
 
 ``badis``
-    access sampling (:mod:`memmut.agent.sampling`, the "VMware" technique)
+    access sampling (:mod:`memmut.agent.wss.sampling`, the "VMware" technique)
     + swap monitoring (memstore reuse distances, else balloon statistics)
-    -> the V/VG/G state machine and max-average of :mod:`memmut.agent.badis`.
+    -> the V/VG/G state machine and max-average of
+    :mod:`memmut.agent.wss.badis`.
     A VM no sampling back-end can see is sampled from the balloon
     statistics instead (used = available - unused - disk caches), and the
     source says so: ``badis/balloon_stats+balloon_stats``.
@@ -28,7 +29,7 @@ and produces an :class:`Estimate`:
 Between two rounds of a VM the last estimate is returned again with
 ``fresh=False``. :class:`Actuator` is the single-VM feedback loop of
 on-demand allocation: each fresh estimate sets the VM's balloon to its
-demand plus headroom, rate-limited (:func:`memmut.agent.badis.
+demand plus headroom, rate-limited (:func:`memmut.agent.wss.badis.
 balloon_target`), every change logged with its reason.
 """
 
@@ -40,11 +41,11 @@ import typing
 
 from oslo_log import log as logging
 
-from memmut.agent import badis
-from memmut.agent import estimators
-from memmut.agent import sampling
-from memmut.agent.sampling import base as sampling_base
-from memmut.agent.sampling import swap as swapmod
+from memmut.agent.wss import badis
+from memmut.agent.wss import techniques
+from memmut.agent.wss import sampling
+from memmut.agent.wss.sampling import base as sampling_base
+from memmut.agent.wss import swap_monitors as swapmod
 from memmut.virt import driver as virt_driver
 
 LOG = logging.getLogger(__name__)
@@ -139,7 +140,7 @@ class _VM:
     kernel_extra_kb: typing.Optional[int] = None   # see _committed
     last_balloon: typing.Optional[int] = None      # at the last round
     last: typing.Optional[Estimate] = None
-    zballoond: typing.Optional[estimators.ZballoondState] = None
+    zballoond: typing.Optional[techniques.ZballoondState] = None
     warned: set = dataclasses.field(default_factory=set)
 
 
@@ -319,7 +320,7 @@ class EstimationPipeline:
             sampled = sample.estimate(m_cur) if sample else None
             sampler_name = st.sampler.name
         else:
-            sampled = estimators.balloon_used(vm.memory_stats,
+            sampled = techniques.balloon_used(vm.memory_stats,
                                               include_caches=False)
             sampler_name = SOURCE_BALLOON_STATS
         if (sampled is not None and sample is not None and
@@ -463,7 +464,7 @@ class EstimationPipeline:
         if (evicted_at >= m_cur or reading.ghost is None or
                 not self._evicting(reading)):
             return reading
-        ghost = estimators.Estimate(reading.ghost.wss_kb + m_cur - evicted_at,
+        ghost = techniques.Estimate(reading.ghost.wss_kb + m_cur - evicted_at,
                                     reading.ghost.source)
         return dataclasses.replace(
             reading, ghost=ghost,
@@ -497,7 +498,7 @@ class EstimationPipeline:
 
     def _baseline(self, vm, now, include_caches, source):
         self._swap(vm, vm.balloon_kb)
-        used = estimators.balloon_used(vm.memory_stats, include_caches)
+        used = techniques.balloon_used(vm.memory_stats, include_caches)
         if used is None:
             return None
         wss = min(used.wss_kb, vm.booked_kb)
@@ -567,7 +568,7 @@ class EstimationPipeline:
                 abs(prev.target_kb - vm.balloon_kb) >= 1024):
             # Someone else moved the balloon: descend from where it is.
             prev = dataclasses.replace(prev, target_kb=vm.balloon_kb)
-        st.zballoond = estimators.zballoond_step(
+        st.zballoond = techniques.zballoond_step(
             prev, committed, reading.swapping,
             decrease_fraction=b.zballoond_decrease_fraction,
             change_fraction=b.zballoond_change_fraction, floor_kb=floor,
@@ -590,7 +591,7 @@ class EstimationPipeline:
             return None
         b = self.conf.badis
         floor = min(self.target_params.floor_kb, vm.booked_kb)
-        target = estimators.selfballoon_target(
+        target = techniques.selfballoon_target(
             vm.balloon_kb, committed, reserve_kb=b.selfballoon_reserve_kb,
             down_hysteresis=b.selfballoon_down_hysteresis, up_hysteresis=1,
             floor_kb=floor)

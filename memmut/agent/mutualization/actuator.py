@@ -1,8 +1,8 @@
 """Balloon actuation of local memory mutualization.
 
-:class:`Actuator` turns a :class:`memmut.agent.mutualization.Plan` into
-``driver.set_balloon`` calls and keeps :class:`memmut.agent.reservoir.Books`
-equal to what the host really holds. The rules, in the order a round applies
+:class:`Actuator` turns a :class:`~.algorithm1.Plan` into
+``driver.set_balloon`` calls and keeps :class:`~.books.Books` equal
+to what the host really holds. The rules, in the order a round applies
 them:
 
 1. **Reclaim before grant.** Every reclaim (balloon inflation) of the plan
@@ -48,9 +48,9 @@ import typing
 
 from oslo_log import log as logging
 
-from memmut.agent import badis
-from memmut.agent import mutualization
-from memmut.agent import reservoir
+from memmut.agent.wss import badis
+from memmut.agent.mutualization import algorithm1
+from memmut.agent.mutualization import books as bookmod
 from memmut.virt import driver as virt_driver
 
 LOG = logging.getLogger(__name__)
@@ -154,7 +154,7 @@ class Actuator:
         if p is None:
             return actual_kb
         settled = (actual_kb <= p.target_kb if p.kind ==
-                   mutualization.MOVE_RECLAIM else actual_kb >= p.target_kb)
+                   algorithm1.MOVE_RECLAIM else actual_kb >= p.target_kb)
         if settled:
             del self.pending[uuid]
             return actual_kb
@@ -175,7 +175,7 @@ class Actuator:
         try:
             self.books.set_allocation(uuid, kb)
             return True
-        except reservoir.BooksError as e:
+        except bookmod.BooksError as e:
             LOG.error('VM %s holds %s but the books cannot count it: %s',
                       self._label(uuid), _mib(kb), e)
             return False
@@ -237,7 +237,7 @@ class Actuator:
         limit = self.allowance_kb(move.uuid, account.booked_kb, now)
         base = cur
         p = self.pending.get(move.uuid)
-        if p is not None and p.kind == mutualization.MOVE_RECLAIM:
+        if p is not None and p.kind == algorithm1.MOVE_RECLAIM:
             # Still inflating toward p.target: never raise that target.
             base = min(cur, p.target_kb)
         target = _page_up(max(move.to_kb, base - limit))
@@ -326,9 +326,9 @@ class Actuator:
         now = self.clock() if now is None else now
         actions = []
         reclaims = [m for m in plan.moves
-                    if m.kind == mutualization.MOVE_RECLAIM]
+                    if m.kind == algorithm1.MOVE_RECLAIM]
         grants = [m for m in plan.moves
-                  if m.kind == mutualization.MOVE_GRANT]
+                  if m.kind == algorithm1.MOVE_GRANT]
         for move in reclaims:
             if move.uuid not in self.books.vms:
                 continue

@@ -60,7 +60,7 @@ Choices where the seed is silent (see doc/source/badis.rst):
   capped at the current allocation. :attr:`BadisState.learned` says it
   was learned; until then the caller may set an initial value
   (``initial_pinned_kb``, or one calibrated from the balloon statistics,
-  see :mod:`memmut.agent.estimation`).
+  see :mod:`memmut.agent.wss.pipeline`).
 * Sampling restarts in G one round before G → V can happen (after
   ``g_to_v_rounds`` - 1 quiet rounds), so that the transition round, a V
   round, has a fresh sample instead of holding Geiger's last estimate (the
@@ -92,19 +92,19 @@ import dataclasses
 import enum
 import typing
 
-from memmut.agent import estimators
+from memmut.agent.wss import techniques
 
 MiB = 1024
 
-# Sources of estimates Badis makes itself (the others: estimators.SOURCE_*).
+# Sources of estimates Badis makes itself (the others: techniques.SOURCE_*).
 SOURCE_SWAPPING = 'swapping'         # swapping, no Geiger estimate: m_cur
 SOURCE_HOLD = 'hold'                 # no data this round: last estimate
 SOURCE_GEIGER_IDLE = 'geiger-idle'   # G without swap activity: m_cur
 SOURCE_SWAP_GROWTH = 'swap-growth'   # m_cur + what went to swap
 
 # Estimates that mean "short of memory now".
-SHORTAGE_SOURCES = frozenset((estimators.SOURCE_GEIGER,
-                              estimators.SOURCE_SWAP_STATS,
+SHORTAGE_SOURCES = frozenset((techniques.SOURCE_GEIGER,
+                              techniques.SOURCE_SWAP_STATS,
                               SOURCE_SWAPPING, SOURCE_SWAP_GROWTH))
 
 
@@ -168,13 +168,13 @@ class Observation:
     an allocation that did not shrink, with no free memory: it had to
     evict to make room for memory it touched, so it lacks at least that
     (0: no such sign; the caller applies the threshold and the
-    conditions, see :mod:`memmut.agent.estimation`).
+    conditions, see :mod:`memmut.agent.wss.pipeline`).
     """
     timestamp: float
     m_cur_kb: int
     booked_kb: int
-    sampled: typing.Optional[estimators.Estimate] = None
-    ghost: typing.Optional[estimators.Estimate] = None
+    sampled: typing.Optional[techniques.Estimate] = None
+    ghost: typing.Optional[techniques.Estimate] = None
     swapping: bool = False
     steady: bool = True
     grew_from_kb: typing.Optional[int] = None
@@ -241,7 +241,7 @@ class BadisState:
 class Result:
     """The outcome of one round for one VM."""
     mode: Mode
-    wss: estimators.Estimate     # this round's estimate, with its source
+    wss: techniques.Estimate     # this round's estimate, with its source
     moving_avg_kb: int
     max_avg_kb: int              # WSS^max_avg
     demand_kb: int               # what the allocation should cover
@@ -263,7 +263,7 @@ def _sampled_wss(state, obs):
     if obs.sampled is None:
         return None
     wss = min(obs.m_cur_kb, obs.sampled.wss_kb + state.pinned_kb)
-    return estimators.Estimate(wss, obs.sampled.source)
+    return techniques.Estimate(wss, obs.sampled.source)
 
 
 def _shortage_wss(state, obs):
@@ -279,20 +279,20 @@ def _shortage_wss(state, obs):
     if obs.ghost is not None:
         wss = obs.ghost
     else:
-        wss = estimators.Estimate(obs.m_cur_kb, SOURCE_SWAPPING)
+        wss = techniques.Estimate(obs.m_cur_kb, SOURCE_SWAPPING)
     if obs.pressure_kb and obs.m_cur_kb + obs.pressure_kb > wss.wss_kb:
-        wss = estimators.Estimate(obs.m_cur_kb + obs.pressure_kb,
+        wss = techniques.Estimate(obs.m_cur_kb + obs.pressure_kb,
                                   SOURCE_SWAP_GROWTH)
     if state.short_kb > wss.wss_kb:
-        return estimators.Estimate(state.short_kb, wss.source)
+        return techniques.Estimate(state.short_kb, wss.source)
     return wss
 
 
 def _hold(state, obs):
     """No usable data this round: keep the last estimate."""
     if state.recent:
-        return estimators.Estimate(state.recent[-1], SOURCE_HOLD)
-    return estimators.Estimate(obs.m_cur_kb, SOURCE_HOLD)
+        return techniques.Estimate(state.recent[-1], SOURCE_HOLD)
+    return techniques.Estimate(obs.m_cur_kb, SOURCE_HOLD)
 
 
 def _far_below(wss, obs, params):
@@ -309,7 +309,7 @@ def _close(wss, obs, params):
 @dataclasses.dataclass(frozen=True)
 class _Round:
     mode: Mode
-    wss: estimators.Estimate
+    wss: techniques.Estimate
     swap_rounds: int = 0
     quiet_rounds: int = 0
     pinned_kb: int = 0
@@ -382,7 +382,7 @@ def _fsm(state, obs, params):
     if obs.short:
         return _Round(Mode.G, _shortage_wss(state, obs), pinned_kb=pinned)
     quiet = state.quiet_rounds + 1
-    wss = estimators.Estimate(obs.m_cur_kb, SOURCE_GEIGER_IDLE)
+    wss = techniques.Estimate(obs.m_cur_kb, SOURCE_GEIGER_IDLE)
     if quiet >= params.g_to_v_rounds:
         # This round is V's: the sample primed in the last quiet round
         # (BadisState.sampling_wanted) estimates it, if there is one.
@@ -401,7 +401,7 @@ def step(state, obs, params=None):
     if state is None:
         state = BadisState.initial(params)
     r = _fsm(state, obs, params)
-    wss = estimators.Estimate(max(0, min(r.wss.wss_kb, obs.booked_kb)),
+    wss = techniques.Estimate(max(0, min(r.wss.wss_kb, obs.booked_kb)),
                               r.wss.source)
 
     recent = (state.recent + (wss.wss_kb,))[-params.average_window:]

@@ -32,7 +32,7 @@ import time
 
 from oslo_log import log as logging
 
-from memmut.agent.sampling import base
+from memmut.agent.wss.sampling import base
 
 LOG = logging.getLogger(__name__)
 

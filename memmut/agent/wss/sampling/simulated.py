@@ -1,6 +1,6 @@
 """The ``sim`` back-end: access sampling of the simulated hypervisor's VMs.
 
-It asks :meth:`memmut.virt.sim.SimDriver.access_sample` for ``n`` random
+It asks :meth:`memmut.virt.simulated.SimDriver.access_sample` for ``n`` random
 pages at the end of each interval; the simulated guest answers from its
 working set with binomial sampling noise, so Badis runs on the embedded
 default exactly as it does on a real host, errors included.
@@ -8,7 +8,7 @@ default exactly as it does on a real host, errors included.
 
 import time
 
-from memmut.agent.sampling import base
+from memmut.agent.wss.sampling import base
 
 
 class SimSampler(base.Sampler):

@@ -6,7 +6,7 @@ pages, a reuse-distance histogram, two balloon-statistics samples, a
 ``source``, or ``None`` when the data says nothing. Collecting the data
 (clearing accessed bits, watching the swap device, reading
 ``memoryStats()``) is the collectors' job; combining the estimates is
-:mod:`memmut.agent.badis`.
+:mod:`memmut.agent.wss.badis`.
 
 All sizes are KiB (libvirt's unit); counts are plain integers.
 

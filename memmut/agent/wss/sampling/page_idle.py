@@ -32,7 +32,7 @@ import random
 import struct
 import time
 
-from memmut.agent.sampling import base
+from memmut.agent.wss.sampling import base
 
 PM_PRESENT = 1 << 63
 PM_SWAP = 1 << 62

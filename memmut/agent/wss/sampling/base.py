@@ -22,7 +22,7 @@ import os
 import re
 import typing
 
-from memmut.agent import estimators
+from memmut.agent.wss import techniques
 
 PAGE_KB = 4
 HUGE_KB = 2048
@@ -64,14 +64,14 @@ class AccessSample:
     offset_kb: int = 0
 
     def estimate(self, m_cur_kb):
-        """The sampled WSS (an :class:`estimators.Estimate`), capped at
+        """The sampled WSS (an :class:`techniques.Estimate`), capped at
         ``m_cur_kb``: sampling cannot see a WSS above the allocation."""
         if self.referenced_kb is not None:
-            return estimators.vmware_referenced(
+            return techniques.vmware_referenced(
                 self.referenced_kb, m_cur_kb, self.offset_kb)
-        wss = estimators.vmware_sampling(self.accessed, self.sampled,
+        wss = techniques.vmware_sampling(self.accessed, self.sampled,
                                          self.span_kb)
-        return estimators.Estimate(min(wss.wss_kb, m_cur_kb), wss.source)
+        return techniques.Estimate(min(wss.wss_kb, m_cur_kb), wss.source)
 
 
 class Sampler(abc.ABC):
