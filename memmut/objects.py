@@ -85,7 +85,7 @@ class Message:
 
 
 @dataclasses.dataclass
-class VMSample(Message):
+class VMReport(Message):
     """One VM as the agent saw it at one poll."""
     uuid: str
     name: str
@@ -127,7 +127,7 @@ class HostReport(Message):
     cpu_count: int
     cpu_util: float
     reservoir_kb: int = 0
-    vms: typing.List[VMSample] = dataclasses.field(default_factory=list)
+    vms: typing.List[VMReport] = dataclasses.field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------

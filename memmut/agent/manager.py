@@ -46,7 +46,7 @@ class AgentManager:
         self.clock = clock
         self.boot_id = str(uuidlib.uuid4())
         self.seq = 0
-        self.samples = {}            # uuid -> deque of objects.VMSample
+        self.samples = {}            # uuid -> deque of objects.VMReport
         self.backlog = collections.deque()
         self.reservoir_kb = 0
         self.hypervisor_up = None    # None until the first poll
@@ -125,7 +125,7 @@ class AgentManager:
                 est = self.estimates.get(vm.uuid)
                 mut = (self.local_controller.vm_status(vm.uuid)
                        if self.local_controller is not None else None)
-                sample = objects.VMSample(
+                sample = objects.VMReport(
                     uuid=vm.uuid, name=vm.name, timestamp=now,
                     state=vm.state, booked_kb=vm.booked_kb,
                     balloon_kb=vm.balloon_kb,

@@ -7,9 +7,10 @@ The controller's entry point is :func:`plan`::
     result = planner.plan(hosts, vms, params)        # -> Plan
     for vm, source, destination, resource, kind in result.migrations:
         ...                                          # live-migrate vm
-    # keep result.states[host] and pass it back as Host.state next round
+    # keep result.states[host] and pass it back as PlannerHost.state next round
 
-``hosts`` is a list of :class:`Host`, ``vms`` a list of :class:`VM`;
+``hosts`` is a list of :class:`PlannerHost`, ``vms`` a list of
+:class:`PlannerVM`;
 ``resource`` is ``cpu``, ``memory`` or ``cpu+memory`` (what triggered the
 move) and ``kind`` ``overload`` or ``underload``. :func:`plan_round` does
 the same with algorithms already built (the simulator builds them once).
@@ -64,7 +65,7 @@ UNDERLOAD = 'underload'
 
 
 @dataclasses.dataclass
-class Host:
+class PlannerHost:
     """A compute host: capacities in MHz and in the memory unit of the VMs'
     ``ram`` (memmut uses MiB); ``state`` is what the algorithms keep."""
     name: str
@@ -75,7 +76,7 @@ class Host:
 
 
 @dataclasses.dataclass
-class VM:
+class PlannerVM:
     """A VM as the consolidator sees it.
 
     ``cpu_history``: CPU use in MHz, newest last. ``ram``: the memory it
@@ -167,7 +168,7 @@ class Plan:
     ``underloaded``: host -> the resource detected. ``failed``: (host,
     kind) whose VMs could not all be placed, so nothing moved from it.
     ``states``: the algorithms' new per-host state (JSON-serialisable),
-    to pass back as :attr:`Host.state` next round.
+    to pass back as :attr:`PlannerHost.state` next round.
     """
     migrations: typing.List[Move] = dataclasses.field(default_factory=list)
     activate: typing.List[str] = dataclasses.field(default_factory=list)

@@ -100,8 +100,8 @@ class RoundResult:
 @dataclasses.dataclass
 class PlannerInput:
     """The planner's hosts and VMs, and what was left out and why."""
-    hosts: typing.List[planner.Host]
-    vms: typing.List[planner.VM]
+    hosts: typing.List[planner.PlannerHost]
+    vms: typing.List[planner.PlannerVM]
     # host -> UUIDs of the VMs nova does not manage (pinned there).
     pinned: typing.Dict[str, typing.List[str]]
     # host -> why it was left out.
@@ -219,10 +219,10 @@ def build_input(conf, db, now, states=None):
             pinned_cpu[host.name] += cpu[-1] if cpu else 0.0
             pinned_ram[host.name] += ram
             continue
-        vms.append(planner.VM(vm.uuid, host.name, cpu, ram, mem))
+        vms.append(planner.PlannerVM(vm.uuid, host.name, cpu, ram, mem))
 
     busy = {v.host for v in vms}
-    hosts = [planner.Host(
+    hosts = [planner.PlannerHost(
         name,
         max(MIN_CAPACITY, h.cpu_count * core - pinned_cpu[name]),
         max(MIN_CAPACITY, h.memory_total_kb / 1024.0 - pinned_ram[name]),

@@ -59,7 +59,7 @@ def naive_distances(events):
 
 
 @dataclasses.dataclass
-class SwapMonitor:
+class ReuseReading:
     """One reading of an export's swap-traffic monitor."""
     swap_out_pages: int          # cumulative, since memstore started
     swap_in_pages: int

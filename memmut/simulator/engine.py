@@ -110,8 +110,8 @@ class _Pool:
         n = model.count or trace.n_vms
         self.names = ['host-%05d' % i for i in range(n)]
         self.index = {h: i for i, h in enumerate(self.names)}
-        self.hosts = [planner.Host(h, model.cpu_mhz, model.memory_mb,
-                                   active=False) for h in self.names]
+        self.hosts = [planner.PlannerHost(h, model.cpu_mhz, model.memory_mb,
+                                          active=False) for h in self.names]
         self.where = np.full(trace.n_vms, -1, dtype=int)
 
     def usage(self, vms, values):
@@ -210,9 +210,9 @@ def simulate(trace, mode, settings=None, progress=None):
             h.active = bool(has_vms[i])
             if not h.active:
                 h.state = None
-        vms = [planner.VM(trace.names[v], pool.names[pool.where[v]],
-                          cpu[v, lo:t + 1], float(d_mem[v, t]),
-                          m_mem[v, lo:t + 1]) for v in placed]
+        vms = [planner.PlannerVM(trace.names[v], pool.names[pool.where[v]],
+                                 cpu[v, lo:t + 1], float(d_mem[v, t]),
+                                 m_mem[v, lo:t + 1]) for v in placed]
         p0 = time.perf_counter()
         plan = planner.plan_round(pool.hosts, vms, algos, settings.plan)
         dt = time.perf_counter() - p0

@@ -139,7 +139,7 @@ def memstore_monitor(g, percentile):
     def read(vm):
         if vm.uuid != g.uuid or g.swap_server is None:
             return None
-        return reuse.SwapMonitor.from_stats(g.swap_server.stats(
+        return reuse.ReuseReading.from_stats(g.swap_server.stats(
             reset=True, percentile=percentile))
     return read
 

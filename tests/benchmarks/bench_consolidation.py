@@ -111,8 +111,8 @@ def scaling_round(n_hosts, vms_per_host=5, history=100, seed=0):
     load = rng.choice([0.3, 0.7, 0.95], size=n_on, p=[0.2, 0.75, 0.05])
     for h in range(n_hosts):
         name = 'host-%05d' % h
-        hosts.append(planner.Host(name, cap_cpu, cap_mem,
-                                  active=h < n_on))
+        hosts.append(planner.PlannerHost(name, cap_cpu, cap_mem,
+                                         active=h < n_on))
         if h >= n_on:
             continue
         share = rng.dirichlet(np.ones(vms_per_host))
@@ -121,8 +121,8 @@ def scaling_round(n_hosts, vms_per_host=5, history=100, seed=0):
             cpu = np.maximum(0.0, level * rng.normal(1.0, 0.05, history))
             cpu[-1] = level
             wss = float(rng.uniform(1024, 16384))
-            vms.append(planner.VM('vm-%d-%d' % (h, k), name, cpu,
-                                  wss * 1.05, np.full(history, wss)))
+            vms.append(planner.PlannerVM('vm-%d-%d' % (h, k), name, cpu,
+                                         wss * 1.05, np.full(history, wss)))
     return hosts, vms
 
 

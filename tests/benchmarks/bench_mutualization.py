@@ -150,7 +150,7 @@ def memstore_monitor(by_uuid, percentile):
         g = by_uuid.get(vm.uuid)
         if g is None or g.swap_server is None:
             return None
-        return reuse.SwapMonitor.from_stats(g.swap_server.stats(
+        return reuse.ReuseReading.from_stats(g.swap_server.stats(
             reset=True, percentile=percentile))
     return read
 

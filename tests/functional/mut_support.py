@@ -70,7 +70,7 @@ class StatsBadis:
                                           self.probe_kb << min(level, 16))
         request = min(ghost.wss_kb, request)
         self.probes[vm.uuid] = (level, request)
-        return techniques.Estimate(request, ghost.source)
+        return techniques.TechniqueEstimate(request, ghost.source)
 
     def observe(self, vms, now):
         out = {}
@@ -103,7 +103,7 @@ class StatsBadis:
                 # (about 48 MiB of a 256 MiB TCG test guest): add it, or
                 # the VM is sized that much too small and thrashes.
                 hidden = max(0, vm.balloon_kb - stats['available'])
-                sampled = techniques.Estimate(
+                sampled = techniques.TechniqueEstimate(
                     min(vm.balloon_kb, used.wss_kb + hidden), used.source)
             obs = badis.Observation(
                 timestamp=now, m_cur_kb=vm.balloon_kb,

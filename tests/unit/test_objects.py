@@ -4,7 +4,7 @@ from memmut import objects
 
 
 def _report(**kw):
-    vm = objects.VMSample(uuid='u1', name='vm', timestamp=1.5,
+    vm = objects.VMReport(uuid='u1', name='vm', timestamp=1.5,
                           state='running', booked_kb=1024, balloon_kb=512,
                           memory_stats={'actual': 512, 'unused': 100})
     fields = dict(host='h1', boot_id='b', seq=3, timestamp=2.0,

@@ -16,7 +16,8 @@ VMs hold more than they started with (Mem_act > Mem_init). Every round:
    to its demand.
 
 :func:`distribute` computes the end state of those phases directly
-and returns it as a :class:`Plan`: new allocations, the pool after, and the
+and returns it as a :class:`Distribution`: new allocations, the pool after,
+and the
 ordered balloon moves (every reclaim before any grant, so applying them in
 order never needs memory that is not yet in the pool).
 
@@ -213,7 +214,7 @@ def _split(policy, amount_kb, requests):
 
 
 @dataclasses.dataclass(frozen=True)
-class Move:
+class BalloonMove:
     """One balloon change: ``reclaim`` (inflate) or ``grant`` (deflate)."""
     uuid: str
     kind: str
@@ -224,11 +225,11 @@ class Move:
 
 
 @dataclasses.dataclass(frozen=True)
-class Plan:
+class Distribution:
     """The outcome of one round of Algorithm 1."""
     policy: str
     allocations: dict           # uuid -> new Mem_act (KiB)
-    moves: tuple                # Move, every reclaim before any grant
+    moves: tuple                # BalloonMove, every reclaim before any grant
     pool_before_kb: int
     pool_after_kb: int
     demands: dict               # uuid -> demand (WSS + headroom, clamped)
@@ -386,9 +387,10 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
             else:
                 why = ('borrowed memory re-divided (%s policy): demand %s, '
                        'unmet %s' % (policy.name, _mib(d), _mib(d - new)))
-            reclaims.append(Move(vm.uuid, MOVE_RECLAIM, old - new, old, new,
-                                 'reclaim %s -> %s: %s' % (
-                                     _mib(old), _mib(new), why)))
+            reclaims.append(BalloonMove(vm.uuid, MOVE_RECLAIM, old - new, old,
+                                        new,
+                                        'reclaim %s -> %s: %s' % (
+                                            _mib(old), _mib(new), why)))
         elif new > old:
             if new <= vm.init_kb:
                 why = 'back toward Mem_init %s (guarantee), demand %s' % (
@@ -398,22 +400,22 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
                     _mib(vm.init_kb), policy.name, _mib(d))
             if new < d:
                 why += ', unmet %s' % _mib(d - new)
-            grants.append(Move(vm.uuid, MOVE_GRANT, new - old, old, new,
-                               'grant %s -> %s: %s' % (
-                                   _mib(old), _mib(new), why)))
+            grants.append(BalloonMove(vm.uuid, MOVE_GRANT, new - old, old, new,
+                                      'grant %s -> %s: %s' % (
+                                          _mib(old), _mib(new), why)))
     init = {vm.uuid: vm.init_kb for vm in vms}
     reclaims.sort(key=lambda m: (-m.amount_kb, m.uuid))
     grants.sort(key=lambda m: (m.to_kb > init[m.uuid], m.uuid))
 
-    return Plan(policy=policy.name,
-                allocations=alloc,
-                moves=tuple(reclaims + grants),
-                pool_before_kb=pool_kb,
-                pool_after_kb=pool_after,
-                demands=demand,
-                needs=need,
-                roles={vm.uuid: _role(alloc[vm.uuid], vm.init_kb)
-                       for vm in vms},
-                unmet_kb={u: demand[u] - alloc[u] for u in uuids
-                          if demand[u] > alloc[u]},
-                guarantee_met=guarantee_met)
+    return Distribution(policy=policy.name,
+                        allocations=alloc,
+                        moves=tuple(reclaims + grants),
+                        pool_before_kb=pool_kb,
+                        pool_after_kb=pool_after,
+                        demands=demand,
+                        needs=need,
+                        roles={vm.uuid: _role(alloc[vm.uuid], vm.init_kb)
+                               for vm in vms},
+                        unmet_kb={u: demand[u] - alloc[u] for u in uuids
+                                  if demand[u] > alloc[u]},
+                        guarantee_met=guarantee_met)

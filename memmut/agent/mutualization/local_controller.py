@@ -64,7 +64,7 @@ class VMStatus:
 class StepResult:
     """What one round did."""
     timestamp: float
-    plan: typing.Optional[algorithm1.Plan]
+    plan: typing.Optional[algorithm1.Distribution]
     actions: list               # actuator.Action, in the order made
     resyncs: list               # actuator.Resync
     skipped: dict               # uuid -> why it took no part

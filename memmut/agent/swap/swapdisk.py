@@ -411,10 +411,10 @@ class SwapDiskManager:
 
     def monitor(self, uuid, reset=True):
         """One reading of the VM's swap-traffic monitor
-        (:class:`memmut.memstore.reuse.SwapMonitor`); ``reset`` starts a
+        (:class:`memmut.memstore.reuse.ReuseReading`); ``reset`` starts a
         new histogram interval.  None (logged) when it cannot be read."""
         try:
-            return reuse.SwapMonitor.from_stats(self.client.stats(
+            return reuse.ReuseReading.from_stats(self.client.stats(
                 self.export_name(uuid), reset=reset,
                 percentile=self.opts.ghost_percentile))
         except clientmod.MemstoreError as e:

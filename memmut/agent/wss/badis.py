@@ -173,8 +173,8 @@ class Observation:
     timestamp: float
     m_cur_kb: int
     booked_kb: int
-    sampled: typing.Optional[techniques.Estimate] = None
-    ghost: typing.Optional[techniques.Estimate] = None
+    sampled: typing.Optional[techniques.TechniqueEstimate] = None
+    ghost: typing.Optional[techniques.TechniqueEstimate] = None
     swapping: bool = False
     steady: bool = True
     grew_from_kb: typing.Optional[int] = None
@@ -241,7 +241,7 @@ class BadisState:
 class Result:
     """The outcome of one round for one VM."""
     mode: Mode
-    wss: techniques.Estimate     # this round's estimate, with its source
+    wss: techniques.TechniqueEstimate  # this round's estimate and source
     moving_avg_kb: int
     max_avg_kb: int              # WSS^max_avg
     demand_kb: int               # what the allocation should cover
@@ -263,7 +263,7 @@ def _sampled_wss(state, obs):
     if obs.sampled is None:
         return None
     wss = min(obs.m_cur_kb, obs.sampled.wss_kb + state.pinned_kb)
-    return techniques.Estimate(wss, obs.sampled.source)
+    return techniques.TechniqueEstimate(wss, obs.sampled.source)
 
 
 def _shortage_wss(state, obs):
@@ -279,20 +279,20 @@ def _shortage_wss(state, obs):
     if obs.ghost is not None:
         wss = obs.ghost
     else:
-        wss = techniques.Estimate(obs.m_cur_kb, SOURCE_SWAPPING)
+        wss = techniques.TechniqueEstimate(obs.m_cur_kb, SOURCE_SWAPPING)
     if obs.pressure_kb and obs.m_cur_kb + obs.pressure_kb > wss.wss_kb:
-        wss = techniques.Estimate(obs.m_cur_kb + obs.pressure_kb,
-                                  SOURCE_SWAP_GROWTH)
+        wss = techniques.TechniqueEstimate(obs.m_cur_kb + obs.pressure_kb,
+                                           SOURCE_SWAP_GROWTH)
     if state.short_kb > wss.wss_kb:
-        return techniques.Estimate(state.short_kb, wss.source)
+        return techniques.TechniqueEstimate(state.short_kb, wss.source)
     return wss
 
 
 def _hold(state, obs):
     """No usable data this round: keep the last estimate."""
     if state.recent:
-        return techniques.Estimate(state.recent[-1], SOURCE_HOLD)
-    return techniques.Estimate(obs.m_cur_kb, SOURCE_HOLD)
+        return techniques.TechniqueEstimate(state.recent[-1], SOURCE_HOLD)
+    return techniques.TechniqueEstimate(obs.m_cur_kb, SOURCE_HOLD)
 
 
 def _far_below(wss, obs, params):
@@ -309,7 +309,7 @@ def _close(wss, obs, params):
 @dataclasses.dataclass(frozen=True)
 class _Round:
     mode: Mode
-    wss: techniques.Estimate
+    wss: techniques.TechniqueEstimate
     swap_rounds: int = 0
     quiet_rounds: int = 0
     pinned_kb: int = 0
@@ -382,7 +382,7 @@ def _fsm(state, obs, params):
     if obs.short:
         return _Round(Mode.G, _shortage_wss(state, obs), pinned_kb=pinned)
     quiet = state.quiet_rounds + 1
-    wss = techniques.Estimate(obs.m_cur_kb, SOURCE_GEIGER_IDLE)
+    wss = techniques.TechniqueEstimate(obs.m_cur_kb, SOURCE_GEIGER_IDLE)
     if quiet >= params.g_to_v_rounds:
         # This round is V's: the sample primed in the last quiet round
         # (BadisState.sampling_wanted) estimates it, if there is one.
@@ -401,8 +401,9 @@ def step(state, obs, params=None):
     if state is None:
         state = BadisState.initial(params)
     r = _fsm(state, obs, params)
-    wss = techniques.Estimate(max(0, min(r.wss.wss_kb, obs.booked_kb)),
-                              r.wss.source)
+    wss = techniques.TechniqueEstimate(
+        max(0, min(r.wss.wss_kb, obs.booked_kb)),
+        r.wss.source)
 
     recent = (state.recent + (wss.wss_kb,))[-params.average_window:]
     avg = sum(recent) // len(recent)

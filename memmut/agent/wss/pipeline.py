@@ -464,8 +464,9 @@ class EstimationPipeline:
         if (evicted_at >= m_cur or reading.ghost is None or
                 not self._evicting(reading)):
             return reading
-        ghost = techniques.Estimate(reading.ghost.wss_kb + m_cur - evicted_at,
-                                    reading.ghost.source)
+        ghost = techniques.TechniqueEstimate(
+            reading.ghost.wss_kb + m_cur - evicted_at,
+            reading.ghost.source)
         return dataclasses.replace(
             reading, ghost=ghost,
             detail='%s; %d KiB written at %s after a grow from %s: Geiger '
@@ -645,7 +646,7 @@ def guest_unseen_kb(vm, sampled_kb, limit_fraction=0.75):
 
 def default_swap_monitors(conf, memstore_read=None):
     """memstore's reuse distances when ``memstore_read`` (``f(vm)`` -> a
-    :class:`memmut.memstore.reuse.SwapMonitor` or None) is given, then the
+    :class:`memmut.memstore.reuse.ReuseReading` or None) is given, then the
     balloon statistics."""
     monitors = []
     if memstore_read is not None:

@@ -43,7 +43,7 @@ class SwapReading:
     (gross): a guest that evicts has no free memory at its current size.
     """
     swapping: bool
-    ghost: typing.Optional[techniques.Estimate]
+    ghost: typing.Optional[techniques.TechniqueEstimate]
     source: str
     detail: str = ''
     grown_kb: int = 0
@@ -128,7 +128,7 @@ class BalloonStatsSwapMonitor(SwapMonitor):
             # (written out and not read back).
             cap = m_cur_kb + max(self.min_grow_kb, net)
             if ghost.wss_kb > cap:
-                ghost = techniques.Estimate(cap, ghost.source)
+                ghost = techniques.TechniqueEstimate(cap, ghost.source)
                 detail += ', capped by %d KiB net in swap' % net
         grown, pressure = (0, False)
         if not act.counter_reset:
@@ -154,7 +154,7 @@ class MemstoreSwapMonitor(SwapMonitor):
 
     ``read(vm)`` returns one reading of the VM's export monitor that also
     starts a new interval (:meth:`memmut.agent.swap.swapdisk.SwapDiskManager.
-    monitor`, a :class:`memmut.memstore.reuse.SwapMonitor`: the interval's
+    monitor`, a :class:`memmut.memstore.reuse.ReuseReading`: the interval's
     histogram, ``interval_swap_ins`` with a distance, ``interval_cold``
     without one, and ``extra_bytes``, m_ghost for the configured
     percentile as memstore counts distances), or None when the VM has no
@@ -199,8 +199,8 @@ class MemstoreSwapMonitor(SwapMonitor):
             self._failed.discard(vm.uuid)
         ghost = None
         if ghost_kb > 0:
-            ghost = techniques.Estimate(int(m_cur_kb + ghost_kb),
-                                        techniques.SOURCE_GEIGER)
+            ghost = techniques.TechniqueEstimate(int(m_cur_kb + ghost_kb),
+                                                 techniques.SOURCE_GEIGER)
         swapping = swap_ins + cold >= self.threshold
         now = self.clock()
         before = self._queued.get(vm.uuid)

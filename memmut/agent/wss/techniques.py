@@ -2,7 +2,7 @@
 
 Every function here is pure: it takes what a collector measured (sampled
 pages, a reuse-distance histogram, two balloon-statistics samples, a
-``Committed_AS`` reading) and returns an :class:`Estimate` naming its
+``Committed_AS`` reading) and returns an :class:`TechniqueEstimate` naming its
 ``source``, or ``None`` when the data says nothing. Collecting the data
 (clearing accessed bits, watching the swap device, reading
 ``memoryStats()``) is the collectors' job; combining the estimates is
@@ -39,7 +39,7 @@ SOURCE_SELFBALLOON = 'self-ballooning'
 
 
 @dataclasses.dataclass(frozen=True)
-class Estimate:
+class TechniqueEstimate:
     """One WSS estimate and the technique that produced it."""
     wss_kb: int
     source: str
@@ -74,7 +74,7 @@ def vmware_sampling(accessed, sampled, m_cur_kb):
         raise ValueError('accessed (%r) must be between 0 and sampled (%d)'
                          % (accessed, sampled))
     _nonneg('m_cur_kb', m_cur_kb)
-    return Estimate(accessed * m_cur_kb // sampled, SOURCE_VMWARE)
+    return TechniqueEstimate(accessed * m_cur_kb // sampled, SOURCE_VMWARE)
 
 
 def vmware_referenced(referenced_kb, m_cur_kb, offset_kb=0):
@@ -97,7 +97,7 @@ def vmware_referenced(referenced_kb, m_cur_kb, offset_kb=0):
     _nonneg('m_cur_kb', m_cur_kb)
     _nonneg('offset_kb', offset_kb)
     wss = min(max(0, referenced_kb - offset_kb), m_cur_kb)
-    return Estimate(int(wss), SOURCE_VMWARE_REFERENCED)
+    return TechniqueEstimate(int(wss), SOURCE_VMWARE_REFERENCED)
 
 
 # ---------------------------------------------------------------------------
@@ -205,7 +205,7 @@ def geiger_estimate(histogram, m_cur_kb, percentile=95.0, bucket_kb=4096):
     ghost = geiger_ghost_kb(histogram, percentile, bucket_kb)
     if ghost <= 0:
         return None
-    return Estimate(int(m_cur_kb + ghost), SOURCE_GEIGER)
+    return TechniqueEstimate(int(m_cur_kb + ghost), SOURCE_GEIGER)
 
 
 # ---------------------------------------------------------------------------
@@ -274,7 +274,7 @@ def swap_fallback_estimate(activity, m_cur_kb, min_grow_kb=4096):
     if activity is None or not activity.active:
         return None
     grow = max(activity.swap_in_kb or 0, min_grow_kb)
-    return Estimate(int(m_cur_kb + grow), SOURCE_SWAP_STATS)
+    return TechniqueEstimate(int(m_cur_kb + grow), SOURCE_SWAP_STATS)
 
 
 def balloon_used(stats, include_caches=True):
@@ -298,7 +298,7 @@ def balloon_used(stats, include_caches=True):
             return None
         used -= caches
         source = SOURCE_BALLOON_USED_NOCACHE
-    return Estimate(int(max(0, used)), source)
+    return TechniqueEstimate(int(max(0, used)), source)
 
 
 # ---------------------------------------------------------------------------
@@ -319,7 +319,7 @@ class ZballoondState:
     committed_kb: int
 
     def estimate(self):
-        return Estimate(self.wss_kb, SOURCE_ZBALLOOND)
+        return TechniqueEstimate(self.wss_kb, SOURCE_ZBALLOOND)
 
 
 def zballoond_step(state, committed_as_kb, swapping, decrease_fraction=0.05,
@@ -376,4 +376,4 @@ def selfballoon_target(cur_kb, committed_as_kb, reserve_kb=0,
         target = cur_kb + (goal - cur_kb) // up_hysteresis
     else:
         target = cur_kb
-    return Estimate(int(max(floor_kb, target)), SOURCE_SELFBALLOON)
+    return TechniqueEstimate(int(max(floor_kb, target)), SOURCE_SELFBALLOON)

@@ -146,7 +146,7 @@ class NovaExecutorTest(integrated_helpers.ProviderUsageBaseTestCase):
                     host=host, boot_id='b-' + host, seq=seq, timestamp=t,
                     hypervisor='kvm', memory_total_kb=mem_kb,
                     memory_free_kb=mem_kb // 4, cpu_count=4, cpu_util=0.2,
-                    vms=[objects.VMSample(
+                    vms=[objects.VMReport(
                         uuid=uuid, name='instance-%d' % i, timestamp=t,
                         state='running', booked_kb=booked,
                         balloon_kb=booked,

@@ -14,11 +14,11 @@ BOOKED = 2000 * MiB
 
 
 def sampled(kb):
-    return est.Estimate(kb, est.SOURCE_VMWARE)
+    return est.TechniqueEstimate(kb, est.SOURCE_VMWARE)
 
 
 def geiger(kb):
-    return est.Estimate(kb, est.SOURCE_GEIGER)
+    return est.TechniqueEstimate(kb, est.SOURCE_GEIGER)
 
 
 def obs(t=0.0, s=None, ghost=None, swapping=False, m_cur=M_CUR,
@@ -58,7 +58,7 @@ def test_v_to_vg_on_swap_activity():
     st, r = badis.step(state(Mode.V), obs(s=sampled(500 * MiB),
                                           swapping=True))
     assert st.mode is Mode.VG
-    assert r.wss == est.Estimate(M_CUR, badis.SOURCE_SWAPPING)
+    assert r.wss == est.TechniqueEstimate(M_CUR, badis.SOURCE_SWAPPING)
     assert r.transition == 'V->VG: swap activity seen while sampling'
 
 
@@ -116,7 +116,7 @@ def test_g_stays_g_while_swapping_and_uses_geiger():
     assert st.mode is Mode.G and r.wss == geiger(1300 * MiB)
     # Swapping without a Geiger estimate: the whole allocation.
     st, r = badis.step(state(Mode.G), obs(swapping=True))
-    assert r.wss == est.Estimate(M_CUR, badis.SOURCE_SWAPPING)
+    assert r.wss == est.TechniqueEstimate(M_CUR, badis.SOURCE_SWAPPING)
 
 
 def test_consecutive_swapping_rounds_accumulate_until_a_quiet_round():
@@ -150,7 +150,7 @@ def test_g_to_v_after_two_consecutive_quiet_rounds():
     st, r = badis.step(st, obs())
     assert st.mode is Mode.G and st.quiet_rounds == 1
     # Geiger cannot see below m_cur: the estimate holds the allocation.
-    assert r.wss == est.Estimate(M_CUR, badis.SOURCE_GEIGER_IDLE)
+    assert r.wss == est.TechniqueEstimate(M_CUR, badis.SOURCE_GEIGER_IDLE)
     st, r = badis.step(st, obs(t=60))
     assert st.mode is Mode.V
     assert r.transition == 'G->V: no swap activity in 2 consecutive rounds'
@@ -255,9 +255,9 @@ def test_initial_correction_option():
 def test_no_sample_holds_last_estimate():
     st, _ = badis.step(None, obs(0, s=sampled(400 * MiB)))
     st, r = badis.step(st, obs(60))
-    assert r.wss == est.Estimate(400 * MiB, badis.SOURCE_HOLD)
+    assert r.wss == est.TechniqueEstimate(400 * MiB, badis.SOURCE_HOLD)
     _, r = badis.step(None, obs(0))
-    assert r.wss == est.Estimate(M_CUR, badis.SOURCE_HOLD)
+    assert r.wss == est.TechniqueEstimate(M_CUR, badis.SOURCE_HOLD)
 
 
 def test_estimates_capped_at_booked():
@@ -470,7 +470,7 @@ def test_sampling_restarts_in_g_one_round_before_g_to_v():
     st = state(Mode.G, quiet_rounds=1)
     st, r = badis.step(st, obs(t=60))
     assert st.mode is Mode.V
-    assert r.wss == est.Estimate(M_CUR, badis.SOURCE_GEIGER_IDLE)
+    assert r.wss == est.TechniqueEstimate(M_CUR, badis.SOURCE_GEIGER_IDLE)
 
 
 def test_v_ignores_swap_ins_of_a_shrink_while_sampling_sees_room():
@@ -520,8 +520,8 @@ def test_swap_growth_is_a_shortage_in_every_state():
                                 pressure_kb=40 * MiB)
         assert o.short and not o.swapping
         st, r = badis.step(state(mode), o)
-        assert r.wss == est.Estimate(M_CUR + 40 * MiB,
-                                     badis.SOURCE_SWAP_GROWTH)
+        assert r.wss == est.TechniqueEstimate(M_CUR + 40 * MiB,
+                                              badis.SOURCE_SWAP_GROWTH)
         assert r.demand_kb >= M_CUR + 40 * MiB
         assert st.mode is (Mode.VG if mode is Mode.V else mode)
         assert st.short_kb == M_CUR + 40 * MiB
@@ -533,7 +533,7 @@ def test_geiger_wins_over_swap_growth_when_larger_and_vice_versa():
                           pressure_kb=20 * MiB)
     assert badis.step(state(Mode.VG), o)[1].wss == geiger(M_CUR + 60 * MiB)
     o = dataclasses.replace(o, pressure_kb=90 * MiB)
-    assert badis.step(state(Mode.VG), o)[1].wss == est.Estimate(
+    assert badis.step(state(Mode.VG), o)[1].wss == est.TechniqueEstimate(
         M_CUR + 90 * MiB, badis.SOURCE_SWAP_GROWTH)
 
 

@@ -58,7 +58,7 @@ def memstore_reading(histogram, bucket_pages=1024, cold=0,
     """A reading as memmut.agent.swap.swapdisk returns it, built from a stats
     reply of memstore's control protocol."""
     extra = reuse.extra_pages(histogram, percent, bucket_pages) * 4096
-    return reuse.SwapMonitor.from_stats({'monitor': {
+    return reuse.ReuseReading.from_stats({'monitor': {
         'swap_out_pages': 1000, 'swap_in_pages': 500,
         'interval_seconds': 10.0, 'bucket_pages': bucket_pages,
         'percentile': percent, 'queue_pages': 300,
@@ -561,7 +561,7 @@ class _Scripted(swap_monitors.SwapMonitor):
         r = self.readings.pop(0) if self.readings else None
         if r is None:
             return swap_monitors.SwapReading(False, None, self.name)
-        return swap_monitors.SwapReading(True, techniques.Estimate(
+        return swap_monitors.SwapReading(True, techniques.TechniqueEstimate(
             m_cur_kb + r, techniques.SOURCE_GEIGER), self.name)
 
 
@@ -800,7 +800,7 @@ class _Written(swap_monitors.SwapMonitor):
         if not ghost:
             return swap_monitors.SwapReading(False, None, self.name,
                                              out_kb=out)
-        return swap_monitors.SwapReading(True, techniques.Estimate(
+        return swap_monitors.SwapReading(True, techniques.TechniqueEstimate(
             m_cur_kb + ghost, techniques.SOURCE_GEIGER), self.name,
             detail='m_ghost', out_kb=out)
 

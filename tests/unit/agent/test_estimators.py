@@ -12,7 +12,7 @@ MiB = 1024
 def test_vmware_sampling_seed_example():
     # §2.6.1: 100 sampled pages, 60 accessed -> 60 % of the memory.
     e = est.vmware_sampling(60, 100, 2048 * MiB)
-    assert e == est.Estimate(1228 * MiB + 819, est.SOURCE_VMWARE)
+    assert e == est.TechniqueEstimate(1228 * MiB + 819, est.SOURCE_VMWARE)
     assert e.wss_kb == 60 * 2048 * MiB // 100
 
 
@@ -30,7 +30,7 @@ def test_vmware_sampling_bounds():
 
 def test_vmware_referenced():
     e = est.vmware_referenced(300 * MiB, 512 * MiB)
-    assert e == est.Estimate(300 * MiB, est.SOURCE_VMWARE_REFERENCED)
+    assert e == est.TechniqueEstimate(300 * MiB, est.SOURCE_VMWARE_REFERENCED)
     # THP offset subtracted, never below 0.
     assert est.vmware_referenced(300 * MiB, 512 * MiB,
                                  offset_kb=56 * MiB).wss_kb == 244 * MiB
@@ -84,7 +84,7 @@ def test_geiger_ghost_percentile_walk():
 def test_geiger_estimate():
     hist = [0, 0, 0, 10]            # every reload needed 12-16 MiB more
     e = est.geiger_estimate(hist, 500 * MiB, 95, 4096)
-    assert e == est.Estimate(512 * MiB, est.SOURCE_GEIGER)
+    assert e == est.TechniqueEstimate(512 * MiB, est.SOURCE_GEIGER)
     # m_ghost = 0: Geiger cannot tell.
     assert est.geiger_estimate([7], 500 * MiB) is None
     assert est.geiger_estimate([], 500 * MiB) is None
@@ -128,7 +128,7 @@ def test_swap_activity_missing_and_reset():
 def test_swap_fallback_estimate():
     active = est.SwapActivity(2048, 0, 0, True)
     e = est.swap_fallback_estimate(active, 512 * MiB, min_grow_kb=4096)
-    assert e == est.Estimate(512 * MiB + 4096, est.SOURCE_SWAP_STATS)
+    assert e == est.TechniqueEstimate(512 * MiB + 4096, est.SOURCE_SWAP_STATS)
     big = est.SwapActivity(64 * MiB, 0, 0, True)
     assert est.swap_fallback_estimate(big, 512 * MiB).wss_kb == 576 * MiB
     assert est.swap_fallback_estimate(
@@ -138,9 +138,10 @@ def test_swap_fallback_estimate():
 def test_balloon_used_baselines():
     stats = {'available': 1000 * MiB, 'unused': 300 * MiB,
              'disk_caches': 200 * MiB}
-    assert est.balloon_used(stats) == est.Estimate(
+    assert est.balloon_used(stats) == est.TechniqueEstimate(
         700 * MiB, est.SOURCE_BALLOON_USED)
-    assert est.balloon_used(stats, include_caches=False) == est.Estimate(
+    assert est.balloon_used(
+        stats, include_caches=False) == est.TechniqueEstimate(
         500 * MiB, est.SOURCE_BALLOON_USED_NOCACHE)
     assert est.balloon_used({'available': 1}) is None
     assert est.balloon_used({}) is None
@@ -160,7 +161,8 @@ def test_zballoond_descends_then_backs_off():
     # 900 MiB made it swap: back to 950, the lowest size without events.
     s = est.zballoond_step(s, 1000 * MiB, True, 0.05)
     assert s.target_kb == 950 * MiB
-    assert s.estimate() == est.Estimate(950 * MiB, est.SOURCE_ZBALLOOND)
+    assert s.estimate() == est.TechniqueEstimate(950 * MiB,
+                                                 est.SOURCE_ZBALLOOND)
 
 
 def test_zballoond_restarts_on_committed_change_and_bounds():
@@ -180,7 +182,7 @@ def test_zballoond_restarts_on_committed_change_and_bounds():
 def test_selfballoon_target():
     # Shrink by an eighth of the excess per interval.
     e = est.selfballoon_target(1800 * MiB, 1000 * MiB)
-    assert e == est.Estimate(1700 * MiB, est.SOURCE_SELFBALLOON)
+    assert e == est.TechniqueEstimate(1700 * MiB, est.SOURCE_SELFBALLOON)
     # Grow the whole gap at once (up-hysteresis 1), reserve included.
     assert est.selfballoon_target(
         600 * MiB, 1000 * MiB, reserve_kb=64 * MiB).wss_kb == 1064 * MiB

@@ -222,9 +222,9 @@ def test_option_defaults():
 def test_vmsample_accepts_old_and_new_messages():
     base = dict(uuid='u', name='n', timestamp=1.0, state='running',
                 booked_kb=1, balloon_kb=1)
-    old = objects.VMSample.from_primitive(base)
+    old = objects.VMReport.from_primitive(base)
     assert old.mut_role is None and old.lent_kb == 0
-    new = objects.VMSample.from_primitive(dict(
+    new = objects.VMReport.from_primitive(dict(
         base, mut_role='server', mem_init_kb=1, lent_kb=5, borrowed_kb=0))
     assert new.mut_role == 'server' and new.lent_kb == 5
 

@@ -15,12 +15,12 @@ from memmut.consolidation import planner as pl
 
 
 def host(name, active=True, state=None):
-    return pl.Host(name, 1000.0, 1000.0, active=active, state=state)
+    return pl.PlannerHost(name, 1000.0, 1000.0, active=active, state=state)
 
 
 def vm(name, where, cpu, ram, mem=None):
-    return pl.VM(name, where, [cpu, cpu], float(ram),
-                 [ram, ram] if mem is None else mem)
+    return pl.PlannerVM(name, where, [cpu, cpu], float(ram),
+                        [ram, ram] if mem is None else mem)
 
 
 def test_cpu_overload_switches_a_host_on():

@@ -11,7 +11,7 @@ def _vm(uuid, t, balloon=512 * 1024, **kw):
                   memory_stats={'unused': 100, 'available': 900},
                   cpu_time_ns=5, wss_kb=300 * 1024, wss_estimator='badis')
     fields.update(kw)
-    return objects.VMSample(**fields)
+    return objects.VMReport(**fields)
 
 
 def _report(seq, t, host='h1', boot='b1', vms=(), reservoir=0):

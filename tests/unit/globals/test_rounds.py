@@ -37,7 +37,7 @@ def populate(db, clock, hosts, duration=2 * 3600.0, start=100000.0):
         seq += 1
         clock.t = t
         for name, (cpus, mem_kb, vms) in hosts.items():
-            samples = [objects.VMSample(
+            samples = [objects.VMReport(
                 uuid=v.uuid, name='vm-' + v.uuid, timestamp=t,
                 state=v.state, booked_kb=v.booked_kb, balloon_kb=v.booked_kb,
                 cpu_time_ns=int(v.cores * (t - start) * 1e9),

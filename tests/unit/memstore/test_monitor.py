@@ -50,7 +50,7 @@ def test_server_reports_the_example(ctl):
     c.disconnect()
 
     st = ctl.stats('geiger', percentile=95)
-    mon = reuse.SwapMonitor.from_stats(st)
+    mon = reuse.ReuseReading.from_stats(st)
     assert mon.histogram == HISTOGRAM
     assert (mon.interval_swap_ins, mon.interval_cold) == (4, 1)
     assert (mon.swap_out_pages, mon.swap_in_pages) == (6, 5)

@@ -64,14 +64,16 @@ class AccessSample:
     offset_kb: int = 0
 
     def estimate(self, m_cur_kb):
-        """The sampled WSS (an :class:`techniques.Estimate`), capped at
+        """The sampled WSS (a :class:`techniques.TechniqueEstimate`), capped
+        at
         ``m_cur_kb``: sampling cannot see a WSS above the allocation."""
         if self.referenced_kb is not None:
             return techniques.vmware_referenced(
                 self.referenced_kb, m_cur_kb, self.offset_kb)
         wss = techniques.vmware_sampling(self.accessed, self.sampled,
                                          self.span_kb)
-        return techniques.Estimate(min(wss.wss_kb, m_cur_kb), wss.source)
+        return techniques.TechniqueEstimate(
+            min(wss.wss_kb, m_cur_kb), wss.source)
 
 
 class Sampler(abc.ABC):
