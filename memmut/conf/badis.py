@@ -101,19 +101,26 @@ opts = [
                       'free memory is not using all of its allocation, and '
                       'm_cur - sampled would count its idle memory as '
                       'pinned.'),
+    # Never read: Geiger's percentile and bucket width are memstore's
+    # ([memstore] ghost_percentile, histogram_bucket_pages).
     cfg.FloatOpt('geiger_percentile',
                  default=95.0,
                  min=1.0,
                  max=100.0,
-                 help='Geiger walks its reuse-distance histogram up to this '
-                      'percentage of its total; the bucket reached is the '
-                      'ghost-buffer size (X = 95 in the seed).'),
+                 deprecated_for_removal=True,
+                 deprecated_since='0.2',
+                 deprecated_reason='Never used: Geiger\'s percentile is '
+                                   '[memstore] ghost_percentile.',
+                 help='Unused; see [memstore] ghost_percentile.'),
     cfg.IntOpt('geiger_bucket_kb',
                default=4096,
                min=4,
-               help='Width in KiB of one bucket of the reuse-distance '
-                    'histogram (1024 pages, 4 MiB, in the published '
-                    'prototype).'),
+               deprecated_for_removal=True,
+               deprecated_since='0.2',
+               deprecated_reason='Never used: the reuse-distance histogram '
+                                 'bucket is [memstore] '
+                                 'histogram_bucket_pages.',
+               help='Unused; see [memstore] histogram_bucket_pages.'),
     cfg.IntOpt('swap_in_threshold_kb',
                default=4096,
                min=1,
@@ -165,14 +172,24 @@ opts = [
     cfg.IntOpt('headroom_kb',
                default=32768,
                min=0,
-               help='KiB added to the estimate when sizing a VM, at least '
-                    '(see headroom_fraction; the larger applies).'),
+               deprecated_opts=[cfg.DeprecatedOpt('headroom_kb',
+                                                  group='consolidation')],
+               help='KiB added to a VM\'s WSS^max_avg when sizing it, at '
+                    'least (see headroom_fraction; the larger applies): by '
+                    'the agent for its balloon target and by the '
+                    'controller when packing it, so that a VM is packed on '
+                    'the memory its balloon gives it. The sum never '
+                    'exceeds the VM\'s booked memory. Replaces '
+                    '[consolidation] headroom_kb.'),
     cfg.FloatOpt('headroom_fraction',
                  default=0.05,
                  min=0.0,
-                 max=1.0,
-                 help='Fraction of the estimate added to it when sizing a '
-                      'VM, when larger than headroom_kb.'),
+                 max=10.0,
+                 deprecated_opts=[cfg.DeprecatedOpt('headroom_fraction',
+                                                    group='consolidation')],
+                 help='Fraction of a VM\'s WSS^max_avg added to it when '
+                      'sizing it, when larger than headroom_kb. Replaces '
+                      '[consolidation] headroom_fraction.'),
     cfg.FloatOpt('max_step_fraction',
                  default=0.25,
                  min=0.01,

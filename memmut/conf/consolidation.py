@@ -141,18 +141,6 @@ opts = [
                                    '(Neat\'s behaviour, the baseline)')],
                help='What memory a VM is packed on and counted for in '
                     'memory detection.'),
-    cfg.IntOpt('headroom_kb',
-               default=32768,
-               min=0,
-               help='KiB added to a VM\'s WSS^max_avg when packing it, at '
-                    'least (see headroom_fraction; the larger applies). '
-                    'The sum never exceeds the VM\'s booked memory.'),
-    cfg.FloatOpt('headroom_fraction',
-                 default=0.05,
-                 min=0.0,
-                 max=10.0,
-                 help='Fraction of a VM\'s WSS^max_avg added to it when '
-                      'packing it, when larger than headroom_kb.'),
     cfg.BoolOpt('scheduled_rounds',
                 default=False,
                 help='Run a consolidation round in memmut-controller every '

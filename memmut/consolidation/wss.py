@@ -105,24 +105,3 @@ def max_avg(history, n=5, window=12):
         return 0.0
     tail = h[-(n + window - 1):]
     return float(max_avg_series(tail, n, window)[-1])
-
-
-def headroom(wss, headroom_kb=0, headroom_fraction=0.0):
-    """Safety margin added to a working set: the larger of the two.
-
-    Same rule as the Badis balloon target (``[badis] headroom_*``). Works
-    on scalars and arrays; sizes are in whatever unit ``wss`` is in, and
-    ``headroom_kb`` must be in that unit too.
-    """
-    return np.maximum(headroom_kb, np.asarray(wss, dtype=float)
-                      * headroom_fraction)
-
-
-def demand(wss, booked=None, headroom_kb=0, headroom_fraction=0.0):
-    """Memory a VM is packed on: WSS^max_avg plus headroom, capped at its
-    booked memory when given (a balloon never exceeds the booking)."""
-    d = np.asarray(wss, dtype=float) + headroom(wss, headroom_kb,
-                                                headroom_fraction)
-    if booked is not None:
-        d = np.minimum(d, booked)
-    return d

@@ -67,6 +67,7 @@ from oslo_log import log as logging
 
 from memmut.consolidation import planner
 from memmut.consolidation import wss as wss_mod
+from memmut import sizing
 
 LOG = logging.getLogger(__name__)
 
@@ -211,9 +212,9 @@ def build_input(conf, db, now, states=None):
             mem = memory_history(samples, end, interval, length, booked,
                                  vm.first_seen, conf.badis.average_window,
                                  conf.badis.time_slice) or [booked]
-            ram = booked if mem[-1] >= booked else float(wss_mod.demand(
-                mem[-1], booked, c.headroom_kb / 1024.0,
-                c.headroom_fraction))
+            ram = booked if mem[-1] >= booked else float(sizing.demand(
+                mem[-1], booked, conf.badis.headroom_kb / 1024.0,
+                conf.badis.headroom_fraction))
         if not vm.nova_instance:
             pinned.setdefault(host.name, []).append(vm.uuid)
             pinned_cpu[host.name] += cpu[-1] if cpu else 0.0
@@ -266,8 +267,8 @@ def _parameters(conf, params, dry_run):
         'time_step': params.time_step,
         'history_length': c.history_length,
         'memory_basis': c.memory_basis,
-        'headroom_kb': c.headroom_kb,
-        'headroom_fraction': c.headroom_fraction,
+        'headroom_kb': conf.badis.headroom_kb,
+        'headroom_fraction': conf.badis.headroom_fraction,
         'cpu_core_mhz': c.cpu_core_mhz,
         'network_migration_bandwidth': c.network_migration_bandwidth,
         'dry_run': dry_run,

@@ -42,6 +42,7 @@ import numpy as np
 from memmut.consolidation import loader
 from memmut.consolidation import planner
 from memmut.consolidation import wss as wss_mod
+from memmut import sizing
 
 MODES = ('booked', 'wss')
 
@@ -94,8 +95,8 @@ def memory_series(trace, mode, settings):
     ma = np.minimum(ma, booked)
     age = np.arange(trace.n_steps)[None, :] - trace.first[:, None]
     warm = age >= w - 1
-    dem = wss_mod.demand(ma, booked, settings.headroom_mb,
-                         settings.headroom_fraction)
+    dem = sizing.demand(ma, booked, settings.headroom_mb,
+                        settings.headroom_fraction)
     d = np.where(alive, np.where(warm, dem, booked), 0.0)
     m = np.where(alive, np.where(warm, ma, booked), 0.0)
     return d, m
@@ -326,7 +327,7 @@ def settings_from_conf(conf, duration_hours=0.0, step=300.0):
         history_length=c.history_length,
         wss_average_window=s.wss_average_window,
         wss_time_slice=s.wss_time_slice,
-        headroom_mb=c.headroom_kb / 1024.0,
-        headroom_fraction=c.headroom_fraction,
+        headroom_mb=conf.badis.headroom_kb / 1024.0,
+        headroom_fraction=conf.badis.headroom_fraction,
         bandwidth_mb_s=c.network_migration_bandwidth,
         duration_steps=int(round(duration_hours * 3600.0 / step)))

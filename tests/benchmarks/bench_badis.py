@@ -168,7 +168,7 @@ class Run:
         if getattr(g, 'swap_server', None) is not None and hasattr(
                 g.swap_server, 'stats'):
             swap = swapmod.SwapMonitors(pipeline.default_swap_monitors(
-                conf, memstore_monitor(g, conf.badis.geiger_percentile)))
+                conf, memstore_monitor(g, conf.memstore.ghost_percentile)))
         self.pipeline = pipeline.EstimationPipeline(
             conf, self.driver, committed=committed, estimator=estimator,
             swap=swap)

@@ -256,7 +256,7 @@ def run_mode(mode, daemon, img, workdir, minute_s):
             conf, drv, estimator='badis', swap=swapmod.SwapMonitors(
                 pipeline.default_swap_monitors(conf, memstore_monitor(
                     {g.uuid: g for g in guests.values()},
-                    conf.badis.geiger_percentile))))
+                    conf.memstore.ghost_percentile))))
         ctl = None
         if policy:
             ctl = local_controller.LocalController(

@@ -70,6 +70,7 @@ import dataclasses
 from stevedore import driver as stevedore_driver
 
 from memmut.agent.wss import badis
+from memmut import sizing
 
 POLICY_NAMESPACE = 'memmut.mutualization.policies'
 
@@ -321,7 +322,7 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
     free pool (:attr:`~.books.Books.pool_kb`); ``policy``: a
     :class:`Policy` or the name of one. ``headroom_kb`` /
     ``headroom_fraction`` are added to each WSS (as in
-    :func:`memmut.agent.wss.badis.headroom`) and served only after every VM's
+    :func:`memmut.sizing.headroom`) and served only after every VM's
     WSS (see the module's notes); pass 0 when the WSS already includes
     it. The first ``guaranteed_headroom_kb`` of each VM's headroom is
     served with its WSS (a guest starts to swap a few MiB above its
@@ -342,8 +343,8 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
     floor, demand, need = {}, {}, {}
     for vm in vms:
         f = min(vm.floor_kb, vm.init_kb)
-        d = vm.wss_kb + badis.headroom(vm.wss_kb, headroom_kb,
-                                       headroom_fraction)
+        d = vm.wss_kb + sizing.headroom(vm.wss_kb, headroom_kb,
+                                        headroom_fraction)
         d = min(vm.booked_kb, max(f, d))
         if min_change_kb and abs(d - vm.act_kb) < min_change_kb and (
                 f <= vm.act_kb):

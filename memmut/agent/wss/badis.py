@@ -93,8 +93,10 @@ import enum
 import typing
 
 from memmut.agent.wss import techniques
+from memmut import sizing
+from memmut import units
 
-MiB = 1024
+MiB = units.KIB_PER_MIB
 
 # Sources of estimates Badis makes itself (the others: techniques.SOURCE_*).
 SOURCE_SWAPPING = 'swapping'         # swapping, no Geiger estimate: m_cur
@@ -248,13 +250,7 @@ class Result:
     transition: typing.Optional[str] = None
 
 
-def fmt_kb(kb):
-    """A size for log lines: whole MiB when it is one, else KiB."""
-    if kb % MiB == 0:
-        return '%d MiB' % (kb // MiB)
-    return '%d KiB' % kb
-
-
+fmt_kb = units.fmt_kb
 _mib = fmt_kb
 
 
@@ -496,11 +492,6 @@ class TargetParams:
         return self.max_grow_fraction
 
 
-def headroom(wss_kb, headroom_kb=0, headroom_fraction=0.0):
-    """Safety margin added to a WSS: the larger of the two settings."""
-    return max(int(headroom_kb), int(wss_kb * headroom_fraction))
-
-
 def balloon_target(demand_kb, current_kb, booked_kb, params=None,
                    source=None):
     """Next balloon size for on-demand allocation, or ``None``.
@@ -516,8 +507,8 @@ def balloon_target(demand_kb, current_kb, booked_kb, params=None,
     if booked_kb <= 0:
         raise ValueError('booked_kb must be positive')
     floor = min(params.floor_kb, booked_kb)
-    margin = headroom(demand_kb, params.headroom_kb,
-                      params.headroom_fraction)
+    margin = sizing.headroom(demand_kb, params.headroom_kb,
+                             params.headroom_fraction)
     wanted = min(booked_kb, max(floor, demand_kb + margin))
     shrink_limit = max(1, int(params.max_step_fraction * booked_kb))
     grow_limit = max(1, int(params.grow_fraction * booked_kb))

@@ -412,12 +412,6 @@ def test_target_brings_out_of_bounds_balloon_back():
     assert target == 128 * MiB and 'outside' in reason
 
 
-def test_headroom_helper():
-    assert badis.headroom(1000, 32, 0.05) == 50
-    assert badis.headroom(100, 32, 0.05) == 32
-    assert badis.headroom(100) == 0
-
-
 def test_target_may_grow_faster_than_it_shrinks():
     p = dataclasses.replace(TP, max_grow_fraction=0.5)
     target, reason = badis.balloon_target(2000 * MiB, 500 * MiB, 2048 * MiB,

@@ -43,10 +43,3 @@ def test_max_avg_series_ignores_missing_samples():
     out = wss.max_avg_series(x, 2, 2, valid=valid)
     # averages over valid samples: -, -, 4, 5, 6 (only 6 in reach)
     assert out.tolist() == [[0, 0, 4, 5, 6]]
-
-
-def test_demand_adds_the_larger_headroom_and_caps_at_booking():
-    # 5 % of 1000 = 50 < 64: +64; 5 % of 4000 = 200 > 64; capped at 4100
-    d = wss.demand([1000, 4000], booked=[8000, 4100], headroom_kb=64,
-                   headroom_fraction=0.05)
-    assert d.tolist() == [1064, 4100]

@@ -1,0 +1,25 @@
+"""One rule sizes a VM for the agent and the controller."""
+
+import numpy as np
+
+from memmut import sizing
+
+
+def test_headroom_is_the_larger_of_amount_and_fraction():
+    assert sizing.headroom(1000, 32, 0.05) == 50
+    assert sizing.headroom(100, 32, 0.05) == 32
+    assert sizing.headroom(100) == 0
+    assert isinstance(sizing.headroom(1000, 32, 0.05), int)
+
+
+def test_headroom_on_arrays_and_floats():
+    out = sizing.headroom(np.array([100.0, 1000.0]), 32, 0.05)
+    assert out.tolist() == [32.0, 50.0]
+    assert sizing.headroom(1000.0, 32, 0.05) == 50.0
+
+
+def test_demand_adds_the_larger_headroom_and_caps_at_booking():
+    # 5 % of 1000 = 50 < 64: +64; 5 % of 4000 = 200 > 64; capped at 4100
+    d = sizing.demand([1000, 4000], booked=[8000, 4100], headroom_kb=64,
+                      headroom_fraction=0.05)
+    assert d.tolist() == [1064, 4100]
