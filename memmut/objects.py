@@ -99,6 +99,15 @@ class VMReport(Message):
     nova_instance: bool = False
     wss_kb: typing.Optional[int] = None
     wss_estimator: typing.Optional[str] = None
+    # WSS^max_avg as the agent's estimator computed it (seed 004 §2.6.3:
+    # the maximum over the last ``max_avg_slice_s`` seconds of the moving
+    # average of the last ``max_avg_window`` round estimates), and the
+    # Badis mode (V, VG, G) of the last round. None from estimators that
+    # have no max-average and from agents before RPC 1.1.
+    wss_max_avg_kb: typing.Optional[int] = None
+    max_avg_window: typing.Optional[int] = None
+    max_avg_slice_s: typing.Optional[float] = None
+    badis_mode: typing.Optional[str] = None
     # Local mutualization (seed 004 ch.3), None/0 when it is off: the VM's
     # role (server: gave memory, client: holds more than Mem_init,
     # neutral), Mem_init, and what it lent to the pool / borrowed beyond

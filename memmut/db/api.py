@@ -147,7 +147,11 @@ class Database:
                     balloon_kb=s.balloon_kb,
                     memory_stats=dict(s.memory_stats),
                     cpu_time_ns=s.cpu_time_ns, wss_kb=s.wss_kb,
-                    wss_estimator=s.wss_estimator, mut_role=s.mut_role,
+                    wss_estimator=s.wss_estimator,
+                    wss_max_avg_kb=s.wss_max_avg_kb,
+                    max_avg_window=s.max_avg_window,
+                    max_avg_slice_s=s.max_avg_slice_s,
+                    badis_mode=s.badis_mode, mut_role=s.mut_role,
                     mem_init_kb=s.mem_init_kb, lent_kb=s.lent_kb,
                     borrowed_kb=s.borrowed_kb))
         return True
@@ -217,12 +221,12 @@ class Database:
     def vm_series(self, since):
         """Every VM's samples since ``since`` in one query, only the columns
         the consolidation rounds need: ``{uuid: [row, ...]}`` oldest first,
-        each row with ``timestamp``, ``host_id``, ``cpu_time_ns`` and
-        ``wss_kb`` (loading whole samples, libvirt statistics included,
-        VM by VM is what made rounds slow)."""
+        each row with ``timestamp``, ``host_id``, ``cpu_time_ns``,
+        ``wss_kb`` and ``wss_max_avg_kb`` (loading whole samples, libvirt
+        statistics included, VM by VM is what made rounds slow)."""
         s = models.VMSample
         query = (sa.select(models.VM.uuid, s.timestamp, s.host_id,
-                           s.cpu_time_ns, s.wss_kb)
+                           s.cpu_time_ns, s.wss_kb, s.wss_max_avg_kb)
                  .join(models.VM, s.vm_id == models.VM.id)
                  .where(s.timestamp >= since)
                  .order_by(s.vm_id, s.timestamp, s.id))

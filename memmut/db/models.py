@@ -138,6 +138,14 @@ class VMSample(Base):
     # Which estimator produced wss_kb (e.g. "badis", "balloon_stats").
     wss_estimator: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
         sa.String(64))
+    # WSS^max_avg as the agent reported it, with its inputs (migration
+    # 0002; NULL in rows of agents before RPC 1.1).
+    wss_max_avg_kb: orm.Mapped[typing.Optional[int]]
+    max_avg_window: orm.Mapped[typing.Optional[int]] = orm.mapped_column(
+        sa.Integer)
+    max_avg_slice_s: orm.Mapped[typing.Optional[float]]
+    badis_mode: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
+        sa.String(8))
     # Local mutualization (seed 004 ch.3); NULL/0 when it is off.
     mut_role: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
         sa.String(16))

@@ -39,12 +39,13 @@ Histories, per VM, from its samples (``vm_samples``):
   ``[consolidation] cpu_core_mhz``. A host's capacity is its
   ``cpu_count`` times the same figure.
 * Memory, ``[consolidation] memory_basis = wss``: WSS^max_avg at the end
-  of each interval, the maximum over the last ``[badis] time_slice``
-  seconds of the moving average of the last ``[badis] average_window``
-  WSS estimates (:mod:`memmut.consolidation.wss`, the definition the
-  simulator uses); the VM is packed on it plus ``headroom_kb`` /
-  ``headroom_fraction``, capped at its booked memory. Until its estimates
-  cover one time slice the VM counts at its booked memory, as it booted.
+  of each interval, exactly as the VM's agent computed and reported it
+  (its estimator's maximum over the last ``[badis] time_slice`` seconds
+  of the moving average of the last ``[badis] average_window`` round
+  estimates); the VM is packed on it plus the headroom
+  (:mod:`memmut.sizing`), capped at its booked memory. Until the VM has
+  been seen for one time slice, and for samples without a reported
+  figure (agents before RPC 1.1), it counts at its booked memory.
   ``booked``: its booked memory throughout (Neat's baseline).
 
 VMs that nova does not manage (``nova_instance`` false) cannot be
@@ -66,7 +67,6 @@ import numpy as np
 from oslo_log import log as logging
 
 from memmut.consolidation import planner
-from memmut.consolidation import wss as wss_mod
 from memmut import sizing
 
 LOG = logging.getLogger(__name__)
@@ -142,29 +142,32 @@ def cpu_history(samples, end, interval, length, core_mhz):
 
 
 def memory_history(samples, end, interval, length, booked_mb, first_seen,
-                   average_window, time_slice):
+                   time_slice):
     """WSS^max_avg in MiB at the end of each interval, oldest first.
 
-    Intervals without any sample of the VM are left out; one whose
-    estimates do not yet cover a time slice counts at ``booked_mb``.
+    The figure is the agent's own (``wss_max_avg_kb`` of the newest sample
+    of the interval): the controller never recomputes it, so agent and
+    controller agree on it by construction. Intervals without any sample
+    of the VM are left out; one whose newest sample has no reported
+    WSS^max_avg (an agent before RPC 1.1, an estimator without one), or
+    whose VM has not yet been seen for a whole time slice, counts at
+    ``booked_mb``.
     """
     k_all = _bin_index([s.timestamp for s in samples], end, interval)
-    bins = sorted({int(k) for k in k_all if k < length}, reverse=True)
-    est = [s for s in samples if s.wss_kb is not None]
-    ts = np.array([s.timestamp for s in est], dtype=float)
-    ma = wss_mod.moving_average([s.wss_kb / 1024.0 for s in est],
-                                average_window) if est else np.zeros(0)
-    gap = float(np.median(np.diff(ts))) if len(ts) > 1 else interval
+    newest = {}
+    for k, s in zip(k_all, samples):
+        k = int(k)
+        if k < length and (k not in newest or
+                           s.timestamp >= newest[k].timestamp):
+            newest[k] = s
     out = []
-    for k in bins:
-        t = end - k * interval
-        lo = np.searchsorted(ts, t - time_slice, side='right')
-        hi = np.searchsorted(ts, t, side='right')
-        warm = (t - first_seen) + gap >= time_slice
-        if hi > lo and warm:
-            out.append(min(float(np.max(ma[lo:hi])), booked_mb))
-        else:
+    for k in sorted(newest, reverse=True):
+        s = newest[k]
+        warm = s.timestamp - first_seen >= time_slice
+        if s.wss_max_avg_kb is None or not warm:
             out.append(booked_mb)
+        else:
+            out.append(min(s.wss_max_avg_kb / 1024.0, booked_mb))
     return out
 
 
@@ -210,7 +213,7 @@ def build_input(conf, db, now, states=None):
             ram = booked
         else:
             mem = memory_history(samples, end, interval, length, booked,
-                                 vm.first_seen, conf.badis.average_window,
+                                 vm.first_seen,
                                  conf.badis.time_slice) or [booked]
             ram = booked if mem[-1] >= booked else float(sizing.demand(
                 mem[-1], booked, conf.badis.headroom_kb / 1024.0,

@@ -5,12 +5,15 @@ API version history:
 * 1.0 - Initial version: ``report``, and the global protocol of seed 004
   §4.3.1 as seen from an LMC: ``gmc_inform``, ``gmc_alloc``,
   ``gmc_release``, ``gmc_reclaim``.
+* 1.1 - ``report``: each VM carries the agent's WSS^max_avg with its inputs
+  (``wss_max_avg_kb``, ``max_avg_window``, ``max_avg_slice_s``) and its
+  Badis mode. A 1.0 controller ignores the new fields.
 """
 
 from memmut import objects
 from memmut import rpc
 
-VERSION = '1.0'
+VERSION = '1.1'
 
 
 class ControllerAPI:
@@ -19,7 +22,7 @@ class ControllerAPI:
                                       VERSION)
 
     def _cctxt(self, timeout=None):
-        return self._client.prepare(version='1.0', timeout=timeout)
+        return self._client.prepare(version=VERSION, timeout=timeout)
 
     def report(self, report, timeout=None):
         """Send one HostReport; True if stored, False if a duplicate."""

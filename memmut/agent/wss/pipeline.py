@@ -81,6 +81,11 @@ class Estimate:
     probe_kb: typing.Optional[int] = None
     transition: typing.Optional[str] = None
     detail: str = ''
+    # The inputs of max_avg_kb: a moving average of this many round
+    # estimates, its maximum over this many seconds (None: the
+    # estimator has no max-average, max_avg_kb is its estimate).
+    max_avg_window: typing.Optional[int] = None
+    max_avg_slice_s: typing.Optional[float] = None
 
 
 def _mib(kb):
@@ -383,7 +388,9 @@ class EstimationPipeline:
         return Estimate(uuid=vm.uuid, wss_kb=r.wss.wss_kb,
                         max_avg_kb=r.max_avg_kb, demand_kb=r.demand_kb,
                         source=source, mode=r.mode.value, timestamp=now,
-                        transition=r.transition, detail=r.wss.source)
+                        transition=r.transition, detail=r.wss.source,
+                        max_avg_window=self.badis.params.average_window,
+                        max_avg_slice_s=self.badis.params.time_slice)
 
     def _react_badis(self, vm, st, now):
         """A Badis round run between two rounds, at the first poll that

@@ -42,7 +42,8 @@ def populate(db, clock, hosts, duration=2 * 3600.0, start=100000.0):
                 state=v.state, booked_kb=v.booked_kb, balloon_kb=v.booked_kb,
                 cpu_time_ns=int(v.cores * (t - start) * 1e9),
                 nova_instance=v.nova, wss_kb=v.wss_kb,
-                wss_estimator='badis') for v in vms]
+                wss_max_avg_kb=v.wss_kb, max_avg_window=5,
+                max_avg_slice_s=3600.0, wss_estimator='badis') for v in vms]
             db.store_report(objects.HostReport(
                 host=name, boot_id='boot-' + name, seq=seq, timestamp=t,
                 hypervisor='sim', memory_total_kb=mem_kb,
@@ -89,10 +90,13 @@ class FakeExecutor:
 
 
 class S:
-    def __init__(self, t, cpu_s=0.0, wss_mb=None, host_id=1):
+    def __init__(self, t, cpu_s=0.0, wss_mb=None, host_id=1,
+                 max_avg_mb=None):
         self.timestamp = t
         self.cpu_time_ns = int(cpu_s * 1e9)
         self.wss_kb = None if wss_mb is None else int(wss_mb * 1024)
+        self.wss_max_avg_kb = (None if max_avg_mb is None
+                               else int(max_avg_mb * 1024))
         self.host_id = host_id
 
 
@@ -117,25 +121,28 @@ def test_cpu_history_skips_counter_resets_and_host_changes():
         [1000.0, 500.0]
 
 
-def test_memory_history_is_wss_max_avg_and_booked_while_cold():
-    # Estimates every 100 s; moving average of 2; time slice 400 s;
-    # intervals of 200 s ending at t=1000.
-    wss = [100, 300, 100, 100, 100, 500, 100, 100, 100, 100, 100]
-    samples = [S(100.0 * i, wss_mb=w) for i, w in enumerate(wss)]
-    # moving averages: 100 200 200 100 100 300 300 100 100 100 100
+def test_memory_history_is_the_reported_max_avg_and_booked_while_cold():
+    # The agent reports WSS^max_avg every 100 s; intervals of 200 s ending
+    # at t=1000; time slice 400 s; first seen at t=0.
+    reported = [100, 300, 100, 100, 200, 100, 500, 100, 300, 100, 100]
+    samples = [S(100.0 * i, max_avg_mb=w) for i, w in enumerate(reported)]
     hist = rounds.memory_history(samples, 1000.0, 200.0, 5, 1024.0,
-                                 first_seen=0.0, average_window=2,
-                                 time_slice=400.0)
-    # interval ends 200, 400, 600, 800, 1000; window (end-400, end]:
-    # 200: cold (estimates over 200 s + one 100 s gap < 400) -> booked;
-    # 400: t 100..400 -> 200; 600: 300..600 -> 300; 800: 500..800 -> 300;
-    # 1000: 700..1000 -> 100
-    assert hist == [1024.0, 200.0, 300.0, 300.0, 100.0]
+                                 first_seen=0.0, time_slice=400.0)
+    # interval ends 200, 400, 600, 800, 1000: the newest sample of each
+    # (t = 200, 400, ...), booked while younger than the time slice.
+    assert hist == [1024.0, 200.0, 500.0, 300.0, 100.0]
+
+
+def test_memory_history_counts_unreported_samples_at_booked():
+    # An agent before RPC 1.1 reports wss_kb only.
+    samples = [S(100.0 * i, wss_mb=200) for i in range(10)]
+    assert rounds.memory_history(samples, 900.0, 300.0, 2, 512.0, 0.0,
+                                 300.0) == [512.0, 512.0]
 
 
 def test_memory_history_never_exceeds_booked():
-    samples = [S(100.0 * i, wss_mb=900) for i in range(10)]
-    assert rounds.memory_history(samples, 900.0, 300.0, 2, 512.0, 0.0, 5,
+    samples = [S(100.0 * i, max_avg_mb=900) for i in range(10)]
+    assert rounds.memory_history(samples, 900.0, 300.0, 2, 512.0, 0.0,
                                  300.0) == [512.0, 512.0]
 
 
