@@ -2,10 +2,8 @@
 //! doc/source/memstore.rst).
 
 pub mod control;
-pub mod json;
 pub mod log;
 pub mod monitor;
 pub mod nbd;
 pub mod server;
 pub mod store;
-pub mod sys;

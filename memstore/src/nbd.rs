@@ -434,7 +434,7 @@ pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &
                     Ok(()) => 0,
                     Err(e) => {
                         warn(&format!("{}: write at {} failed: errno {}", tag, off, e));
-                        if e == crate::sys::ENOSPC {
+                        if e == libc::ENOSPC {
                             ENOSPC
                         } else {
                             EIO

@@ -104,8 +104,7 @@ impl Server {
         for p in paths {
             let cfg = fs::read(&p)
                 .map_err(|e| e.to_string())
-                .and_then(|b| crate::json::parse(&b))
-                .and_then(|v| ExportConfig::from_json(&v));
+                .and_then(|b| serde_json::from_slice::<ExportConfig>(&b).map_err(|e| e.to_string()));
             match cfg {
                 Ok(cfg) => match self.start_export(&cfg) {
                     Ok(e) => {
@@ -160,8 +159,8 @@ impl Server {
 
     fn persist(&self, cfg: &ExportConfig) -> Result<(), String> {
         let path = self.opts.state_dir.join(format!("{}.json", cfg.name));
-        write_atomic(&path, cfg.to_json().to_string().as_bytes())
-            .map_err(|e| format!("cannot write {}: {}", path.display(), e))
+        let json = serde_json::to_vec(cfg).expect("an ExportConfig always serializes");
+        write_atomic(&path, &json).map_err(|e| format!("cannot write {}: {}", path.display(), e))
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<Export>> {
@@ -240,7 +239,7 @@ impl Server {
         // wakes the accept loop (accept() fails on a shut-down listener)
         // SAFETY: shutdown(2) on a descriptor we own
         unsafe {
-            crate::sys::shutdown(entry.listener.as_raw_fd(), crate::sys::SHUT_RDWR);
+            libc::shutdown(entry.listener.as_raw_fd(), libc::SHUT_RDWR);
         }
         for (_, s) in entry
             .conns

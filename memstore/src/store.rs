@@ -23,7 +23,7 @@
 //! written once per eviction, so the oldest write is the coldest page.
 
 use crate::monitor::{Monitor, PAGE_SIZE};
-use crate::sys;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -54,20 +54,20 @@ impl Mapping {
         // SAFETY: a fresh shared mapping of a file we keep open, as long
         // as the file (set_len'd to `len` before)
         let p = unsafe {
-            sys::mmap(
+            libc::mmap(
                 std::ptr::null_mut(),
                 len,
-                sys::PROT_READ | sys::PROT_WRITE,
-                sys::MAP_SHARED,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
                 file.as_raw_fd(),
                 0,
             )
         };
-        if p as isize == -1 {
+        if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
         // swap-ins are random: no readahead around faults
-        unsafe { sys::madvise(p, len, sys::MADV_RANDOM) };
+        unsafe { libc::madvise(p, len, libc::MADV_RANDOM) };
         Ok(Mapping {
             ptr: p as *mut u8,
             len,
@@ -90,7 +90,7 @@ impl Mapping {
 impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: unmapping what new() mapped
-        unsafe { sys::munmap(self.ptr as *mut std::os::raw::c_void, self.len) };
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
     }
 }
 
@@ -212,32 +212,17 @@ impl Inner {
 }
 
 /// What an export is, as persisted in `<name>.json`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExportConfig {
     pub name: String,
     pub size: u64,
     pub quota: u64,
+    #[serde(default = "one")]
     pub bucket_pages: u64,
 }
 
-impl ExportConfig {
-    pub fn to_json(&self) -> crate::json::Value {
-        crate::obj! {
-            "name" => self.name.clone(), "size" => self.size, "quota" => self.quota,
-            "bucket_pages" => self.bucket_pages,
-        }
-    }
-
-    pub fn from_json(v: &crate::json::Value) -> Result<ExportConfig, String> {
-        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(String::from);
-        let n = |k: &str| v.get(k).and_then(|x| x.as_u64());
-        Ok(ExportConfig {
-            name: s("name").ok_or("missing name")?,
-            size: n("size").ok_or("missing size")?,
-            quota: n("quota").ok_or("missing quota")?,
-            bucket_pages: n("bucket_pages").unwrap_or(1),
-        })
-    }
+fn one() -> u64 {
+    1
 }
 
 /// Export names become file names: keep them plain.
@@ -267,7 +252,7 @@ pub struct Export {
 }
 
 fn errno(e: &io::Error) -> i32 {
-    e.raw_os_error().unwrap_or(sys::EIO)
+    e.raw_os_error().unwrap_or(libc::EIO)
 }
 
 fn now() -> f64 {
@@ -586,14 +571,14 @@ impl Export {
         let r = if punch {
             fallocate(
                 &self.file,
-                sys::FALLOC_FL_PUNCH_HOLE | sys::FALLOC_FL_KEEP_SIZE,
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
                 off,
                 len,
             )
         } else {
             fallocate(
                 &self.file,
-                sys::FALLOC_FL_ZERO_RANGE | sys::FALLOC_FL_KEEP_SIZE,
+                libc::FALLOC_FL_ZERO_RANGE | libc::FALLOC_FL_KEEP_SIZE,
                 off,
                 len,
             )
@@ -636,7 +621,7 @@ impl Export {
 
 fn fallocate(f: &File, mode: i32, off: u64, len: u64) -> io::Result<()> {
     // SAFETY: plain syscall on an owned descriptor
-    let r = unsafe { sys::fallocate(f.as_raw_fd(), mode, off as i64, len as i64) };
+    let r = unsafe { libc::fallocate(f.as_raw_fd(), mode, off as i64, len as i64) };
     if r == 0 {
         Ok(())
     } else {
@@ -661,11 +646,11 @@ fn scan_data(f: &File, size: u64, stored: &mut Bitmap) {
     let mut pos: i64 = 0;
     while (pos as u64) < size {
         // SAFETY: lseek on an owned descriptor
-        let data = unsafe { sys::lseek(fd, pos, sys::SEEK_DATA) };
+        let data = unsafe { libc::lseek(fd, pos, libc::SEEK_DATA) };
         if data < 0 {
             break; // ENXIO: no more data
         }
-        let hole = unsafe { sys::lseek(fd, data, sys::SEEK_HOLE) };
+        let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
         let end = if hole < 0 { size as i64 } else { hole };
         let mut p = data as u64 / PAGE_SIZE;
         while p * PAGE_SIZE < end as u64 {
@@ -782,6 +767,21 @@ mod tests {
         assert!(buf.iter().all(|&b| b == 0));
         let g = e.lock();
         assert_eq!((g.counters.trims, g.counters.zeroes), (1, 1));
+    }
+
+    #[test]
+    fn config_files_of_earlier_versions_load() {
+        let old = br#"{"bucket_pages":4,"name":"a","quota":8192,"size":1048576}"#;
+        let cfg: ExportConfig = serde_json::from_slice(old).unwrap();
+        assert_eq!(
+            (cfg.name.as_str(), cfg.size, cfg.quota, cfg.bucket_pages),
+            ("a", 1 << 20, 8192, 4)
+        );
+        let cfg: ExportConfig = serde_json::from_slice(br#"{"name":"a","quota":0,"size":1}"#).unwrap();
+        assert_eq!(cfg.bucket_pages, 1);
+        assert!(serde_json::from_slice::<ExportConfig>(br#"{"name":"a","size":1}"#).is_err());
+        let again: ExportConfig = serde_json::from_slice(&serde_json::to_vec(&cfg).unwrap()).unwrap();
+        assert_eq!(again, cfg);
     }
 
     #[test]
