@@ -6,10 +6,14 @@
 //! in doc/source/memstore.rst; memmut/memstore/client.py is the Python
 //! client.
 
+use crate::device::PAGE_SIZE;
+use crate::export::Export;
+use crate::geiger::{unix_now, Geiger, Histogram};
 use crate::log::{info, warn};
-use crate::monitor::{Histogram, Monitor};
+use crate::monitor::Counters;
+use crate::ram::RamCounters;
 use crate::server::Server;
-use crate::store::Export;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -29,16 +33,25 @@ fn export_info(server: &Server, e: &Export) -> Value {
         "size": e.size,
         "socket": server.socket_path(&e.name).to_string_lossy(),
         "backing_file": e.backing_path.to_string_lossy(),
-        "quota": g.quota,
-        "ram_bytes": g.ram_bytes(),
-        "stored_bytes": g.stored_pages() * 4096,
+        "quota": g.ram().quota(),
+        "ram_bytes": g.ram().ram_bytes(),
+        "stored_bytes": g.file().stored_pages() * PAGE_SIZE,
         "clients": e.clients.load(Ordering::SeqCst),
         "connections": e.connections.load(Ordering::SeqCst),
         "last_io": g.counters.last_io,
     })
 }
 
-fn histogram_json(m: &Monitor, h: &Histogram, cold: u64, percent: f64) -> Value {
+/// The `counters` of a stats reply: the monitor layer's and the RAM tier's.
+#[derive(Serialize)]
+struct StatsCounters<'a> {
+    #[serde(flatten)]
+    requests: &'a Counters,
+    #[serde(flatten)]
+    ram: &'a RamCounters,
+}
+
+fn histogram_json(m: &Geiger, h: &Histogram, cold: u64, percent: f64) -> Value {
     let buckets: Vec<[u64; 2]> = h.buckets.iter().map(|(b, n)| [*b, *n]).collect();
     json!({
         "histogram": buckets,
@@ -148,20 +161,12 @@ pub fn handle(server: &Arc<Server>, req: &Request) -> Result<Value, String> {
             let e = server.get(name).ok_or_else(|| format!("no export {}", name))?;
             let export = export_info(server, &e);
             let mut g = e.lock();
-            let c = g.counters.clone();
-            let counters = json!({
-                "reads": c.reads, "writes": c.writes, "flushes": c.flushes,
-                "trims": c.trims, "zeroes": c.zeroes, "caches": c.caches,
-                "errors": c.errors, "read_bytes": c.read_bytes,
-                "write_bytes": c.write_bytes, "ram_hit_pages": c.ram_hit_pages,
-                "file_read_pages": c.file_read_pages,
-                "evicted_pages": c.evicted_pages,
+            let counters = json!(StatsCounters {
+                requests: &g.counters,
+                ram: &g.ram().counters,
             });
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0);
-            let m = &g.monitor;
+            let now = unix_now();
+            let m = &g.geiger;
             let mut mon = json!({
                 "bucket_pages": m.bucket_pages,
                 "percentile": percent,
@@ -174,7 +179,7 @@ pub fn handle(server: &Arc<Server>, req: &Request) -> Result<Value, String> {
                 "cumulative": histogram_json(m, &m.cumulative, m.cumulative_cold, percent),
             });
             if reset {
-                g.monitor.reset_interval();
+                g.geiger.reset_interval();
                 mon["reset"] = Value::Bool(true);
             }
             json!({"export": export, "counters": counters, "monitor": mon})
@@ -185,8 +190,8 @@ pub fn handle(server: &Arc<Server>, req: &Request) -> Result<Value, String> {
             let since = field_u64(req, "since")?.unwrap_or(0);
             let max = std::cmp::min(field_u64(req, "max")?.unwrap_or(4096) as usize, MAX_EVENTS);
             let g = e.lock();
-            let first = g.monitor.first_seq();
-            let (events, next) = g.monitor.events_since(since, max);
+            let first = g.geiger.first_seq();
+            let (events, next) = g.geiger.events_since(since, max);
             let list: Vec<Value> = events
                 .iter()
                 .map(|ev| json!([ev.seq, ev.op.code(), ev.page]))
@@ -277,6 +282,7 @@ pub fn serve(server: Arc<Server>, listener: UnixListener) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::Device;
     use crate::server::Options;
 
     fn server(tag: &str) -> Arc<Server> {
@@ -349,10 +355,10 @@ mod tests {
         );
         let e = s.get("a").unwrap();
         for p in 0..4u64 {
-            e.write(p * 4096, &[1; 4096], false).unwrap();
+            e.lock().write(p * 4096, &[1; 4096], false).unwrap();
         }
         let mut b = [0u8; 4096];
-        e.read(0, &mut b).unwrap();
+        e.lock().read(0, &mut b).unwrap();
         let r = call(
             &s,
             r#"{"v":1,"op":"stats","name":"a","reset":true,"percentile":50}"#,
@@ -360,6 +366,32 @@ mod tests {
         assert_eq!(r["monitor"]["interval"]["histogram"], j(r#"[[3, 1]]"#));
         assert_eq!(r["monitor"]["interval"]["extra_bytes"], Value::from(4 * 4096));
         assert_eq!(r["counters"]["writes"], Value::from(4));
+        let keys = |v: &Value| {
+            v.as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(
+            keys(&r["counters"]),
+            "caches errors evicted_pages file_read_pages flushes ram_hit_pages read_bytes reads \
+             trims write_bytes writes zeroes"
+        );
+        assert_eq!(
+            keys(&r["export"]),
+            "backing_file clients connections last_io name quota ram_bytes size socket stored_bytes"
+        );
+        assert_eq!(
+            keys(&r["monitor"]),
+            "bucket_pages cumulative interval interval_seconds interval_started percentile queue_pages \
+             reset swap_in_pages swap_out_pages"
+        );
+        assert_eq!(
+            keys(&r["monitor"]["interval"]),
+            "cold extra_bytes histogram swap_ins"
+        );
         assert_eq!(r["export"]["ram_bytes"], Value::from(8192));
         let r = call(&s, r#"{"v":1,"op":"stats","name":"a"}"#);
         assert_eq!(r["monitor"]["interval"]["swap_ins"], Value::from(0));

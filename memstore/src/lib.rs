@@ -2,8 +2,12 @@
 //! doc/source/memstore.rst).
 
 pub mod control;
+pub mod device;
+pub mod export;
+pub mod file;
+pub mod geiger;
 pub mod log;
 pub mod monitor;
 pub mod nbd;
+pub mod ram;
 pub mod server;
-pub mod store;

@@ -5,9 +5,10 @@
 //! served again on `<socket_dir>/<name>.sock`, so a restarted memstore is
 //! back where it was and QEMU's NBD client reconnects to the same path.
 
+use crate::export::{valid_name, Export, ExportConfig, MAX_EXPORT_SIZE};
 use crate::log::{error, info, warn};
 use crate::nbd;
-use crate::store::{valid_name, Export, ExportConfig, Host, MAX_EXPORT_SIZE};
+use crate::ram::Host;
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io;
@@ -114,7 +115,7 @@ impl Server {
                             cfg.name,
                             cfg.size,
                             cfg.quota,
-                            g.stored_pages(),
+                            g.file().stored_pages(),
                             self.socket_path(&cfg.name).display()
                         ));
                         n += 1;
@@ -280,7 +281,7 @@ impl Server {
         let used = self.host.used.load(Ordering::SeqCst);
         if used > quota {
             let mut exports: Vec<Arc<Export>> = self.exports().values().map(|e| e.export.clone()).collect();
-            exports.sort_by_key(|e| std::cmp::Reverse(e.lock().ram_bytes()));
+            exports.sort_by_key(|e| std::cmp::Reverse(e.lock().ram().ram_bytes()));
             for e in exports {
                 let over = self.host.used.load(Ordering::SeqCst).saturating_sub(quota);
                 if over == 0 {
