@@ -38,21 +38,27 @@ python3 -m pip install -q 'tox>=4'
 
 # memmut-memstore (Rust, memstore/): build the release binary the tests and
 # the Python side use (memstore/target/release/memmut-memstore) and run the
-# crate's own tests.  The crate needs Rust >= 1.63 and only libc: a rustup
-# toolchain (on PATH or in ~/.cargo) is used when there is one, else
-# Debian's cargo.
-CARGO=$(command -v cargo || true)
-if [ -z "$CARGO" ] && [ -x "$HOME/.cargo/bin/cargo" ]; then
-    CARGO=$HOME/.cargo/bin/cargo
-fi
-if [ -z "$CARGO" ]; then
-    echo "Installing: cargo (Debian)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q
-    apt-get install -y -q --no-install-recommends cargo
-    CARGO=/usr/bin/cargo
-fi
+# crate's own tests.  Its crates (serde_json, libc, ...) need the Rust
+# version in memstore/Cargo.toml's rust-version, newer than Debian 12's
+# cargo: the rustup toolchain (on PATH or in ~/.cargo) is used.
 MEMSTORE_DIR="$(cd "$(dirname "$0")/.." && pwd)/memstore"
+NEED=$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p' "$MEMSTORE_DIR/Cargo.toml")
+CARGO=
+FOUND=
+for c in "$(command -v cargo || true)" "$HOME/.cargo/bin/cargo"; do
+    [ -n "$c" ] && [ -x "$c" ] || continue
+    v=$("$c" --version 2>/dev/null | awk '{print $2}')
+    FOUND="$FOUND $c ($v)"
+    if [ -n "$v" ] && [ "$(printf '%s\n%s\n' "$NEED" "$v" | sort -V | head -n1)" = "$NEED" ]; then
+        CARGO=$c
+        break
+    fi
+done
+if [ -z "$CARGO" ]; then
+    echo "tools/test-setup.sh: memstore/ needs cargo >= $NEED; found:${FOUND:- none}." >&2
+    echo "Install the stable Rust toolchain with rustup, then run this again." >&2
+    exit 1
+fi
 echo "Building memmut-memstore with $("$CARGO" --version)"
 "$CARGO" build --release --locked --manifest-path "$MEMSTORE_DIR/Cargo.toml"
 "$CARGO" test --release --locked --manifest-path "$MEMSTORE_DIR/Cargo.toml"

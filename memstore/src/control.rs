@@ -6,12 +6,15 @@
 //! in doc/source/memstore.rst; memmut/memstore/client.py is the Python
 //! client.
 
-use crate::json::{self, Map, Value};
+use crate::device::PAGE_SIZE;
+use crate::export::Export;
+use crate::geiger::{unix_now, Geiger, Histogram};
 use crate::log::{info, warn};
-use crate::monitor::{Histogram, Monitor};
-use crate::obj;
+use crate::monitor::Counters;
+use crate::ram::RamCounters;
 use crate::server::Server;
-use crate::store::Export;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::atomic::Ordering;
@@ -25,35 +28,42 @@ pub const MAX_EVENTS: usize = 65536;
 
 fn export_info(server: &Server, e: &Export) -> Value {
     let g = e.lock();
-    obj! {
-        "name" => e.name.clone(),
-        "size" => e.size,
-        "socket" => server.socket_path(&e.name).to_string_lossy().to_string(),
-        "backing_file" => e.backing_path.to_string_lossy().to_string(),
-        "quota" => g.quota,
-        "ram_bytes" => g.ram_bytes(),
-        "stored_bytes" => g.stored_pages() * 4096,
-        "clients" => e.clients.load(Ordering::SeqCst),
-        "connections" => e.connections.load(Ordering::SeqCst),
-        "last_io" => g.counters.last_io,
-    }
+    json!({
+        "name": e.name,
+        "size": e.size,
+        "socket": server.socket_path(&e.name).to_string_lossy(),
+        "backing_file": e.backing_path.to_string_lossy(),
+        "quota": g.ram().quota(),
+        "ram_bytes": g.ram().ram_bytes(),
+        "stored_bytes": g.file().stored_pages() * PAGE_SIZE,
+        "clients": e.clients.load(Ordering::SeqCst),
+        "connections": e.connections.load(Ordering::SeqCst),
+        "last_io": g.counters.last_io,
+    })
 }
 
-fn histogram_json(m: &Monitor, h: &Histogram, cold: u64, percent: f64) -> Value {
-    let buckets: Vec<Value> = h
-        .buckets
-        .iter()
-        .map(|(b, n)| Value::Arr(vec![(*b).into(), (*n).into()]))
-        .collect();
-    obj! {
-        "histogram" => buckets,
-        "swap_ins" => h.total,
-        "cold" => cold,
-        "extra_bytes" => m.extra_bytes(h, percent),
-    }
+/// The `counters` of a stats reply: the monitor layer's and the RAM tier's.
+#[derive(Serialize)]
+struct StatsCounters<'a> {
+    #[serde(flatten)]
+    requests: &'a Counters,
+    #[serde(flatten)]
+    ram: &'a RamCounters,
 }
 
-fn field_u64(req: &Map, k: &str) -> Result<Option<u64>, String> {
+fn histogram_json(m: &Geiger, h: &Histogram, cold: u64, percent: f64) -> Value {
+    let buckets: Vec<[u64; 2]> = h.buckets.iter().map(|(b, n)| [*b, *n]).collect();
+    json!({
+        "histogram": buckets,
+        "swap_ins": h.total,
+        "cold": cold,
+        "extra_bytes": m.extra_bytes(h, percent),
+    })
+}
+
+type Request = Map<String, Value>;
+
+fn field_u64(req: &Request, k: &str) -> Result<Option<u64>, String> {
     match req.get(k) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => v
@@ -63,17 +73,17 @@ fn field_u64(req: &Map, k: &str) -> Result<Option<u64>, String> {
     }
 }
 
-fn need_u64(req: &Map, k: &str) -> Result<u64, String> {
+fn need_u64(req: &Request, k: &str) -> Result<u64, String> {
     field_u64(req, k)?.ok_or_else(|| format!("missing {}", k))
 }
 
-fn need_str<'a>(req: &'a Map, k: &str) -> Result<&'a str, String> {
+fn need_str<'a>(req: &'a Request, k: &str) -> Result<&'a str, String> {
     req.get(k)
         .and_then(|v| v.as_str())
         .ok_or_else(|| format!("missing or non-string {}", k))
 }
 
-fn field_bool(req: &Map, k: &str) -> Result<bool, String> {
+fn field_bool(req: &Request, k: &str) -> Result<bool, String> {
     match req.get(k) {
         None | Some(Value::Null) => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),
@@ -82,7 +92,7 @@ fn field_bool(req: &Map, k: &str) -> Result<bool, String> {
 }
 
 /// Handle one request object; returns the reply's fields (without v/ok).
-pub fn handle(server: &Arc<Server>, req: &Map) -> Result<Map, String> {
+pub fn handle(server: &Arc<Server>, req: &Request) -> Result<Value, String> {
     match req.get("v") {
         Some(v) if v.as_u64() == Some(PROTOCOL_VERSION) => {}
         Some(v) => {
@@ -94,31 +104,18 @@ pub fn handle(server: &Arc<Server>, req: &Map) -> Result<Map, String> {
         None => return Err("missing protocol version \"v\"".into()),
     }
     let op = need_str(req, "op")?;
-    let mut out = Map::new();
-    match op {
-        "hello" => {
-            out.insert("server".into(), Value::from("memmut-memstore"));
-            out.insert("version".into(), Value::from(env!("CARGO_PKG_VERSION")));
-            out.insert("protocol".into(), Value::from(PROTOCOL_VERSION));
-            out.insert("pid".into(), Value::from(std::process::id()));
-            out.insert(
-                "host_quota".into(),
-                Value::from(server.host.quota.load(Ordering::SeqCst)),
-            );
-            out.insert(
-                "host_ram_bytes".into(),
-                Value::from(server.host.used.load(Ordering::SeqCst)),
-            );
-            out.insert("exports".into(), Value::from(server.names().len()));
-            out.insert(
-                "state_dir".into(),
-                Value::from(server.opts.state_dir.to_string_lossy().to_string()),
-            );
-            out.insert(
-                "socket_dir".into(),
-                Value::from(server.opts.socket_dir.to_string_lossy().to_string()),
-            );
-        }
+    let out = match op {
+        "hello" => json!({
+            "server": "memmut-memstore",
+            "version": env!("CARGO_PKG_VERSION"),
+            "protocol": PROTOCOL_VERSION,
+            "pid": std::process::id(),
+            "host_quota": server.host.quota.load(Ordering::SeqCst),
+            "host_ram_bytes": server.host.used.load(Ordering::SeqCst),
+            "exports": server.names().len(),
+            "state_dir": server.opts.state_dir.to_string_lossy(),
+            "socket_dir": server.opts.socket_dir.to_string_lossy(),
+        }),
         "create" => {
             let name = need_str(req, "name")?;
             let size = need_u64(req, "size")?;
@@ -128,11 +125,11 @@ pub fn handle(server: &Arc<Server>, req: &Map) -> Result<Map, String> {
                 field_u64(req, "quota")?,
                 field_u64(req, "bucket_pages")?,
             )?;
-            out.insert("created".into(), Value::from(created));
-            out.insert("export".into(), export_info(server, &e));
+            json!({"created": created, "export": export_info(server, &e)})
         }
         "delete" => {
             server.delete(need_str(req, "name")?, field_bool(req, "force")?)?;
+            json!({})
         }
         "list" => {
             let list: Vec<Value> = server
@@ -141,15 +138,15 @@ pub fn handle(server: &Arc<Server>, req: &Map) -> Result<Map, String> {
                 .filter_map(|n| server.get(n))
                 .map(|e| export_info(server, &e))
                 .collect();
-            out.insert("exports".into(), Value::Arr(list));
+            json!({ "exports": list })
         }
         "set_quota" => {
             let n = server.set_export_quota(need_str(req, "name")?, need_u64(req, "quota")?)?;
-            out.insert("evicted_pages".into(), Value::from(n));
+            json!({ "evicted_pages": n })
         }
         "set_host_quota" => {
             let freed = server.set_host_quota(need_u64(req, "quota")?);
-            out.insert("evicted_bytes".into(), Value::from(freed));
+            json!({ "evicted_bytes": freed })
         }
         "stats" => {
             let name = need_str(req, "name")?;
@@ -162,43 +159,30 @@ pub fn handle(server: &Arc<Server>, req: &Map) -> Result<Map, String> {
             };
             let reset = field_bool(req, "reset")?;
             let e = server.get(name).ok_or_else(|| format!("no export {}", name))?;
-            out.insert("export".into(), export_info(server, &e));
+            let export = export_info(server, &e);
             let mut g = e.lock();
-            let c = g.counters.clone();
-            out.insert(
-                "counters".into(),
-                obj! {
-                    "reads" => c.reads, "writes" => c.writes, "flushes" => c.flushes,
-                    "trims" => c.trims, "zeroes" => c.zeroes, "caches" => c.caches,
-                    "errors" => c.errors, "read_bytes" => c.read_bytes,
-                    "write_bytes" => c.write_bytes, "ram_hit_pages" => c.ram_hit_pages,
-                    "file_read_pages" => c.file_read_pages,
-                    "evicted_pages" => c.evicted_pages,
-                },
-            );
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0);
-            let m = &g.monitor;
-            let mut mon = obj! {
-                "bucket_pages" => m.bucket_pages,
-                "percentile" => percent,
-                "swap_out_pages" => m.swap_outs,
-                "swap_in_pages" => m.swap_ins,
-                "queue_pages" => m.queue_len(),
-                "interval_started" => m.interval_started,
-                "interval_seconds" => now - m.interval_started,
-                "interval" => histogram_json(m, &m.interval, m.interval_cold, percent),
-                "cumulative" => histogram_json(m, &m.cumulative, m.cumulative_cold, percent),
-            };
+            let counters = json!(StatsCounters {
+                requests: &g.counters,
+                ram: &g.ram().counters,
+            });
+            let now = unix_now();
+            let m = &g.geiger;
+            let mut mon = json!({
+                "bucket_pages": m.bucket_pages,
+                "percentile": percent,
+                "swap_out_pages": m.swap_outs,
+                "swap_in_pages": m.swap_ins,
+                "queue_pages": m.queue_len(),
+                "interval_started": m.interval_started,
+                "interval_seconds": now - m.interval_started,
+                "interval": histogram_json(m, &m.interval, m.interval_cold, percent),
+                "cumulative": histogram_json(m, &m.cumulative, m.cumulative_cold, percent),
+            });
             if reset {
-                g.monitor.reset_interval();
-                if let Value::Obj(fields) = &mut mon {
-                    fields.insert("reset".into(), Value::Bool(true));
-                }
+                g.geiger.reset_interval();
+                mon["reset"] = Value::Bool(true);
             }
-            out.insert("monitor".into(), mon);
+            json!({"export": export, "counters": counters, "monitor": mon})
         }
         "events" => {
             let name = need_str(req, "name")?;
@@ -206,44 +190,41 @@ pub fn handle(server: &Arc<Server>, req: &Map) -> Result<Map, String> {
             let since = field_u64(req, "since")?.unwrap_or(0);
             let max = std::cmp::min(field_u64(req, "max")?.unwrap_or(4096) as usize, MAX_EVENTS);
             let g = e.lock();
-            let first = g.monitor.first_seq();
-            let (events, next) = g.monitor.events_since(since, max);
+            let first = g.geiger.first_seq();
+            let (events, next) = g.geiger.events_since(since, max);
             let list: Vec<Value> = events
                 .iter()
-                .map(|ev| Value::Arr(vec![ev.seq.into(), ev.op.code().into(), ev.page.into()]))
+                .map(|ev| json!([ev.seq, ev.op.code(), ev.page]))
                 .collect();
-            out.insert("events".into(), Value::Arr(list));
-            out.insert("first".into(), Value::from(first));
-            out.insert("next".into(), Value::from(next));
-            out.insert("lost".into(), Value::from(first.saturating_sub(since)));
+            json!({
+                "events": list,
+                "first": first,
+                "next": next,
+                "lost": first.saturating_sub(since),
+            })
         }
         other => return Err(format!("unknown op {:?}", other)),
-    }
+    };
     Ok(out)
 }
 
-fn reply_line(result: Result<Map, String>) -> String {
-    let mut m = Map::new();
-    m.insert("v".into(), Value::from(PROTOCOL_VERSION));
-    match result {
-        Ok(fields) => {
-            m.insert("ok".into(), Value::from(true));
-            m.extend(fields);
-        }
-        Err(e) => {
-            m.insert("ok".into(), Value::from(false));
-            m.insert("error".into(), Value::from(e));
-        }
-    }
-    let mut s = Value::Obj(m).to_string();
+/// `{"v": 1, "ok": true, <fields>}` or `{"v": 1, "ok": false, "error": why}`, one line.
+fn reply_line(result: Result<Value, String>) -> String {
+    let (ok, mut reply) = match result {
+        Ok(fields) => (true, fields),
+        Err(e) => (false, json!({ "error": e })),
+    };
+    reply["v"] = json!(PROTOCOL_VERSION);
+    reply["ok"] = json!(ok);
+    let mut s = reply.to_string();
     s.push('\n');
     s
 }
 
 /// Parse and handle one request line.
 pub fn handle_line(server: &Arc<Server>, line: &[u8]) -> String {
-    let result = match json::parse(line) {
-        Ok(Value::Obj(req)) => {
+    let result = match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Object(req)) => {
             let r = handle(server, &req);
             if let Err(e) = &r {
                 warn(&format!(
@@ -301,6 +282,7 @@ pub fn serve(server: Arc<Server>, listener: UnixListener) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::Device;
     use crate::server::Options;
 
     fn server(tag: &str) -> Arc<Server> {
@@ -317,11 +299,25 @@ mod tests {
     }
 
     fn j(s: &str) -> Value {
-        json::parse(s.as_bytes()).unwrap()
+        serde_json::from_str(s).unwrap()
     }
 
     fn call(s: &Arc<Server>, line: &str) -> Value {
-        json::parse(handle_line(s, line.as_bytes()).as_bytes()).unwrap()
+        serde_json::from_str(&handle_line(s, line.as_bytes())).unwrap()
+    }
+
+    #[test]
+    fn reply_lines() {
+        assert_eq!(
+            reply_line(Err("why".into())),
+            "{\"error\":\"why\",\"ok\":false,\"v\":1}\n"
+        );
+        let ok = reply_line(Ok(json!({"x": [1, 2.5], "s": "a\"b"})));
+        assert_eq!(ok, "{\"ok\":true,\"s\":\"a\\\"b\",\"v\":1,\"x\":[1,2.5]}\n");
+        assert_eq!(
+            reply_line(Ok(json!({"t": 0.0}))),
+            "{\"ok\":true,\"t\":0.0,\"v\":1}\n"
+        );
     }
 
     #[test]
@@ -359,10 +355,10 @@ mod tests {
         );
         let e = s.get("a").unwrap();
         for p in 0..4u64 {
-            e.write(p * 4096, &[1; 4096], false).unwrap();
+            e.lock().write(p * 4096, &[1; 4096], false).unwrap();
         }
         let mut b = [0u8; 4096];
-        e.read(0, &mut b).unwrap();
+        e.lock().read(0, &mut b).unwrap();
         let r = call(
             &s,
             r#"{"v":1,"op":"stats","name":"a","reset":true,"percentile":50}"#,
@@ -370,6 +366,32 @@ mod tests {
         assert_eq!(r["monitor"]["interval"]["histogram"], j(r#"[[3, 1]]"#));
         assert_eq!(r["monitor"]["interval"]["extra_bytes"], Value::from(4 * 4096));
         assert_eq!(r["counters"]["writes"], Value::from(4));
+        let keys = |v: &Value| {
+            v.as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(
+            keys(&r["counters"]),
+            "caches errors evicted_pages file_read_pages flushes ram_hit_pages read_bytes reads \
+             trims write_bytes writes zeroes"
+        );
+        assert_eq!(
+            keys(&r["export"]),
+            "backing_file clients connections last_io name quota ram_bytes size socket stored_bytes"
+        );
+        assert_eq!(
+            keys(&r["monitor"]),
+            "bucket_pages cumulative interval interval_seconds interval_started percentile queue_pages \
+             reset swap_in_pages swap_out_pages"
+        );
+        assert_eq!(
+            keys(&r["monitor"]["interval"]),
+            "cold extra_bytes histogram swap_ins"
+        );
         assert_eq!(r["export"]["ram_bytes"], Value::from(8192));
         let r = call(&s, r#"{"v":1,"op":"stats","name":"a"}"#);
         assert_eq!(r["monitor"]["interval"]["swap_ins"], Value::from(0));

@@ -1,11 +1,19 @@
 //! memmut-memstore: memmut's memory reservoir server (see
 //! doc/source/memstore.rst).
+//!
+//! `server` keeps the exports and their NBD sockets, `nbd` speaks the
+//! protocol, `control` the JSON control socket.  An export (`export`) is a
+//! stack of `device::Device` layers: `monitor` (counters, Geiger reuse
+//! distances from `geiger`) over `ram` (the RAM tier and its quotas) over
+//! `file` (the backing file).
 
 pub mod control;
-pub mod json;
+pub mod device;
+pub mod export;
+pub mod file;
+pub mod geiger;
 pub mod log;
 pub mod monitor;
 pub mod nbd;
+pub mod ram;
 pub mod server;
-pub mod store;
-pub mod sys;

@@ -14,10 +14,12 @@
 //!   first so the stream stays in step.  Zero-length requests succeed
 //!   without doing anything.
 
+use crate::device::Device;
+use crate::export::{Export, Layers};
 use crate::log::{info, warn};
-use crate::store::Export;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::sync::atomic::Ordering;
+use std::sync::MutexGuard;
 
 pub const NBDMAGIC: u64 = 0x4e42_444d_4147_4943;
 pub const IHAVEOPT: u64 = 0x4948_4156_454F_5054;
@@ -288,39 +290,31 @@ pub fn handshake<S: Read + Write, E: ExportLookup>(s: &mut S, export: &E) -> io:
     }
 }
 
-/// The store side of transmission, so the protocol can be tested without
-/// files.
+/// What transmission needs from an export: its size and its layers,
+/// locked for one request at a time.  Tests use an in-memory device.
 pub trait Backend {
+    type Layers: Device;
     fn size(&self) -> u64;
-    fn read(&self, off: u64, buf: &mut [u8]) -> Result<(), i32>;
-    fn write(&self, off: u64, data: &[u8], fua: bool) -> Result<(), i32>;
-    fn flush(&self) -> Result<(), i32>;
-    fn discard(&self, off: u64, len: u64, zero: bool, punch: bool, fua: bool) -> Result<(), i32>;
+    fn lock(&self) -> MutexGuard<'_, Self::Layers>;
+    /// An NBD_CMD_CACHE (a hint: accepted, nothing to do).
     fn cache(&self) {}
+    /// A request refused before it reached the layers.
     fn rejected(&self) {}
 }
 
 impl Backend for Export {
+    type Layers = Layers;
     fn size(&self) -> u64 {
         self.size
     }
-    fn read(&self, off: u64, buf: &mut [u8]) -> Result<(), i32> {
-        Export::read(self, off, buf)
-    }
-    fn write(&self, off: u64, data: &[u8], fua: bool) -> Result<(), i32> {
-        Export::write(self, off, data, fua)
-    }
-    fn flush(&self) -> Result<(), i32> {
-        Export::flush(self)
-    }
-    fn discard(&self, off: u64, len: u64, zero: bool, punch: bool, fua: bool) -> Result<(), i32> {
-        Export::discard(self, off, len, zero, punch, fua)
+    fn lock(&self) -> MutexGuard<'_, Layers> {
+        Export::lock(self)
     }
     fn cache(&self) {
-        self.cache_hint()
+        self.lock().cache_hint()
     }
     fn rejected(&self) {
-        self.lock().counters.errors += 1;
+        self.lock().rejected()
     }
 }
 
@@ -414,7 +408,7 @@ pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &
         match cmd {
             CMD_READ => {
                 data.resize(len as usize, 0);
-                match store.read(off, &mut data) {
+                match store.lock().read(off, &mut data) {
                     Ok(()) => {
                         reply_header(&mut out, 0, cookie);
                         w.write_all(&out)?;
@@ -430,11 +424,11 @@ pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &
             CMD_WRITE => {
                 data.resize(len as usize, 0);
                 r.read_exact(&mut data)?;
-                let err = match store.write(off, &data, fua) {
+                let err = match store.lock().write(off, &data, fua) {
                     Ok(()) => 0,
                     Err(e) => {
                         warn(&format!("{}: write at {} failed: errno {}", tag, off, e));
-                        if e == crate::sys::ENOSPC {
+                        if e == libc::ENOSPC {
                             ENOSPC
                         } else {
                             EIO
@@ -445,14 +439,14 @@ pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &
                 w.write_all(&out)?;
             }
             CMD_FLUSH => {
-                let err = if store.flush().is_ok() { 0 } else { EIO };
+                let err = if store.lock().flush().is_ok() { 0 } else { EIO };
                 reply_header(&mut out, err, cookie);
                 w.write_all(&out)?;
             }
             CMD_TRIM | CMD_WRITE_ZEROES => {
                 let zero = cmd == CMD_WRITE_ZEROES;
                 let punch = !(zero && flags & CMD_FLAG_NO_HOLE != 0);
-                let err = match store.discard(off, len as u64, zero, punch, fua) {
+                let err = match store.lock().discard(off, len as u64, zero, punch, fua) {
                     Ok(()) => 0,
                     Err(e) => {
                         warn(&format!("{}: trim/zero at {} failed: errno {}", tag, off, e));
@@ -512,22 +506,17 @@ pub fn serve_connection(stream: std::os::unix::net::UnixStream, export: &Export,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::MemDevice;
     use std::os::unix::net::UnixStream;
     use std::sync::Mutex;
     use std::thread;
 
-    /// An in-memory backend for protocol tests.
-    struct Mem {
-        data: Mutex<Vec<u8>>,
-        flushes: Mutex<u32>,
-    }
+    /// An in-memory export for protocol tests.
+    struct Mem(Mutex<MemDevice>);
 
     impl Mem {
         fn new(size: usize) -> Mem {
-            Mem {
-                data: Mutex::new(vec![0; size]),
-                flushes: Mutex::new(0),
-            }
+            Mem(Mutex::new(MemDevice::new(size)))
         }
     }
 
@@ -536,7 +525,7 @@ mod tests {
             name.is_empty() || name == b"vm1"
         }
         fn size(&self) -> u64 {
-            self.data.lock().unwrap().len() as u64
+            self.lock().size()
         }
         fn names(&self) -> Vec<String> {
             vec!["vm1".into()]
@@ -544,29 +533,12 @@ mod tests {
     }
 
     impl Backend for Mem {
+        type Layers = MemDevice;
         fn size(&self) -> u64 {
-            self.data.lock().unwrap().len() as u64
+            self.lock().size()
         }
-        fn read(&self, off: u64, buf: &mut [u8]) -> Result<(), i32> {
-            let d = self.data.lock().unwrap();
-            buf.copy_from_slice(&d[off as usize..off as usize + buf.len()]);
-            Ok(())
-        }
-        fn write(&self, off: u64, data: &[u8], _fua: bool) -> Result<(), i32> {
-            let mut d = self.data.lock().unwrap();
-            d[off as usize..off as usize + data.len()].copy_from_slice(data);
-            Ok(())
-        }
-        fn flush(&self) -> Result<(), i32> {
-            *self.flushes.lock().unwrap() += 1;
-            Ok(())
-        }
-        fn discard(&self, off: u64, len: u64, _z: bool, _p: bool, _f: bool) -> Result<(), i32> {
-            let mut d = self.data.lock().unwrap();
-            d[off as usize..(off + len) as usize]
-                .iter_mut()
-                .for_each(|b| *b = 0);
-            Ok(())
+        fn lock(&self) -> MutexGuard<'_, MemDevice> {
+            self.0.lock().unwrap()
         }
     }
 
@@ -737,10 +709,10 @@ mod tests {
         for i in 0..64u64 {
             assert_eq!(reply(&mut c), (0, 100 + i));
         }
-        assert_eq!(mem.data.lock().unwrap()[63 * 512], 63);
+        assert_eq!(Backend::lock(&*mem).data[63 * 512], 63);
         request(&mut c, REQUEST_MAGIC, 0, CMD_DISC, 10, 0, 0, &[]);
         assert_eq!(h.join().unwrap().unwrap(), Handshake::Transmission);
-        assert_eq!(*mem.flushes.lock().unwrap(), 1);
+        assert_eq!(Backend::lock(&*mem).flushes, 1);
     }
 
     #[test]

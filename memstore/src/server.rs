@@ -5,9 +5,10 @@
 //! served again on `<socket_dir>/<name>.sock`, so a restarted memstore is
 //! back where it was and QEMU's NBD client reconnects to the same path.
 
+use crate::export::{valid_name, Export, ExportConfig, MAX_EXPORT_SIZE};
 use crate::log::{error, info, warn};
 use crate::nbd;
-use crate::store::{valid_name, Export, ExportConfig, Host, MAX_EXPORT_SIZE};
+use crate::ram::Host;
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io;
@@ -104,8 +105,7 @@ impl Server {
         for p in paths {
             let cfg = fs::read(&p)
                 .map_err(|e| e.to_string())
-                .and_then(|b| crate::json::parse(&b))
-                .and_then(|v| ExportConfig::from_json(&v));
+                .and_then(|b| serde_json::from_slice::<ExportConfig>(&b).map_err(|e| e.to_string()));
             match cfg {
                 Ok(cfg) => match self.start_export(&cfg) {
                     Ok(e) => {
@@ -115,7 +115,7 @@ impl Server {
                             cfg.name,
                             cfg.size,
                             cfg.quota,
-                            g.stored_pages(),
+                            g.file().stored_pages(),
                             self.socket_path(&cfg.name).display()
                         ));
                         n += 1;
@@ -160,8 +160,8 @@ impl Server {
 
     fn persist(&self, cfg: &ExportConfig) -> Result<(), String> {
         let path = self.opts.state_dir.join(format!("{}.json", cfg.name));
-        write_atomic(&path, cfg.to_json().to_string().as_bytes())
-            .map_err(|e| format!("cannot write {}: {}", path.display(), e))
+        let json = serde_json::to_vec(cfg).expect("an ExportConfig always serializes");
+        write_atomic(&path, &json).map_err(|e| format!("cannot write {}: {}", path.display(), e))
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<Export>> {
@@ -240,7 +240,7 @@ impl Server {
         // wakes the accept loop (accept() fails on a shut-down listener)
         // SAFETY: shutdown(2) on a descriptor we own
         unsafe {
-            crate::sys::shutdown(entry.listener.as_raw_fd(), crate::sys::SHUT_RDWR);
+            libc::shutdown(entry.listener.as_raw_fd(), libc::SHUT_RDWR);
         }
         for (_, s) in entry
             .conns
@@ -281,7 +281,7 @@ impl Server {
         let used = self.host.used.load(Ordering::SeqCst);
         if used > quota {
             let mut exports: Vec<Arc<Export>> = self.exports().values().map(|e| e.export.clone()).collect();
-            exports.sort_by_key(|e| std::cmp::Reverse(e.lock().ram_bytes()));
+            exports.sort_by_key(|e| std::cmp::Reverse(e.lock().ram().ram_bytes()));
             for e in exports {
                 let over = self.host.used.load(Ordering::SeqCst).saturating_sub(quota);
                 if over == 0 {

@@ -1,0 +1,264 @@
+//! The bottom layer: an export's backing file `<state_dir>/<name>.img`, a
+//! sparse file as large as the export, mapped shared.
+//!
+//! Every write is copied into the mapping before it is acknowledged: the
+//! data is then in the host kernel's page cache, which a SIGKILL of
+//! memstore does not lose; the kernel writes it back asynchronously, and a
+//! FLUSH or FUA write makes it durable with `fdatasync`.  Blocks are
+//! reserved with `fallocate` before the first write into a hole, so a full
+//! file system is an ENOSPC reply, not a SIGBUS.  The file always holds
+//! every acknowledged page, so the tiers above are caches of it and a
+//! restarted memstore serves every page from it.
+
+use crate::device::{covers, errno, pages, Device, Errno, PAGE_SIZE};
+use memmap2::{Advice, MmapMut, MmapOptions};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+
+/// One bit per page: the page holds data (written, not trimmed).
+struct Bitmap {
+    words: Vec<u64>,
+    ones: u64,
+}
+
+impl Bitmap {
+    fn new(bits: u64) -> Bitmap {
+        Bitmap {
+            words: vec![0; ((bits + 63) / 64) as usize],
+            ones: 0,
+        }
+    }
+    fn set(&mut self, i: u64) {
+        let (w, b) = ((i / 64) as usize, i % 64);
+        if self.words[w] & (1 << b) == 0 {
+            self.words[w] |= 1 << b;
+            self.ones += 1;
+        }
+    }
+    fn get(&self, i: u64) -> bool {
+        self.words[(i / 64) as usize] & (1 << (i % 64)) != 0
+    }
+    fn clear(&mut self, i: u64) {
+        let (w, b) = ((i / 64) as usize, i % 64);
+        if self.words[w] & (1 << b) != 0 {
+            self.words[w] &= !(1 << b);
+            self.ones -= 1;
+        }
+    }
+}
+
+pub struct FileBackend {
+    file: File,
+    /// The whole file, MAP_SHARED: a write is a memcpy, not a pwrite.
+    map: MmapMut,
+    size: u64,
+    stored: Bitmap,
+}
+
+impl FileBackend {
+    /// Open (or create, `size` bytes) the backing file at `path`.
+    pub fn open(path: &Path, size: u64) -> io::Result<FileBackend> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        let len = file.metadata()?.len();
+        if len == 0 {
+            file.set_len(size)?;
+        } else if len != size {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "backing file {} is {} bytes, export is {}",
+                    path.display(),
+                    len,
+                    size
+                ),
+            ));
+        }
+        let mut stored = Bitmap::new((size + PAGE_SIZE - 1) / PAGE_SIZE);
+        scan_data(&file, size, &mut stored);
+        // SAFETY: the mapping is only sound while nobody else changes the
+        // file's size or contents; memstore owns its state directory
+        // (documented: do not modify backing files while it runs).
+        let map = unsafe { MmapOptions::new().len(size as usize).map_mut(&file)? };
+        // swap-ins are random: no readahead around faults
+        let _ = map.advise(Advice::Random);
+        Ok(FileBackend {
+            file,
+            map,
+            size,
+            stored,
+        })
+    }
+
+    /// Pages that hold data the guest wrote and did not trim.
+    pub fn stored_pages(&self) -> u64 {
+        self.stored.ones
+    }
+
+    fn sync(&self) -> Result<(), Errno> {
+        self.file.sync_data().map_err(|e| errno(&e))
+    }
+
+    fn fallocate(&self, mode: i32, off: u64, len: u64) -> io::Result<()> {
+        // SAFETY: a plain system call on a descriptor we own
+        let r = unsafe { libc::fallocate(self.file.as_raw_fd(), mode, off as i64, len as i64) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    /// Reserve blocks under the holes in `range` (a write fault
+    /// into a hole on a full file system would be a SIGBUS).
+    fn reserve(&self, range: std::ops::Range<u64>) -> Result<(), Errno> {
+        let mut p = range.start;
+        while p < range.end {
+            if self.stored.get(p) {
+                p += 1;
+                continue;
+            }
+            let mut q = p + 1;
+            while q < range.end && !self.stored.get(q) {
+                q += 1;
+            }
+            let start = p * PAGE_SIZE;
+            let end = std::cmp::min(q * PAGE_SIZE, self.size);
+            self.fallocate(0, start, end - start).map_err(|e| errno(&e))?;
+            p = q;
+        }
+        Ok(())
+    }
+
+    fn write_zeros(&self, off: u64, len: u64) -> io::Result<()> {
+        let zeros = vec![0u8; 1 << 20];
+        let mut done = 0;
+        while done < len {
+            let n = std::cmp::min(len - done, zeros.len() as u64) as usize;
+            self.file.write_all_at(&zeros[..n], off + done)?;
+            done += n as u64;
+        }
+        Ok(())
+    }
+}
+
+impl Device for FileBackend {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read(&mut self, off: u64, buf: &mut [u8]) -> Result<(), Errno> {
+        let off = off as usize;
+        buf.copy_from_slice(&self.map[off..off + buf.len()]);
+        Ok(())
+    }
+
+    fn write(&mut self, off: u64, data: &[u8], fua: bool) -> Result<(), Errno> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let range = pages(off, data.len() as u64);
+        self.reserve(range.clone())?;
+        let o = off as usize;
+        self.map[o..o + data.len()].copy_from_slice(data);
+        if fua {
+            self.sync()?;
+        }
+        range.for_each(|p| self.stored.set(p));
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), Errno> {
+        self.sync()
+    }
+
+    fn discard(&mut self, off: u64, len: u64, _zero: bool, punch: bool, fua: bool) -> Result<(), Errno> {
+        if len == 0 {
+            return Ok(());
+        }
+        let r = if punch {
+            self.fallocate(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, off, len)
+        } else {
+            self.fallocate(libc::FALLOC_FL_ZERO_RANGE | libc::FALLOC_FL_KEEP_SIZE, off, len)
+                .or_else(|_| self.write_zeros(off, len))
+        };
+        r.map_err(|e| errno(&e))?;
+        if fua {
+            self.sync()?;
+        }
+        for page in pages(off, len).filter(|&p| covers(off, len, p, self.size)) {
+            if punch {
+                self.stored.clear(page);
+            } else {
+                self.stored.set(page);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Mark the pages that hold data in the file (SEEK_DATA / SEEK_HOLE).
+fn scan_data(f: &File, size: u64, stored: &mut Bitmap) {
+    let fd = f.as_raw_fd();
+    let mut pos: i64 = 0;
+    while (pos as u64) < size {
+        // SAFETY: lseek on a descriptor we own
+        let data = unsafe { libc::lseek(fd, pos, libc::SEEK_DATA) };
+        if data < 0 {
+            break; // ENXIO: no more data
+        }
+        // SAFETY: as above
+        let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
+        let end = if hole < 0 { size as i64 } else { hole };
+        let mut p = data as u64 / PAGE_SIZE;
+        while p * PAGE_SIZE < end as u64 {
+            stored.set(p);
+            p += 1;
+        }
+        pos = end;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::PAGE;
+
+    fn path(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("memstore-file-{}-{}", tag, std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d.join("e.img")
+    }
+
+    #[test]
+    fn stored_pages_follow_writes_and_trims_across_reopen() {
+        let p = path("stored");
+        let size = 16 * PAGE_SIZE;
+        let mut f = FileBackend::open(&p, size).unwrap();
+        assert_eq!(f.stored_pages(), 0);
+        f.write(PAGE_SIZE - 1, &[7; 2], true).unwrap(); // pages 0 and 1
+        f.write(5 * PAGE_SIZE, &[8; PAGE], false).unwrap();
+        assert_eq!(f.stored_pages(), 3);
+        f.discard(0, PAGE_SIZE, false, true, false).unwrap(); // punch page 0
+        f.discard(8 * PAGE_SIZE, PAGE_SIZE, true, false, false).unwrap(); // zero page 8
+        assert_eq!(f.stored_pages(), 3); // 1, 5, 8
+        f.flush().unwrap();
+        drop(f);
+        // pages 1 and 5 hold data; a zeroed range may read back as a hole
+        let mut f = FileBackend::open(&p, size).unwrap();
+        assert!((2..=3).contains(&f.stored_pages()), "{}", f.stored_pages());
+        assert!(f.stored.get(1) && f.stored.get(5) && !f.stored.get(0));
+        let mut b = [0u8; 2];
+        f.read(PAGE_SIZE - 1, &mut b).unwrap();
+        assert_eq!(b, [0, 7]);
+        assert!(FileBackend::open(&p, size + PAGE_SIZE).is_err());
+    }
+}
