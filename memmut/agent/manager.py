@@ -11,9 +11,9 @@ Every poll also runs the working-set estimation of each VM
 (:class:`memmut.agent.wss.pipeline.EstimationPipeline`, ``[agent]
 wss_estimator``), puts the estimates in the report, and, with ``[agent]
 balloon_actuation``, moves balloons: through local mutualization
-(:class:`memmut.agent.mutualization.local_controller.LocalController`) when
-``[mutualization] enabled``, else through the single-VM on-demand loop
-(:class:`memmut.agent.wss.pipeline.Actuator`).
+(:class:`~memmut.agent.mutualization.local_controller.LocalController`)
+when ``[mutualization] enabled``, else through the single-VM on-demand
+loop (:class:`~memmut.agent.mutualization.on_demand.OnDemandController`).
 """
 
 import collections
@@ -25,8 +25,8 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 
 from memmut import objects
+from memmut import plugins
 from memmut.agent.wss import pipeline
-from memmut.agent.mutualization import local_controller
 from memmut.agent import rpcapi
 from memmut.agent.wss import swap_monitors as swapmod
 from memmut.agent.swap import swapdisk
@@ -48,7 +48,6 @@ class AgentManager:
         self.seq = 0
         self.samples = {}            # uuid -> deque of objects.VMReport
         self.backlog = collections.deque()
-        self.reservoir_kb = 0
         self.hypervisor_up = None    # None until the first poll
         self.controller_up = None
         self._adopted = set()
@@ -61,10 +60,12 @@ class AgentManager:
                 pipeline.default_swap_monitors(
                     conf, self._memstore_read if self.swapdisks else None)))
         self.estimates = {}          # uuid -> pipeline.Estimate
-        self.actuator = pipeline.Actuator(conf, driver)
-        self.local_controller = (
-            local_controller.LocalController(conf, driver, controller_api)
-            if conf.mutualization.enabled else None)
+        # Who moves the balloons: Algorithm 1 over the host's VMs, or each
+        # VM on its own (a memmut.agent.balloon_controllers plug-in).
+        self.balloon_controller = plugins.load(
+            plugins.BALLOON_CONTROLLERS,
+            'mutualization' if conf.mutualization.enabled
+            else 'on_demand')(conf, driver, controller_api)
 
     def _memstore_read(self, vm):
         """A VM's memstore swap monitor; None (the estimators then fall back
@@ -123,8 +124,7 @@ class AgentManager:
             self._actuate(vms, now)
             for vm in vms:
                 est = self.estimates.get(vm.uuid)
-                mut = (self.local_controller.vm_status(vm.uuid)
-                       if self.local_controller is not None else None)
+                mut = self.balloon_controller.vm_status(vm.uuid)
                 sample = objects.VMReport(
                     uuid=vm.uuid, name=vm.name, timestamp=now,
                     state=vm.state, booked_kb=vm.booked_kb,
@@ -166,19 +166,14 @@ class AgentManager:
         return report
 
     def _reservoir_kb(self):
-        if self.local_controller is not None:
-            return int(self.local_controller.reservoir_kb)
-        return self.reservoir_kb
+        return int(self.balloon_controller.reservoir_kb)
 
     def _actuate(self, vms, now):
         """Move balloons from this poll's estimates (never raises)."""
         if not self.conf.agent.balloon_actuation:
             return
         try:
-            if self.local_controller is not None:
-                self.local_controller.step(vms, self.estimates, now)
-            else:
-                self.actuator.step(vms, self.estimates)
+            self.balloon_controller.step(vms, self.estimates, now)
         except virt_driver.HypervisorUnavailable as e:
             LOG.warning('Balloon changes skipped this poll: %s', e)
 

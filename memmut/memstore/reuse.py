@@ -34,30 +34,6 @@ def extra_pages(histogram, percent=95.0, bucket_pages=1):
     return (items[-1][0] + 1) * bucket_pages
 
 
-def naive_distances(events):
-    """Reference computation on a list of ('w'|'r'|'t', page) events:
-    the reuse distance of every swap-in (None when the page was not
-    queued).  Quadratic; for tests and for checking a server's event log."""
-    queue = []                  # oldest first
-    out = []
-    for op, page in events:
-        if op == 'w':
-            if page in queue:
-                queue.remove(page)
-            queue.append(page)
-        elif op == 'r':
-            if page in queue:
-                i = queue.index(page)
-                out.append(len(queue) - 1 - i)
-                del queue[i]
-            else:
-                out.append(None)
-        elif op == 't':
-            if page in queue:
-                queue.remove(page)
-    return out
-
-
 @dataclasses.dataclass
 class ReuseReading:
     """One reading of an export's swap-traffic monitor."""

@@ -9,7 +9,7 @@ import abc
 import dataclasses
 import typing
 
-from stevedore import driver as stevedore_driver
+from memmut import plugins
 
 
 class HypervisorUnavailable(Exception):
@@ -80,7 +80,4 @@ class Driver(abc.ABC):
 
 def load_driver(name, conf):
     """Instantiate a driver registered under ``memmut.virt.drivers``."""
-    mgr = stevedore_driver.DriverManager('memmut.virt.drivers', name,
-                                         invoke_on_load=True,
-                                         invoke_args=(conf,))
-    return mgr.driver
+    return plugins.load(plugins.VIRT_DRIVERS, name)(conf)

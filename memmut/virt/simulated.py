@@ -187,6 +187,9 @@ class SimDriver(driver.Driver):
         except KeyError:
             raise driver.VMNotFound(uuid)
 
+    # The ``sim`` sampling back-end asks this driver for access samples.
+    simulates_access_sampling = True
+
     def access_sample(self, uuid, pages):
         """Access sampling of ``pages`` random pages of the VM's RAM.
 

@@ -61,6 +61,8 @@ import time
 
 from memmut.agent.wss import badis
 from memmut.agent.wss import pipeline
+from memmut.evaluation import baselines
+from memmut.agent.mutualization import on_demand
 from memmut.agent.wss import swap_monitors as swapmod
 from memmut.memstore import reuse
 from memmut.evaluation import workloads
@@ -159,7 +161,7 @@ class Run:
         self.driver = driver.LibvirtDriver(conf)
         self.driver.connect()
         self.driver.set_stats_period(g.uuid, 1)
-        committed = pipeline.ConsoleCommittedAS(
+        committed = baselines.ConsoleCommittedAS(
             lambda vm: g.spec.serial_log)
         # Geiger from the guest's memstore swap export (reuse distances);
         # the passive shadows below keep the balloon-statistics monitor
@@ -176,7 +178,7 @@ class Run:
         if estimator == 'badis':
             self.shadows = {s: pipeline.EstimationPipeline(
                 conf, self.driver, estimator=s) for s in SHADOWS}
-        self.actuator = pipeline.Actuator(conf, self.driver)
+        self.actuator = on_demand.OnDemandController(conf, self.driver)
         self.rows = []
         self.moves = []
         self.wall = 0.0

@@ -67,12 +67,10 @@ Policies are plugins: classes registered under the stevedore namespace
 import abc
 import dataclasses
 
-from stevedore import driver as stevedore_driver
-
 from memmut.agent.wss import badis
+from memmut import plugins
 from memmut import sizing
 
-POLICY_NAMESPACE = 'memmut.mutualization.policies'
 
 ROLE_SERVER = 'server'
 ROLE_CLIENT = 'client'
@@ -190,9 +188,7 @@ class ProportionalPolicy(Policy):
 def load_policy(name):
     """The policy registered as ``name`` in ``memmut.mutualization.policies``.
     """
-    mgr = stevedore_driver.DriverManager(POLICY_NAMESPACE, name,
-                                         invoke_on_load=True)
-    return mgr.driver
+    return plugins.load(plugins.MUTUALIZATION_POLICIES, name)()
 
 
 def _split(policy, amount_kb, requests):

@@ -19,12 +19,11 @@ The techniques are those of seed 004 §2.4:
   of them, and the X-percentile of that histogram as the ghost-buffer size
   m_ghost; WSS = m_cur + m_ghost when m_ghost > 0. It cannot see a WSS below
   m_cur.
-* Zballoond (§2.4.2) and self-ballooning (§2.4.1, seed 002) as baselines;
-  both need ``Committed_AS`` from inside the guest (intrusive), so the agent
-  uses them only for comparisons.
+* Zballoond (§2.4.2) and self-ballooning (§2.4.1, seed 002) need
+  ``Committed_AS`` from inside the guest (intrusive): they are baselines for
+  comparisons, in :mod:`memmut.evaluation.baselines`.
 """
 
-import collections
 import dataclasses
 import typing
 
@@ -34,8 +33,6 @@ SOURCE_GEIGER = 'geiger'
 SOURCE_SWAP_STATS = 'swap-stats'
 SOURCE_BALLOON_USED = 'balloon-used'
 SOURCE_BALLOON_USED_NOCACHE = 'balloon-used-nocache'
-SOURCE_ZBALLOOND = 'zballoond'
-SOURCE_SELFBALLOON = 'self-ballooning'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +47,7 @@ class TechniqueEstimate:
                              % (self.wss_kb, self.source))
 
 
-def _nonneg(name, value):
+def nonneg(name, value):
     if value is None or value < 0:
         raise ValueError('%s must be a non-negative number, got %r'
                          % (name, value))
@@ -73,7 +70,7 @@ def vmware_sampling(accessed, sampled, m_cur_kb):
     if not 0 <= accessed <= sampled:
         raise ValueError('accessed (%r) must be between 0 and sampled (%d)'
                          % (accessed, sampled))
-    _nonneg('m_cur_kb', m_cur_kb)
+    nonneg('m_cur_kb', m_cur_kb)
     return TechniqueEstimate(accessed * m_cur_kb // sampled, SOURCE_VMWARE)
 
 
@@ -93,58 +90,15 @@ def vmware_referenced(referenced_kb, m_cur_kb, offset_kb=0):
     result is capped at ``m_cur_kb``: it cannot see a WSS above the current
     allocation.
     """
-    _nonneg('referenced_kb', referenced_kb)
-    _nonneg('m_cur_kb', m_cur_kb)
-    _nonneg('offset_kb', offset_kb)
+    nonneg('referenced_kb', referenced_kb)
+    nonneg('m_cur_kb', m_cur_kb)
+    nonneg('offset_kb', offset_kb)
     wss = min(max(0, referenced_kb - offset_kb), m_cur_kb)
     return TechniqueEstimate(int(wss), SOURCE_VMWARE_REFERENCED)
 
 
 # ---------------------------------------------------------------------------
 # Geiger (seed 004 §2.4.4)
-
-
-class GhostQueue:
-    """Reference model of Geiger's queue of pages evicted to swap.
-
-    The production queue lives where the swap traffic is seen (memstore);
-    this model defines the distance the agent expects and serves tests and
-    the simulator. ``evict(page)`` records a swap-out; ``reload(page)``
-    records a swap-in and returns its reuse distance in pages: 1 + the
-    number of pages evicted after it and not reloaded since, i.e. how many
-    extra pages of memory would have kept it resident under LRU (the
-    published prototype counts the same way). ``None`` when the page is not
-    in the queue (evicted before the queue started, or dropped from it).
-
-    The queue keeps at most ``max_pages`` entries; the oldest are dropped
-    first (their reloads then have an unknown, large distance).
-    """
-
-    def __init__(self, max_pages=1 << 20):
-        if max_pages <= 0:
-            raise ValueError('max_pages must be positive')
-        self.max_pages = max_pages
-        self._queue = collections.OrderedDict()   # oldest eviction first
-
-    def __len__(self):
-        return len(self._queue)
-
-    def evict(self, page):
-        self._queue.pop(page, None)
-        self._queue[page] = True
-        while len(self._queue) > self.max_pages:
-            self._queue.popitem(last=False)
-
-    def reload(self, page):
-        if page not in self._queue:
-            return None
-        distance = 1
-        for other in reversed(self._queue):
-            if other == page:
-                break
-            distance += 1
-        del self._queue[page]
-        return distance
 
 
 def reuse_histogram(distances_kb, bucket_kb=4096):
@@ -157,7 +111,7 @@ def reuse_histogram(distances_kb, bucket_kb=4096):
         raise ValueError('bucket_kb must be positive')
     hist = []
     for d in distances_kb:
-        _nonneg('distance', d)
+        nonneg('distance', d)
         i = int(d // bucket_kb)
         if i >= len(hist):
             hist.extend([0] * (i + 1 - len(hist)))
@@ -182,7 +136,7 @@ def geiger_ghost_kb(histogram, percentile=95.0, bucket_kb=4096):
         raise ValueError('bucket_kb must be positive')
     total = 0
     for count in histogram:
-        _nonneg('histogram count', count)
+        nonneg('histogram count', count)
         total += count
     if total == 0:
         return 0
@@ -201,7 +155,7 @@ def geiger_estimate(histogram, m_cur_kb, percentile=95.0, bucket_kb=4096):
     ``None`` means Geiger cannot tell: either no swap-in was seen in the
     interval, or all of them were within the first bucket.
     """
-    _nonneg('m_cur_kb', m_cur_kb)
+    nonneg('m_cur_kb', m_cur_kb)
     ghost = geiger_ghost_kb(histogram, percentile, bucket_kb)
     if ghost <= 0:
         return None
@@ -270,7 +224,7 @@ def swap_fallback_estimate(activity, m_cur_kb, min_grow_kb=4096):
     (the same pages are read many times); the caller caps it at the booked
     size. ``None`` when the VM is not swapping.
     """
-    _nonneg('m_cur_kb', m_cur_kb)
+    nonneg('m_cur_kb', m_cur_kb)
     if activity is None or not activity.active:
         return None
     grow = max(activity.swap_in_kb or 0, min_grow_kb)
@@ -299,81 +253,3 @@ def balloon_used(stats, include_caches=True):
         used -= caches
         source = SOURCE_BALLOON_USED_NOCACHE
     return TechniqueEstimate(int(max(0, used)), source)
-
-
-# ---------------------------------------------------------------------------
-# Committed_AS baselines: Zballoond (seed 004 §2.4.2), self-ballooning
-
-
-@dataclasses.dataclass(frozen=True)
-class ZballoondState:
-    """State of the Zballoond controller between epochs.
-
-    ``target_kb`` is the memory size to set now; ``wss_kb`` the lowest size
-    at which an epoch passed without swap-in or refault events (the
-    Zballoond estimate); ``committed_kb`` the ``Committed_AS`` the current
-    descent started from.
-    """
-    target_kb: int
-    wss_kb: int
-    committed_kb: int
-
-    def estimate(self):
-        return TechniqueEstimate(self.wss_kb, SOURCE_ZBALLOOND)
-
-
-def zballoond_step(state, committed_as_kb, swapping, decrease_fraction=0.05,
-                   change_fraction=0.05, floor_kb=0, booked_kb=None):
-    """One epoch of Zballoond; returns the next :class:`ZballoondState`.
-
-    Seed 004 §2.4.2: (1) start at ``Committed_AS``; (2) every epoch lower
-    the size by ``decrease_fraction`` of ``Committed_AS``; (3) when
-    ``Committed_AS`` changes, go back to (1). The WSS is the lowest size
-    with no swap-in or refault. When the epoch that just ended saw swapping
-    (``swapping``), the last decrease went too far: the size goes back up
-    one step and that size is the estimate; the descent resumes next epoch,
-    so the controller keeps probing (this is why Zballoond is "active").
-
-    ``change_fraction`` is how much ``Committed_AS`` must move (relative)
-    to count as a change. Sizes stay within [floor_kb, booked_kb].
-    """
-    _nonneg('committed_as_kb', committed_as_kb)
-    ceiling = committed_as_kb if booked_kb is None else min(
-        committed_as_kb, booked_kb)
-    ceiling = max(ceiling, floor_kb)
-    step = max(1, int(committed_as_kb * decrease_fraction))
-    if state is None or abs(committed_as_kb - state.committed_kb) > (
-            change_fraction * max(1, state.committed_kb)):
-        return ZballoondState(target_kb=ceiling, wss_kb=ceiling,
-                              committed_kb=committed_as_kb)
-    if swapping:
-        up = min(ceiling, state.target_kb + step)
-        return ZballoondState(target_kb=up, wss_kb=up,
-                              committed_kb=state.committed_kb)
-    down = max(floor_kb, state.target_kb - step)
-    return ZballoondState(target_kb=down, wss_kb=state.target_kb,
-                          committed_kb=state.committed_kb)
-
-
-def selfballoon_target(cur_kb, committed_as_kb, reserve_kb=0,
-                       down_hysteresis=8, up_hysteresis=1, floor_kb=0):
-    """Xen self-ballooning: move toward Committed_AS + reserve.
-
-    Seed 002: the guest sizes itself on ``Committed_AS``. As in Xen's
-    selfballoon driver, the goal is ``Committed_AS`` + a reserve; each
-    interval the size moves by 1/up_hysteresis of the gap when growing (1:
-    the whole gap at once) and 1/down_hysteresis when shrinking (8: an
-    eighth of the excess), never below ``floor_kb``.
-    """
-    _nonneg('cur_kb', cur_kb)
-    _nonneg('committed_as_kb', committed_as_kb)
-    if down_hysteresis < 1 or up_hysteresis < 1:
-        raise ValueError('hysteresis divisors must be at least 1')
-    goal = committed_as_kb + reserve_kb
-    if cur_kb > goal:
-        target = cur_kb - (cur_kb - goal) // down_hysteresis
-    elif cur_kb < goal:
-        target = cur_kb + (goal - cur_kb) // up_hysteresis
-    else:
-        target = cur_kb
-    return TechniqueEstimate(int(max(floor_kb, target)), SOURCE_SELFBALLOON)

@@ -6,6 +6,9 @@ import pytest
 
 from memmut.agent.wss import badis
 from memmut.agent.wss import pipeline
+from memmut.evaluation import baselines
+from memmut.agent.mutualization import on_demand
+from memmut.agent.wss import badis_rounds
 from memmut.agent.wss import techniques
 from memmut.agent.wss import sampling
 from memmut.agent.wss.sampling import base
@@ -131,7 +134,7 @@ def sim_loop(shape, rounds, conf=None, actuate=True, peak=800):
     spec = 'a:1024:%s:%d' % (shape, peak)
     d = simulated.SimDriver(conf, clock=clock, vms=[spec])
     p = pipeline.EstimationPipeline(conf, d)
-    act = pipeline.Actuator(conf, d)
+    act = on_demand.OnDemandController(conf, d)
     vm = next(iter(d.vms.values()))
     trace = []
     for _ in range(rounds):
@@ -302,10 +305,10 @@ def test_console_committed_as(tmp_path):
     log = tmp_path / 'console.log'
     log.write_text('GUESTSTAT t=1 memtotal_kb=1 committed_as_kb=111\n'
                    'noise\nGUESTSTAT t=2 memtotal_kb=1 committed_as_kb=222\n')
-    read = pipeline.ConsoleCommittedAS(lambda vm: str(log))
+    read = baselines.ConsoleCommittedAS(lambda vm: str(log))
     assert read(info()) == 222
-    assert pipeline.ConsoleCommittedAS(lambda vm: None)(info()) is None
-    assert pipeline.ConsoleCommittedAS(
+    assert baselines.ConsoleCommittedAS(lambda vm: None)(info()) is None
+    assert baselines.ConsoleCommittedAS(
         lambda vm: str(tmp_path / 'none'))(info()) is None
 
 
@@ -323,7 +326,8 @@ def test_bad_data_of_one_vm_does_not_stop_the_others(caplog):
 
 
 def test_unknown_estimator_is_refused():
-    with pytest.raises(ValueError, match='unknown WSS estimator'):
+    with pytest.raises(ValueError, match="unknown working-set estimator "
+                                         r"'magic' \(choices: badis, "):
         pipeline.EstimationPipeline(conf_with(), FakeDriver(),
                                     estimator='magic')
 
@@ -338,7 +342,7 @@ def est(demand, fresh=True, probe=None, source='badis/sim+balloon_stats'):
 
 def test_actuator_sets_demand_plus_headroom_and_logs_why(caplog):
     d = FakeDriver()
-    a = pipeline.Actuator(conf_with(), d)
+    a = on_demand.OnDemandController(conf_with(), d)
     caplog.set_level(logging.INFO)
     vm = info(balloon=1024 * MIB)
     done = a.step([vm], {'u-1': est(800 * MIB)})
@@ -355,7 +359,7 @@ def test_actuator_sets_demand_plus_headroom_and_logs_why(caplog):
 
 def test_actuator_rate_limits_and_honours_probes_and_floor():
     d = FakeDriver()
-    a = pipeline.Actuator(conf_with(), d)
+    a = on_demand.OnDemandController(conf_with(), d)
     a.step([info(balloon=1024 * MIB)], {'u-1': est(100 * MIB)})
     assert d.sets[-1][1] == 768 * MIB               # -25 % of booked
     a.step([info(balloon=512 * MIB)], {'u-1': est(0, probe=10 * MIB)})
@@ -364,7 +368,7 @@ def test_actuator_rate_limits_and_honours_probes_and_floor():
 
 def test_actuator_survives_driver_errors(caplog):
     d = FakeDriver()
-    a = pipeline.Actuator(conf_with(), d)
+    a = on_demand.OnDemandController(conf_with(), d)
     d.fail = driver.VMNotFound('gone')
     assert a.step([info()], {'u-1': est(100 * MIB)}) == []
     d.fail = driver.InvalidBalloonTarget('outside')
@@ -481,14 +485,14 @@ def test_no_calibration_from_sampled_pages_or_when_disabled():
 def test_guest_unseen_memory():
     vm = info(balloon=1024 * MIB, stats={'actual': 1024 * MIB,
                                          'usable': 600 * MIB})
-    assert pipeline.guest_unseen_kb(vm, 300 * MIB) == 124 * MIB
-    assert pipeline.guest_unseen_kb(vm, 500 * MIB) == 0
-    assert pipeline.guest_unseen_kb(info(stats={}), 0) == 0
-    assert pipeline.guest_unseen_kb(vm, 0) == 424 * MIB
+    assert badis_rounds.guest_unseen_kb(vm, 300 * MIB) == 124 * MIB
+    assert badis_rounds.guest_unseen_kb(vm, 500 * MIB) == 0
+    assert badis_rounds.guest_unseen_kb(info(stats={}), 0) == 0
+    assert badis_rounds.guest_unseen_kb(vm, 0) == 424 * MIB
     # implausible: more than 3/4 of the balloon unseen
     odd = info(balloon=1024 * MIB, stats={'actual': 1024 * MIB,
                                           'usable': 10 * MIB})
-    assert pipeline.guest_unseen_kb(odd, 0) == 0
+    assert badis_rounds.guest_unseen_kb(odd, 0) == 0
 
 
 def test_no_pinned_learning_from_an_interval_that_shrank():
@@ -518,14 +522,18 @@ def test_committed_as_in_balloon_terms_covers_the_guest_kernel():
                                        'available': 205 * MIB,
                                        'usable': 148 * MIB})
     p.estimate([vm], 0.0)                        # first sight
-    assert p._committed(vm) == 108 * MIB
+    assert baselines.committed_in_balloon_terms(
+        p.committed, vm, p._vms[vm.uuid]) == 108 * MIB
     # taken once: a squeezed guest (little available) does not lower it
     squeezed = info(booked=256 * MIB, balloon=120 * MIB,
                     stats={'actual': 120 * MIB, 'available': 69 * MIB,
                            'usable': 4 * MIB})
-    assert p._committed(squeezed) == 108 * MIB
+    st = p._vms[vm.uuid]
+    assert baselines.committed_in_balloon_terms(
+        p.committed, squeezed, st) == 108 * MIB
     p.committed = lambda vm: 60 * MIB            # the workload grew
-    assert p._committed(squeezed) == 128 * MIB
+    assert baselines.committed_in_balloon_terms(
+        p.committed, squeezed, st) == 128 * MIB
 
 
 def test_geiger_counts_from_the_size_the_guest_evicted_at():

@@ -3,6 +3,8 @@
 import pytest
 
 from memmut.agent.wss import techniques as est
+from memmut.evaluation import baselines
+from tests import reference_models
 
 MiB = 1024
 
@@ -43,7 +45,7 @@ def test_vmware_referenced():
 # -- Geiger (seed 004 §2.4.4) -------------------------------------------------
 
 def test_ghost_queue_distances():
-    q = est.GhostQueue()
+    q = reference_models.GhostQueue()
     for page in 'abcde':
         q.evict(page)
     # 'e' was evicted last: one more page would have kept it.
@@ -56,7 +58,7 @@ def test_ghost_queue_distances():
 
 
 def test_ghost_queue_bounded():
-    q = est.GhostQueue(max_pages=2)
+    q = reference_models.GhostQueue(max_pages=2)
     for page in 'abc':
         q.evict(page)
     assert q.reload('a') is None        # dropped, oldest first
@@ -91,7 +93,7 @@ def test_geiger_estimate():
 
 
 def test_geiger_from_queue_end_to_end():
-    q = est.GhostQueue()
+    q = reference_models.GhostQueue()
     pages = range(3000)
     for p in pages:
         q.evict(p)
@@ -152,43 +154,43 @@ def test_balloon_used_baselines():
 # -- Committed_AS baselines ---------------------------------------------------
 
 def test_zballoond_descends_then_backs_off():
-    s = est.zballoond_step(None, 1000 * MiB, False, 0.05)
+    s = baselines.zballoond_step(None, 1000 * MiB, False, 0.05)
     assert (s.target_kb, s.wss_kb) == (1000 * MiB, 1000 * MiB)
-    s = est.zballoond_step(s, 1000 * MiB, False, 0.05)
+    s = baselines.zballoond_step(s, 1000 * MiB, False, 0.05)
     assert s.target_kb == 950 * MiB and s.wss_kb == 1000 * MiB
-    s = est.zballoond_step(s, 1000 * MiB, False, 0.05)
+    s = baselines.zballoond_step(s, 1000 * MiB, False, 0.05)
     assert s.target_kb == 900 * MiB and s.wss_kb == 950 * MiB
     # 900 MiB made it swap: back to 950, the lowest size without events.
-    s = est.zballoond_step(s, 1000 * MiB, True, 0.05)
+    s = baselines.zballoond_step(s, 1000 * MiB, True, 0.05)
     assert s.target_kb == 950 * MiB
     assert s.estimate() == est.TechniqueEstimate(950 * MiB,
-                                                 est.SOURCE_ZBALLOOND)
+                                                 baselines.SOURCE_ZBALLOOND)
 
 
 def test_zballoond_restarts_on_committed_change_and_bounds():
-    s = est.ZballoondState(700 * MiB, 750 * MiB, 1000 * MiB)
-    s2 = est.zballoond_step(s, 1020 * MiB, False)     # 2 %: same descent
+    s = baselines.ZballoondState(700 * MiB, 750 * MiB, 1000 * MiB)
+    s2 = baselines.zballoond_step(s, 1020 * MiB, False)     # 2 %: same descent
     assert s2.target_kb == 700 * MiB - 51 * MiB
-    s3 = est.zballoond_step(s, 1200 * MiB, False)     # 20 %: restart
+    s3 = baselines.zballoond_step(s, 1200 * MiB, False)     # 20 %: restart
     assert s3.target_kb == 1200 * MiB
-    s4 = est.zballoond_step(None, 3000 * MiB, False, booked_kb=2048 * MiB)
+    s4 = baselines.zballoond_step(None, 3000 * MiB, False,
+                                  booked_kb=2048 * MiB)
     assert s4.target_kb == 2048 * MiB
-    s5 = est.zballoond_step(est.ZballoondState(110 * MiB, 110 * MiB,
-                                               1000 * MiB),
-                            1000 * MiB, False, floor_kb=100 * MiB)
+    low = baselines.ZballoondState(110 * MiB, 110 * MiB, 1000 * MiB)
+    s5 = baselines.zballoond_step(low, 1000 * MiB, False, floor_kb=100 * MiB)
     assert s5.target_kb == 100 * MiB
 
 
 def test_selfballoon_target():
     # Shrink by an eighth of the excess per interval.
-    e = est.selfballoon_target(1800 * MiB, 1000 * MiB)
-    assert e == est.TechniqueEstimate(1700 * MiB, est.SOURCE_SELFBALLOON)
+    e = baselines.selfballoon_target(1800 * MiB, 1000 * MiB)
+    assert e == est.TechniqueEstimate(1700 * MiB, baselines.SOURCE_SELFBALLOON)
     # Grow the whole gap at once (up-hysteresis 1), reserve included.
-    assert est.selfballoon_target(
+    assert baselines.selfballoon_target(
         600 * MiB, 1000 * MiB, reserve_kb=64 * MiB).wss_kb == 1064 * MiB
-    assert est.selfballoon_target(1000 * MiB, 1000 * MiB).wss_kb == (
+    assert baselines.selfballoon_target(1000 * MiB, 1000 * MiB).wss_kb == (
         1000 * MiB)
-    assert est.selfballoon_target(200 * MiB, 10 * MiB,
-                                  floor_kb=190 * MiB).wss_kb == 190 * MiB
+    assert baselines.selfballoon_target(200 * MiB, 10 * MiB,
+                                        floor_kb=190 * MiB).wss_kb == 190 * MiB
     with pytest.raises(ValueError):
-        est.selfballoon_target(1, 1, down_hysteresis=0)
+        baselines.selfballoon_target(1, 1, down_hysteresis=0)

@@ -3,6 +3,7 @@
 import pytest
 
 from memmut.agent.mutualization import algorithm1 as mut
+from memmut import plugins
 
 MiB = 1024
 INIT = 1024 * MiB           # "each VM is allocated 1Gb of memory"
@@ -301,7 +302,9 @@ def test_policies_load_by_name_through_stevedore():
     assert isinstance(mut.load_policy('equal'), mut.EqualPolicy)
     assert isinstance(mut.load_policy('proportional'),
                       mut.ProportionalPolicy)
-    with pytest.raises(Exception):
+    with pytest.raises(plugins.PluginError,
+                       match="unknown mutualization policy 'no-such-policy' "
+                             r"\(choices: equal, proportional\)"):
         mut.load_policy('no-such-policy')
 
 

@@ -5,6 +5,7 @@ doc/source/memstore.rst."""
 import pytest
 
 from memmut.memstore import reuse
+from tests import reference_models
 from tests.unit.memstore import nbdclient as nbd
 
 PAGE = 4096
@@ -19,7 +20,7 @@ HISTOGRAM = {0: 2, 2: 1, 3: 1}
 
 
 def test_naive_reference_on_the_example():
-    assert reuse.naive_distances(EXAMPLE) == DISTANCES
+    assert reference_models.naive_distances(EXAMPLE) == DISTANCES
 
 
 @pytest.mark.parametrize('percent,pages', [(50, 1), (75, 3), (95, 4),
@@ -65,7 +66,7 @@ def test_server_reports_the_example(ctl):
     ev = ctl.events('geiger')
     assert [(op, page) for _, op, page in ev['events']] == EXAMPLE
     assert ev['lost'] == 0 and ev['next'] == len(EXAMPLE)
-    assert reuse.naive_distances(
+    assert reference_models.naive_distances(
         (op, page) for _, op, page in ev['events']) == DISTANCES
     assert [e[0] for e in ctl.events('geiger', since=9)['events']] == [9, 10]
 

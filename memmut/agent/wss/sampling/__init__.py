@@ -1,17 +1,17 @@
 """Access-sampling back-ends of the "VMware" technique, and their choice.
 
-Back-ends (all behind :class:`base.Sampler`):
+Back-ends (all behind :class:`base.Sampler`, registered in ``setup.cfg``
+under ``memmut.agent.samplers``):
 
+``sim``
+    the simulated hypervisor's sampler.
 ``smaps``
     clear_refs + Referenced of the guest RAM mapping; TCG only.
 ``page_idle``
     idle page tracking of n random guest pages; TCG and KVM.
-``sim``
-    the simulated hypervisor's sampler.
 
-A later back-end (memmut's kernel helper, DAMON) registers itself with
-:func:`register`; ``[agent] sampling_backend = auto`` tries the registered
-back-ends in :data:`AUTO_ORDER` order and takes the first whose
+``[agent] sampling_backend = auto`` tries the registered back-ends in the
+order of their ``auto_rank`` and takes the first whose
 :meth:`~base.Sampler.capability` says it can see the VM's guest accesses.
 A back-end named explicitly that cannot see a VM is refused for that VM
 (an error in the log, once); the caller then runs without sampling and says
@@ -21,33 +21,22 @@ so in the estimate's source.
 from oslo_log import log as logging
 
 from memmut.agent.wss.sampling import base
-from memmut.agent.wss.sampling import page_idle
-from memmut.agent.wss.sampling import simulated
-from memmut.agent.wss.sampling import smaps
+from memmut import plugins
 
 LOG = logging.getLogger(__name__)
 
-AUTO_ORDER = ['sim', 'smaps', 'page_idle']
-_FACTORIES = {}
+
+def auto_order(factories):
+    """Names of the back-ends ``auto`` tries, in order."""
+    ranked = [(f.auto_rank, n) for n, f in factories.items()
+              if getattr(f, 'auto_rank', None) is not None]
+    return [n for _, n in sorted(ranked)]
 
 
-def register(name, factory, auto_rank=None):
-    """Make a back-end available: ``factory(conf, driver) -> Sampler``.
-    ``auto_rank`` is its place in the ``auto`` order (None: last)."""
-    _FACTORIES[name] = factory
-    if name not in AUTO_ORDER:
-        if auto_rank is None:
-            AUTO_ORDER.append(name)
-        else:
-            AUTO_ORDER.insert(auto_rank, name)
-
-
-register('smaps', lambda conf, driver: smaps.SmapsSampler(
-    offset_kb=conf.badis.referenced_offset_kb))
-register('page_idle', lambda conf, driver: page_idle.PageIdleSampler(
-    pages=conf.badis.sample_pages))
-register('sim', lambda conf, driver: simulated.SimSampler(
-    driver, pages=conf.badis.sample_pages))
+def load_factories(names=None):
+    """The registered back-end classes by name (``names``: only these)."""
+    names = plugins.names(plugins.SAMPLERS) if names is None else names
+    return {n: plugins.load(plugins.SAMPLERS, n) for n in names}
 
 
 class SamplerChoice:
@@ -57,10 +46,17 @@ class SamplerChoice:
         self.setting = conf.agent.sampling_backend
         self.driver = driver
         if samplers is None:
-            names = (AUTO_ORDER if self.setting == 'auto'
-                     else [self.setting])
-            samplers = {n: _FACTORIES[n](conf, driver) for n in names
-                        if n in _FACTORIES}
+            factories = load_factories(
+                None if self.setting == 'auto' else [self.setting])
+            self.order = (auto_order(factories) if self.setting == 'auto'
+                          else [self.setting])
+            samplers = {n: factories[n].from_conf(conf, driver)
+                        for n in self.order}
+        else:
+            self.order = (sorted(samplers, key=lambda n: (
+                getattr(samplers[n], 'auto_rank', None) is None,
+                getattr(samplers[n], 'auto_rank', 0) or 0, n))
+                if self.setting == 'auto' else [self.setting])
         self.samplers = samplers
         self._chosen = {}          # uuid -> Sampler or None
 
@@ -75,14 +71,12 @@ class SamplerChoice:
         """The back-end to use for this VM, or None (decided once)."""
         if vm.uuid in self._chosen:
             return self._chosen[vm.uuid]
-        names = AUTO_ORDER if self.setting == 'auto' else [self.setting]
+        names = self.order
         refused = []
         chosen = None
         for name in names:
             sampler = self.samplers.get(name)
-            if sampler is None or (
-                    name == 'sim' and self.setting == 'auto' and
-                    not hasattr(self.driver, 'access_sample')):
+            if sampler is None:
                 continue
             cap = sampler.capability(vm, pid)
             if cap.usable:
@@ -117,4 +111,4 @@ class SamplerChoice:
         self.forget(uuid)
 
 
-__all__ = ['base', 'register', 'SamplerChoice', 'AUTO_ORDER']
+__all__ = ['base', 'SamplerChoice', 'auto_order', 'load_factories']

@@ -80,6 +80,14 @@ class Sampler(abc.ABC):
     """One access-sampling back-end for all VMs of a host."""
 
     name = None
+    # Place in the ``auto`` order (lower first); None: never chosen by
+    # ``auto``.
+    auto_rank = None
+
+    @classmethod
+    def from_conf(cls, conf, driver):
+        """The back-end as the configuration asks for it."""
+        return cls()
 
     @abc.abstractmethod
     def capability(self, vm, pid):

@@ -60,6 +60,11 @@ def _check_frames(entries):
 
 class PageIdleSampler(base.Sampler):
     name = 'page_idle'
+    auto_rank = 30
+
+    @classmethod
+    def from_conf(cls, conf, driver):
+        return cls(pages=conf.badis.sample_pages)
 
     def __init__(self, pages=100, proc_root='/proc', bitmap=BITMAP,
                  kpageflags=None, rng=None, clock=time.monotonic):

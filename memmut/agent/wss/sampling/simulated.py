@@ -13,6 +13,11 @@ from memmut.agent.wss.sampling import base
 
 class SimSampler(base.Sampler):
     name = 'sim'
+    auto_rank = 0
+
+    @classmethod
+    def from_conf(cls, conf, driver):
+        return cls(driver, pages=conf.badis.sample_pages)
 
     def __init__(self, driver, pages=100, clock=time.monotonic):
         self.driver = driver
@@ -21,7 +26,7 @@ class SimSampler(base.Sampler):
         self._started = {}
 
     def capability(self, vm, pid):
-        if not hasattr(self.driver, 'access_sample'):
+        if not getattr(self.driver, 'simulates_access_sampling', False):
             return base.Capability(
                 self.name, False, 'the %s driver does not simulate access '
                 'sampling' % getattr(self.driver, 'name', '?'))

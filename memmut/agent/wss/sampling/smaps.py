@@ -39,6 +39,11 @@ LOG = logging.getLogger(__name__)
 
 class SmapsSampler(base.Sampler):
     name = 'smaps'
+    auto_rank = 10
+
+    @classmethod
+    def from_conf(cls, conf, driver):
+        return cls(offset_kb=conf.badis.referenced_offset_kb)
 
     def __init__(self, offset_kb=0, proc_root='/proc', clock=time.monotonic):
         self.offset_kb = offset_kb

@@ -1,0 +1,294 @@
+"""Badis rounds: the collectors' readings turned into Badis observations.
+
+The ``badis`` estimator of the pipeline. Every round it ends the VM's
+access-sampling interval (:mod:`memmut.agent.wss.sampling`, the "VMware"
+technique), reads its swap monitor (memstore reuse distances, else the
+balloon statistics), builds an :class:`~.badis.Observation` and runs the
+V/VG/G state machine and max-average of :mod:`memmut.agent.wss.badis`.
+A VM no sampling back-end can see is sampled from the balloon statistics
+instead (used = available - unused - disk caches), and the source says
+so: ``badis/balloon_stats+balloon_stats``.
+"""
+
+import dataclasses
+
+from oslo_log import log as logging
+
+from memmut.agent.wss import badis
+from memmut.agent.wss import estimate as estimate_mod
+from memmut.agent.wss import estimators
+from memmut.agent.wss import observation
+from memmut.agent.wss import techniques
+from memmut.agent.wss.sampling import base as sampling_base
+from memmut import units
+
+LOG = logging.getLogger(__name__)
+Estimate = estimate_mod.Estimate
+
+SOURCE_BALLOON_STATS = 'balloon_stats'
+_mib = units.fmt_kb
+
+
+class BadisRounds(estimators.Estimator):
+    """The Badis estimator (seed 004 §2.6) over the pipeline's collectors.
+    """
+    name = 'badis'
+
+    def __init__(self, pipeline):
+        super().__init__(pipeline)
+        self.badis = badis.BadisEstimator(badis.BadisParams.from_conf(
+            pipeline.conf))
+
+    def forget(self, uuid):
+        self.badis.forget(uuid)
+
+    def start(self, vm, st):
+        reserved = guest_reserved_kb(vm)
+        if reserved > self.badis.params.initial_pinned_kb:
+            # What the guest kernel reserved at boot is pinned by
+            # definition (the balloon cannot take it, sampling sees only
+            # its hot part): Badis starts with it as its correction
+            # until it learns one in VG.
+            self.badis.states[vm.uuid] = badis.BadisState(
+                pinned_kb=reserved)
+            LOG.info('VM %s (%s): initial pinned-page correction %s '
+                     '(guest kernel reservation: balloon actual - '
+                     'available)', vm.name, vm.uuid, _mib(reserved))
+        self._begin_sampling(vm, st)
+
+    def round(self, vm, st, now):
+        m_cur = vm.balloon_kb
+        sample = self._end_sampling(vm, st)
+        if st.sampler is not None:
+            sampled = sample.estimate(m_cur) if sample else None
+            sampler_name = st.sampler.name
+        else:
+            sampled = techniques.balloon_used(vm.memory_stats,
+                                              include_caches=False)
+            sampler_name = SOURCE_BALLOON_STATS
+        if (sampled is not None and sample is not None and
+                not st.calibrated):
+            st.calibrated = True
+            if sample.referenced_kb is not None:
+                # Only from a back-end that reads every page: the error of
+                # n sampled pages (about 5 % of booked at n = 100) would
+                # go into the correction for good.
+                self._calibrate(vm, sampled)
+        sizes = observation.BalloonSizes(
+            m_cur_kb=m_cur, last_round_kb=st.last_balloon,
+            interval_start_kb=(st.interval_balloon if sample is not None
+                               else None))
+        st.last_balloon = m_cur
+        evicted_at = sizes.evicted_at_kb
+        reading = self._evicting_at(
+            self.pipeline.swap_reading(vm, evicted_at), evicted_at, m_cur)
+        obs = observation.observe(now, vm.booked_kb, sizes, sampled, reading,
+                                  self._full(vm, m_cur),
+                                  sampled_round=sample is not None)
+        r = self.badis.observe(vm.uuid, obs)
+        if self.badis.state(vm.uuid).sampling_wanted(self.badis.params):
+            self._begin_sampling(vm, st)
+        elif st.sampler is not None:
+            st.sampler.forget(vm.uuid)
+        return self._badis_estimate(vm, r, reading, sampler_name, sampled,
+                                    now)
+
+    def react(self, vm, st, now):
+        """A Badis round run between two rounds, at the first poll that
+        sees the VM swap (``[badis] react_to_swapping``), or None.
+
+        Not after a shrink (since the last round or the start of the
+        sampling interval: swap-ins that follow our own shrink say nothing
+        of the working set, the regular round judges them with its
+        sample); after a grow only while the guest has no free memory to
+        speak of (pages read back once it has room are not a shortage) or
+        when that grow answered a shortage.
+        The
+        sampling interval keeps running for the next regular round: this
+        round has Geiger's reading only, so it learns no pinned-page
+        correction."""
+        m_cur = vm.balloon_kb
+        if st.last_balloon is None:
+            return None
+        sizes = observation.BalloonSizes(
+            m_cur_kb=m_cur, last_round_kb=st.last_balloon,
+            interval_start_kb=st.interval_balloon if st.sampling else None)
+        if sizes.shrunk:
+            return None                   # shrunk: wait for the round
+        if sizes.grown and not self._full(vm, m_cur) and not (
+                self.badis.state(vm.uuid).short_kb):
+            # grown and the guest has room (reading memstore here would
+            # start a new interval of reuse distances: left to the round).
+            # Not after a grow that answered a shortage: the guest may
+            # still lack memory, and the balloon statistics that say it
+            # has room are up to a period old.
+            return None
+        # Geiger's WSS from the size the guest evicted at (see the round)
+        evicted_at = sizes.evicted_at_kb
+        reading = self.pipeline.swap.read(vm, evicted_at, keep_quiet=True)
+        if reading is None:
+            return None
+        reading = self._evicting_at(reading, evicted_at, m_cur)
+        if not (reading.swapping or observation.pressure_kb(reading, False)):
+            return None
+        st.last_balloon = m_cur
+        obs = observation.observe(now, vm.booked_kb, sizes, None, reading,
+                                  self._full(vm, m_cur), sampled_round=False)
+        r = self.badis.observe(vm.uuid, obs)
+        wanted = self.badis.state(vm.uuid).sampling_wanted(self.badis.params)
+        if wanted and not st.sampling:
+            self._begin_sampling(vm, st)
+        elif not wanted and st.sampling:
+            st.sampling = False
+            st.sampler.forget(vm.uuid)
+        sampler_name = (st.sampler.name if st.sampler is not None
+                        else SOURCE_BALLOON_STATS)
+        return self._badis_estimate(vm, r, reading, sampler_name, None, now,
+                                    early=True)
+
+    def _badis_estimate(self, vm, r, reading, sampler_name, sampled, now,
+                        early=False):
+        source = 'badis/%s+%s' % (sampler_name, reading.source)
+        if r.transition:
+            LOG.info('VM %s (%s): Badis %s', vm.name, vm.uuid, r.transition)
+        LOG.debug('VM %s (%s): Badis %s round%s: sampled %s, swap %s (%s), '
+                  'WSS %s (%s), max-avg %s, demand %s', vm.name, vm.uuid,
+                  r.mode.value, ' (on swap activity)' if early else '',
+                  _mib(sampled.wss_kb) if sampled else 'none',
+                  'yes' if reading.swapping else 'no', reading.detail,
+                  _mib(r.wss.wss_kb), r.wss.source, _mib(r.max_avg_kb),
+                  _mib(r.demand_kb))
+        return Estimate(uuid=vm.uuid, wss_kb=r.wss.wss_kb,
+                        max_avg_kb=r.max_avg_kb, demand_kb=r.demand_kb,
+                        source=source, mode=r.mode.value, timestamp=now,
+                        transition=r.transition, detail=r.wss.source,
+                        max_avg_window=self.badis.params.average_window,
+                        max_avg_slice_s=self.badis.params.time_slice)
+
+    def _evicting(self, reading):
+        """Whether the guest wrote to swap over the reading's interval
+        (at least ``[badis] swap_in_threshold_kb``): it has no free
+        memory. Fresher than the balloon statistics' ``unused``, which
+        QEMU refreshes once per statistics period."""
+        return reading.out_kb >= self.conf.badis.swap_in_threshold_kb
+
+    def _evicting_at(self, reading, evicted_at, m_cur):
+        """Geiger's WSS from the current allocation when the balloon grew
+        since the last round and the guest still evicted at the new size.
+
+        m_ghost measures how much memory beyond what is resident now would
+        have kept the pages read back: a reuse distance counts only the
+        pages evicted after the page and still in swap, and all resident
+        pages are more recent (LRU). When the guest has room after a grow,
+        what is resident is less than the allocation, so the estimate
+        starts from the size before the grow (``evicted_at``); once it
+        evicts again it is full at ``m_cur``, and starting from the old
+        size would hold it under its need until a whole new round of reuse
+        distances (measured: 201 MiB for a true 236 over 1-1.5 s on a
+        256 MiB guest after a 105 MiB rise)."""
+        if (evicted_at >= m_cur or reading.ghost is None or
+                not self._evicting(reading)):
+            return reading
+        ghost = techniques.TechniqueEstimate(
+            reading.ghost.wss_kb + m_cur - evicted_at,
+            reading.ghost.source)
+        return dataclasses.replace(
+            reading, ghost=ghost,
+            detail='%s; %d KiB written at %s after a grow from %s: Geiger '
+                   'from %s' % (reading.detail, reading.out_kb, _mib(m_cur),
+                                _mib(evicted_at), _mib(m_cur)))
+
+    def _full(self, vm, m_cur):
+        """Whether the guest has no free memory to speak of (balloon
+        statistics' ``unused`` at most ``[badis] pinned_max_free_fraction``
+        of the allocation; True when it does not report it)."""
+        free = (vm.memory_stats or {}).get('unused')
+        return free is None or free <= (
+            self.conf.badis.pinned_max_free_fraction * m_cur)
+
+    def _calibrate(self, vm, sampled):
+        """The initial pinned-page correction from the first sample
+        (``[badis] calibrate_pinned``): what the guest says it uses
+        (balloon ``actual`` - ``usable``) and sampling did not see."""
+        state = self.badis.state(vm.uuid)
+        if not self.conf.badis.calibrate_pinned or state.learned:
+            return
+        unseen = guest_unseen_kb(vm, sampled.wss_kb)
+        if unseen > state.pinned_kb:
+            self.badis.states[vm.uuid] = dataclasses.replace(
+                state, pinned_kb=unseen)
+            LOG.info('VM %s (%s): initial pinned-page correction %s '
+                     '(guest memory in use, balloon actual - usable, not '
+                     'seen by the first sample of %s)', vm.name, vm.uuid,
+                     _mib(unseen), _mib(sampled.wss_kb))
+
+    def _sampler(self, vm, st):
+        if not st.decided:
+            st.pid = self.pipeline.samplers.pid(vm)
+            st.sampler = self.pipeline.samplers.for_vm(vm, st.pid)
+            st.decided = True
+        return st.sampler
+
+    def _sampling_failed(self, vm, st, e):
+        self.pipeline.warn_once(
+            st, 'sampling-failed', logging.WARNING,
+            'VM %s (%s): access sampling with %s failed: %s; choosing a '
+            'back-end again next round', vm.name, vm.uuid, st.sampler.name,
+            e)
+        self.pipeline.samplers.reset(vm.uuid)
+        st.decided = False
+        st.sampling = False
+
+    def _begin_sampling(self, vm, st):
+        sampler = self._sampler(vm, st)
+        if sampler is None:
+            return
+        try:
+            sampler.begin(vm, st.pid)
+            st.sampling = True
+            st.interval_balloon = vm.balloon_kb
+        except sampling_base.SamplerError as e:
+            self._sampling_failed(vm, st, e)
+
+    def _end_sampling(self, vm, st):
+        sampler = st.sampler
+        if sampler is None or not st.sampling:
+            return None
+        st.sampling = False
+        try:
+            return sampler.end(vm, st.pid)
+        except sampling_base.SamplerError as e:
+            self._sampling_failed(vm, st, e)
+            return None
+
+
+def guest_reserved_kb(vm, limit_fraction=0.5):
+    """Memory the guest kernel keeps outside MemTotal, from the balloon
+    statistics: ``actual`` (the balloon size) - ``available`` (the guest's
+    MemTotal, which the balloon driver lowers as it inflates). 0 when the
+    guest does not report both, or when the difference is implausible
+    (more than ``limit_fraction`` of the balloon size)."""
+    stats = vm.memory_stats or {}
+    actual = stats.get('actual', vm.balloon_kb)
+    available = stats.get('available')
+    if not actual or available is None or available > actual:
+        return 0
+    reserved = actual - available
+    return reserved if reserved <= limit_fraction * actual else 0
+
+
+def guest_unseen_kb(vm, sampled_kb, limit_fraction=0.75):
+    """Memory the guest reports in use that a sample of ``sampled_kb`` did
+    not see: balloon ``actual`` - ``usable`` (``usable`` is the guest's
+    MemAvailable) - ``sampled_kb``. 0 when the guest does not report
+    both, or when the figure is implausible (more than ``limit_fraction``
+    of the balloon size)."""
+    stats = vm.memory_stats or {}
+    actual = stats.get('actual', vm.balloon_kb)
+    usable = stats.get('usable')
+    if not actual or usable is None or usable > actual:
+        return 0
+    unseen = actual - usable - sampled_kb
+    if unseen <= 0 or unseen > limit_fraction * actual:
+        return 0
+    return unseen

@@ -1,0 +1,35 @@
+"""The agent's working-set estimate of one VM, as actuators consume it."""
+
+import dataclasses
+import typing
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate:
+    """One VM's working-set estimate, as the actuators consume it.
+
+    ``wss_kb`` is this round's (instantaneous) estimate, ``max_avg_kb``
+    WSS^max_avg, ``demand_kb`` what the VM should get before headroom,
+    ``source`` a short description of where it came from
+    (``badis/page_idle+memstore``, ``balloon_stats``...), ``mode`` the
+    Badis state (V, VG, G) or None for other estimators. ``fresh`` is False
+    when no round ran for the VM at this poll (the last estimate again);
+    ``probe_kb`` is set by active estimators (Zballoond, self-ballooning)
+    to the exact size they want to set.
+    """
+    uuid: str
+    wss_kb: int
+    max_avg_kb: int
+    demand_kb: int
+    source: str
+    mode: typing.Optional[str] = None
+    timestamp: float = 0.0
+    fresh: bool = True
+    probe_kb: typing.Optional[int] = None
+    transition: typing.Optional[str] = None
+    detail: str = ''
+    # The inputs of max_avg_kb: a moving average of this many round
+    # estimates, its maximum over this many seconds (None: the
+    # estimator has no max-average, max_avg_kb is its estimate).
+    max_avg_window: typing.Optional[int] = None
+    max_avg_slice_s: typing.Optional[float] = None
