@@ -14,10 +14,10 @@ namespace per role::
     memmut.consolidation.placement     best_fit_decreasing
 
 Each entry point is a Neat factory ``f(time_step, migration_time,
-params)``. A third party adds an algorithm by declaring an entry point in
-its own package. memmut's own algorithms are also found without their
-entry points (a source tree that was not reinstalled), so a missing
-registration cannot silently change behaviour.
+params)`` that declares its parameters and defaults next to itself
+(:func:`memmut.consolidation.algorithm.parameters`). A third party adds an
+algorithm by declaring an entry point in its own package; adding one to
+memmut touches its module and ``setup.cfg`` only.
 
 Parameters come from JSON objects (``[consolidation] *_parameters``); the
 keys given override the algorithm's defaults (Neat's), unknown keys are an
@@ -25,70 +25,36 @@ error.
 """
 
 import dataclasses
-import importlib.metadata
 import json
 
-from memmut.consolidation import mhod
-from memmut.consolidation import overload
-from memmut.consolidation import placement
-from memmut.consolidation import underload
-from memmut.consolidation import vm_selection
+from memmut import plugins
 
-NAMESPACE = 'memmut.consolidation.'
 ROLES = ('underload', 'overload', 'vm_selection', 'placement')
-
-BUILTIN = {
-    'underload': (underload.FACTORIES, underload.DEFAULTS),
-    'overload': (dict(overload.FACTORIES, **mhod.FACTORIES),
-                 dict(overload.DEFAULTS, **mhod.DEFAULTS)),
-    'vm_selection': (vm_selection.FACTORIES, vm_selection.DEFAULTS),
-    'placement': (placement.FACTORIES, placement.DEFAULTS),
-}
 
 
 class AlgorithmError(ValueError):
     """An unknown algorithm or bad parameters; the message says which."""
 
 
-def _registered(role):
-    """Entry point names of a role (installed packages' metadata)."""
-    try:
-        eps = importlib.metadata.entry_points(group=NAMESPACE + role)
-    except Exception:                                   # pragma: no cover
-        return set()
-    return {ep.name for ep in eps}
+def _check_role(role):
+    if role not in ROLES:
+        raise AlgorithmError('unknown algorithm role %r (known: %s)'
+                             % (role, ', '.join(ROLES)))
 
 
 def available(role):
-    """Names of the algorithms of a role (entry points and built-ins)."""
-    return sorted(set(BUILTIN[role][0]) | _registered(role))
+    """Names of the registered algorithms of a role."""
+    _check_role(role)
+    return plugins.names(plugins.CONSOLIDATION + role)
 
 
 def find_factory(role, name):
-    """The factory of algorithm ``name`` for ``role``.
-
-    A registered entry point is loaded through stevedore (as Watcher
-    does); if it fails to load that is an error, not a silent fallback.
-    memmut's own algorithms are also found without their entry points.
-    """
-    if role not in BUILTIN:
-        raise AlgorithmError('unknown algorithm role %r (known: %s)'
-                             % (role, ', '.join(ROLES)))
-    if name in _registered(role):
-        from stevedore import driver
-        try:
-            return driver.DriverManager(NAMESPACE + role, name,
-                                        invoke_on_load=False).driver
-        except Exception as e:
-            raise AlgorithmError('%s algorithm %r is registered but cannot '
-                                 'be loaded: %s'
-                                 % (role.replace('_', ' '), name, e))
+    """The factory of algorithm ``name`` for ``role``."""
+    _check_role(role)
     try:
-        return BUILTIN[role][0][name]
-    except KeyError:
-        raise AlgorithmError('unknown %s algorithm %r (available: %s)'
-                             % (role.replace('_', ' '), name,
-                                ', '.join(available(role))))
+        return plugins.load(plugins.CONSOLIDATION + role, name)
+    except plugins.PluginError as e:
+        raise AlgorithmError(str(e))
 
 
 def parse_parameters(text, what='parameters'):
@@ -108,7 +74,7 @@ def parse_parameters(text, what='parameters'):
 
 def parameters(role, name, given=None):
     """The algorithm's defaults updated with ``given``."""
-    defaults = BUILTIN[role][1].get(name)
+    defaults = getattr(find_factory(role, name), 'defaults', None)
     given = parse_parameters(given, '%s %s parameters' % (role, name))
     if defaults is None:                 # a third-party algorithm
         return given

@@ -42,6 +42,8 @@ import itertools
 
 import numpy as np
 
+from memmut.consolidation import algorithm
+
 
 def utilization_to_states(state_config, utilization):
     """State index of each utilization value (number of thresholds <= u)."""
@@ -163,6 +165,12 @@ def mhod(state_config, otf, window_sizes, bruteforce_step, learning_steps,
     return False, state
 
 
+@algorithm.parameters(
+    state_config=[0.8],
+    otf=0.1,
+    window_sizes=[30, 40, 50, 60, 70, 80, 90, 100],
+    bruteforce_step=0.5,
+    learning_steps=10)
 def mhod_factory(time_step, migration_time, params):
     state_config = [float(x) for x in params['state_config']]
     if sorted(state_config) != state_config or not state_config:
@@ -183,10 +191,3 @@ def mhod_factory(time_step, migration_time, params):
 
 
 # neat.conf's parameters (its history_size is our history_length).
-DEFAULTS = {
-    'mhod': {'state_config': [0.8], 'otf': 0.1,
-             'window_sizes': [30, 40, 50, 60, 70, 80, 90, 100],
-             'bruteforce_step': 0.5, 'learning_steps': 10},
-}
-
-FACTORIES = {'mhod': mhod_factory}

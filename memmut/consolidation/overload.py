@@ -40,6 +40,7 @@ import math
 
 import numpy as np
 
+from memmut.consolidation import algorithm
 from memmut.consolidation.underload import positive
 from memmut.consolidation.underload import stateless
 
@@ -227,43 +228,51 @@ def _steps(time_step, migration_time):
     return float(migration_time) / time_step if time_step else 0.0
 
 
+@algorithm.parameters()
 def no_migrations_factory(time_step, migration_time, params):
     def decide(utilization, state=None):
         return False, state
     return decide
 
 
+@algorithm.parameters(threshold=0.9)
 def threshold_factory(time_step, migration_time, params):
     return stateless(threshold, float(params['threshold']))
 
 
+@algorithm.parameters(threshold=0.95, n=2)
 def last_n_average_threshold_factory(time_step, migration_time, params):
     return stateless(last_n_average_threshold, float(params['threshold']),
                      positive(params, 'n'))
 
 
+@algorithm.parameters(threshold=2.5, limit=10)
 def mad_threshold_factory(time_step, migration_time, params):
     return stateless(mad_threshold, float(params['threshold']),
                      int(params['limit']))
 
 
+@algorithm.parameters(threshold=1.5, limit=10)
 def iqr_threshold_factory(time_step, migration_time, params):
     return stateless(iqr_threshold, float(params['threshold']),
                      int(params['limit']))
 
 
+@algorithm.parameters(threshold=1.0, param=1.2, length=10)
 def loess_factory(time_step, migration_time, params):
     return stateless(loess, float(params['threshold']),
                      float(params['param']), int(params['length']),
                      _steps(time_step, migration_time))
 
 
+@algorithm.parameters(threshold=1.0, param=1.2, length=10)
 def loess_robust_factory(time_step, migration_time, params):
     return stateless(loess_robust, float(params['threshold']),
                      float(params['param']), int(params['length']),
                      _steps(time_step, migration_time))
 
 
+@algorithm.parameters(otf=0.1, threshold=1.0, limit=10)
 def otf_factory(time_step, migration_time, params):
     o, t = float(params['otf']), float(params['threshold'])
     limit = int(params['limit'])
@@ -278,24 +287,3 @@ def otf_factory(time_step, migration_time, params):
 # parameters of MAD (2.5), IQR (1.5), LR and LRR (1.2) and the 10-value
 # regression window are Beloglazov & Buyya's (CCPE 2012); OTF's 10 % is
 # the TPDS 2013 paper's and MHOD's default.
-DEFAULTS = {
-    'no_migrations': {},
-    'threshold': {'threshold': 0.9},
-    'last_n_average_threshold': {'threshold': 0.95, 'n': 2},
-    'mad_threshold': {'threshold': 2.5, 'limit': 10},
-    'iqr_threshold': {'threshold': 1.5, 'limit': 10},
-    'loess': {'threshold': 1.0, 'param': 1.2, 'length': 10},
-    'loess_robust': {'threshold': 1.0, 'param': 1.2, 'length': 10},
-    'otf': {'otf': 0.1, 'threshold': 1.0, 'limit': 10},
-}
-
-FACTORIES = {
-    'no_migrations': no_migrations_factory,
-    'threshold': threshold_factory,
-    'last_n_average_threshold': last_n_average_threshold_factory,
-    'mad_threshold': mad_threshold_factory,
-    'iqr_threshold': iqr_threshold_factory,
-    'loess': loess_factory,
-    'loess_robust': loess_robust_factory,
-    'otf': otf_factory,
-}

@@ -21,6 +21,8 @@ full capacity) and available amounts are not truncated to integers.
 
 import numpy as np
 
+from memmut.consolidation import algorithm
+
 
 def _mean_last(history, n):
     if np.isscalar(history):
@@ -74,6 +76,7 @@ def best_fit_decreasing(last_n_vm_cpu, hosts_cpu, hosts_ram,
     return mapping
 
 
+@algorithm.parameters(cpu_threshold=0.8, ram_threshold=0.95, last_n_vm_cpu=2)
 def best_fit_decreasing_factory(time_step, migration_time, params):
     cpu_t = float(params['cpu_threshold'])
     ram_t = float(params['ram_threshold'])
@@ -98,9 +101,3 @@ def best_fit_decreasing_factory(time_step, migration_time, params):
 
 
 # Neat's defaults (Terracotta's config; neat.conf used cpu 0.95).
-DEFAULTS = {
-    'best_fit_decreasing': {'cpu_threshold': 0.8, 'ram_threshold': 0.95,
-                            'last_n_vm_cpu': 2},
-}
-
-FACTORIES = {'best_fit_decreasing': best_fit_decreasing_factory}

@@ -7,6 +7,8 @@ newest last). An underloaded host has all its VMs moved away and is
 suspended.
 """
 
+from memmut.consolidation import algorithm
+
 
 def threshold(threshold, utilization):
     """True if the last utilization value is at most ``threshold``."""
@@ -38,10 +40,12 @@ def positive(params, name):
     return value
 
 
+@algorithm.parameters(threshold=0.3)
 def threshold_factory(time_step, migration_time, params):
     return stateless(threshold, float(params['threshold']))
 
 
+@algorithm.parameters(threshold=0.5, n=2)
 def last_n_average_threshold_factory(time_step, migration_time, params):
     return stateless(last_n_average_threshold, float(params['threshold']),
                      positive(params, 'n'))
@@ -49,12 +53,3 @@ def last_n_average_threshold_factory(time_step, migration_time, params):
 
 # Neat's defaults (neat.conf: last_n_average_threshold {threshold 0.5, n 2};
 # the commented-out static threshold 0.3).
-DEFAULTS = {
-    'threshold': {'threshold': 0.3},
-    'last_n_average_threshold': {'threshold': 0.5, 'n': 2},
-}
-
-FACTORIES = {
-    'threshold': threshold_factory,
-    'last_n_average_threshold': last_n_average_threshold_factory,
-}

@@ -15,6 +15,8 @@ code it returns one even when all those means are 0.
 
 import random as _random
 
+from memmut.consolidation import algorithm
+
 
 def _last(history):
     return float(history[-1]) if len(history) else 0.0
@@ -86,19 +88,23 @@ def _last_n(params):
     return last_n
 
 
+@algorithm.parameters(seed=None)
 def random_factory(time_step, migration_time, params):
     rng = _random.Random(params.get('seed'))
     return _one_vm(lambda cpu, ram: random_choice(cpu, rng), among='cpu')
 
 
+@algorithm.parameters()
 def minimum_utilization_factory(time_step, migration_time, params):
     return _one_vm(lambda cpu, ram: minimum_utilization(cpu), among='cpu')
 
 
+@algorithm.parameters()
 def minimum_migration_time_factory(time_step, migration_time, params):
     return _one_vm(lambda cpu, ram: minimum_migration_time(ram))
 
 
+@algorithm.parameters(last_n=2)
 def minimum_migration_time_max_cpu_factory(time_step, migration_time,
                                            params):
     last_n = _last_n(params)
@@ -106,25 +112,9 @@ def minimum_migration_time_max_cpu_factory(time_step, migration_time,
         last_n, cpu, ram))
 
 
+@algorithm.parameters(last_n=2)
 def minimum_migration_time_per_cpu_factory(time_step, migration_time,
                                            params):
     last_n = _last_n(params)
     return _one_vm(lambda cpu, ram: minimum_migration_time_per_cpu(
         last_n, cpu, ram))
-
-
-DEFAULTS = {
-    'random': {'seed': None},
-    'minimum_utilization': {},
-    'minimum_migration_time': {},
-    'minimum_migration_time_max_cpu': {'last_n': 2},
-    'minimum_migration_time_per_cpu': {'last_n': 2},
-}
-
-FACTORIES = {
-    'random': random_factory,
-    'minimum_utilization': minimum_utilization_factory,
-    'minimum_migration_time': minimum_migration_time_factory,
-    'minimum_migration_time_max_cpu': minimum_migration_time_max_cpu_factory,
-    'minimum_migration_time_per_cpu': minimum_migration_time_per_cpu_factory,
-}

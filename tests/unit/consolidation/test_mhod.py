@@ -67,7 +67,7 @@ def test_optimize_returns_nothing_when_the_otf_bound_cannot_hold():
 
 
 def _alg(**over):
-    params = dict(mhod.DEFAULTS['mhod'], window_sizes=[2, 3], **over)
+    params = dict(mhod.mhod_factory.defaults, window_sizes=[2, 3], **over)
     return mhod.mhod_factory(300, 0.0, params)
 
 

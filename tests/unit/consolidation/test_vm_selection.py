@@ -1,7 +1,6 @@
 import pytest
 
 from memmut.consolidation import loader
-from memmut.consolidation import vm_selection as s
 
 CPU = {'a': [100, 300], 'b': [900, 50], 'c': [10, 500], 'd': [0, 0]}
 RAM = {'a': 2048, 'b': 512, 'c': 512, 'd': 4096}
@@ -50,7 +49,7 @@ def test_random_is_seeded_and_picks_a_candidate():
     assert seen == set(CPU)
 
 
-@pytest.mark.parametrize('name', sorted(s.FACTORIES))
+@pytest.mark.parametrize('name', loader.available('vm_selection'))
 def test_empty_host_selects_nothing(name):
     alg = loader.build('vm_selection', name, 300, 0)
     assert alg({}, {})[0] == []
