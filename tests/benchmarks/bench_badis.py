@@ -60,292 +60,31 @@ import threading
 import time
 
 from memmut.agent.wss import badis
-from memmut.agent.wss import pipeline
-from memmut.evaluation import baselines
-from memmut.agent.mutualization import on_demand
-from memmut.agent.wss import swap_monitors as swapmod
-from memmut.memstore import reuse
-from memmut.evaluation import workloads
-from memmut.virt import driver as virt_driver
-from memmut.virt.libvirt import driver
-from tests import common
+from memmut.evaluation import wss_accuracy
+from tests.harness import badis_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, 'results')
-MIB = 1024
-BOOKED_MIB = 256
-PEAK_MIB = 160
-SHADOWS = ('balloon_stats', 'balloon_stats_nocache')
-ACTIVE = ('none', 'badis', 'zballoond', 'selfballoon')
-
-# Scaled-down Badis: 1 s rounds instead of 60 s, max-average over 3
-# estimates and a 4 s slice instead of 5 and 1 h (the schedules' steps last
-# seconds, not hours).
-# The floor: this guest cannot give up about 76 MiB (51 MiB its kernel
-# reserved at boot + about 25 MiB of slab, page tables and the initramfs
-# inside MemTotal); a floor below that lets an estimator that descends
-# blindly (Zballoond in W_i,d, where Committed_AS is small) inflate the
-# balloon into the guest's unswappable memory and OOM-kill it. 96 MiB
-# leaves it room to swap.
-AGENT_OPTIONS = {
-    'badis': {'round_interval': 1.0, 'average_window': 3, 'time_slice': 4.0,
-              'headroom_kb': 16 * MIB, 'headroom_fraction': 0.05,
-              'floor_kb': 96 * MIB, 'min_change_kb': 4 * MIB,
-              'max_step_fraction': 0.125, 'max_grow_fraction': 0.5,
-              'swap_in_threshold_kb': 1024, 'round_tolerance': 0.1,
-              'react_to_swapping': True},
-    'agent': {'sampling_backend': 'smaps', 'balloon_actuation': True},
-}
-POLL_S = 0.5
-
-_STEP = re.compile(r'^MEMWORK (end )?step=(\d+) wss_mib=(\d+)', re.M)
-_DONE = re.compile(r'^MEMWORK done .*passes=(\d+)', re.M)
-
-
-def agent_conf(libvirt_options, **groups):
-    opts = {g: dict(v) for g, v in AGENT_OPTIONS.items()}
-    for g, v in groups.items():
-        opts.setdefault(g, {}).update(v)
-    opts['libvirt'] = dict(libvirt_options, domain_type='qemu')
-    return common.private_conf(**opts)
-
-
-def schedule(shape, step_s, peak_mib=PEAK_MIB):
-    return workloads.shape_schedule(shape, peak_mib, step_s)
-
-
-def base_kb(g, booked_kb):
-    """Memory the guest cannot give up when idle: booked - MemAvailable."""
-    first = g.wait_stat(lambda s: s.get('memavail_kb', 0) > 0, timeout=30)
-    return booked_kb - first['memavail_kb']
-
-
-def current_wss_mib(log_text, sched=None):
-    """The working set the schedule asks for now, from the guest's
-    console: the step of the last ``MEMWORK step=`` line; once a step's
-    ``end`` line is out, the next step of ``sched`` (memwork prints a
-    step's first line only after its first pass, which takes seconds when
-    the guest swaps: the new working set is being touched from the moment
-    the previous step ends)."""
-    found = _STEP.findall(log_text)
-    if not found:
-        return 0
-    end, step, mib = found[-1]
-    if end and sched is not None and int(step) + 1 < len(sched):
-        return sched[int(step) + 1].mib
-    return int(mib)
-
-
-def memstore_monitor(g, percentile):
-    """Geiger's reading function for the guest's memstore swap export."""
-    def read(vm):
-        if vm.uuid != g.uuid or g.swap_server is None:
-            return None
-        return reuse.ReuseReading.from_stats(g.swap_server.stats(
-            reset=True, percentile=percentile))
-    return read
-
-
-class Run:
-    """The agent loop for one guest and one estimator; ``rows`` has one
-    dict per poll."""
-
-    def __init__(self, g, conf, estimator, booked_kb, base, poll=POLL_S,
-                 sched=None):
-        self.g = g
-        self.estimator = estimator
-        self.booked_kb = booked_kb
-        self.base = base
-        self.poll = poll
-        self.sched = sched
-        self.driver = driver.LibvirtDriver(conf)
-        self.driver.connect()
-        self.driver.set_stats_period(g.uuid, 1)
-        committed = baselines.ConsoleCommittedAS(
-            lambda vm: g.spec.serial_log)
-        # Geiger from the guest's memstore swap export (reuse distances);
-        # the passive shadows below keep the balloon-statistics monitor
-        # (a memstore reading starts a new interval: one reader only).
-        swap = None
-        if getattr(g, 'swap_server', None) is not None and hasattr(
-                g.swap_server, 'stats'):
-            swap = swapmod.SwapMonitors(pipeline.default_swap_monitors(
-                conf, memstore_monitor(g, conf.memstore.ghost_percentile)))
-        self.pipeline = pipeline.EstimationPipeline(
-            conf, self.driver, committed=committed, estimator=estimator,
-            swap=swap)
-        self.shadows = {}
-        if estimator == 'badis':
-            self.shadows = {s: pipeline.EstimationPipeline(
-                conf, self.driver, estimator=s) for s in SHADOWS}
-        self.actuator = on_demand.OnDemandController(conf, self.driver)
-        self.rows = []
-        self.moves = []
-        self.wall = 0.0
-
-    def step(self):
-        try:
-            vms = [v for v in self.driver.list_vms()
-                   if v.uuid == self.g.uuid]
-        except virt_driver.HypervisorUnavailable:
-            return self.g.is_active()      # a hiccup: poll again
-        if not vms:
-            return False
-        vm = vms[0]
-        now = time.time()
-        est = self.pipeline.estimate(vms, now)
-        for uuid, target, reason in self.actuator.step(vms, est):
-            self.moves.append((now, target, reason))
-        row = {'t': now, 'balloon_kb': vm.balloon_kb,
-               'truth_kb': current_wss_mib(self.g.log(), self.sched) * MIB +
-               self.base,
-               'swap_in': vm.memory_stats.get('swap_in')}
-        e = est.get(self.g.uuid)
-        if e is not None and self.estimator != 'none':
-            row[self.estimator] = e.wss_kb
-            row['demand_kb'] = e.demand_kb
-            row['mode'] = e.mode
-            row['source'] = e.source
-            row['detail'] = e.detail
-            row['round_t'] = e.timestamp
-        for name, p in self.shadows.items():
-            s = p.estimate(vms, now).get(self.g.uuid)
-            if s is not None:
-                row[name] = s.wss_kb
-        self.rows.append(row)
-        return True
-
-    def run(self, timeout):
-        start = time.monotonic()
-        while time.monotonic() - start < timeout:
-            t0 = time.monotonic()
-            if _DONE.search(self.g.log()) or not self.step():
-                break
-            time.sleep(max(0.0, self.poll - (time.monotonic() - t0)))
-        self.wall = time.monotonic() - start
-        self.driver.close()
-        m = _DONE.search(self.g.log())
-        return int(m.group(1)) if m else None
-
-    def cpu_seconds(self):
-        return self.pipeline.cpu_seconds + sum(
-            p.cpu_seconds for p in self.shadows.values())
-
-
-def _truth_over(timeline, a, b):
-    """Time-weighted mean of the true WSS over [a, b] (``timeline``: the
-    (t, truth_kb) of every poll, truth constant until the next poll);
-    None when [a, b] starts after b or the timeline starts after b."""
-    a = max(a, timeline[0][0])
-    if b <= a:
-        return None
-    total = 0.0
-    for i, (t, truth) in enumerate(timeline):
-        t_next = timeline[i + 1][0] if i + 1 < len(timeline) else b
-        lo, hi = max(a, t), min(b, t_next)
-        if hi > lo:
-            total += truth * (hi - lo)
-    return total / (b - a)
-
-
-def errors(rows, key, booked_kb, skip_s=0.0, interval_s=None):
-    """Mean absolute error (% of booked) overall, in S_more and S_less.
-
-    Every poll compares the estimate in force (the last round's) with the
-    true WSS at that poll, and counts as S_more when the true WSS fits in
-    the allocation (truth <= balloon), else S_less. ``aligned``: the same
-    with each estimate compared with the mean true WSS over the sampling
-    interval it measured (``interval_s`` before its round), i.e. without
-    the reporting delay of one round; a diagnostic, not the goal's figure.
-    """
-    out = {'all': [], 'S_more': [], 'S_less': []}
-    aligned = {'all': [], 'S_more': [], 'S_less': []}
-    allowance = {'all': [], 'S_more': [], 'S_less': []}
-    if not rows:
-        return {k: None for k in out}
-    t0 = rows[0]['t']
-    timeline = [(r['t'], r['truth_kb']) for r in rows]
-    prev_round = None
-    prev_truth = None
-    for r in rows:
-        truth_before, prev_truth = prev_truth, r['truth_kb']
-        if key not in r or r['t'] - t0 < skip_s:
-            continue
-        phase = 'S_more' if r['truth_kb'] <= r['balloon_kb'] else 'S_less'
-        err = abs(r[key] - r['truth_kb']) * 100.0 / booked_kb
-        out['all'].append(err)
-        out[phase].append(err)
-        # one poll of detection allowance: right anywhere between the
-        # truth at the previous poll and now (a change since then may not
-        # have shown in the guest yet, or only in part)
-        if truth_before is not None:
-            lo = min(truth_before, r['truth_kb'])
-            hi = max(truth_before, r['truth_kb'])
-            err = max(0, lo - r[key], r[key] - hi) * 100.0 / booked_kb
-        allowance['all'].append(err)
-        allowance[phase].append(err)
-        rt = r.get('round_t')
-        if interval_s and rt is not None and abs(rt - r['t']) < 1e-6:
-            # the poll of a round: its estimate against the interval it
-            # measured (at the allocation the interval ran at): since the
-            # previous round (rounds run on swap activity come between two
-            # regular ones), at most interval_s
-            length = interval_s
-            if prev_round is not None:
-                length = min(interval_s, rt - prev_round)
-            prev_round = rt
-            truth = _truth_over(timeline, rt - length, rt)
-            if truth is not None:
-                e = abs(r[key] - truth) * 100.0 / booked_kb
-                aligned['all'].append(e)
-                aligned['S_more' if truth <= r['balloon_kb']
-                        else 'S_less'].append(e)
-    res = {k: (round(statistics.mean(v), 2) if v else None)
-           for k, v in out.items()} | {
-        'polls_S_more': len(out['S_more']),
-        'polls_S_less': len(out['S_less'])}
-    if aligned['all']:
-        res['aligned'] = {k: (round(statistics.mean(v), 2) if v else None)
-                          for k, v in aligned.items()}
-    if allowance['all']:
-        res['allowance'] = {k: (round(statistics.mean(v), 2) if v else None)
-                            for k, v in allowance.items()}
-    return res
-
-
-ORACLE = 'oracle_one_poll_late'
-
-
-def late_oracle_errors(rows, booked_kb, key='badis', params=None):
-    """The per-poll errors of a perfect estimator that learns the true WSS
-    one poll late (its estimate at a poll is the truth at the previous
-    one), driving the same on-demand actuation as the run's estimator
-    ``key`` over the same schedule, from the run's first estimate on: the
-    floor that the detection delay alone puts under the per-poll figures.
-    The balloon it would set is simulated from the allocation at that
-    first estimate (:func:`memmut.agent.wss.badis.balloon_target`, the
-    benchmark's headroom, rate limits and floor)."""
-    start = next((i for i, r in enumerate(rows) if key in r), None)
-    if start is None:
-        return {'all': None, 'S_more': None, 'S_less': None}
-    params = params or badis.TargetParams(
-        **{k: AGENT_OPTIONS['badis'][k] for k in (
-            'headroom_kb', 'headroom_fraction', 'max_step_fraction',
-            'min_change_kb', 'floor_kb', 'max_grow_fraction')})
-    balloon = rows[start]['balloon_kb']
-    est = rows[start - 1]['truth_kb'] if start else rows[0]['truth_kb']
-    sim = []
-    for r in rows[start:]:
-        sim.append({'t': r['t'], 'truth_kb': r['truth_kb'],
-                    'balloon_kb': balloon, ORACLE: est})
-        plan = badis.balloon_target(est, balloon, booked_kb, params)
-        if plan is not None:
-            balloon = plan[0]
-        est = r['truth_kb']
-    res = errors(sim, ORACLE, booked_kb)
-    return {k: res.get(k) for k in ('all', 'S_more', 'S_less',
-                                    'polls_S_more', 'polls_S_less',
-                                    'allowance')}
+MIB = badis_run.MIB
+BOOKED_MIB = badis_run.BOOKED_MIB
+PEAK_MIB = badis_run.PEAK_MIB
+SHADOWS = badis_run.SHADOWS
+ACTIVE = badis_run.ACTIVE
+AGENT_OPTIONS = badis_run.AGENT_OPTIONS
+POLL_S = badis_run.POLL_S
+Run = badis_run.Run
+agent_conf = badis_run.agent_conf
+schedule = badis_run.schedule
+base_kb = badis_run.base_kb
+current_wss_mib = badis_run.current_wss_mib
+memstore_monitor = badis_run.memstore_monitor
+errors = wss_accuracy.errors
+late_oracle_errors = wss_accuracy.late_oracle_errors
+ORACLE = wss_accuracy.ORACLE
+# The oracle drives the same balloon target as the agent loop.
+ORACLE_TARGET = badis.TargetParams(**{k: AGENT_OPTIONS['badis'][k] for k in (
+    'headroom_kb', 'headroom_fraction', 'max_step_fraction',
+    'min_change_kb', 'floor_kb', 'max_grow_fraction')})
 
 
 def run_errors(r, interval_s):
@@ -356,7 +95,8 @@ def run_errors(r, interval_s):
     out = {k: errors(r['rows'], k, r['booked_kb'], interval_s=interval_s)
            for k in names if any(k in x for x in r['rows'])}
     if r['estimator'] == 'badis':
-        out[ORACLE] = late_oracle_errors(r['rows'], r['booked_kb'])
+        out[ORACLE] = late_oracle_errors(r['rows'], r['booked_kb'],
+                                         params=ORACLE_TARGET)
     return out
 
 
@@ -374,7 +114,7 @@ def one_run(factory, libvirtd, shape, alloc, estimator, step_s):
         run = Run(g, conf, estimator, booked, base, sched=sched)
         failure = None
         try:
-            passes = run.run(workloads.duration(sched) + 120)
+            passes = run.run(badis_run.workloads.duration(sched) + 120)
         except Exception as e:
             passes, failure = None, str(e)
             run.driver.close()

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from memmut.memstore import process as memstore_process
+from tests.harness import memstore as memstore_process
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, 'results')

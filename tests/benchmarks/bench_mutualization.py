@@ -54,7 +54,7 @@ from memmut.memstore import reuse
 from memmut.virt import driver as virt_driver
 from memmut.virt.libvirt import driver
 from tests import common
-from tests.functional import mut_support
+from tests.harness import mutualization as mut_support
 from tests.harness import fixtures
 from tests.harness import guest as guestmod
 from tests.harness import image

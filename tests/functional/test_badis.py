@@ -12,7 +12,7 @@ at boot).
 
 from memmut.evaluation import workloads
 from memmut.agent.wss.sampling import smaps
-from tests.benchmarks import bench_badis
+from tests.harness import badis_run
 
 MIB = 1024
 STEP_S = 20
@@ -48,15 +48,15 @@ def trace(rows, base):
 
 def test_badis_follows_a_rising_and_a_falling_working_set(
         libvirtd, guest_factory, tmp_path):
-    booked = bench_badis.BOOKED_MIB * MIB
-    sched = workloads.shape_schedule('W3', bench_badis.PEAK_MIB, STEP_S)
-    g = guest_factory(memory_mib=bench_badis.BOOKED_MIB, schedule=sched,
+    booked = badis_run.BOOKED_MIB * MIB
+    sched = workloads.shape_schedule('W3', badis_run.PEAK_MIB, STEP_S)
+    g = guest_factory(memory_mib=badis_run.BOOKED_MIB, schedule=sched,
                       alloc='d', loops=1, period_ms=200, swap='memstore',
                       swap_mib=256, memfd=True, tb_cache_mib=64,
                       stat_period=1)
-    base = bench_badis.base_kb(g, booked)
-    conf = bench_badis.agent_conf(libvirtd.memmut_options())
-    run = bench_badis.Run(g, conf, 'badis', booked, base, sched=sched)
+    base = badis_run.base_kb(g, booked)
+    conf = badis_run.agent_conf(libvirtd.memmut_options())
+    run = badis_run.Run(g, conf, 'badis', booked, base, sched=sched)
     samplers = run.pipeline.samplers
     passes = run.run(workloads.duration(sched) + 60)
     assert passes, g.log()[-2000:]
@@ -96,7 +96,7 @@ def test_smaps_is_refused_for_a_kvm_domain_type(libvirtd, guest_factory):
     (domain type kvm), the smaps back-end must refuse rather than report
     QEMU's own accesses as a working set."""
     g = guest_factory(memory_mib=128)
-    drv = bench_badis.libvirt_driver.LibvirtDriver(bench_badis.agent_conf(
+    drv = badis_run.driver.LibvirtDriver(badis_run.agent_conf(
         libvirtd.memmut_options()))
     drv.connect()
     vm = next(v for v in drv.list_vms() if v.uuid == g.uuid)

@@ -23,7 +23,7 @@ import uuid as uuidlib
 import pytest
 
 from memmut.agent.swap import swapdisk
-from memmut.memstore import process as memstore_process
+from tests.harness import memstore as memstore_process
 from tests.harness import domain
 from tests.harness import guest as guestmod
 from tests.harness import image

@@ -312,7 +312,7 @@ class NbdkitServer:
 class MemstoreExport:
     """A guest's swap disk on memmut-memstore (``swap='memstore'``): the
     export ``name`` of the shared server ``process``
-    (memmut.memstore.process.MemstoreProcess)."""
+    (tests.harness.memstore.MemstoreProcess)."""
 
     def __init__(self, process, name):
         self.process = process

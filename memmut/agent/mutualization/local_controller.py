@@ -79,15 +79,6 @@ class StepResult:
         return [a for a in self.actions if not a.ok]
 
 
-def _demand_kb(estimate):
-    for attr in ('demand_kb', 'max_avg_kb', 'wss_kb'):
-        value = getattr(estimate, attr, None)
-        if value is not None:
-            return int(value)
-    raise TypeError('estimate %r has no demand_kb, max_avg_kb or wss_kb'
-                    % (estimate,))
-
-
 class LocalController:
     """Algorithm 1 with actuation and reporting, for one host."""
 
@@ -197,7 +188,7 @@ class LocalController:
             a = self.books.vms[vm.uuid]
             out.append(algorithm1.VMDemand(
                 uuid=vm.uuid, init_kb=a.init_kb, act_kb=a.alloc_kb,
-                wss_kb=max(0, _demand_kb(est)), booked_kb=a.booked_kb,
+                wss_kb=max(0, int(est.demand_kb)), booked_kb=a.booked_kb,
                 floor_kb=min(b.floor_kb, a.init_kb)))
         return out
 
@@ -224,7 +215,7 @@ class LocalController:
 
     def step(self, vms, estimates, now=None):
         """One round over ``vms`` (``driver.list_vms()``) with
-        ``estimates`` ({uuid: Estimate-like}); returns a
+        ``estimates`` ({uuid: Estimate}); returns a
         :class:`StepResult`."""
         now = self.clock() if now is None else now
         if self.books is None:

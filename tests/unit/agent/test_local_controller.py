@@ -188,21 +188,6 @@ def test_overcommitted_host_leaves_the_extra_vm_out():
     assert 'wrf' in r.vms and not r.skipped
 
 
-def test_estimate_duck_typing():
-    assert lc._demand_kb(est('a', 10)) == 10 * MiB
-
-    class Old:
-        wss_kb = 7
-    assert lc._demand_kb(Old()) == 7
-
-    class MaxAvg:
-        demand_kb = None
-        max_avg_kb = 9
-    assert lc._demand_kb(MaxAvg()) == 9
-    with pytest.raises(TypeError):
-        lc._demand_kb(object())
-
-
 def test_headroom_and_floor_come_from_badis_options():
     ctl, host, gmc, clock = make()
     ctl.conf.set_override('headroom_kb', 16 * MiB, group='badis')
@@ -227,10 +212,3 @@ def test_vmsample_accepts_old_and_new_messages():
     new = objects.VMReport.from_primitive(dict(
         base, mut_role='server', mem_init_kb=1, lent_kb=5, borrowed_kb=0))
     assert new.mut_role == 'server' and new.lent_kb == 5
-
-
-def test_takes_the_agents_own_estimates():
-    from memmut.agent.wss import pipeline
-    e = pipeline.Estimate(uuid='a', wss_kb=1, max_avg_kb=2, demand_kb=3,
-                          source='badis')
-    assert lc._demand_kb(e) == 3

@@ -4,7 +4,7 @@ import tempfile
 
 import pytest
 
-from memmut.memstore import process
+from tests.harness import memstore as process
 
 
 @pytest.fixture(scope='session')

@@ -1,10 +1,15 @@
-"""The accuracy metrics of tests/benchmarks/bench_badis.py (pure
-functions over recorded polls; the benchmark itself boots guests)."""
+"""The accuracy metrics of the Badis benchmark (pure functions over
+recorded polls; the benchmark itself boots guests)."""
 
-from tests.benchmarks import bench_badis as bb
+from memmut.agent.wss import badis
+from memmut.evaluation import wss_accuracy as bb
 
 MIB = 1024
 BOOKED = 256 * MIB
+# The benchmark's balloon target: 16 MiB headroom.
+TARGET = badis.TargetParams(headroom_kb=16 * MIB, headroom_fraction=0.05,
+                            max_step_fraction=0.125, min_change_kb=4 * MIB,
+                            floor_kb=96 * MIB, max_grow_fraction=0.5)
 
 
 def rows_for(truths, balloons, estimates, key='badis', dt=0.5):
@@ -39,7 +44,7 @@ def test_allowance_does_not_excuse_a_late_second_poll():
 def test_late_oracle_scores_the_detection_delay_alone():
     truths = [100] * 4 + [164] * 6 + [100] * 6
     rows = rows_for(truths, [256] * len(truths), [100] * len(truths))
-    o = bb.late_oracle_errors(rows, BOOKED)
+    o = bb.late_oracle_errors(rows, BOOKED, params=TARGET)
     # the oracle sizes the VM at 100 + 16 MiB headroom, so the rise is an
     # S_less poll with the whole rise as its error, and the next poll (the
     # oracle right, the balloon not grown yet) one without
@@ -53,7 +58,7 @@ def test_late_oracle_starts_at_the_run_s_first_estimate():
     rows = rows_for([76, 236, 236, 236], [256] * 4, [0, 0, 236, 236])
     for r in rows[:2]:
         del r['badis']
-    o = bb.late_oracle_errors(rows, BOOKED)
+    o = bb.late_oracle_errors(rows, BOOKED, params=TARGET)
     assert o['polls_S_less'] == 0 and o['all'] == 0
 
 
