@@ -252,14 +252,7 @@ class Actuator:
                         'the VM is read again next round',
                         self._label(move.uuid), reason, error)
             self.pending.pop(move.uuid, None)
-            return Action(move.uuid, self.names.get(move.uuid, ''),
-                          move.kind, cur, target, move.to_kb, False, reason,
-                          error)
-        LOG.info('Balloon VM %s: %s', self._label(move.uuid), reason)
-        self.pending[move.uuid] = Pending(target, now, move.kind)
-        self.last_change[move.uuid] = now
-        return Action(move.uuid, self.names.get(move.uuid, ''), move.kind,
-                      cur, target, move.to_kb, True, reason)
+        return self._outcome(move, cur, target, reason, error, now)
 
     def _wait_released(self, actions):
         """Wait (bounded) for inflating balloons, then book what they
@@ -312,14 +305,18 @@ class Actuator:
             LOG.warning('Balloon VM %s: %s FAILED (%s); the grant is rolled '
                         'back in the books', self._label(move.uuid), reason,
                         error)
-            return Action(move.uuid, self.names.get(move.uuid, ''),
-                          move.kind, cur, target, move.to_kb, False, reason,
-                          error)
-        LOG.info('Balloon VM %s: %s', self._label(move.uuid), reason)
-        self.pending[move.uuid] = Pending(target, now, move.kind)
-        self.last_change[move.uuid] = now
+        return self._outcome(move, cur, target, reason, error, now)
+
+    def _outcome(self, move, cur, target, reason, error, now):
+        """The Action of a balloon call; a successful one is pending until
+        the guest reaches its target."""
+        if not error:
+            LOG.info('Balloon VM %s: %s', self._label(move.uuid), reason)
+            self.pending[move.uuid] = Pending(target, now, move.kind)
+            self.last_change[move.uuid] = now
         return Action(move.uuid, self.names.get(move.uuid, ''), move.kind,
-                      cur, target, move.to_kb, True, reason)
+                      cur, target, move.to_kb, not error, reason,
+                      error or None)
 
     def apply(self, plan, now=None):
         """Apply ``plan``'s moves; returns the :class:`Action` list."""

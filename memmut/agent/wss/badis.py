@@ -116,6 +116,12 @@ class Mode(str, enum.Enum):
     G = 'G'
 
 
+def _from_options(cls, group):
+    """A parameter dataclass whose fields are options of ``group``."""
+    return cls(**{f.name: getattr(group, f.name)
+                  for f in dataclasses.fields(cls)})
+
+
 @dataclasses.dataclass(frozen=True)
 class BadisParams:
     """Tuning of the state machine and the max-average (``[badis]``)."""
@@ -141,14 +147,7 @@ class BadisParams:
 
     @classmethod
     def from_conf(cls, conf):
-        b = conf.badis
-        return cls(vg_threshold=b.vg_threshold,
-                   vg_to_g_rounds=b.vg_to_g_rounds,
-                   g_to_v_rounds=b.g_to_v_rounds,
-                   vg_to_v_rounds=b.vg_to_v_rounds,
-                   average_window=b.average_window,
-                   time_slice=b.time_slice,
-                   initial_pinned_kb=b.initial_pinned_kb)
+        return _from_options(cls, conf.badis)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -477,13 +476,7 @@ class TargetParams:
 
     @classmethod
     def from_conf(cls, conf):
-        b = conf.badis
-        return cls(headroom_kb=b.headroom_kb,
-                   headroom_fraction=b.headroom_fraction,
-                   max_step_fraction=b.max_step_fraction,
-                   min_change_kb=b.min_change_kb,
-                   floor_kb=b.floor_kb,
-                   max_grow_fraction=b.max_grow_fraction)
+        return _from_options(cls, conf.badis)
 
     @property
     def grow_fraction(self):
