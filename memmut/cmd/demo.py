@@ -28,7 +28,7 @@ LOG = logging.getLogger(__name__)
 MIB = 1024
 
 DEMO_DEFAULTS = {
-    ('sim', 'time_scale'): 30.0,
+    ('simulated_hypervisor', 'time_scale'): 30.0,
     ('agent', 'poll_interval'): 1.0,
     # Badis rounds every 2 s of wall time (1 simulated minute at the demo's
     # time scale, the published prototype's interval), max-average over
@@ -108,7 +108,7 @@ def main(argv=None):
 
     interactive = sys.stdout.isatty()
     print('memmut demo: agent + controller in one process, %d simulated VMs, '
-          'database %s' % (len(conf.sim.vms), url))
+          'database %s' % (len(conf.simulated_hypervisor.vms), url))
     stop = threading.Event()
     controller.start()
     agent.start()

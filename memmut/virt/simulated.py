@@ -33,10 +33,12 @@ CACHE_SHARE = 0.10
 # it thrashes; it makes swap traffic grow with how far the balloon is short.
 CHURN_PER_SECOND = 0.25
 SIM_NAMESPACE = uuidlib.UUID('6d656d6d-7574-4000-8000-73696d766d73')
+# The start of every error message about a [simulated_hypervisor] vms entry.
+BAD_SPEC = 'bad [simulated_hypervisor] vms entry %r: '
 
 
 class SimSpecError(ValueError):
-    """A [sim] vms entry that cannot be used."""
+    """A [simulated_hypervisor] vms entry that cannot be used."""
 
 
 @dataclasses.dataclass
@@ -64,22 +66,20 @@ def parse_vm_spec(spec, step_seconds):
     """``NAME:BOOKED_MIB:SHAPE[:PEAK_MIB]`` -> SimVM."""
     parts = spec.split(':')
     if len(parts) not in (3, 4) or not parts[0]:
-        raise SimSpecError('bad [sim] vms entry %r: want '
-                           'NAME:BOOKED_MIB:SHAPE[:PEAK_MIB]' % spec)
+        raise SimSpecError((BAD_SPEC + 'want NAME:BOOKED_MIB:SHAPE'
+                                       '[:PEAK_MIB]') % spec)
     name, booked, shape = parts[:3]
     try:
         booked_mib = int(booked)
         peak_mib = int(parts[3]) if len(parts) == 4 else int(booked_mib * .9)
     except ValueError:
-        raise SimSpecError('bad [sim] vms entry %r: sizes must be integers '
-                           'in MiB' % spec)
+        raise SimSpecError((BAD_SPEC + 'sizes must be integers in MiB') % spec)
     if booked_mib <= 0 or not 0 < peak_mib:
-        raise SimSpecError('bad [sim] vms entry %r: sizes must be positive'
-                           % spec)
+        raise SimSpecError((BAD_SPEC + 'sizes must be positive') % spec)
     try:
         steps = workloads.shape_schedule(shape, peak_mib, step_seconds)
     except workloads.ScheduleError as e:
-        raise SimSpecError('bad [sim] vms entry %r: %s' % (spec, e))
+        raise SimSpecError((BAD_SPEC + '%s') % (spec, e))
     return SimVM(name=name,
                  uuid=str(uuidlib.uuid5(SIM_NAMESPACE, name)),
                  booked_kb=booked_mib * KIB_PER_MIB,
@@ -100,7 +100,7 @@ class SimDriver(driver.Driver):
     name = 'sim'
 
     def __init__(self, conf, clock=time.monotonic, vms=None):
-        self._conf = conf.sim
+        self._conf = conf.simulated_hypervisor
         self._clock = clock
         self._start = clock()
         self._rng = random.Random(self._conf.seed)

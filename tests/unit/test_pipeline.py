@@ -27,7 +27,8 @@ def pipeline(db):
     conf = common.private_conf(
         DEFAULT={'host': 'node1'},
         agent={'poll_interval': 0.1, 'report_timeout': 0.5},
-        sim={'vms': ['a:512:W1', 'b:512:W3'], 'time_scale': 60.0})
+        simulated_hypervisor={'vms': ['a:512:W1', 'b:512:W3'],
+                              'time_scale': 60.0})
     transport = rpc.get_transport(conf)
     agent = agent_service.AgentService(conf, transport)
     parts = {'conf': conf, 'db': db, 'agent': agent,

@@ -6,7 +6,7 @@ from memmut.virt import simulated
 
 def _driver(conf, clock, specs, **sim_opts):
     for k, v in sim_opts.items():
-        conf.set_override(k, v, group='sim')
+        conf.set_override(k, v, group='simulated_hypervisor')
     return simulated.SimDriver(conf, clock=clock, vms=specs)
 
 

@@ -130,7 +130,7 @@ def sim_loop(shape, rounds, conf=None, actuate=True, peak=800):
     clock = Clock()
     conf = conf or common.private_conf(
         badis={'round_interval': 10.0, 'time_slice': 30.0},
-        sim={'step_seconds': 300})
+        simulated_hypervisor={'step_seconds': 300})
     spec = 'a:1024:%s:%d' % (shape, peak)
     d = simulated.SimDriver(conf, clock=clock, vms=[spec])
     p = pipeline.EstimationPipeline(conf, d)

@@ -14,7 +14,7 @@ MIB = 1024
 def make(clock, vms=('a:1024:W2:800',), **groups):
     opts = {'DEFAULT': {'host': 'node1'},
             'badis': {'round_interval': 10.0, 'time_slice': 30.0},
-            'sim': {'step_seconds': 600}}
+            'simulated_hypervisor': {'step_seconds': 600}}
     for g, v in groups.items():
         opts.setdefault(g, {}).update(v)
     conf = common.private_conf(**opts)

@@ -13,7 +13,7 @@ def test_controller_history_is_the_agents_max_avg(db, clock):
         DEFAULT={'host': 'node1'},
         badis={'round_interval': 10.0, 'time_slice': 60.0,
                'average_window': 3},
-        sim={'step_seconds': 60})
+        simulated_hypervisor={'step_seconds': 60})
     driver = simulated.SimDriver(conf, clock=clock, vms=['a:1024:W5:800'])
     agent = manager.AgentManager(conf, driver, FakeController(),
                                  clock=clock)
