@@ -404,9 +404,9 @@ static long wss_scan(struct memmut_wss_scan __user *uarg)
 	if (c.notifiers) {
 		c.out.out_flags |= MEMMUT_WSS_OUT_NOTIFIERS;
 	} else if (atomic_xchg(&wss_last_logged_pid, s.pid) != s.pid) {
-		pr_info("pid %d has no MMU notifier: host page tables only "
-			"(no secondary MMU, e.g. no KVM guest, to ask)\n",
-			s.pid);
+		pr_info_ratelimited("pid %d has no MMU notifier: host page "
+				    "tables only (no secondary MMU, e.g. no "
+				    "KVM guest, to ask)\n", s.pid);
 	}
 	ret = wss_run(&c, &s);
 put_mm:
