@@ -33,6 +33,7 @@
 #include <linux/module.h>
 #include <linux/pgtable.h>
 #include <linux/pid.h>
+#include <linux/prandom.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -233,7 +234,7 @@ static bool wss_alive(struct wss_call *c)
 
 /* pages of the batch, from the caller or picked at random */
 static int wss_batch_addrs(struct memmut_wss_scan *s, u32 i, u32 n,
-			   u64 *addrs, u64 *prev)
+			   u64 *addrs, u64 *prev, struct rnd_state *rnd)
 {
 	u32 j;
 
@@ -244,8 +245,9 @@ static int wss_batch_addrs(struct memmut_wss_scan *s, u32 i, u32 n,
 		for (j = 0; j < n; j++) {
 			u64 lo = npages * (i + j) / s->count;
 			u64 hi = npages * (i + j + 1) / s->count;
-			u64 pick = hi - lo > U32_MAX ? get_random_u64() %
-				(hi - lo) : get_random_u32_below(hi - lo);
+			u64 r = ((u64)prandom_u32_state(rnd) << 32) |
+				prandom_u32_state(rnd);
+			u64 pick = r % (hi - lo);   /* bias < 2^-28 */
 
 			addrs[j] = (first + lo + pick) << PAGE_SHIFT;
 		}
@@ -271,6 +273,13 @@ static int wss_run(struct wss_call *c, struct memmut_wss_scan *s)
 	u64 prev = ~0ULL;
 	u32 i, j, n;
 	int ret = 0;
+	struct rnd_state rnd;
+
+	/*
+	 * The random picks come from a per-call PRNG seeded from the CRNG:
+	 * plenty for sampling, and far cheaper than get_random_*() per page.
+	 */
+	prandom_seed_state(&rnd, get_random_u64());
 
 	addrs = kmalloc_array(WSS_BATCH, sizeof(*addrs), GFP_KERNEL);
 	res = kmalloc(WSS_BATCH, GFP_KERNEL);
@@ -282,7 +291,7 @@ static int wss_run(struct wss_call *c, struct memmut_wss_scan *s)
 		struct vm_area_struct *vma = NULL;
 
 		n = min_t(u32, s->count - i, WSS_BATCH);
-		ret = wss_batch_addrs(s, i, n, addrs, &prev);
+		ret = wss_batch_addrs(s, i, n, addrs, &prev, &rnd);
 		if (ret)
 			break;
 		if (!wss_alive(c)) {

@@ -78,10 +78,14 @@ def _steps(text):
     return out
 
 
-def _compare(text):
-    """KMOD-WSS intervals that lie inside one step, with their truth."""
+def _compare(text, map_kb):
+    """KMOD-WSS intervals of memwork's ``map_kb`` mapping (not an earlier
+    one sampled before memwork mapped it) that lie inside one step, with
+    their truth."""
     rows = []
     for w in kmod.parse_wss(text):
+        if w['map_kb'] != map_kb:
+            continue
         for start, end, mib in _steps(text):
             if start + MARGIN_S <= w['t0'] and w['t1'] <= end - MARGIN_S:
                 rows.append((w, mib * 1024))
@@ -89,7 +93,7 @@ def _compare(text):
 
 
 def _check_accuracy(text, want_steps):
-    rows = _compare(text)
+    rows = _compare(text, max(want_steps) * 1024)
     seen = set()
     errors = []
     for w, true_kb in rows:

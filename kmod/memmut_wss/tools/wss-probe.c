@@ -253,10 +253,11 @@ static int cmd_cost(uint32_t pages, int rounds, long mib)
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint64_t *addrs = calloc(pages, sizeof(*addrs));
 	uint64_t *ns = calloc(rounds, sizeof(*ns));
+	uint64_t *cns = calloc(rounds, sizeof(*cns));
 	struct memmut_wss_scan s;
 	int err;
 
-	if (m == MAP_FAILED || !addrs || !ns)
+	if (m == MAP_FAILED || !addrs || !ns || !cns)
 		return 2;
 	madvise(m, len, MADV_NOHUGEPAGE);
 	for (int r = 0; r < rounds; r++) {
@@ -264,9 +265,11 @@ static int cmd_cost(uint32_t pages, int rounds, long mib)
 
 		for (size_t i = 0; i < len; i += PAGE)
 			m[i]++;
+		t = cpu_ns();
 		err = scan(&s, getpid(), MEMMUT_WSS_SCAN_RANDOM,
 			   (uintptr_t)m, (uintptr_t)m + len, addrs, NULL,
 			   pages);
+		cns[r] = cpu_ns() - t;
 		if (err) {
 			printf("KMOD-COST error errno=%d\n", err);
 			return 1;
@@ -283,10 +286,15 @@ static int cmd_cost(uint32_t pages, int rounds, long mib)
 		}
 	}
 	qsort(ns, rounds, sizeof(*ns), cmp_u64);
+	qsort(cns, rounds, sizeof(*cns), cmp_u64);
+	/* medians; a round = one random (clearing) call + one test call */
 	printf("KMOD-COST pages=%u rounds=%d mib=%ld call_ns=%llu "
-	       "ns_per_page=%.1f accessed=%u\n", pages, rounds, mib,
+	       "ns_per_page=%.1f random_call_ns=%llu random_ns_per_page=%.1f "
+	       "accessed=%u\n", pages, rounds, mib,
 	       (unsigned long long)ns[rounds / 2],
-	       (double)ns[rounds / 2] / pages, s.accessed);
+	       (double)ns[rounds / 2] / pages,
+	       (unsigned long long)cns[rounds / 2],
+	       (double)cns[rounds / 2] / pages, s.accessed);
 	return 0;
 }
 
