@@ -150,7 +150,7 @@ def test_rising_and_falling_anonymous(kmod_factory):
                         'memmut.kmod_interval_ms=1500 memmut.kmod_pages=1000')
     rows, errors = _check_accuracy(text, {s.mib for s in sched})
     assert all(w['huge'] == 0 for w, _ in rows)
-    assert len(rows) >= 10
+    assert len(rows) >= len(sched)
 
 
 def test_rising_and_falling_thp(kmod_factory):
