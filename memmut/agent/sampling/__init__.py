@@ -8,6 +8,9 @@ Back-ends (all behind :class:`base.Sampler`):
     idle page tracking of n random guest pages; TCG and KVM.
 ``sim``
     the simulated hypervisor's sampler.
+``kmod``
+    memmut's kernel helper (/dev/memmut_wss): n random guest pages, host
+    page tables and, through the MMU notifier, KVM's; TCG and KVM.
 
 A later back-end (memmut's kernel helper, DAMON) registers itself with
 :func:`register`; ``[agent] sampling_backend = auto`` tries the registered
@@ -21,6 +24,7 @@ so in the estimate's source.
 from oslo_log import log as logging
 
 from memmut.agent.sampling import base
+from memmut.agent.sampling import kmod
 from memmut.agent.sampling import page_idle
 from memmut.agent.sampling import sim
 from memmut.agent.sampling import smaps
@@ -48,6 +52,8 @@ register('page_idle', lambda conf, driver: page_idle.PageIdleSampler(
     pages=conf.badis.sample_pages))
 register('sim', lambda conf, driver: sim.SimSampler(
     driver, pages=conf.badis.sample_pages))
+register('kmod', lambda conf, driver: kmod.KmodSampler(
+    pages=conf.badis.sample_pages))
 
 
 class SamplerChoice:
