@@ -66,34 +66,9 @@ def _run(factory, timeout, **kwargs):
     return text
 
 
-def _steps(text):
-    """(start, end, wss_mib) of memwork's steps, in guest uptime."""
-    start = guestmod.parse_lines(text, 'MEMMUT-GUEST')
-    t0 = [d for d in start if d['event'] == 'KMOD-MEMWORK'][0]['uptime']
-    out, begin = [], 0.0
-    for d in guestmod.parse_lines(text, 'MEMWORK'):
-        if d['event'] == 'end':
-            out.append((t0 + begin, t0 + d['t'], d['wss_mib']))
-            begin = d['t']
-    return out
-
-
-def _compare(text, map_kb):
-    """KMOD-WSS intervals of memwork's ``map_kb`` mapping (not an earlier
-    one sampled before memwork mapped it) that lie inside one step, with
-    their truth."""
-    rows = []
-    for w in kmod.parse_wss(text):
-        if w['map_kb'] != map_kb:
-            continue
-        for start, end, mib in _steps(text):
-            if start + MARGIN_S <= w['t0'] and w['t1'] <= end - MARGIN_S:
-                rows.append((w, mib * 1024))
-    return rows
-
-
 def _check_accuracy(text, want_steps):
-    rows = _compare(text, max(want_steps) * 1024)
+    rows = [(w, true_kb) for w, true_kb, _, clean in kmod.intervals(
+        text, max(want_steps) * 1024, MARGIN_S) if clean]
     seen = set()
     errors = []
     for w, true_kb in rows:

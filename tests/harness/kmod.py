@@ -12,6 +12,7 @@ import glob
 import os
 import subprocess
 
+from tests.harness import guest
 from tests.harness import image
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -75,6 +76,41 @@ def kmod_image(cache_dir=None, kernel_version=None):
 
 def parse_wss(text):
     """KMOD-WSS lines of a console log as dicts."""
-    from tests.harness import guest
     return [d for d in guest.parse_lines(text, 'KMOD-WSS')
             if d['event'] == 'pass']
+
+
+def memwork_steps(text):
+    """(start, end, wss_mib) of memwork's steps, in guest uptime (the
+    KMOD-MEMWORK line /init prints when it starts memwork + memwork's own
+    step end times)."""
+    lines = guest.parse_lines(text, 'MEMMUT-GUEST')
+    t0 = [d for d in lines if d['event'] == 'KMOD-MEMWORK'][0]['uptime']
+    out, begin = [], 0.0
+    for d in guest.parse_lines(text, 'MEMWORK'):
+        if d['event'] == 'end':
+            out.append((t0 + begin, t0 + d['t'], d['wss_mib']))
+            begin = d['t']
+    return out
+
+
+def intervals(text, map_kb, margin_s=1.0):
+    """KMOD-WSS intervals of the ``map_kb`` mapping with their truth:
+    (line, true_kb, step index, clean), clean when the interval lies in
+    one step (``margin_s`` away from its ends). The truth of an interval
+    that spans steps is the largest of their working sets (memwork's
+    pages are a prefix of the mapping: the union of what it touched)."""
+    steps = memwork_steps(text)
+    out = []
+    for w in parse_wss(text):
+        if w['map_kb'] != map_kb:
+            continue
+        over = [(i, mib) for i, (a, b, mib) in enumerate(steps)
+                if a < w['t1'] and w['t0'] < b]
+        if not over:
+            continue
+        clean = [i for i, (a, b, _) in enumerate(steps)
+                 if a + margin_s <= w['t0'] and w['t1'] <= b - margin_s]
+        out.append((w, max(mib for _, mib in over) * 1024, over[0][0],
+                    bool(clean)))
+    return out
