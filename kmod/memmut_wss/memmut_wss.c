@@ -54,6 +54,12 @@ module_param(mode, ushort, 0444);
 MODULE_PARM_DESC(mode, "permissions of /dev/memmut_wss (default 0600; "
 		 "the shipped udev rule gives it to the agent's group)");
 
+static char *require_symbol;
+module_param(require_symbol, charp, 0444);
+MODULE_PARM_DESC(require_symbol, "for tests: one more kernel function to "
+		 "resolve at load time (a missing one makes the load fail, "
+		 "as a missing needed function does)");
+
 /* resolved at load time: see the header comment */
 typedef int (*clear_young_fn)(struct mm_struct *mm, unsigned long start,
 			      unsigned long end);
@@ -476,7 +482,8 @@ static int __init wss_init(void)
 	wss_notifier_clear_young =
 		(clear_young_fn)wss_resolve("__mmu_notifier_clear_young");
 	wss_flush_tlb_range = (flush_range_fn)wss_resolve("flush_tlb_mm_range");
-	if (!wss_notifier_clear_young || !wss_flush_tlb_range) {
+	if (!wss_notifier_clear_young || !wss_flush_tlb_range ||
+	    (require_symbol && !wss_resolve(require_symbol))) {
 		pr_err("refusing to load: a kernel function it needs could not "
 		       "be found (kernel built without CONFIG_KPROBES, or the "
 		       "function was renamed/inlined); see memmut's "

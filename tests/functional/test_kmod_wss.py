@@ -101,6 +101,10 @@ def test_bad_input_errors_and_no_oops(kmod_factory):
                  'exit_mid_scan', 'unmap_mid_scan', 'bad_struct_size'):
         assert name in names, name
     assert any(d['event'] == 'done' and d['failures'] == 0 for d in cases)
+    # a kernel function it cannot resolve: it refused to load, and said so
+    assert 'MEMMUT-GUEST KMOD-REFUSED ok=1' in text
+    assert 'cannot resolve memmut_no_such_fn' in text
+    assert 'refusing to load: a kernel function it needs' in text
     info = guestmod.parse_lines(text, 'KMOD-INFO')[0]
     assert info['abi'] == 1 and info['max_pages'] == 65536
     # the KVM path is absent here, and that is visible, not silent
