@@ -169,7 +169,8 @@ def plot(path, res, rows):
     import matplotlib
     matplotlib.use('Agg')
     from matplotlib import pyplot as plt
-    fig, axes = plt.subplots(2, 1, figsize=(11, 8))
+    fig, axes = plt.subplots(2, 1, figsize=(11, 9),
+                             gridspec_kw={'height_ratios': [3, 2]})
     ax = axes[0]
     t = [(r['t0'] + r['t1']) / 2 for r in rows]
     ax.step([r['t0'] for r in rows], [r['true_kb'] / 1024 for r in rows],
@@ -186,9 +187,11 @@ def plot(path, res, rows):
             ax.text(min(ts), res['peak_mib'] * 1.02, shape)
     ax.set_xlabel('guest uptime (s)')
     ax.set_ylabel('MiB')
+    ax.set_ylim(0, res['peak_mib'] * 1.1)
     ax.set_title('memmut-wss in a TCG guest: W1-W5, peak %d MiB mapped'
                  % res['peak_mib'])
-    ax.legend(loc='lower right', fontsize=8)
+    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.15), ncol=3,
+              fontsize=8)
     ax = axes[1]
     pages = sorted(res['cost'])
     ax.plot(pages, [res['cost'][p]['round_ns_per_page'] for p in pages],
