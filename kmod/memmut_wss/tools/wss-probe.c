@@ -14,6 +14,10 @@
  *           present=.. huge=.. secondary=.. notifiers=0|1 est_kb=..
  *           smaps_kb=.. clear_ns=.. test_ns=..
  *       until PID exits (or ROUNDS rounds, 0 = no limit).
+ *   wss-probe record PID INTERVAL_MS PAGES
+ *       one interval of `watch`, printed in full for unit-test fixtures:
+ *       KMOD-RECORD start=0x.. end=0x.. accessed=.. present=.. huge=..
+ *           out_flags=.. addrs=0x..,0x..,... results=<hex byte per page>
  *   wss-probe cost PAGES ROUNDS MIB
  *       ns per sampled page on a MIB-MiB mapping of its own, touched
  *       between rounds: KMOD-COST pages=.. ns_per_page=.. (median)
@@ -236,6 +240,41 @@ static int cmd_watch(int pid, long interval_ms, uint32_t pages, long rounds)
 		       (unsigned long long)clear_ns,
 		       (unsigned long long)test_ns);
 	}
+	return 0;
+}
+
+static int cmd_record(int pid, long interval_ms, uint32_t pages)
+{
+	uint64_t *addrs = calloc(pages, sizeof(*addrs));
+	uint8_t *res = calloc(pages, 1);
+	struct memmut_wss_scan s;
+	uint64_t start, end;
+	int err;
+
+	if (!addrs || !res || find_mapping(pid, &start, &end))
+		return 2;
+	if (pages > (end - start) / PAGE)
+		pages = (end - start) / PAGE;
+	err = scan(&s, pid, MEMMUT_WSS_SCAN_RANDOM, start, end, addrs, res,
+		   pages);
+	if (!err) {
+		sleep_ms(interval_ms);
+		err = scan(&s, pid, 0, start, end, addrs, res, pages);
+	}
+	if (err) {
+		printf("KMOD-RECORD error errno=%d\n", err);
+		return 1;
+	}
+	printf("KMOD-RECORD start=%#llx end=%#llx accessed=%u present=%u "
+	       "huge=%u out_flags=%u addrs=", (unsigned long long)start,
+	       (unsigned long long)end, s.accessed, s.present, s.huge,
+	       s.out_flags);
+	for (uint32_t i = 0; i < pages; i++)
+		printf("%s%#llx", i ? "," : "", (unsigned long long)addrs[i]);
+	printf(" results=");
+	for (uint32_t i = 0; i < pages; i++)
+		printf("%02x", res[i]);
+	printf("\n");
 	return 0;
 }
 
@@ -496,7 +535,8 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: wss-probe info|watch|cost|bad ...\n");
+		fprintf(stderr, "usage: wss-probe info|watch|record|cost|bad "
+			"...\n");
 		return 2;
 	}
 	open_dev();
@@ -506,6 +546,9 @@ int main(int argc, char **argv)
 		return cmd_watch(atoi(argv[2]), atol(argv[3]),
 				 strtoul(argv[4], NULL, 0),
 				 argc > 5 ? atol(argv[5]) : 0);
+	if (!strcmp(argv[1], "record") && argc >= 5)
+		return cmd_record(atoi(argv[2]), atol(argv[3]),
+				  strtoul(argv[4], NULL, 0));
 	if (!strcmp(argv[1], "cost") && argc >= 5)
 		return cmd_cost(strtoul(argv[2], NULL, 0), atoi(argv[3]),
 				atol(argv[4]));

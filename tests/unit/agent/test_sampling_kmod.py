@@ -1,5 +1,10 @@
 """The ``kmod`` back-end (/dev/memmut_wss) against a fake device.
 
+Accuracy: fixtures/sampling_kmod_{anon,thp}.json were recorded from the
+real module in Debian's 6.1 kernel (fixtures/record_kmod.py): a 256 MiB
+mapping with a 96 MiB working set, 1 000 sampled pages, the module's
+answer per page; the fake replays them.
+
 The fake decodes the very bytes :class:`kmod.WssDevice` sends (the ABI of
 kmod/memmut_wss/memmut_wss_abi.h: a 72-byte struct carrying user pointers)
 and keeps a fake process: its guest RAM mapping (from the recorded smaps
@@ -41,6 +46,7 @@ class FakeWss:
         self.huge = set(huge)       # 2 MiB-aligned addresses of huge PMDs
         self.fail = None            # errno to fail the next scan with
         self.calls = []
+        self.replay = None          # (addrs, results) recorded for real
 
     def touch(self, addr):
         self.accessed.add(addr & ~(PAGE - 1))
@@ -68,6 +74,8 @@ class FakeWss:
         if not (m_start <= start < end <= m_end):
             raise OSError(errno.ENXIO, 'not one mapping')
         npages = (end - start) // PAGE
+        if self.replay:
+            return self._replay(buf, flags, count, uaddrs, ures)
         if flags & kmod.SCAN_RANDOM:
             addrs = [start + (npages * i // count) * PAGE
                      for i in range(count)]
@@ -108,6 +116,29 @@ class FakeWss:
                kmod.OUT_NOTIFIERS if self.notifiers else 0]
         buf[:] = struct.pack(kmod.SCAN_FORMAT, size, flags, pid, count,
                              start, end, uaddrs, ures, *out)
+        return 0
+
+    def _replay(self, buf, flags, count, uaddrs, ures):
+        addrs, results = self.replay
+        if count == 1:                        # the capability's probe
+            addrs, results = addrs[:1], bytes([kmod.P_PRESENT])
+        assert count == len(addrs)
+        if count == 1 or flags & kmod.SCAN_RANDOM:   # a clearing scan
+            ctypes.memmove(uaddrs, (ctypes.c_uint64 * count)(*addrs),
+                           8 * count)
+            res = bytes([kmod.P_PRESENT] * count)
+        else:                                 # the recorded answers
+            got = struct.unpack('<%dQ' % count,
+                                ctypes.string_at(uaddrs, 8 * count))
+            assert list(got) == addrs
+            res = results
+        ctypes.memmove(ures, res, count)
+        fields = list(struct.unpack(kmod.SCAN_FORMAT, buf))
+        fields[8:] = [count, sum(r & kmod.P_ACCESSED for r in res),
+                      sum(1 for r in res if r & kmod.P_PRESENT),
+                      sum(1 for r in res if r & kmod.P_HUGE),
+                      sum(1 for r in res if r & kmod.P_SECONDARY), 0]
+        buf[:] = struct.pack(kmod.SCAN_FORMAT, *fields)
         return 0
 
     def factory(self, path):
@@ -204,6 +235,32 @@ def test_kmod_thp_counts_sub_pages_with_their_huge_page(tmp_path):
     assert sample.accessed == sum(1 for a in sampled
                                   if a & ~(HUGE - 1) == h) >= 1
     assert sample.huge_kb > 0
+
+
+@pytest.mark.parametrize('kind', ['anon', 'thp'])
+def test_kmod_recorded_reads_the_working_set_within_5_pct(tmp_path, kind):
+    fx = fixture('kmod_' + kind)
+    proc = fake_proc(tmp_path, fx)
+    fake = FakeWss(fx['ram_start'], fx['ram_start'] + fx['booked_kb'] * 1024)
+    fake.replay = (fx['addrs'], bytes.fromhex(fx['results']))
+    s = kmod.KmodSampler(pages=len(fx['addrs']), proc_root=proc,
+                         device_factory=fake.factory)
+    vm = vm_info(fx['booked_kb'])
+    cap = s.capability(vm, PID)
+    assert cap.usable and 'host page tables only' in cap.reason, cap.reason
+    fake.calls.clear()
+    s.begin(vm, PID)
+    assert fake.calls[0][3:] == (fx['ram_start'], fx['ram_start'] +
+                                 fx['booked_kb'] * 1024)
+    sample = s.end(vm, PID)
+    assert sample.accessed == fx['accessed']
+    assert sample.sampled == len(fx['addrs'])
+    est = sample.estimate(fx['booked_kb'])
+    assert abs(est.wss_kb - fx['wss_kb']) <= 0.05 * fx['booked_kb']
+    if kind == 'thp':                   # the module saw huge PMDs
+        assert sample.huge_kb > 0.9 * fx['booked_kb']
+    else:
+        assert sample.huge_kb == 0
 
 
 # -- capability and refusals -------------------------------------------------
