@@ -198,9 +198,12 @@ static u8 wss_test_page(struct wss_call *c, unsigned long addr)
 			return r;
 	}
 	/*
-	 * A PTE table: under the mmap read lock it cannot be freed (6.1
-	 * frees page tables with the mmap lock held for writing), so once
-	 * the PMD is seen pointing to one it can be mapped and locked.
+	 * A PTE table. The caller found addr inside a VMA under the mmap
+	 * read lock, so the table cannot be freed under us: 6.1 frees page
+	 * tables only for ranges whose VMAs were detached (with the lock
+	 * held for writing; munmap may free them after downgrading to read,
+	 * but never tables a still-attached VMA uses), as page faults rely
+	 * on too. Its contents can change: hence the PTE lock.
 	 */
 	pmdval = pmd_read_atomic(pmd);
 	barrier();
