@@ -97,8 +97,9 @@ def test_bad_input_errors_and_no_oops(kmod_factory):
     assert not failed, failed
     names = {d.get('case') for d in cases}
     for name in ('unknown_pid', 'kernel_thread', 'count_absurd',
-                 'count_max_plus_1', 'range_unmapped', 'addrs_descending',
-                 'exit_mid_scan', 'unmap_mid_scan', 'bad_struct_size'):
+                 'count_max', 'count_max_done', 'count_max_plus_1',
+                 'range_unmapped', 'addrs_descending', 'exit_mid_scan',
+                 'unmap_mid_scan', 'bad_struct_size'):
         assert name in names, name
     assert any(d['event'] == 'done' and d['failures'] == 0 for d in cases)
     # a kernel function it cannot resolve: it refused to load, and said so

@@ -482,6 +482,30 @@ static int cmd_bad(void)
 					MEMMUT_WSS_MAX_PAGES + 1), E2BIG);
 	expect("count_absurd", scan(&s, me, 0, a, e, addrs, res, 0xffffffff),
 	       E2BIG);
+	{
+		/* the most pages a call takes, on a 256 MiB mapping that is
+		 * half populated: bounded work, one call */
+		size_t big = (size_t)MEMMUT_WSS_MAX_PAGES * PAGE;
+		unsigned char *b = mmap(NULL, big, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS |
+					MAP_NORESERVE, -1, 0);
+		uint64_t *ba = calloc(MEMMUT_WSS_MAX_PAGES, sizeof(*ba));
+
+		for (size_t i = 0; i < big / 2; i += PAGE)
+			b[i] = 1;
+		err = scan(&s, me, MEMMUT_WSS_SCAN_RANDOM, (uintptr_t)b,
+			   (uintptr_t)b + big, ba, NULL,
+			   MEMMUT_WSS_MAX_PAGES);
+		expect("count_max", err, 0);
+		printf("KMOD-BAD case=count_max_done done=%u present=%u "
+		       "ok=%d\n", s.done, s.present,
+		       s.done == MEMMUT_WSS_MAX_PAGES &&
+		       s.present == MEMMUT_WSS_MAX_PAGES / 2);
+		failures += !(s.done == MEMMUT_WSS_MAX_PAGES &&
+			      s.present == MEMMUT_WSS_MAX_PAGES / 2);
+		munmap(b, big);
+		free(ba);
+	}
 	expect("random_count_above_range",
 	       scan(&s, me, MEMMUT_WSS_SCAN_RANDOM, a, a + 4 * PAGE, addrs,
 		    res, 5), EINVAL);
