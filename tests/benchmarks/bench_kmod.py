@@ -160,6 +160,15 @@ def write_md(path, res):
                          d['random_ns_per_page'], d['test_call_ns'] / 1e3,
                          d['test_ns_per_page'], d['cpu_pct_per_vm'],
                          d['cpu_pct_%d_vms' % res['vms']]))
+    rows = res.get('intervals') or []
+    if rows:
+        clear = statistics.median(r['clear_ns'] for r in rows)
+        test = statistics.median(r['test_ns'] for r in rows)
+        lines += ['', 'In the accuracy run (the probe sampling memwork, '
+                  'another process, %d pages an interval; %d intervals): '
+                  'median CPU time of the clearing call %.0f us, of the '
+                  'testing call %.0f us.' % (
+                      res['pages'], len(rows), clear / 1e3, test / 1e3)]
     lines += ['', res['extrapolation'], '']
     with open(path, 'w') as f:
         f.write('\n'.join(lines))
