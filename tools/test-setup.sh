@@ -14,7 +14,7 @@ PACKAGES=(
     qemu-system-x86 qemu-utils qemu-block-extra
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev
     pkg-config linux-image-amd64 busybox-static gcc libc6-dev
-    nbdkit fio rabbitmq-server postgresql
+    nbdkit fio rabbitmq-server postgresql dkms linux-headers-amd64
 )
 
 missing=()

@@ -65,6 +65,10 @@ opts = [
                         ('smaps', '/proc/PID/clear_refs + the Referenced '
                                   'size of the guest RAM mapping; blind to '
                                   'guest accesses under KVM'),
+                        ('kmod', 'memmut\'s kernel helper '
+                                 '(/dev/memmut_wss, doc kmod): n randomly '
+                                 'sampled guest pages, host page tables '
+                                 'and KVM\'s through the MMU notifier'),
                         ('page_idle', 'idle page tracking of n randomly '
                                       'sampled guest pages '
                                       '(/sys/kernel/mm/page_idle/bitmap + '

@@ -40,6 +40,7 @@ class GuestImage:
     kernel_version: str
     memwork: str           # the static memwork binary (also runs on the host)
     key: str
+    extras: tuple = ()     # (guest path, host path, mode) carried as well
 
 
 # -- inputs ----------------------------------------------------------------
@@ -214,7 +215,7 @@ def _busybox_applets(busybox):
     return [line.strip() for line in out.splitlines() if line.strip()]
 
 
-def _initramfs(busybox, modules, init, memwork):
+def _initramfs(busybox, modules, init, memwork, extras=()):
     cpio = CpioWriter()
     for d in ('bin', 'sbin', 'usr', 'usr/bin', 'usr/sbin', 'dev', 'proc',
               'sys', 'etc', 'lib', 'lib/modules', 'tmp', 'run'):
@@ -235,14 +236,30 @@ def _initramfs(busybox, modules, init, memwork):
         cpio.file('init', f.read(), 0o755)
     with open(memwork, 'rb') as f:
         cpio.file('bin/memwork', f.read(), 0o755)
+    made = set()
+    for guest_path, host_path, mode in extras:
+        parts = guest_path.strip('/').split('/')[:-1]
+        for i in range(1, len(parts) + 1):
+            d = '/'.join(parts[:i])
+            if d not in made:
+                made.add(d)
+                cpio.dir(d)       # repeating an existing dir is harmless
+        with open(host_path, 'rb') as f:
+            cpio.file(guest_path.lstrip('/'), f.read(), mode)
     # mtime=0: the same inputs give the same bytes
     return gzip.compress(cpio.finish(), compresslevel=6, mtime=0)
 
 
 # -- build with cache ---------------------------------------------------------
 
-def build_image(cache_dir=None, kernel_version=None):
-    """Build (or reuse) the guest image; raises ImageError with a hint."""
+def build_image(cache_dir=None, kernel_version=None, extras=()):
+    """Build (or reuse) the guest image; raises ImageError with a hint.
+
+    ``extras``: further files for the initramfs, as (guest path, host
+    path, mode) tuples (e.g. the memmut-wss module and its client, see
+    tests/harness/kmod.py); without them the image is the same as ever.
+    """
+    extras = tuple(tuple(e) for e in extras)
     cache_dir = cache_dir or os.environ.get('MEMMUT_TEST_CACHE',
                                             DEFAULT_CACHE)
     kernel, version = find_kernel(kernel_version)
@@ -257,6 +274,10 @@ def build_image(cache_dir=None, kernel_version=None):
         h.update(path.encode() + b'\0')
         with open(path, 'rb') as f:
             h.update(hashlib.sha256(f.read()).digest())
+    for guest_path, host_path, mode in extras:
+        h.update(b'extra\0%s\0%o\0' % (guest_path.encode(), mode))
+        with open(host_path, 'rb') as f:
+            h.update(hashlib.sha256(f.read()).digest())
     key = h.hexdigest()[:16]
 
     out = os.path.join(cache_dir, 'guest-' + key)
@@ -268,7 +289,7 @@ def build_image(cache_dir=None, kernel_version=None):
         try:
             build_memwork(os.path.join(tmp, 'memwork'), source)
             data = _initramfs(busybox, modules, init,
-                              os.path.join(tmp, 'memwork'))
+                              os.path.join(tmp, 'memwork'), extras)
             with open(os.path.join(tmp, 'initrd.gz'), 'wb') as f:
                 f.write(data)
             try:
@@ -279,4 +300,4 @@ def build_image(cache_dir=None, kernel_version=None):
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return GuestImage(kernel=kernel, initrd=initrd, kernel_version=version,
-                      memwork=memwork, key=key)
+                      memwork=memwork, key=key, extras=extras)

@@ -11,6 +11,8 @@
  *   memwork.period_ms=N start a pass at most every N ms (default 0: back to
  *                       back), to bound the CPU a guest burns under TCG
  *   memwork.corrupt=1   flip one word after the first pass (tests the check)
+ *   memwork.thp=1       madvise(MADV_HUGEPAGE) the mapping instead of the
+ *                       default MADV_NOHUGEPAGE (memmut-wss's THP tests)
  *   memwork.work=1      fixed work instead of fixed time: step i makes
  *                       round(secs_i * 1000 / period_ms) passes, one at most
  *                       every period_ms, however long they take; the done
@@ -55,7 +57,7 @@ struct step { long mib; double secs; };
 static struct step steps[MAX_STEPS];
 static int nsteps;
 static char alloc = 'd';
-static long loops = 1, period_ms, corrupt, work;
+static long loops = 1, period_ms, corrupt, work, thp;
 
 static unsigned char *base;     /* the working-set mapping */
 static unsigned long mapped;    /* its size in pages */
@@ -132,6 +134,8 @@ static void parse_word(const char *w)
         corrupt = atol(v);
     } else if (!strncmp(w, "memwork.work=", 13)) {
         work = atol(v);
+    } else if (!strncmp(w, "memwork.thp=", 12)) {
+        thp = atol(v);
     }
 }
 
@@ -174,9 +178,10 @@ static void resize(unsigned long pages)
         if (base == MAP_FAILED)
             die("mremap");
     }
-    /* 4 KiB pages: the working set is exact and swaps page by page */
+    /* 4 KiB pages: the working set is exact and swaps page by page
+     * (unless memwork.thp=1 asks for transparent huge pages) */
     if (base)
-        madvise(base, pages * PAGE, MADV_NOHUGEPAGE);
+        madvise(base, pages * PAGE, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
     mapped = pages;
 }
 
@@ -247,8 +252,8 @@ int main(int argc, char **argv)
         die("calloc");
     t0 = now();
     printf("MEMWORK start alloc=%c loops=%ld steps=%d peak_mib=%ld "
-           "period_ms=%ld work=%ld\n", alloc, loops, nsteps, peak, period_ms,
-           work);
+           "period_ms=%ld work=%ld%s\n", alloc, loops, nsteps, peak,
+           period_ms, work, thp ? " thp=1" : "");
 
     for (long loop = 1; loops == 0 || loop <= loops; loop++) {
         for (int s = 0; s < nsteps; s++) {

@@ -9,6 +9,9 @@ under ``memmut.agent.samplers``):
     clear_refs + Referenced of the guest RAM mapping; TCG only.
 ``page_idle``
     idle page tracking of n random guest pages; TCG and KVM.
+``kmod``
+    memmut's kernel helper (/dev/memmut_wss): n random guest pages, host
+    page tables and, through the MMU notifier, KVM's; TCG and KVM.
 
 ``[agent] sampling_backend = auto`` tries the registered back-ends in the
 order of their ``auto_rank`` and takes the first whose
