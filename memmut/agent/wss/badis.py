@@ -71,10 +71,8 @@ Choices where the seed is silent (see doc/source/badis.rst):
   (:attr:`BadisState.short_kb`): its reuse distances were measured over a
   shorter interval (the agent runs a round as soon as it sees swap
   activity), over part of the new working set only, or from pages evicted
-  at the smaller size before a grow - measured on a 256 MiB guest whose
-  working set rose by 120 MiB, the second reading was 15 MiB below the
-  first, and the balloon shrank while the VM was still short. The first
-  round without swap activity ends the run.
+  at the smaller size before a grow (doc/source/badis.rst has the
+  measurement). The first round without swap activity ends the run.
 * Counters of consecutive rounds restart on every transition: they count
   rounds spent in the current state.
 * WSS^max_avg is the maximum of the moving average over a sliding window

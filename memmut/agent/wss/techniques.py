@@ -85,10 +85,9 @@ def vmware_referenced(referenced_kb, m_cur_kb, offset_kb=0):
     the guest, so they do not count.
 
     ``offset_kb`` is a constant the back-end over-reports (transparent huge
-    pages round touched 4 KiB pages up to 2 MiB; about 56 MiB measured with
-    anonymous backing) and is subtracted. Like every sampling technique the
-    result is capped at ``m_cur_kb``: it cannot see a WSS above the current
-    allocation.
+    pages round touched 4 KiB pages up to 2 MiB) and is subtracted. Like
+    every sampling technique the result is capped at ``m_cur_kb``: it
+    cannot see a WSS above the current allocation.
     """
     nonneg('referenced_kb', referenced_kb)
     nonneg('m_cur_kb', m_cur_kb)

@@ -4,8 +4,7 @@
 table entry of the QEMU process; one interval later the ``Referenced:``
 field of the guest RAM mapping in ``/proc/PID/smaps`` is how much of it was
 touched since. Every page is read, so this is the sampling technique with n
-= all pages and no sampling error (measured on TCG guests with memfd RAM:
-within 2-3 MiB of the true working set).
+= all pages and no sampling error.
 
 What it can see:
 
