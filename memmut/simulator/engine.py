@@ -28,10 +28,12 @@ thresholds gets an empty host of its own and is reported as oversize).
 Every ``interval`` seconds (``[consolidation] interval``; the first round
 at the first step) one consolidation round is planned from the histories
 up to this step. Its migrations take time (:mod:`memmut.simulator.
-migration`): a VM in flight is not re-planned, and its memory is reserved
-on both hosts when the next rounds plan (the planner is given those hosts'
-capacities less the reservations). The interval up to the next sample is
-then accounted with that next sample, which the round did not know:
+migration`): a VM in flight is not re-planned; when the next rounds plan,
+its memory and CPU are reserved on its destination (the planner is given
+that host's capacities less the reservations, and both hosts' less the
+CPU of running copies) and it counts as gone from its source. The
+interval up to the next sample is then accounted with that next sample,
+which the round did not know:
 
 * active hosts: those running VMs or taking part in a copy (the others
   are suspended);
@@ -233,12 +235,15 @@ def simulate(trace, mode, settings=None, progress=None):
     plan_time, plan_max, moves_total, n_rounds = 0.0, 0.0, 0, 0
 
     def reservations(t):
-        """Per host: memory and CPU of the migrations in flight."""
+        """Per host: memory and CPU the planner must leave aside for the
+        migrations in flight: the VM on its destination, the copy's CPU
+        on both hosts. On the source the VM counts as gone: the round
+        that moved it has dealt with that host, and counting it again
+        would make the next rounds select more VMs from it."""
         r_mem, r_cpu = np.zeros(n_h), np.zeros(n_h)
         for v, m in sched.in_flight.items():
-            for h in (m.source, m.destination):
-                r_mem[h] += d_mem[v, t]
-                r_cpu[h] += cpu[v, t]
+            r_mem[m.destination] += d_mem[v, t]
+            r_cpu[m.destination] += cpu[v, t]
         for m in sched.running:
             r_cpu[m.source] += overhead
             r_cpu[m.destination] += overhead
