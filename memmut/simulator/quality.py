@@ -14,16 +14,20 @@ Missing memory readings (:func:`clean_memory`)
     the VM exists is missing data, not a working set of 0: a running VM
     always uses memory. Rule, per VM:
 
-    1. carry the last real reading forward for at most ``carry_seconds``
-       (default 1 hour);
-    2. beyond that, use the VM's largest real reading so far (a long gap
-       is packed as if at the VM's peak, never at 0);
-    3. before the VM's first real reading, its first real reading; a VM
-       with no real reading at all uses its booked memory.
+    1. the last real reading is carried forward; for at most
+       ``carry_seconds`` (default 1 hour) it counts as data (*carried*);
+    2. beyond that the carried value still stands in for the VM's use (in
+       the packing and in host memory), but the reading is *unknown*: the
+       shortfall metric leaves it out, since the trace does not say what
+       the VM used. (Filling long gaps with the VM's peak instead was
+       tried: the step from the carried value to the peak, in many VMs at
+       once during a collection outage, made host overloads that were
+       the rule's, not the trace's);
+    3. before the VM's first real reading, its first real reading
+       (unknown); a VM with no real reading at all uses its booked memory
+       (unknown).
 
-    Readings filled by rule 1 are counted as *carried*, by rules 2 and 3
-    as *unknown*; the shortfall metric leaves the unknown ones out (the
-    trace does not say what the VM used).
+    The counts of missing, carried and unknown readings are reported.
 
 Estimator error (:class:`ErrorModel`)
     In ``wss`` mode the working-set series the packing reads can be made
@@ -125,17 +129,13 @@ def clean_memory(trace, carry_seconds=3600.0):
     carried_val = mem[rows, np.maximum(last_idx, 0)]
     age = idx[None, :] - last_idx
     carry_steps = int(math.floor(carry_seconds / trace.step + 1e-9))
-    running_max = np.maximum.accumulate(np.where(valid, mem, 0.0), axis=1)
     has_any = valid.any(axis=1)
     first_idx = np.argmax(valid, axis=1)
     first_val = np.where(has_any, mem[np.arange(n_v), first_idx],
                          trace.booked)
     seen = last_idx >= 0
     carry = seen & ~valid & (age <= carry_steps)
-    peak = seen & ~valid & ~carry
-    out = np.where(valid, mem, 0.0)
-    out = np.where(carry, carried_val, out)
-    out = np.where(peak, running_max, out)
+    out = np.where(valid, mem, carried_val)
     out = np.where(~seen, first_val[:, None], out)
     out = np.where(alive, out, 0.0)
     out = np.minimum(out, np.maximum(trace.booked, 1.0)[:, None])
