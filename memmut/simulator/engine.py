@@ -49,7 +49,10 @@ which the round did not know:
 * the lower bound on active hosts for the same step
   (:func:`memmut.simulator.quality.lower_bound`).
 
-The run starts once one time slice of samples exists (step ``w - 1``).
+The run starts once one time slice of samples exists (step ``w - 1``),
+or at ``start_steps`` if later: the VMs then present are placed afresh
+by the placement algorithm, but their histories and WSS^max_avg include
+the samples before (a warm start, used for repeats over start days).
 """
 
 import dataclasses
@@ -96,6 +99,9 @@ class Settings:
     headroom_fraction: float = 0.05
     bandwidth_mb_s: float = 10.0
     duration_steps: int = 0
+    # First step to simulate (0: once one time slice of samples exists);
+    # the histories before it are used, so a later start is warm.
+    start_steps: int = 0
     # Seconds between two consolidation rounds.
     interval: float = 300.0
     # Migrations a host runs at a time (incoming and outgoing).
@@ -205,7 +211,7 @@ def simulate(trace, mode, settings=None, progress=None):
     alive = trace.alive()
     step = trace.step
     w = wss_mod.slice_samples(settings.wss_time_slice, step)
-    s0 = min(w - 1, max(0, trace.n_steps - 2))
+    s0 = min(max(w - 1, settings.start_steps), max(0, trace.n_steps - 2))
     end = trace.n_steps - 1
     if settings.duration_steps:
         end = min(end, s0 + settings.duration_steps)

@@ -13,9 +13,9 @@ Repeats:
   seeds 0 .. N-1 (always run: needs no data);
 * ``bitbrains``: when the real trace is present
   (``../shared/traces/bitbrains-rnd-2013-7.tar.gz``, read in place, never
-  copied), consecutive windows of ``--window-days`` of each month in it
-  (the default, 6 days, gives 5 windows of the 30-day month), each
-  starting on its own day.
+  copied), consecutive windows of ``--window-days`` of the month (the
+  default, 6 days, gives 5 windows of the 30-day month), each starting on
+  its own day with the days before as history (a warm start).
 
 Per repeat, both packings, their active hosts beside the per-step lower
 bound on active hosts (``max(ceil(CPU / host CPU), ceil(memory / host
@@ -172,9 +172,12 @@ def brief(metrics, comparison):
 
 def windows(trace, days):
     """Consecutive windows of ``days`` days (the last partial one
-    dropped), each as its own trace."""
+    dropped): ``(start day, start step, steps)``. Each is simulated from
+    its start step with the samples before it as history (a warm start:
+    a window cut out as a trace of its own would begin with every VM at
+    its booking for an hour, and the memory underloads that follow)."""
     n = int(round(days * 86400.0 / trace.step))
-    return [(k * n * trace.step / 86400.0, trace.window(k * n, n))
+    return [(k * n * trace.step / 86400.0, k * n, n)
             for k in range(trace.n_steps // n)]
 
 
@@ -370,7 +373,10 @@ def main(argv=None):
             tr = synthetic.generate(300, 2.0, key)
             label = 'seed %d' % key
         else:
-            start_day, tr = parts[key]
+            start_day, first, steps = parts[key]
+            tr = real
+            s = dataclasses.replace(s, start_steps=first,
+                                    duration_steps=steps)
             label = 'days %g-%g' % (start_day,
                                     start_day + args.window_days)
         t0 = time.perf_counter()

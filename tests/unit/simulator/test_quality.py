@@ -40,6 +40,19 @@ def test_interval_changes_the_run():
     assert b['migrations'] < a['migrations'] / 3
 
 
+def test_a_later_start_is_warm():
+    # 1 GiB for 30 steps then 3 GiB: starting at step 35 the packing
+    # already knows the 3 GiB (no booking, no first-hour warm-up)
+    mem = np.ones((1, 60))
+    mem[0, 30:] = 3.0
+    t = make_trace(mem, [8])
+    m, series = engine.simulate(t, 'wss', engine.Settings(
+        start_steps=45, duration_steps=10))
+    assert m['intervals'] == 10
+    assert series['allocated_memory_mb'].tolist() == [3.15 * GIB] * 10
+    assert m['shortfall_vm_interval_fraction'] == 0.0
+
+
 def test_interval_must_be_positive():
     with pytest.raises(ValueError):
         engine.Settings(interval=0.0)
