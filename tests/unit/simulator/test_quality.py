@@ -1,6 +1,7 @@
 """The simulator's modelling rules on hand-made traces."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -215,8 +216,10 @@ def test_error_file_errors(tmp_path):
 
 
 def test_real_badis_results_give_a_model():
-    model = quality.error_model_from_file('tests/benchmarks/results/'
-                                          'badis.json')
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__)))))
+    model = quality.error_model_from_file(os.path.join(
+        root, 'tests', 'benchmarks', 'results', 'badis.json'))
     d = model.describe()
     assert d['error_samples'] > 100 and 0 < d['mean_abs_relative_error'] < 1
 
