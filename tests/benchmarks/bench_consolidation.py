@@ -38,7 +38,8 @@ minutes.
 
 Writes tests/benchmarks/results/consolidation.json and .md,
 consolidation_{active_hosts,migrations,memory,scaling}.png and prints a
-summary. Run by hand (about 12 minutes on 2 shared cores)::
+summary. Run by hand (about 5 minutes of CPU; 10.5 minutes wall on 2
+cores shared at a load average of 4-6)::
 
     .tox/py3/bin/python -m tests.benchmarks.bench_consolidation \
         [--trace PATH] [--repeats 5] [--window-days 6] [--seed 20] \
