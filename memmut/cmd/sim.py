@@ -95,12 +95,16 @@ def run(conf):
                          % ', '.join(bad or ['nothing']))
     progress = Progress(conf.progress)
     tr = load_trace(conf, progress)
-    for opt, name in (('host_cpu_mhz', 'host_cpu_mhz'),
-                      ('host_memory_mb', 'host_memory_mb'),
-                      ('host_count', 'host_count')):
+    for opt, name, group in (('host_cpu_mhz', 'host_cpu_mhz', 'simulator'),
+                             ('host_memory_mb', 'host_memory_mb',
+                              'simulator'),
+                             ('host_count', 'host_count', 'simulator'),
+                             ('wss_error', 'wss_error', 'simulator'),
+                             ('wss_lag', 'wss_lag', 'simulator'),
+                             ('interval', 'interval', 'consolidation')):
         value = getattr(conf, opt)
         if value is not None:
-            conf.set_override(name, value, group='simulator')
+            conf.set_override(name, value, group=group)
     settings = engine.settings_from_conf(conf, conf.duration, tr.step)
     spec_effective = settings.spec.effective()
     out_dir = conf.output_dir or default_output_dir()
@@ -131,6 +135,15 @@ def run(conf):
             'wss_time_slice_s': settings.wss_time_slice,
             'headroom_mb': settings.headroom_mb,
             'headroom_fraction': settings.headroom_fraction,
+            'missing_carry_seconds': settings.missing_carry_seconds,
+            'wss_error': settings.wss_error.describe(),
+        },
+        'rounds': {
+            'interval_s': settings.interval,
+            'sampling_step_s': tr.step,
+            'migration_bandwidth_mb_s': settings.bandwidth_mb_s,
+            'migration_concurrency': settings.migration_concurrency,
+            'migration_cpu_mhz': settings.migration_cpu_mhz,
         },
         'modes': metrics,
         'comparison': engine.compare(metrics),

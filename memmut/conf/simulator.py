@@ -45,6 +45,48 @@ opts = [
                  help='Seconds s of the time slice over which WSS^max_avg '
                       'takes the maximum of the moving average (1 hour in '
                       'the seed).'),
+    cfg.IntOpt('migration_concurrency',
+               default=1,
+               min=1,
+               help='Live migrations a simulated host runs at a time, '
+                    'incoming and outgoing together (nova\'s '
+                    'max_concurrent_live_migrations, default 1). A '
+                    'migration takes its VM\'s packed memory over '
+                    '[consolidation] network_migration_bandwidth; the '
+                    'others wait, and may spill into later rounds.'),
+    cfg.FloatOpt('migration_cpu_mhz',
+                 default=1300.0,
+                 min=0.0,
+                 help='CPU in MHz a live migration costs on each of its two '
+                      'hosts while it copies (default half a 2.6 GHz '
+                      'core: the sending and the receiving QEMU '
+                      'threads). Counted in CPU load, CPU overload and '
+                      'energy.'),
+    cfg.FloatOpt('missing_carry_seconds',
+                 default=3600.0,
+                 min=0.0,
+                 help='A Memory usage reading of 0 (or no reading) while a '
+                      'VM exists is missing data: the last real reading is '
+                      'carried forward for at most this many seconds, '
+                      'then the VM\'s largest real reading so far is '
+                      'used. Both are counted in the results.'),
+    cfg.StrOpt('wss_error',
+               default='',
+               help='Estimator error injected into the working-set series '
+                    'of the wss packing: a number (standard deviation of '
+                    'a normal relative error, e.g. 0.1) or the path of '
+                    'bench_badis\'s results (badis.json, with the '
+                    'per-poll records badis.jsonl beside it), whose '
+                    'measured relative errors and lag are used. Empty: '
+                    'the trace\'s working sets as they are.'),
+    cfg.IntOpt('wss_lag',
+               min=0,
+               help='Samples by which the injected working-set estimate '
+                    'lags the truth (default: the lag measured in the '
+                    'wss_error file, else 0).'),
+    cfg.IntOpt('wss_error_seed',
+               default=0,
+               help='Random seed of the injected estimator error.'),
     cfg.IntOpt('synthetic_vms',
                default=300,
                min=1,
@@ -92,6 +134,20 @@ cli_opts = [
                min=0,
                help='Number of hosts for this run (default: [simulator] '
                     'host_count).'),
+    cfg.IntOpt('interval',
+               min=1,
+               help='Seconds between two consolidation rounds for this run '
+                    '(default: [consolidation] interval). The trace step '
+                    'stays the sampling step.'),
+    cfg.StrOpt('wss-error',
+               help='Estimator error for this run (default: [simulator] '
+                    'wss_error): a relative standard deviation such as '
+                    '0.1, or the path of tests/benchmarks/results/'
+                    'badis.json.'),
+    cfg.IntOpt('wss-lag',
+               min=0,
+               help='Lag of the injected estimate in samples for this run '
+                    '(default: [simulator] wss_lag).'),
     cfg.BoolOpt('plots',
                 default=True,
                 help='Write PNG plots (needs matplotlib); --noplots skips '

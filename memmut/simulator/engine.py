@@ -14,24 +14,45 @@ one of two modes:
     plus headroom, capped at the booking; the memory load in detection is
     the sum of the VMs' WSS^max_avg. A VM is counted at its booking during
     its first time slice, before Badis has an estimate (it boots with its
-    full booking).
+    full booking). An estimator's lag and error can be injected into the
+    series it is computed from (:class:`memmut.simulator.quality.
+    ErrorModel`).
 
-Every step (the trace's 300 s): VMs that left are removed; VMs that
-arrived are placed by the placement algorithm (a VM that fits no host,
-even an empty one, gets an empty host of its own and is reported as
-oversize); one consolidation round is planned from the histories up to
-this step and its migrations are applied at once. The interval up to the
-next sample is then accounted with that next sample, which the round did
-not know: active hosts (those running VMs; the others are suspended),
-memory overload (a host whose VMs' actual ``Memory usage`` sums to more
-than its memory: an SLA violation), CPU overload (their CPU use beyond its
-capacity) and energy with Neat's linear power model
-``P(u) = P_idle + (P_max - P_idle) u`` of the CPU utilization ``u``
-(capped at 1; suspended hosts draw nothing).
+Before the run, VMs larger than a host are rejected and missing memory
+readings filled (:mod:`memmut.simulator.quality`).
 
-The run starts once one time slice of samples exists (step ``w - 1``).
-Migrations are instantaneous; their count, reasons and the time spent
-planning are reported.
+Every trace step (the sampling step, 300 s for Bitbrains): VMs that left
+are removed (cancelling their migrations); VMs that arrived are placed by
+the placement algorithm (a VM that fits no empty host at the placement
+thresholds gets an empty host of its own and is reported as oversize).
+Every ``interval`` seconds (``[consolidation] interval``; the first round
+at the first step) one consolidation round is planned from the histories
+up to this step. Its migrations take time (:mod:`memmut.simulator.
+migration`): a VM in flight is not re-planned; when the next rounds plan,
+its memory and CPU are reserved on its destination (the planner is given
+that host's capacities less the reservations, and both hosts' less the
+CPU of running copies) and it counts as gone from its source. The
+interval up to the next sample is then accounted with that next sample,
+which the round did not know:
+
+* active hosts: those running VMs or taking part in a copy (the others
+  are suspended);
+* host memory overload: a host whose VMs' actual ``Memory usage`` (a VM
+  being copied counting on both hosts) sums to more than its memory;
+* CPU overload: their CPU use (plus the copies' cost) beyond capacity;
+* energy with Neat's linear power model ``P(u) = P_idle + (P_max -
+  P_idle) u`` of the CPU utilization ``u`` (capped at 1; suspended hosts
+  draw nothing);
+* per-VM memory shortfall: by how much the VM's use at the next sample
+  exceeds the memory it is ballooned to (what it is packed on now), i.e.
+  what it would swap (independent of the placement);
+* the lower bound on active hosts for the same step
+  (:func:`memmut.simulator.quality.lower_bound`).
+
+The run starts once one time slice of samples exists (step ``w - 1``),
+or at ``start_steps`` if later: the VMs then present are placed afresh
+by the placement algorithm, but their histories and WSS^max_avg include
+the samples before (a warm start, used for repeats over start days).
 """
 
 import dataclasses
@@ -43,6 +64,8 @@ from memmut.consolidation import loader
 from memmut.consolidation import planner
 from memmut.consolidation import wss as wss_mod
 from memmut import sizing
+from memmut.simulator import migration
+from memmut.simulator import quality
 
 MODES = ('booked', 'wss')
 
@@ -77,20 +100,49 @@ class Settings:
     headroom_fraction: float = 0.05
     bandwidth_mb_s: float = 10.0
     duration_steps: int = 0
+    # First step to simulate (0: once one time slice of samples exists);
+    # the histories before it are used, so a later start is warm.
+    start_steps: int = 0
+    # Seconds between two consolidation rounds.
+    interval: float = 300.0
+    # Migrations a host runs at a time (incoming and outgoing).
+    migration_concurrency: int = 1
+    # MHz a copy costs on each of its two hosts.
+    migration_cpu_mhz: float = 1300.0
+    # Seconds a missing memory reading may repeat the last real one.
+    missing_carry_seconds: float = 3600.0
+    wss_error: quality.ErrorModel = quality.ErrorModel()
+
+    def __post_init__(self):
+        if self.interval <= 0:
+            raise ValueError('the round interval must be positive')
+        if self.migration_concurrency < 1:
+            raise ValueError('need at least one migration per host')
+        if self.migration_cpu_mhz < 0 or self.missing_carry_seconds < 0:
+            raise ValueError('migration CPU cost and carry time must not '
+                             'be negative')
 
 
-def memory_series(trace, mode, settings):
-    """(packing memory, memory load) arrays (VMs, steps) in MiB."""
+def memory_series(trace, mode, settings, mem=None):
+    """(packing memory, memory load) arrays (VMs, steps) in MiB.
+
+    ``mem``: the working-set series (default ``trace.mem``); in ``wss``
+    mode the settings' error model is applied to it first.
+    """
+    mem = trace.mem if mem is None else mem
     alive = trace.alive()
-    booked = np.broadcast_to(trace.booked[:, None], trace.mem.shape)
+    booked = np.broadcast_to(trace.booked[:, None], mem.shape)
     if mode == 'booked':
         d = np.where(alive, booked, 0.0)
         return d, d
     if mode != 'wss':
         raise ValueError('unknown mode %r (known: %s)'
                          % (mode, ', '.join(MODES)))
+    if settings.wss_error.active:
+        mem = np.where(alive, settings.wss_error.apply(mem, trace.first),
+                       0.0)
     w = wss_mod.slice_samples(settings.wss_time_slice, trace.step)
-    ma = wss_mod.max_avg_series(trace.mem, settings.wss_average_window, w,
+    ma = wss_mod.max_avg_series(mem, settings.wss_average_window, w,
                                 valid=alive)
     ma = np.minimum(ma, booked)
     age = np.arange(trace.n_steps)[None, :] - trace.first[:, None]
@@ -102,6 +154,29 @@ def memory_series(trace, mode, settings):
     return d, m
 
 
+def round_steps(s0, end, step, interval):
+    """Steps in ``[s0, end)`` at which a round runs: the first, then the
+    first step at or after every further ``interval`` seconds."""
+    out, next_t = [], s0 * step
+    for t in range(s0, end):
+        if t * step >= next_t - 1e-6:
+            out.append(t)
+            while next_t <= t * step + 1e-6:
+                next_t += interval
+    return out
+
+
+def shortfall(alloc, use, ok):
+    """Per-VM memory shortfall of the accounted intervals.
+
+    ``alloc``: what each VM is ballooned to for the interval (VMs,
+    intervals); ``use``: what it uses at the interval's end; ``ok``: the
+    intervals that count. Returns the shortfall array (MiB, 0 where not
+    counted).
+    """
+    return np.where(ok, np.maximum(0.0, use - alloc), 0.0)
+
+
 class _Pool:
     """Where VMs run, with the helpers the step loop needs."""
 
@@ -111,8 +186,6 @@ class _Pool:
         n = model.count or trace.n_vms
         self.names = ['host-%05d' % i for i in range(n)]
         self.index = {h: i for i, h in enumerate(self.names)}
-        self.hosts = [planner.PlannerHost(h, model.cpu_mhz, model.memory_mb,
-                                          active=False) for h in self.names]
         self.where = np.full(trace.n_vms, -1, dtype=int)
 
     def usage(self, vms, values):
@@ -128,37 +201,74 @@ def simulate(trace, mode, settings=None, progress=None):
     settings = settings or Settings()
     model = settings.hosts
     wall0 = time.perf_counter()
-    d_mem, m_mem = memory_series(trace, mode, settings)
+    if mode not in MODES:
+        raise ValueError('unknown mode %r (known: %s)'
+                         % (mode, ', '.join(MODES)))
+    trace, rejected = quality.reject_oversize(trace, model.cpu_mhz,
+                                              model.memory_mb)
+    clean = quality.clean_memory(trace, settings.missing_carry_seconds)
+    mem = clean.mem
+    d_mem, m_mem = memory_series(trace, mode, settings, mem)
     alive = trace.alive()
-    w = wss_mod.slice_samples(settings.wss_time_slice, trace.step)
-    s0 = min(w - 1, max(0, trace.n_steps - 2))
+    step = trace.step
+    w = wss_mod.slice_samples(settings.wss_time_slice, step)
+    s0 = min(max(w - 1, settings.start_steps), max(0, trace.n_steps - 2))
     end = trace.n_steps - 1
     if settings.duration_steps:
         end = min(end, s0 + settings.duration_steps)
     here = alive[:, s0]
     mt = loader.migration_time(d_mem[here, s0] if here.any()
                                else trace.booked, settings.bandwidth_mb_s)
-    algos = loader.build_all(settings.spec, trace.step, mt)
+    algos = loader.build_all(settings.spec, step, mt)
     pool = _Pool(trace, model)
+    n_h = len(pool.names)
+    sched = migration.Scheduler(settings.bandwidth_mb_s,
+                                settings.migration_concurrency)
     vm_index = {n: i for i, n in enumerate(trace.names)}
-    cpu, mem = trace.cpu, trace.mem
+    cpu = trace.cpu
     big_l = settings.history_length
+    overhead = settings.migration_cpu_mhz
+    rounds_at = set(round_steps(s0, end, step, settings.interval))
+    states = {}
 
     n_int = end - s0
     series = {k: np.zeros(n_int) for k in (
         'active_hosts', 'migrations', 'memory_migrations',
         'memory_violations', 'cpu_overloads', 'power_w', 'used_memory_mb',
-        'allocated_memory_mb')}
+        'allocated_memory_mb', 'in_flight', 'copying')}
     causes = {}
     failed = {'overload': 0, 'underload': 0}
     oversize = set()
-    plan_time, plan_max, moves_total = 0.0, 0.0, 0
+    plan_time, plan_max, moves_total, n_rounds = 0.0, 0.0, 0, 0
+
+    def reservations(t):
+        """Per host: memory and CPU the planner must leave aside for the
+        migrations in flight: the VM on its destination, the copy's CPU
+        on both hosts. On the source the VM counts as gone: the round
+        that moved it has dealt with that host, and counting it again
+        would make the next rounds select more VMs from it."""
+        r_mem, r_cpu = np.zeros(n_h), np.zeros(n_h)
+        for v, m in sched.in_flight.items():
+            r_mem[m.destination] += d_mem[v, t]
+            r_cpu[m.destination] += cpu[v, t]
+        for m in sched.running:
+            r_cpu[m.source] += overhead
+            r_cpu[m.destination] += overhead
+        return r_mem, r_cpu
 
     def place_new(new, t, lo):
         placed = np.flatnonzero(pool.where >= 0)
         c_use = pool.usage(placed, cpu[:, t])
         r_use = pool.usage(placed, d_mem[:, t])
-        act = np.bincount(pool.where[placed], minlength=len(pool.names)) > 0
+        for v, m in sched.in_flight.items():
+            c_use[m.destination] += cpu[v, t]
+            r_use[m.destination] += d_mem[v, t]
+        for m in sched.running:
+            c_use[m.source] += overhead
+            c_use[m.destination] += overhead
+        act = np.bincount(pool.where[placed], minlength=n_h) > 0
+        for m in sched.in_flight.values():
+            act[m.destination] = True
 
         def attempt(vms):
             on = np.flatnonzero(act)
@@ -197,60 +307,94 @@ def simulate(trace, mode, settings=None, progress=None):
             oversize.add(trace.names[v])
             commit(v, int(free[0]))
 
+    def plan_at(t, lo):
+        fly = sched.in_flight
+        placed = np.flatnonzero(pool.where >= 0)
+        r_mem, r_cpu = reservations(t)
+        busy = np.bincount(pool.where[placed], minlength=n_h) > 0
+        for m in fly.values():
+            busy[m.destination] = True
+        hosts = []
+        for i, name in enumerate(pool.names):
+            if not busy[i]:
+                states.pop(name, None)
+            hosts.append(planner.PlannerHost(
+                name, max(0.01 * model.cpu_mhz, model.cpu_mhz - r_cpu[i]),
+                max(0.01 * model.memory_mb, model.memory_mb - r_mem[i]),
+                active=bool(busy[i]), state=states.get(name)))
+        vms = [planner.PlannerVM(trace.names[v], pool.names[pool.where[v]],
+                                 cpu[v, lo:t + 1], float(d_mem[v, t]),
+                                 m_mem[v, lo:t + 1]) for v in placed
+               if v not in fly]
+        return planner.plan_round(hosts, vms, algos, settings.plan)
+
+    def switch_over(m):
+        pool.where[m.vm] = m.destination
+
     for k, t in enumerate(range(s0, end)):
+        t_start = t * step
         lo = max(0, t - big_l + 1)
         gone = (pool.where >= 0) & (trace.last < t)
-        pool.where[gone] = -1
+        if gone.any():
+            sched.cancel(np.flatnonzero(gone).tolist())
+            pool.where[gone] = -1
         new = np.flatnonzero((pool.where < 0) & alive[:, t])
         if len(new):
             place_new(new, t, lo)
-        placed = np.flatnonzero(pool.where >= 0)
-        has_vms = np.bincount(pool.where[placed],
-                              minlength=len(pool.names)) > 0
-        for i, h in enumerate(pool.hosts):
-            h.active = bool(has_vms[i])
-            if not h.active:
-                h.state = None
-        vms = [planner.PlannerVM(trace.names[v], pool.names[pool.where[v]],
-                                 cpu[v, lo:t + 1], float(d_mem[v, t]),
-                                 m_mem[v, lo:t + 1]) for v in placed]
-        p0 = time.perf_counter()
-        plan = planner.plan_round(pool.hosts, vms, algos, settings.plan)
-        dt = time.perf_counter() - p0
-        plan_time += dt
-        plan_max = max(plan_max, dt)
-        for name, st in plan.states.items():
-            pool.hosts[pool.index[name]].state = st
-        mem_moves = 0
-        for m in plan.migrations:
-            pool.where[vm_index[m.vm]] = pool.index[m.destination]
-            key = '%s %s' % (m.kind, m.resource)
-            causes[key] = causes.get(key, 0) + 1
-            mem_moves += m.memory_caused
-        for _, kind in plan.failed:
-            failed[kind] += 1
-        moves_total += len(plan.migrations)
+        mem_moves, n_moves = 0, 0
+        if t in rounds_at:
+            n_rounds += 1
+            p0 = time.perf_counter()
+            plan = plan_at(t, lo)
+            dt = time.perf_counter() - p0
+            plan_time += dt
+            plan_max = max(plan_max, dt)
+            states.update(plan.states)
+            for m in plan.migrations:
+                v = vm_index[m.vm]
+                sched.add(v, pool.index[m.source],
+                          pool.index[m.destination], d_mem[v, t], t_start)
+                key = '%s %s' % (m.kind, m.resource)
+                causes[key] = causes.get(key, 0) + 1
+                mem_moves += m.memory_caused
+            for _, kind in plan.failed:
+                failed[kind] += 1
+            n_moves = len(plan.migrations)
+            moves_total += n_moves
+        overlaps = sched.advance(t_start, t_start + step, switch_over)
 
         # Account for the interval up to the next sample.
         t1 = t + 1
         live = np.flatnonzero((pool.where >= 0) & alive[:, t1])
         hv = pool.where[live]
-        n_h = len(pool.names)
         used = np.bincount(hv, weights=mem[live, t1], minlength=n_h)
         cpu_h = np.bincount(hv, weights=cpu[live, t1], minlength=n_h)
         act = np.bincount(hv, minlength=n_h) > 0
+        for o in overlaps:
+            m = o.migration
+            if not alive[m.vm, t1] or pool.where[m.vm] < 0:
+                continue
+            other = m.source if o.done else m.destination
+            used[other] += mem[m.vm, t1]
+            c = cpu[m.vm, t1]
+            cpu_h[pool.where[m.vm]] -= c
+            cpu_h[m.source] += c * o.before + overhead * o.copy
+            cpu_h[m.destination] += c * (1 - o.before) + overhead * o.copy
+            act[m.source] = act[m.destination] = True
         u = np.minimum(1.0, cpu_h[act] / model.cpu_mhz)
         series['active_hosts'][k] = act.sum()
-        series['migrations'][k] = len(plan.migrations)
+        series['migrations'][k] = n_moves
         series['memory_migrations'][k] = mem_moves
         series['memory_violations'][k] = np.count_nonzero(
             used[act] > model.memory_mb)
         series['cpu_overloads'][k] = np.count_nonzero(
-            cpu_h[act] > model.cpu_mhz)
+            cpu_h[act] > model.cpu_mhz * (1 + 1e-9))
         series['power_w'][k] = (model.idle_watts * len(u) + (
             model.max_watts - model.idle_watts) * u.sum())
         series['used_memory_mb'][k] = used.sum()
         series['allocated_memory_mb'][k] = d_mem[live, t1].sum()
+        series['in_flight'][k] = len(sched.waiting) + len(sched.running)
+        series['copying'][k] = sum(1 for o in overlaps if o.copy > 0)
         if progress:
             progress(k + 1, n_int, {
                 'active_hosts': int(series['active_hosts'][k]),
@@ -258,47 +402,98 @@ def simulate(trace, mode, settings=None, progress=None):
                 'memory_migrations': int(series['memory_migrations'][:k + 1]
                                          .sum())})
 
+    # Per-VM shortfall and the lower bound, over the accounted intervals.
+    sl, sl1 = slice(s0, end), slice(s0 + 1, end + 1)
+    ok = alive[:, sl] & alive[:, sl1] & clean.known[:, sl1]
+    short = shortfall(d_mem[:, sl], mem[:, sl1], ok)
+    lb, lb_cpu, lb_mem = quality.lower_bound(
+        cpu[:, sl1], d_mem[:, sl1], alive[:, sl1], model.cpu_mhz,
+        model.memory_mb)
+    series['lower_bound'] = lb
+    series['shortfall_mb'] = short.sum(axis=0)
+    series['short_vms'] = np.count_nonzero(short > 0, axis=0).astype(float)
+    positive = short[short > 0]
+    counted = ok.sum(axis=1)
+    vm_frac = np.where(counted > 0, (short > 0).sum(axis=1)
+                       / np.maximum(counted, 1), 0.0)[counted > 0]
+
+    done = sched.completed
+    durations = np.array([m.duration for m in done])
+    waits = np.array([m.start - m.planned for m in done])
+    spilled = sum(1 for m in done if m.end > m.planned + settings.interval
+                  + 1e-6) + len(sched.waiting) + len(sched.running)
+
     host_time = series['active_hosts'].sum()
     memory_caused = int(series['memory_migrations'].sum())
     memory_only = sum(n for c, n in causes.items()
                       if c.endswith(' ' + planner.MEMORY))
-    rounds = max(1, n_int)
+    avg_active = float(series['active_hosts'].mean()) if n_int else 0.0
+    lb_mean = float(lb.mean()) if n_int else 0.0
     metrics = {
         'mode': mode,
         'intervals': int(n_int),
-        'hours': round(n_int * trace.step / 3600.0, 3),
-        'avg_active_hosts': float(series['active_hosts'].mean())
-        if n_int else 0.0,
+        'hours': round(n_int * step / 3600.0, 3),
+        'interval_s': settings.interval,
+        'rounds': n_rounds,
+        'avg_active_hosts': avg_active,
         'max_active_hosts': int(series['active_hosts'].max())
         if n_int else 0,
+        'lower_bound_hosts': lb_mean,
+        'lower_bound_cpu_hosts': float(lb_cpu.mean()) if n_int else 0.0,
+        'lower_bound_memory_hosts': float(lb_mem.mean()) if n_int else 0.0,
+        'active_over_lower_bound': (avg_active / lb_mean if lb_mean
+                                    else 0.0),
         'migrations': int(moves_total),
         'migrations_by_cause': dict(sorted(causes.items())),
         'memory_caused_migrations': memory_caused,
         'memory_only_migrations': int(memory_only),
         'memory_caused_share': (memory_caused / moves_total
                                 if moves_total else 0.0),
+        'migrations_completed': len(done),
+        'migrations_cancelled': sched.cancelled,
+        'migrations_spilled': int(spilled),
+        'mean_migration_s': float(durations.mean()) if len(done) else 0.0,
+        'max_migration_s': float(durations.max()) if len(done) else 0.0,
+        'mean_migration_wait_s': float(waits.mean()) if len(done) else 0.0,
+        'max_in_flight': int(series['in_flight'].max()) if n_int else 0,
         'memory_overload_host_time_fraction': (
             float(series['memory_violations'].sum() / host_time)
             if host_time else 0.0),
         'memory_overload_any_host_time_fraction': (
             float(np.mean(series['memory_violations'] > 0))
             if n_int else 0.0),
+        'shortfall_vm_interval_fraction': (
+            float(len(positive) / ok.sum()) if ok.sum() else 0.0),
+        'shortfall_mean_mib': (float(positive.mean()) if len(positive)
+                               else 0.0),
+        'shortfall_p99_mib': (float(np.percentile(positive, 99))
+                              if len(positive) else 0.0),
+        'shortfall_gib_hours': float(short.sum() / 1024.0 * step / 3600.0),
+        'shortfall_vms_fraction': (float(np.mean(vm_frac > 0))
+                                   if len(vm_frac) else 0.0),
+        'shortfall_vm_time_p95': (float(np.percentile(vm_frac, 95))
+                                  if len(vm_frac) else 0.0),
         'cpu_overload_host_time_fraction': (
             float(series['cpu_overloads'].sum() / host_time)
             if host_time else 0.0),
-        'energy_kwh': float(series['power_w'].sum() * trace.step / 3.6e6),
+        'energy_kwh': float(series['power_w'].sum() * step / 3.6e6),
         'mean_used_memory_gib': float(series['used_memory_mb'].mean()
                                       / 1024) if n_int else 0.0,
         'mean_allocated_memory_gib': float(
             series['allocated_memory_mb'].mean() / 1024) if n_int else 0.0,
         'failed_placements': failed,
         'oversize_vms': sorted(oversize),
+        'rejected_vms': rejected,
+        'rejected_vm_count': len(rejected),
+        'readings': clean.summary(),
+        'wss_error': (settings.wss_error.describe() if mode == 'wss'
+                      else None),
         'migration_time_s': round(mt, 3),
-        'mean_round_ms': 1000.0 * plan_time / rounds,
+        'mean_round_ms': 1000.0 * plan_time / max(1, n_rounds),
         'max_round_ms': 1000.0 * plan_max,
         'wall_seconds': time.perf_counter() - wall0,
     }
-    series['time_h'] = (np.arange(s0, end) + 1 - s0) * trace.step / 3600.0
+    series['time_h'] = (np.arange(s0, end) + 1 - s0) * step / 3600.0
     return metrics, series
 
 
@@ -309,15 +504,27 @@ def compare(results):
     if b and w and w['avg_active_hosts']:
         out['active_host_ratio_booked_over_wss'] = (
             b['avg_active_hosts'] / w['avg_active_hosts'])
+    if b and w and w.get('lower_bound_hosts'):
+        out['lower_bound_ratio_booked_over_wss'] = (
+            b['lower_bound_hosts'] / w['lower_bound_hosts'])
     if b and w and w['energy_kwh']:
         out['energy_ratio_booked_over_wss'] = (
             b['energy_kwh'] / w['energy_kwh'])
     return out
 
 
-def settings_from_conf(conf, duration_hours=0.0, step=300.0):
-    """:class:`Settings` from ``[consolidation]`` and ``[simulator]``."""
+def settings_from_conf(conf, duration_hours=0.0, step=300.0,
+                       wss_error=None):
+    """:class:`Settings` from ``[consolidation]`` and ``[simulator]``.
+
+    ``wss_error``: an :class:`memmut.simulator.quality.ErrorModel`
+    (default: from ``[simulator] wss_error``, ``wss_lag``,
+    ``wss_error_seed``).
+    """
     c, s = conf.consolidation, conf.simulator
+    if wss_error is None:
+        wss_error = quality.parse_error(s.wss_error, s.wss_lag,
+                                        s.wss_error_seed)
     return Settings(
         hosts=HostModel(cpu_mhz=s.host_cpu_mhz, memory_mb=s.host_memory_mb,
                         count=s.host_count, idle_watts=s.host_idle_watts,
@@ -330,4 +537,9 @@ def settings_from_conf(conf, duration_hours=0.0, step=300.0):
         headroom_mb=conf.badis.headroom_kb / 1024.0,
         headroom_fraction=conf.badis.headroom_fraction,
         bandwidth_mb_s=c.network_migration_bandwidth,
-        duration_steps=int(round(duration_hours * 3600.0 / step)))
+        duration_steps=int(round(duration_hours * 3600.0 / step)),
+        interval=float(c.interval),
+        migration_concurrency=s.migration_concurrency,
+        migration_cpu_mhz=s.migration_cpu_mhz,
+        missing_carry_seconds=s.missing_carry_seconds,
+        wss_error=wss_error)

@@ -13,9 +13,10 @@ import numpy as np
 
 LOG = logging.getLogger(__name__)
 
-SERIES = ('active_hosts', 'migrations', 'memory_migrations',
-          'memory_violations', 'cpu_overloads', 'power_w', 'used_memory_mb',
-          'allocated_memory_mb')
+SERIES = ('active_hosts', 'lower_bound', 'migrations', 'memory_migrations',
+          'in_flight', 'memory_violations', 'cpu_overloads', 'power_w',
+          'used_memory_mb', 'allocated_memory_mb', 'shortfall_mb',
+          'short_vms')
 
 
 def _jsonable(obj):
@@ -85,6 +86,10 @@ def plot(out_dir, series_by_mode, metrics_by_mode, prefix=''):
         ax.plot(s['time_h'], s['active_hosts'], lw=0.8, color=colors.get(m),
                 label='%s (mean %.2f)' % (
                     m, metrics_by_mode[m]['avg_active_hosts']))
+        if 'lower_bound' in s:
+            ax.plot(s['time_h'], s['lower_bound'], lw=0.6, ls=':',
+                    color=colors.get(m), label='%s lower bound (mean %.2f)'
+                    % (m, metrics_by_mode[m].get('lower_bound_hosts', 0)))
     ax.set_xlabel('hours')
     ax.set_ylabel('active hosts')
     ax.set_title('Active hosts: packing on booked memory vs WSS^max_avg')
@@ -129,17 +134,31 @@ def summary_lines(results):
     lines = []
     for mode, m in sorted(results['modes'].items()):
         lines.append(
-            '%-6s active hosts %.2f | migrations %d (caused by memory %d, '
-            '%.2f %%) | memory overload %.4f %% of host time | CPU '
-            'overload %.2f %% | energy %.1f kWh'
-            % (mode, m['avg_active_hosts'], m['migrations'],
-               m['memory_caused_migrations'],
+            '%-6s active hosts %.2f (lower bound %.2f) | migrations %d '
+            '(caused by memory %d, %.2f %%; mean %.0f s, %d spilled) | '
+            'memory overload %.4f %% of host time | CPU overload %.2f %% '
+            '| energy %.1f kWh'
+            % (mode, m['avg_active_hosts'], m.get('lower_bound_hosts', 0),
+               m['migrations'], m['memory_caused_migrations'],
                100 * m['memory_caused_share'],
+               m.get('mean_migration_s', 0), m.get('migrations_spilled', 0),
                100 * m['memory_overload_host_time_fraction'],
                100 * m['cpu_overload_host_time_fraction'],
                m['energy_kwh']))
-    ratio = results.get('comparison', {}).get(
-        'active_host_ratio_booked_over_wss')
+        if 'shortfall_vm_interval_fraction' in m:
+            lines.append(
+                '       shortfall in %.2f %% of VM-intervals (mean %.0f '
+                'MiB, p99 %.0f MiB, %.1f GiB-h) | rejected VMs %d | '
+                'missing readings %d (carried %d)'
+                % (100 * m['shortfall_vm_interval_fraction'],
+                   m['shortfall_mean_mib'], m['shortfall_p99_mib'],
+                   m['shortfall_gib_hours'], m['rejected_vm_count'],
+                   m['readings']['missing_readings'],
+                   m['readings']['carried_forward']))
+    comp = results.get('comparison', {})
+    ratio = comp.get('active_host_ratio_booked_over_wss')
     if ratio:
-        lines.append('active-host ratio booked / wss: %.2fx' % ratio)
+        lines.append('active-host ratio booked / wss: %.2fx (lower bounds: '
+                     '%.2fx)' % (ratio, comp.get(
+                         'lower_bound_ratio_booked_over_wss', 0.0)))
     return lines

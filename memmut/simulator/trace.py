@@ -12,8 +12,13 @@ Every row is put on a grid of ``step`` seconds starting at the earliest
 timestamp of the trace (nearest slot; rows falling in the same slot are
 averaged; a slot missing between a VM's first and last row repeats the
 previous one). Before its first row and after its last a VM does not
-exist. A VM's booked memory is the largest provisioned value in its file
-(a few files report 0 in some rows; those are ignored). Rows that do not
+exist. ``Trace.mem_valid`` marks the memory readings that are real: a slot
+with a row whose ``Memory usage`` is above 0 (the zero readings do not
+enter the slot's average); a slot without one, or whose rows all read 0,
+is a missing reading (the simulator's rule for those is in
+:mod:`memmut.simulator.quality`). A VM's booked memory is the largest
+provisioned value in its file (a few files report 0 in some rows; those
+are ignored). Rows that do not
 parse (wrong number of fields, non-numbers, NaN, negative values) are
 skipped and counted.
 """
@@ -53,6 +58,8 @@ class Trace:
     source: str = ''
     malformed_rows: int = 0
     files_skipped: int = 0
+    # (VMs, steps) booleans: real memory readings; None: all are.
+    mem_valid: typing.Optional[np.ndarray] = None
 
     @property
     def n_vms(self):
@@ -72,17 +79,41 @@ class Trace:
         """The first ``steps`` steps only (VMs starting later dropped)."""
         if steps >= self.n_steps:
             return self
-        keep = self.first < steps
+        return self.window(0, steps)
+
+    def window(self, begin, steps):
+        """Steps ``begin .. begin + steps - 1`` as a trace of their own
+        (VMs not existing in them dropped; ``start`` moved accordingly)."""
+        end = min(self.n_steps, begin + steps)
+        if begin < 0 or begin >= end:
+            raise ValueError('empty window %d+%d of %d steps'
+                             % (begin, steps, self.n_steps))
+        keep = (self.first < end) & (self.last >= begin)
+        valid = (None if self.mem_valid is None
+                 else self.mem_valid[keep, begin:end])
         return Trace(names=[n for n, k in zip(self.names, keep) if k],
-                     step=self.step, start=self.start,
-                     cpu=self.cpu[keep, :steps], mem=self.mem[keep, :steps],
+                     step=self.step, start=self.start + begin * self.step,
+                     cpu=self.cpu[keep, begin:end],
+                     mem=self.mem[keep, begin:end],
                      booked=self.booked[keep],
                      cpu_capacity=self.cpu_capacity[keep],
-                     first=self.first[keep],
-                     last=np.minimum(self.last[keep], steps - 1),
-                     source=self.source,
+                     first=np.maximum(self.first[keep] - begin, 0),
+                     last=np.minimum(self.last[keep], end - 1) - begin,
+                     source=self.source if not begin and end == self.n_steps
+                     else '%s[steps %d-%d]' % (self.source, begin, end - 1),
                      malformed_rows=self.malformed_rows,
-                     files_skipped=self.files_skipped)
+                     files_skipped=self.files_skipped, mem_valid=valid)
+
+    def select(self, keep):
+        """Only the VMs where the boolean array ``keep`` is true."""
+        keep = np.asarray(keep, dtype=bool)
+        return dataclasses.replace(
+            self, names=[n for n, k in zip(self.names, keep) if k],
+            cpu=self.cpu[keep], mem=self.mem[keep], booked=self.booked[keep],
+            cpu_capacity=self.cpu_capacity[keep], first=self.first[keep],
+            last=self.last[keep],
+            mem_valid=None if self.mem_valid is None
+            else self.mem_valid[keep])
 
     def summary(self):
         return {
@@ -219,6 +250,7 @@ def load_bitbrains(path, step=300.0, progress=None):
     cap = np.zeros(v)
     first = np.zeros(v, dtype=int)
     last = np.zeros(v, dtype=int)
+    valid = np.zeros((v, n_steps), dtype=bool)
     for k, name in enumerate(names):
         arr = parsed[name]
         idx = np.rint((arr[:, COL_TS] - start) / step).astype(int)
@@ -230,11 +262,17 @@ def load_bitbrains(path, step=300.0, progress=None):
         # Slots with no row repeat the previous slot's value.
         fill = np.where(present, np.arange(n_steps), 0)
         np.maximum.accumulate(fill, out=fill)
-        for col, out, scale in ((COL_CPU, cpu, 1.0),
-                                (COL_MEM_USED, mem, KIB_PER_MIB)):
-            sums = np.bincount(idx, weights=arr[:, col], minlength=n_steps)
+        mem_ok = arr[:, COL_MEM_USED] > 0
+        mem_counts = np.bincount(idx[mem_ok], minlength=n_steps).astype(
+            float)
+        valid[k] = mem_counts > 0
+        for col, out, scale, rows_ok, n in (
+                (COL_CPU, cpu, 1.0, slice(None), counts),
+                (COL_MEM_USED, mem, KIB_PER_MIB, mem_ok, mem_counts)):
+            sums = np.bincount(idx[rows_ok], weights=arr[rows_ok, col],
+                               minlength=n_steps)
             with np.errstate(invalid='ignore', divide='ignore'):
-                vals = np.where(present, sums / np.maximum(counts, 1), 0.0)
+                vals = np.where(n > 0, sums / np.maximum(n, 1), 0.0)
             vals = vals[fill] / scale
             vals[:lo] = 0.0
             vals[hi + 1:] = 0.0
@@ -248,4 +286,4 @@ def load_bitbrains(path, step=300.0, progress=None):
                  step=float(step), start=start, cpu=cpu, mem=mem,
                  booked=booked, cpu_capacity=cap, first=first, last=last,
                  source=os.path.abspath(path), malformed_rows=malformed,
-                 files_skipped=skipped)
+                 files_skipped=skipped, mem_valid=valid)

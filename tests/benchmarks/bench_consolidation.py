@@ -1,36 +1,58 @@
-"""Benchmark: consolidation on the real Bitbrains month (issue 6).
+"""Benchmark: consolidation, booked memory vs working sets (issues 6, 20).
 
-Replays ``bitbrains-rnd-2013-7.tar.gz`` (500 VMs, 30 days, 300 s samples;
-read in place, never copied) through memmut-sim's engine with the default
-options, packing VMs on their booked memory (Neat) and on WSS^max_avg
-(memmut), and compares the result with the goals of issue 6:
+Replays traces through memmut-sim's engine with the default options,
+packing VMs on their booked memory (Neat) and on WSS^max_avg (memmut),
+under the benchmark discipline of :mod:`tests.benchmarks.discipline`:
+every headline figure is a mean over repeats with its 95 % interval, the
+repeats run in a seeded random order, and the result file records the
+versions and the machine's load.
 
-* active-host ratio booked / WSS >= 2.5 (seed 004: 2.04 on a Google trace);
-* share of migrations caused by memory <= 3 % (seed: 3.17 %);
-* host time with used memory above capacity <= 0.2 %;
-* the whole month, both modes, in <= 10 minutes.
+Repeats:
 
-Then three sensitivity runs of the month (each changes one thing): hosts
-with 128 GiB and with 512 GiB of memory instead of 256 GiB, and Neat's own
-``minimum_migration_time_max_cpu`` VM selection instead of memmut's
-default. Last, the time one round of planning takes with 100 to 10 000
-simulated hosts (5 VMs per host, 100-sample histories, a mix of loaded,
-overloaded and underloaded hosts).
+* ``synthetic``: the built-in synthetic trace (300 VMs, 2 days) with
+  seeds 0 .. N-1 (always run: needs no data);
+* ``bitbrains``: when the real trace is present
+  (``../shared/traces/bitbrains-rnd-2013-7.tar.gz``, read in place, never
+  copied), consecutive windows of ``--window-days`` of the month (the
+  default, 6 days, gives 5 windows of the 30-day month), each starting on
+  its own day with the days before as history (a warm start).
 
-Writes tests/benchmarks/results/consolidation.json,
+Per repeat, both packings, their active hosts beside the per-step lower
+bound on active hosts (``max(ceil(CPU / host CPU), ceil(memory / host
+memory))`` for each packing's memory column), migrations (and their
+duration and spill), memory overload, per-VM shortfall and energy. Then
+variants of the real-trace repeats (each changes one thing): rounds every
+1 800 s instead of 300 s, Badis's measured error and lag injected into the
+working sets (``tests/benchmarks/results/badis.json``), a normal
+relative error of 30 %, and migrations at 1 GbE (119 MB/s) instead of
+Neat's default 10 MB/s. The whole month is also run once (its figures are
+comparable to the single runs of earlier results, and give the plots).
+Last, the time one round of planning takes with 100 to 10 000 simulated
+hosts.
+
+Goals (issue 6), met only if the whole interval is inside: active-host
+ratio booked / WSS >= 2.5 (seed 004: 2.04 on a Google trace), share of
+migrations caused by memory <= 3 % (seed: 3.17 %), host time with used
+memory above capacity <= 0.2 %; and the month, both modes, in <= 10
+minutes.
+
+Writes tests/benchmarks/results/consolidation.json and .md,
 consolidation_{active_hosts,migrations,memory,scaling}.png and prints a
-summary. Run by hand (about 5 minutes on 2 cores)::
+summary. Run by hand (about 5 minutes of CPU; 10.5 minutes wall on 2
+cores shared at a load average of 4-6)::
 
-    /tmp/venv/bin/python -m tests.benchmarks.bench_consolidation \
-        [--trace PATH] [--skip-sensitivity] [--skip-scaling]
+    .tox/py3/bin/python -m tests.benchmarks.bench_consolidation \
+        [--trace PATH] [--repeats 5] [--window-days 6] [--seed 20] \
+        [--synthetic-only] [--skip-variants] [--skip-scaling] \
+        [--skip-month]
 
-Exit code 2 with a one-line error if the trace cannot be read.
+Exit code 2 with a one-line error if a trace given explicitly cannot be
+read.
 """
 
 import argparse
 import dataclasses
 import os
-import platform
 import sys
 import time
 
@@ -39,8 +61,11 @@ import numpy as np
 from memmut.consolidation import loader
 from memmut.consolidation import planner
 from memmut.simulator import engine
+from memmut.simulator import quality
 from memmut.simulator import report
+from memmut.simulator import synthetic
 from memmut.simulator import trace as trace_mod
+from tests.benchmarks import discipline
 from tests import common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -48,6 +73,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 RESULTS = os.path.join(HERE, 'results')
 DEFAULT_TRACE = os.path.join(os.path.dirname(ROOT), 'shared', 'traces',
                              'bitbrains-rnd-2013-7.tar.gz')
+BADIS_RESULTS = os.path.join(RESULTS, 'badis.json')
 GOALS = {
     'active_host_ratio_min': 2.5,
     'memory_caused_share_max': 0.03,
@@ -56,41 +82,115 @@ GOALS = {
 }
 SCALING_HOSTS = (100, 300, 1000, 3000, 10000)
 
+# Headline figures: (key, label, where from, format, scale, unit)
+HEADLINES = (
+    ('ratio', 'active-host ratio booked / WSS', 'comparison',
+     'active_host_ratio_booked_over_wss', '.2f', 1, 'x'),
+    ('lb_ratio', 'lower-bound ratio booked / WSS', 'comparison',
+     'lower_bound_ratio_booked_over_wss', '.2f', 1, 'x'),
+    ('booked_hosts', 'booked: active hosts', 'booked', 'avg_active_hosts',
+     '.2f', 1, ''),
+    ('booked_lb', 'booked: lower bound', 'booked', 'lower_bound_hosts',
+     '.2f', 1, ''),
+    ('wss_hosts', 'WSS: active hosts', 'wss', 'avg_active_hosts', '.2f',
+     1, ''),
+    ('wss_lb', 'WSS: lower bound', 'wss', 'lower_bound_hosts', '.2f', 1,
+     ''),
+    ('wss_lb_cpu', 'WSS: lower bound from CPU alone', 'wss',
+     'lower_bound_cpu_hosts', '.2f', 1, ''),
+    ('wss_over_lb', 'WSS: active hosts / lower bound', 'wss',
+     'active_over_lower_bound', '.2f', 1, 'x'),
+    ('wss_migrations_per_day', 'WSS: migrations per day', 'wss',
+     'migrations_per_day', '.0f', 1, ''),
+    ('wss_memory_share', 'WSS: migrations caused by memory', 'wss',
+     'memory_caused_share', '.2f', 100, ' %'),
+    ('wss_spilled', 'WSS: migrations spilling past their round', 'wss',
+     'spilled_share', '.1f', 100, ' %'),
+    ('wss_migration_s', 'WSS: mean migration (s)', 'wss',
+     'mean_migration_s', '.0f', 1, ''),
+    ('wss_mem_overload', 'WSS: memory overload (host time)', 'wss',
+     'memory_overload_host_time_fraction', '.3f', 100, ' %'),
+    ('wss_cpu_overload', 'WSS: CPU overload (host time)', 'wss',
+     'cpu_overload_host_time_fraction', '.2f', 100, ' %'),
+    ('wss_short', 'WSS: VM-intervals short of memory', 'wss',
+     'shortfall_vm_interval_fraction', '.2f', 100, ' %'),
+    ('wss_short_mean', 'WSS: mean shortfall (MiB)', 'wss',
+     'shortfall_mean_mib', '.0f', 1, ''),
+    ('wss_short_p99', 'WSS: p99 shortfall (MiB)', 'wss',
+     'shortfall_p99_mib', '.0f', 1, ''),
+    ('energy_ratio', 'energy ratio booked / WSS', 'comparison',
+     'energy_ratio_booked_over_wss', '.2f', 1, 'x'),
+)
 
-def progress_printer(label):
-    state = {'pct': -10}
 
-    def show(done, total, snap):
-        pct = 100 * done // max(1, total)
-        if pct >= state['pct'] + 10 or done == total:
-            state['pct'] = pct
-            sys.stderr.write('  [%s] %3d%%  active hosts %d  migrations %d '
-                             '(memory %d)\n' % (label, pct,
-                                                snap['active_hosts'],
-                                                snap['migrations'],
-                                                snap['memory_migrations']))
-    return show
-
-
-def run_month(trace, settings, label):
-    metrics, series = {}, {}
+def run_modes(trace, settings):
+    metrics = {}
     for mode in engine.MODES:
-        metrics[mode], series[mode] = engine.simulate(
-            trace, mode, settings, progress_printer('%s %s' % (label, mode)))
-    return metrics, series, engine.compare(metrics)
+        metrics[mode], _ = engine.simulate(trace, mode, settings)
+    return metrics, engine.compare(metrics)
+
+
+def figures(metrics, comparison):
+    """The headline values of one repeat."""
+    for m in metrics.values():
+        days = m['hours'] / 24.0
+        m['migrations_per_day'] = m['migrations'] / days if days else 0.0
+        m['spilled_share'] = (m['migrations_spilled'] / m['migrations']
+                              if m['migrations'] else 0.0)
+    src = dict(metrics, comparison=comparison)
+    return {key: src[where].get(field)
+            for key, _, where, field, _, _, _ in HEADLINES}
+
+
+def summarize(values_list):
+    out = {}
+    for key, *_ in HEADLINES:
+        vals = [v[key] for v in values_list if v.get(key) is not None]
+        if vals:
+            out[key] = discipline.summarize(vals)
+    return out
 
 
 def brief(metrics, comparison):
-    keep = ('avg_active_hosts', 'max_active_hosts', 'migrations',
+    keep = ('avg_active_hosts', 'lower_bound_hosts', 'lower_bound_cpu_hosts',
+            'lower_bound_memory_hosts', 'active_over_lower_bound',
+            'max_active_hosts', 'rounds', 'migrations',
             'memory_caused_migrations', 'memory_caused_share',
-            'migrations_by_cause', 'memory_overload_host_time_fraction',
+            'migrations_by_cause', 'migrations_spilled',
+            'mean_migration_s', 'max_migration_s', 'mean_migration_wait_s',
+            'max_in_flight', 'memory_overload_host_time_fraction',
             'memory_overload_any_host_time_fraction',
-            'cpu_overload_host_time_fraction', 'energy_kwh',
-            'oversize_vms', 'failed_placements', 'mean_round_ms',
+            'shortfall_vm_interval_fraction', 'shortfall_mean_mib',
+            'shortfall_p99_mib', 'shortfall_gib_hours',
+            'shortfall_vms_fraction', 'cpu_overload_host_time_fraction',
+            'energy_kwh', 'oversize_vms', 'rejected_vms', 'readings',
+            'wss_error', 'failed_placements', 'mean_round_ms',
             'max_round_ms', 'wall_seconds')
-    out = {m: {k: v[k] for k in keep} for m, v in metrics.items()}
+    out = {m: {k: v.get(k) for k in keep} for m, v in metrics.items()}
     out['comparison'] = comparison
     return out
+
+
+def windows(trace, days):
+    """Consecutive windows of ``days`` days (the last partial one
+    dropped): ``(start day, start step, steps)``. Each is simulated from
+    its start step with the samples before it as history (a warm start:
+    a window cut out as a trace of its own would begin with every VM at
+    its booking for an hour, and the memory underloads that follow)."""
+    n = int(round(days * 86400.0 / trace.step))
+    return [(k * n * trace.step / 86400.0, k * n, n)
+            for k in range(trace.n_steps // n)]
+
+
+def goal_row(name, summary, low=None, high=None, scale=1.0, unit='',
+             spec='.3g'):
+    met = discipline.goal_met(summary, low, high)
+    goal = ('>= %s%s' % (format(low * scale, 'g'), unit) if low is not None
+            else '<= %s%s' % (format(high * scale, 'g'), unit))
+    return {'figure': name, 'value': discipline.fmt(summary, spec, scale,
+                                                    unit),
+            'mean': summary['mean'], 'low': summary['low'],
+            'high': summary['high'], 'goal': goal, 'met': met}
 
 
 # ---------------------------------------------------------------------------
@@ -169,55 +269,157 @@ def plot_scaling(rows, path):
 # ---------------------------------------------------------------------------
 
 
+def markdown(results):
+    lines = ['# Consolidation benchmark', '',
+             'Command: `%s`' % results['command'], '',
+             'Each figure: mean ± half-width of the 95 %% Student-t interval '
+             '(n repeats). Repeats: synthetic trace seeds; windows of the '
+             'real trace (different start days). Case order shuffled with '
+             'seed %d.' % results['discipline']['seed'], '']
+    for source in ('synthetic', 'bitbrains'):
+        block = results['sources'].get(source)
+        if not block:
+            continue
+        lines += ['## %s: %s' % (source, block['description']), '']
+        names = ['default'] + sorted(block.get('variants', {}))
+        rows = []
+        for key, label, _, _, spec, scale, unit in HEADLINES:
+            row = [label]
+            for name in names:
+                s = (block['summary'] if name == 'default'
+                     else block['variants'][name]['summary']).get(key)
+                row.append(discipline.fmt(s, spec, scale, unit) if s
+                           else '-')
+            rows.append(row)
+        lines += [discipline.markdown_table(['figure'] + names, rows), '']
+    if results.get('goals'):
+        lines += ['## Goals (met only if the whole interval is inside)', '']
+        lines += [discipline.markdown_table(
+            ['goal', 'value', 'target', 'met'],
+            [[k, g['value'], g['goal'], 'yes' if g['met'] else 'NO']
+             for k, g in results['goals'].items()]), '']
+    d = results['discipline']
+    lines += ['Load average before %s, after %s; versions: %s.'
+              % (d['load_before'], d['load_after'],
+                 ', '.join('%s %s' % kv for kv in d['versions'].items())),
+              '']
+    return '\n'.join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument('--trace', default=DEFAULT_TRACE)
+    ap.add_argument('--trace', default=None,
+                    help='real trace (default %s when present)'
+                    % DEFAULT_TRACE)
     ap.add_argument('--out', default=RESULTS)
-    ap.add_argument('--skip-sensitivity', action='store_true')
+    ap.add_argument('--repeats', type=int, default=5,
+                    help='synthetic seeds (default 5)')
+    ap.add_argument('--window-days', type=float, default=6.0)
+    ap.add_argument('--seed', type=int, default=20,
+                    help='seed of the case order')
+    ap.add_argument('--synthetic-only', action='store_true',
+                    help='leave the real trace out even when present')
+    ap.add_argument('--skip-variants', action='store_true')
+    ap.add_argument('--skip-month', action='store_true')
     ap.add_argument('--skip-scaling', action='store_true')
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-
-    t0 = time.perf_counter()
-    try:
-        trace = trace_mod.load_bitbrains(args.trace)
-    except trace_mod.TraceError as e:
-        sys.stderr.write('bench_consolidation: error: %s\n' % e)
-        return 2
-    load_s = time.perf_counter() - t0
-    sys.stderr.write('trace: %(vms)d VMs, %(days)s days\n' % trace.summary())
+    t_all = time.perf_counter()
+    rec = discipline.Record(seed=args.seed, repeats=args.repeats)
 
     conf = common.private_conf()
-    settings = engine.settings_from_conf(conf, 0.0, trace.step)
-    metrics, series, comparison = run_month(trace, settings, 'month')
-    wall = time.perf_counter() - t0
-    w = metrics['wss']
-    ratio = comparison['active_host_ratio_booked_over_wss']
-    goals = {
-        'active_host_ratio': {
-            'value': ratio, 'goal': '>= %g' % GOALS['active_host_ratio_min'],
-            'met': ratio >= GOALS['active_host_ratio_min'], 'seed': 2.04},
-        'memory_caused_share_wss': {
-            'value': w['memory_caused_share'],
-            'goal': '<= %g' % GOALS['memory_caused_share_max'],
-            'met': w['memory_caused_share'] <=
-            GOALS['memory_caused_share_max'], 'seed': 0.0317},
-        'memory_overload_time_wss': {
-            'value': w['memory_overload_host_time_fraction'],
-            'goal': '<= %g' % GOALS['memory_overload_time_max'],
-            'met': w['memory_overload_host_time_fraction'] <=
-            GOALS['memory_overload_time_max']},
-        'wall_seconds_month_both_modes': {
-            'value': wall, 'goal': '<= %g' % GOALS['wall_seconds_max'],
-            'met': wall <= GOALS['wall_seconds_max'],
-            'trace_load_seconds': load_s},
-    }
-    files = report.plot(args.out, series, metrics, prefix='consolidation_')
+    settings = engine.settings_from_conf(conf, 0.0, 300.0)
+    real = None
+    path = args.trace or (DEFAULT_TRACE if os.path.exists(DEFAULT_TRACE)
+                          else None)
+    if args.synthetic_only:
+        path = None
+    load_s = None
+    if path:
+        t0 = time.perf_counter()
+        try:
+            real = trace_mod.load_bitbrains(path)
+        except trace_mod.TraceError as e:
+            sys.stderr.write('bench_consolidation: error: %s\n' % e)
+            return 2
+        load_s = time.perf_counter() - t0
+        sys.stderr.write('trace: %(vms)d VMs, %(days)s days\n'
+                         % real.summary())
+
+    variants = {}
+    if not args.skip_variants:
+        variants = {
+            'interval_1800s': dataclasses.replace(settings,
+                                                  interval=1800.0),
+            'wss_error_badis': dataclasses.replace(
+                settings, wss_error=quality.error_model_from_file(
+                    BADIS_RESULTS)),
+            'wss_error_normal_30pct': dataclasses.replace(
+                settings, wss_error=quality.ErrorModel(relative_sd=0.3)),
+            'migration_1gbe': dataclasses.replace(settings,
+                                                  bandwidth_mb_s=119.0),
+        }
+
+    cases = [('synthetic', s, 'default') for s in range(args.repeats)]
+    parts = {}
+    if real is not None:
+        parts = dict(enumerate(windows(real, args.window_days)))
+        for name in ['default'] + sorted(variants):
+            cases += [('bitbrains', k, name) for k in parts]
+    order = rec.order([list(c) for c in cases], repeats=1)
+    values = {}
+    for (source, key, variant), _ in order:
+        s = settings if variant == 'default' else variants[variant]
+        if source == 'synthetic':
+            tr = synthetic.generate(300, 2.0, key)
+            label = 'seed %d' % key
+        else:
+            start_day, first, steps = parts[key]
+            tr = real
+            s = dataclasses.replace(s, start_steps=first,
+                                    duration_steps=steps)
+            label = 'days %g-%g' % (start_day,
+                                    start_day + args.window_days)
+        t0 = time.perf_counter()
+        metrics, comp = run_modes(tr, s)
+        fig = figures(metrics, comp)
+        values.setdefault((source, variant), []).append(
+            {'repeat': label, 'figures': fig,
+             'detail': brief(metrics, comp)})
+        sys.stderr.write('  %-9s %-22s %-12s ratio %.2fx (bounds %.2fx) '
+                         'wss hosts %.2f / bound %.2f  %.0f s\n'
+                         % (source, variant, label, fig['ratio'],
+                            fig['lb_ratio'], fig['wss_hosts'],
+                            fig['wss_lb'], time.perf_counter() - t0))
+
+    sources = {}
+    for source, desc in (
+            ('synthetic', 'built-in synthetic trace, 300 VMs, 2 days, '
+             'seeds 0-%d' % (args.repeats - 1)),
+            ('bitbrains', '%s, %g-day windows' % (
+                os.path.basename(path or ''), args.window_days))):
+        runs = values.get((source, 'default'))
+        if not runs:
+            continue
+        block = {'description': desc,
+                 'summary': summarize([r['figures'] for r in runs]),
+                 'repeats': sorted(runs, key=lambda r: r['repeat'])}
+        vs = {}
+        for name in variants:
+            vr = values.get((source, name))
+            if vr:
+                vs[name] = {'summary': summarize([r['figures']
+                                                  for r in vr]),
+                            'repeats': sorted(vr,
+                                              key=lambda r: r['repeat'])}
+        if vs:
+            block['variants'] = vs
+        sources[source] = block
 
     results = {
-        'trace': trace.summary(),
-        'machine': {'python': platform.python_version(),
-                    'cpus': os.cpu_count()},
+        'command': ('python -m tests.benchmarks.bench_consolidation '
+                    + ' '.join(argv if argv is not None
+                               else sys.argv[1:])),
         'hosts': dataclasses.asdict(settings.hosts),
         'algorithms': {k: {'name': n, 'parameters': p} for k, (n, p)
                        in settings.spec.effective().items()},
@@ -229,56 +431,86 @@ def main(argv=None):
         'memory': {'wss_average_window': settings.wss_average_window,
                    'wss_time_slice_s': settings.wss_time_slice,
                    'headroom_mb': settings.headroom_mb,
-                   'headroom_fraction': settings.headroom_fraction},
-        'month': brief(metrics, comparison),
-        'goals': goals,
+                   'headroom_fraction': settings.headroom_fraction,
+                   'missing_carry_seconds': settings.missing_carry_seconds},
+        'rounds': {'interval_s': settings.interval,
+                   'migration_bandwidth_mb_s': settings.bandwidth_mb_s,
+                   'migration_concurrency': settings.migration_concurrency,
+                   'migration_cpu_mhz': settings.migration_cpu_mhz},
+        'variants': {k: {'interval_s': v.interval,
+                         'migration_bandwidth_mb_s': v.bandwidth_mb_s,
+                         'wss_error': v.wss_error.describe()}
+                     for k, v in variants.items()},
+        'sources': sources,
     }
 
-    if not args.skip_sensitivity:
-        variants = {
-            'host_memory_128gib': dataclasses.replace(
-                settings, hosts=dataclasses.replace(settings.hosts,
-                                                    memory_mb=131072.0)),
-            'host_memory_512gib': dataclasses.replace(
-                settings, hosts=dataclasses.replace(settings.hosts,
-                                                    memory_mb=524288.0)),
-            'neat_selection_mmt_max_cpu': dataclasses.replace(
-                settings, spec=dataclasses.replace(
-                    settings.spec,
-                    vm_selection='minimum_migration_time_max_cpu')),
-        }
-        results['sensitivity'] = {}
-        for name, s in variants.items():
-            m, _, c = run_month(trace, s, name)
-            results['sensitivity'][name] = brief(m, c)
+    main_src = sources.get('bitbrains') or sources.get('synthetic')
+    summ = main_src['summary']
+    goals = {
+        'active_host_ratio': goal_row(
+            'active-host ratio booked / WSS', summ['ratio'],
+            low=GOALS['active_host_ratio_min'], unit='x', spec='.2f'),
+        'memory_caused_share_wss': goal_row(
+            'WSS migrations caused by memory', summ['wss_memory_share'],
+            high=GOALS['memory_caused_share_max'], scale=100, unit=' %',
+            spec='.2f'),
+        'memory_overload_time_wss': goal_row(
+            'WSS memory overload (host time)', summ['wss_mem_overload'],
+            high=GOALS['memory_overload_time_max'], scale=100, unit=' %',
+            spec='.3f'),
+    }
+    files = []
+    if real is not None and not args.skip_month:
+        t0 = time.perf_counter()
+        metrics, series = {}, {}
+        for mode in engine.MODES:
+            metrics[mode], series[mode] = engine.simulate(real, mode,
+                                                          settings)
+        wall = time.perf_counter() - t0 + load_s
+        comp = engine.compare(metrics)
+        results['month'] = brief(metrics, comp)
+        results['month']['wall_seconds_both_modes'] = wall
+        results['month']['trace_load_seconds'] = load_s
+        results['trace'] = real.summary()
+        goals['wall_seconds_month_both_modes'] = {
+            'figure': 'whole month, both modes (s)', 'value': '%.0f' % wall,
+            'mean': wall, 'goal': '<= %g' % GOALS['wall_seconds_max'],
+            'met': wall <= GOALS['wall_seconds_max']}
+        files = report.plot(args.out, series, metrics,
+                            prefix='consolidation_')
+        print('month, both modes, %.0f s (trace read in %.0f s)'
+              % (wall, load_s))
+        for line in report.summary_lines({'modes': metrics,
+                                          'comparison': comp}):
+            print('  ' + line)
+    results['goals'] = goals
 
     if not args.skip_scaling:
         rows = measure_scaling(SCALING_HOSTS)
         results['scaling'] = rows
-        path = os.path.join(args.out, 'consolidation_scaling.png')
-        plot_scaling(rows, path)
-        files.append(path)
+        p = os.path.join(args.out, 'consolidation_scaling.png')
+        plot_scaling(rows, p)
+        files.append(p)
 
-    results['total_wall_seconds'] = time.perf_counter() - t0
+    rec.finish()
+    results['discipline'] = rec.as_dict()
+    results['total_wall_seconds'] = time.perf_counter() - t_all
     results['files'] = [os.path.relpath(f, ROOT) for f in files]
     report.write_json(os.path.join(args.out, 'consolidation.json'), results)
+    with open(os.path.join(args.out, 'consolidation.md'), 'w') as f:
+        f.write(markdown(results))
 
-    print('month, both modes, %.0f s (trace read in %.0f s)' % (wall, load_s))
-    for line in report.summary_lines({'modes': metrics,
-                                      'comparison': comparison}):
-        print('  ' + line)
+    for source, block in sources.items():
+        print('%s (%s):' % (source, block['description']))
+        for key, label, _, _, spec, scale, unit in HEADLINES:
+            s = block['summary'].get(key)
+            if s:
+                print('  %-44s %s' % (label, discipline.fmt(s, spec, scale,
+                                                            unit)))
     for k, g in goals.items():
-        print('  %-32s %-10.4g goal %-8s %s' % (k, g['value'], g['goal'],
-                                                'met' if g['met'] else
-                                                'MISSED'))
-    for name, r in results.get('sensitivity', {}).items():
-        print('  %-28s ratio %.2fx, wss migrations %d (memory %.2f %%), '
-              'memory overload %.4f %%'
-              % (name, r['comparison'].get(
-                  'active_host_ratio_booked_over_wss', 0.0),
-                 r['wss']['migrations'],
-                 100 * r['wss']['memory_caused_share'],
-                 100 * r['wss']['memory_overload_host_time_fraction']))
+        print('  goal %-30s %-24s %-10s %s' % (k, g['value'], g['goal'],
+                                               'met' if g['met'] else
+                                               'NOT MET'))
     print('results in %s' % os.path.relpath(args.out, os.getcwd()))
     return 0
 

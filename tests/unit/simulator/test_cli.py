@@ -50,10 +50,27 @@ def test_one_mode_without_plots(tmp_path):
     assert not list(out.glob('*.png'))
 
 
+def test_interval_and_estimator_error_options(tmp_path):
+    assert run(tmp_path, '--noplots', '--interval', '1800', '--wss-error',
+               '0.2', '--wss-lag', '2') == 0
+    results = json.loads((tmp_path / 'out' / 'results.json').read_text())
+    assert results['rounds']['interval_s'] == 1800
+    w = results['modes']['wss']
+    assert w['rounds'] == -(-w['intervals'] // 6)
+    assert w['wss_error']['lag_samples'] == 2
+    assert w['wss_error']['relative_sd'] == 0.2
+    for key in ('lower_bound_hosts', 'shortfall_vm_interval_fraction',
+                'migrations_spilled', 'rejected_vm_count', 'readings'):
+        assert key in w
+    header = (tmp_path / 'out' / 'timeseries.csv').read_text().splitlines()
+    assert 'wss_lower_bound' in header[0]
+
+
 @pytest.mark.parametrize('args, message', [
     (['--trace', '/nonexistent.tar.gz'], 'does not exist'),
     (['--mode', 'nope'], '--mode takes booked and/or wss'),
     (['--duration', '-1'], 'duration'),
+    (['--wss-error', '/nonexistent/badis.json'], 'do not exist'),
 ])
 def test_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, args,
                                                message):

@@ -46,7 +46,10 @@ def test_a_memory_surge_is_a_violation_then_a_memory_migration():
     mem = np.ones((2, 60))
     mem[:, 20:] = 150.0
     t = make_trace(mem, [200, 200])
-    m, series = engine.simulate(t, 'wss')
+    # a fast network: the 157 GiB copy takes 161 s, within the step
+    m, series = engine.simulate(t, 'wss', engine.Settings(
+        bandwidth_mb_s=1000.0))
+    assert m['migrations_completed'] == m['migrations'] == 1
     assert m['memory_caused_migrations'] >= 1
     assert m['migrations_by_cause'].get('overload memory', 0) >= 1
     assert series['memory_violations'].sum() >= 1
@@ -55,11 +58,37 @@ def test_a_memory_surge_is_a_violation_then_a_memory_migration():
     assert 0 < m['memory_overload_host_time_fraction'] < 0.2
 
 
-def test_oversize_vm_gets_a_host_of_its_own():
-    t = make_trace(np.ones((2, 20)), [300, 1])
+def test_the_surge_lasts_while_the_copy_runs():
+    # Same surge at 10 MB/s: the copy of 157 GiB takes 4.5 h; until it
+    # ends the VM's memory counts on both hosts, so the source stays
+    # overloaded and the destination is active too.
+    mem = np.ones((2, 60))
+    mem[:, 20:] = 150.0
+    t = make_trace(mem, [200, 200])
+    m, series = engine.simulate(t, 'wss')
+    assert m['migrations'] == 1 and m['migrations_completed'] == 0
+    assert m['migrations_spilled'] == 1
+    after = np.flatnonzero(series['migrations'])[0]
+    assert series['memory_violations'][after:].min() == 1
+    assert series['active_hosts'][after:].min() == 2
+    assert series['in_flight'][-1] == 1
+
+
+def test_a_host_that_fits_no_placement_threshold_gets_its_own():
+    # 250 GiB fits a 256 GiB host but not 0.95 of it
+    t = make_trace(np.ones((2, 20)), [250, 1])
     m, _ = engine.simulate(t, 'booked')
-    assert m['oversize_vms'] == ['vm0']
+    assert m['oversize_vms'] == ['vm0'] and m['rejected_vm_count'] == 0
     assert m['avg_active_hosts'] == 2.0
+
+
+def test_a_vm_larger_than_a_host_is_rejected(caplog):
+    t = make_trace(np.ones((3, 20)), [300, 1, 1])
+    for mode in engine.MODES:
+        m, _ = engine.simulate(t, mode)
+        assert m['rejected_vms'] == ['vm0'] and m['rejected_vm_count'] == 1
+        assert m['oversize_vms'] == [] and m['avg_active_hosts'] == 1.0
+    assert 'VM vm0 rejected' in caplog.text
 
 
 def test_synthetic_run_is_deterministic_and_sane():

@@ -60,6 +60,21 @@ def check(trace):
     assert trace.booked.tolist() == [4096, 2048]
     assert trace.malformed_rows == 1
     assert trace.alive()[1].tolist() == [False, True, True, True]
+    # the repeated slot is not a real reading
+    assert trace.mem_valid.tolist() == [[True, True, True, False],
+                                        [False, True, False, True]]
+
+
+def test_zero_memory_rows_are_missing_not_averaged(tmp_path):
+    files = {'1.csv': csv_text([row(0, 10.0, 1048576), row(300, 10.0, 0),
+                                row(310, 10.0, 2097152),
+                                row(600, 10.0, 0)])}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    t = tr.load_bitbrains(str(tmp_path))
+    # slot 1 has a 0 and a 2 GiB row: 2 GiB, not their mean
+    assert t.mem[0].tolist() == [1024, 2048, 0]
+    assert t.mem_valid[0].tolist() == [True, True, False]
 
 
 def test_load_tar_gz(tmp_path):

@@ -1,0 +1,135 @@
+"""Live migrations that take time.
+
+A migration planned by a round copies the VM's memory (the memory it is
+packed on: its booking, or WSS^max_avg plus headroom) at the migration
+bandwidth: ``size / bandwidth`` seconds. Each host runs at most
+``concurrency`` migrations at a time, incoming and outgoing together
+(nova's ``max_concurrent_live_migrations``, default 1); the others wait in
+the order the rounds planned them, and a waiting migration starts as soon
+as both its hosts have a free slot, even if an earlier one still waits.
+Migrations left over at the end of a round's interval carry on into the
+next one.
+
+While a migration waits or copies the VM is *in flight*: it stays on its
+source, the next rounds do not re-plan it, and its memory is reserved on
+both hosts. While it copies, the VM's memory counts on both hosts and both
+spend ``cpu_mhz`` on the copy. It runs on the destination from the end of
+the copy. A VM that leaves the trace cancels its migration.
+"""
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class Migration:
+    vm: int
+    source: int
+    destination: int
+    size_mb: float
+    duration: float
+    planned: float
+    start: float = None
+    end: float = None
+
+
+@dataclasses.dataclass
+class Overlap:
+    """A migration's share of one accounting window: ``copy`` is the
+    fraction of the window spent copying, ``before`` the fraction before
+    the switch-over (the VM runs on the source), ``done`` whether it
+    completed in the window."""
+    migration: Migration
+    copy: float
+    before: float
+    done: bool
+
+
+class Scheduler:
+    """In-flight migrations with a per-host concurrency limit."""
+
+    def __init__(self, bandwidth_mb_s, concurrency=1):
+        if bandwidth_mb_s <= 0:
+            raise ValueError('migration bandwidth must be positive')
+        if concurrency < 1:
+            raise ValueError('need at least one migration per host')
+        self.bandwidth = float(bandwidth_mb_s)
+        self.concurrency = int(concurrency)
+        self.waiting = []
+        self.running = []
+        self.busy = {}
+        self.completed = []
+        self.cancelled = 0
+
+    @property
+    def in_flight(self):
+        """VM -> its migration, waiting or copying."""
+        return {m.vm: m for m in self.waiting + self.running}
+
+    def add(self, vm, source, destination, size_mb, now):
+        m = Migration(vm, source, destination, float(size_mb),
+                      float(size_mb) / self.bandwidth, float(now))
+        self.waiting.append(m)
+        return m
+
+    def cancel(self, vms):
+        """Drop the migrations of ``vms`` (VMs that left)."""
+        vms = set(vms)
+        for m in [m for m in self.running if m.vm in vms]:
+            self.running.remove(m)
+            self._release(m)
+            self.cancelled += 1
+        before = len(self.waiting)
+        self.waiting = [m for m in self.waiting if m.vm not in vms]
+        self.cancelled += before - len(self.waiting)
+
+    def _free(self, host):
+        return self.busy.get(host, 0) < self.concurrency
+
+    def _release(self, m):
+        for h in (m.source, m.destination):
+            self.busy[h] -= 1
+
+    def _start_ready(self, now):
+        still = []
+        for m in self.waiting:
+            if self._free(m.source) and self._free(m.destination):
+                m.start, m.end = now, now + m.duration
+                for h in (m.source, m.destination):
+                    self.busy[h] = self.busy.get(h, 0) + 1
+                self.running.append(m)
+            else:
+                still.append(m)
+        self.waiting = still
+
+    def advance(self, t0, t1, on_complete):
+        """Run the migrations over ``[t0, t1)``; returns the
+        :class:`Overlap` of every migration that copied in it.
+        ``on_complete(migration)`` is called at each switch-over, in
+        time order."""
+        span = float(t1 - t0)
+        now = float(t0)
+        seen = {}
+        while True:
+            self._start_ready(now)
+            for m in self.running:
+                seen[id(m)] = m
+            nxt = min((m.end for m in self.running), default=None)
+            if nxt is None or nxt >= t1:
+                break
+            now = nxt
+            for m in [m for m in self.running if m.end <= now]:
+                self.running.remove(m)
+                self._release(m)
+                self.completed.append(m)
+                on_complete(m)
+        out = []
+        running = {id(m) for m in self.running}
+        for m in seen.values():
+            lo, hi = max(t0, m.start), min(t1, m.end)
+            if hi <= lo and m.end > t0:
+                continue
+            done = id(m) not in running
+            out.append(Overlap(m, max(0.0, hi - lo) / span,
+                               (min(t1, m.end) - t0) / span if done else 1.0,
+                               done))
+        return out

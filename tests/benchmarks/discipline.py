@@ -1,0 +1,237 @@
+"""Benchmark discipline: repeats, randomized order, intervals, provenance.
+
+One small module every benchmark can use (issue 20, item 1)::
+
+    from tests.benchmarks import discipline
+
+    rec = discipline.Record(seed=1)              # load average, versions
+    order = rec.order(cases, repeats=5)          # seeded shuffle, recorded
+    for case, rep in order:
+        values[case].append(run(case, rep))
+    rec.finish()                                 # load average after
+    s = discipline.summarize(values['a'])        # mean, 95 % CI (Student t)
+    discipline.fmt(s, '.2f')                     # '3.26 ± 0.12 (n=5)'
+    discipline.goal_met(s, low=2.5)              # whole interval >= 2.5?
+    result['discipline'] = rec.as_dict()
+
+Rules:
+
+* every headline figure is the mean of ``n`` repeats with a two-sided
+  95 % confidence interval from Student's t distribution (``n - 1``
+  degrees of freedom): ``mean ± t * sd / sqrt(n)``; with ``n = 1`` the
+  half-width is unknown (``None``) and no goal counts as met;
+* cases run in a random order drawn from a recorded seed, so a drift of
+  the machine (other sessions share it) spreads over all cases instead of
+  biasing the last ones;
+* a goal is met only if the whole interval is inside it;
+* the result file records the versions of every component that is
+  installed (``None`` otherwise) and the load average before and after.
+"""
+
+import math
+import os
+import platform
+import random
+import re
+import shutil
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# Two-sided 95 % quantiles of Student's t (t_{0.975, df}).
+_T975 = {
+    1: 12.7062, 2: 4.3027, 3: 3.1824, 4: 2.7764, 5: 2.5706, 6: 2.4469,
+    7: 2.3646, 8: 2.3060, 9: 2.2622, 10: 2.2281, 11: 2.2010, 12: 2.1788,
+    13: 2.1604, 14: 2.1448, 15: 2.1314, 16: 2.1199, 17: 2.1098,
+    18: 2.1009, 19: 2.0930, 20: 2.0860, 21: 2.0796, 22: 2.0739,
+    23: 2.0687, 24: 2.0639, 25: 2.0595, 26: 2.0555, 27: 2.0518,
+    28: 2.0484, 29: 2.0452, 30: 2.0423, 40: 2.0211, 60: 2.0003,
+    120: 1.9799,
+}
+_Z975 = 1.959964
+
+
+def t_quantile(df):
+    """t_{0.975} for ``df`` degrees of freedom (the 95 % two-sided
+    multiplier): exact table values to 4 decimals up to 30, then linear
+    in 1/df between 30, 40, 60, 120 and infinity (error < 1e-3)."""
+    if df < 1:
+        raise ValueError('need at least one degree of freedom')
+    df = int(df)
+    if df in _T975:
+        return _T975[df]
+    knots = [30, 40, 60, 120]
+    for lo, hi in zip(knots, knots[1:]):
+        if lo < df < hi:
+            a, b = 1.0 / lo, 1.0 / hi
+            f = (1.0 / df - b) / (a - b)
+            return _T975[hi] + f * (_T975[lo] - _T975[hi])
+    f = 120.0 / df
+    return _Z975 + f * (_T975[120] - _Z975)
+
+
+def summarize(values):
+    """Mean and 95 % interval of repeated measurements.
+
+    Returns ``{'n', 'mean', 'sd', 'half_width', 'low', 'high', 'min',
+    'max', 'values'}``; ``sd`` is the sample standard deviation (n - 1);
+    with one value ``sd``, ``half_width``, ``low`` and ``high`` are None.
+    Values that are None are left out (a failed repeat).
+    """
+    xs = [float(v) for v in values if v is not None]
+    n = len(xs)
+    if not n:
+        raise ValueError('no values to summarize')
+    mean = math.fsum(xs) / n
+    out = {'n': n, 'mean': mean, 'min': min(xs), 'max': max(xs),
+           'values': xs, 'sd': None, 'half_width': None, 'low': None,
+           'high': None}
+    if n > 1:
+        sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+        hw = t_quantile(n - 1) * sd / math.sqrt(n)
+        out.update(sd=sd, half_width=hw, low=mean - hw, high=mean + hw)
+    return out
+
+
+def fmt(summary, spec='.3g', scale=1.0, unit=''):
+    """``'mean ± half-width (n=N)'`` for Markdown tables (``scale``
+    multiplies both, e.g. 100 for a percentage)."""
+    mean = format(summary['mean'] * scale, spec)
+    if summary['half_width'] is None:
+        return '%s%s ± ? (n=%d)' % (mean, unit, summary['n'])
+    return '%s ± %s%s (n=%d)' % (mean, format(summary['half_width'] * scale,
+                                              spec), unit, summary['n'])
+
+
+def goal_met(summary, low=None, high=None):
+    """True only if the whole interval lies inside ``[low, high]`` (either
+    bound may be None). An interval of unknown width (n = 1) never
+    counts as met."""
+    if summary['half_width'] is None:
+        return False
+    if low is not None and summary['low'] < low:
+        return False
+    if high is not None and summary['high'] > high:
+        return False
+    return True
+
+
+def markdown_table(header, rows):
+    """A Markdown table from a header list and rows of cells."""
+    lines = ['| ' + ' | '.join(header) + ' |',
+             '|' + '|'.join('---' for _ in header) + '|']
+    lines += ['| ' + ' | '.join(str(c) for c in r) + ' |' for r in rows]
+    return '\n'.join(lines)
+
+
+def case_order(cases, repeats=1, seed=0):
+    """Every (case, repeat) pair in a random order drawn from ``seed``."""
+    pairs = [(c, r) for r in range(repeats) for c in cases]
+    random.Random(seed).shuffle(pairs)
+    return pairs
+
+
+# ---------------------------------------------------------------------------
+# Provenance
+
+
+def _first_line(cmd):
+    exe = shutil.which(cmd[0])
+    if not exe:
+        return None
+    try:
+        out = subprocess.run([exe] + list(cmd[1:]), capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = (out.stdout or out.stderr or '').strip()
+    return text.splitlines()[0].strip() if text else None
+
+
+def _version(cmd, pattern=r'(\d+\.\d+(?:\.\d+)?)'):
+    line = _first_line(cmd)
+    if not line:
+        return None
+    m = re.search(pattern, line)
+    return m.group(1) if m else line
+
+
+def _git(*args):
+    try:
+        out = subprocess.run(['git', '-C', ROOT] + list(args),
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def versions():
+    """Versions of every component that is installed, None otherwise."""
+    commit = _git('rev-parse', 'HEAD')
+    dirty = _git('status', '--porcelain', '--untracked-files=no')
+    libvirt = _version(['libvirtd', '--version']) or _version(
+        ['virsh', '--version'])
+    return {
+        'python': platform.python_version(),
+        'memmut_commit': commit,
+        'memmut_dirty': bool(dirty) if commit else None,
+        'memstore_commit': _git('log', '-1', '--format=%H', '--',
+                                'memstore'),
+        'qemu': _version(['qemu-system-x86_64', '--version']),
+        'libvirt': libvirt,
+        'kernel': platform.release() or None,
+        'nbdkit': _version(['nbdkit', '--version']),
+        'fio': _version(['fio', '--version']),
+    }
+
+
+def loadavg():
+    """(1, 5, 15)-minute load averages, or None where not available."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+class Record:
+    """What a benchmark run records besides its figures.
+
+    Created at the start (load average, versions, seed, CPUs); ``order``
+    draws and records the case order; ``finish`` takes the load average
+    after; ``as_dict`` gives everything for the result file.
+    """
+
+    def __init__(self, seed=0, repeats=1):
+        self.seed = seed
+        self.repeats = repeats
+        self.started = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+        self.load_before = loadavg()
+        self.load_after = None
+        self.versions = versions()
+        self.orders = {}
+
+    def order(self, cases, repeats=None, name='cases'):
+        repeats = self.repeats if repeats is None else repeats
+        pairs = case_order(list(cases), repeats, self.seed)
+        self.orders[name] = [[c, r] for c, r in pairs]
+        return pairs
+
+    def finish(self):
+        self.load_after = loadavg()
+
+    def as_dict(self):
+        return {
+            'seed': self.seed,
+            'repeats': self.repeats,
+            'confidence': 0.95,
+            'interval': 'Student t, two-sided, n - 1 degrees of freedom',
+            'goal_rule': 'met only if the whole interval is inside the goal',
+            'case_order': self.orders,
+            'started_utc': self.started,
+            'load_before': self.load_before,
+            'load_after': self.load_after,
+            'cpus': os.cpu_count(),
+            'versions': self.versions,
+        }

@@ -1,0 +1,126 @@
+"""Migrations that take time: duration, concurrency, spill."""
+
+import numpy as np
+import pytest
+
+from memmut.simulator import engine
+from memmut.simulator import migration
+from memmut.simulator import trace as tr
+
+from tests.unit.simulator.test_engine import make_trace
+
+
+def run(sched, t0, t1):
+    done = []
+    out = sched.advance(t0, t1, done.append)
+    return out, done
+
+
+def test_duration_is_size_over_bandwidth():
+    s = migration.Scheduler(bandwidth_mb_s=10.0)
+    m = s.add(vm=0, source=0, destination=1, size_mb=600.0, now=0.0)
+    assert m.duration == 60.0
+    out, done = run(s, 0.0, 300.0)
+    assert done == [m] and m.start == 0.0 and m.end == 60.0
+    (o,) = out
+    assert o.done and o.copy == pytest.approx(0.2)
+    assert o.before == pytest.approx(0.2)
+
+
+def test_one_migration_per_host_at_a_time_and_spill():
+    # 15 VMs leave host 0, 59 s each at concurrency 1: 885 s, three
+    # 300 s windows; at concurrency 3 they end within the first.
+    s = migration.Scheduler(10.0, concurrency=1)
+    for v in range(15):
+        s.add(v, 0, 1 + v, 590.0, 0.0)
+    out, done = run(s, 0.0, 300.0)
+    assert len(done) == 5 and len(s.in_flight) == 10
+    assert [m.start for m in done] == [0, 59, 118, 177, 236]
+    out, done = run(s, 300.0, 600.0)
+    assert len(done) == 5
+    out, done = run(s, 600.0, 900.0)
+    assert len(done) == 5 and not s.in_flight
+    s3 = migration.Scheduler(10.0, concurrency=3)
+    for v in range(15):
+        s3.add(v, 0, 1 + v, 590.0, 0.0)
+    _, done = run(s3, 0.0, 300.0)
+    assert len(done) == 15
+
+
+def test_the_destination_slot_counts_too_and_others_overtake():
+    s = migration.Scheduler(10.0, concurrency=1)
+    a = s.add(0, 0, 1, 3000.0, 0.0)       # 0 -> 1, 300 s
+    b = s.add(1, 2, 1, 600.0, 0.0)        # 2 -> 1 waits for host 1
+    c = s.add(2, 3, 4, 600.0, 0.0)        # other hosts: starts at once
+    out, done = run(s, 0.0, 300.0)
+    assert c in done and a.start == 0.0 and b.start is None
+    (oa,) = [o for o in out if o.migration is a]
+    assert not oa.done and oa.before == 1.0 and oa.copy == 1.0
+    _, done = run(s, 300.0, 600.0)
+    assert a in done and b in done and b.start == 300.0
+
+
+def test_cancel_frees_the_slots():
+    s = migration.Scheduler(10.0)
+    s.add(0, 0, 1, 30000.0, 0.0)
+    s.add(1, 0, 2, 600.0, 0.0)
+    run(s, 0.0, 300.0)
+    s.cancel([0])
+    _, done = run(s, 300.0, 600.0)
+    assert [m.vm for m in done] == [1] and s.cancelled == 1
+
+
+def test_scheduler_checks_its_arguments():
+    with pytest.raises(ValueError):
+        migration.Scheduler(0.0)
+    with pytest.raises(ValueError):
+        migration.Scheduler(10.0, concurrency=0)
+
+
+def test_a_vm_in_flight_is_not_replanned_and_counts_on_both_hosts():
+    # 6 VMs of 10 GiB WSS alone on 6 hosts at first (arriving one per
+    # step on a busy CPU), then idle: underload evacuation moves them
+    # together. At 10 MB/s each copy of ~10.5 GiB takes ~1075 s, so the
+    # moves spill over several rounds; no VM is planned twice.
+    steps = 80
+    mem = np.full((6, steps), 10.0)
+    t = make_trace(mem, [40] * 6, cpu_mhz=100.0)
+    t.cpu[:, :20] = 70000.0                 # each needs a host of its own
+    m, series = engine.simulate(t, 'wss')
+    assert m['migrations'] >= 1
+    assert m['migrations_spilled'] >= 1
+    assert m['mean_migration_s'] == pytest.approx(10.0 * 1.05 * 1024 / 10,
+                                                  rel=0.01)
+    # each VM migrates at most once per evacuation it is part of, and
+    # never while already in flight: migrations <= VMs
+    assert m['migrations'] <= 6
+    # planned in one round, then only waited for: rounds during the
+    # copies planned nothing more
+    assert np.count_nonzero(series['migrations']) == 1
+    assert m['migrations_completed'] == m['migrations']
+    assert m['mean_migration_wait_s'] > 0
+    inflight = series['in_flight']
+    assert inflight.max() == m['migrations']
+    assert np.all(np.diff(inflight[inflight.argmax():]) <= 0)
+    # while copies run the source hosts stay active
+    first = np.flatnonzero(series['migrations'])[0]
+    assert series['active_hosts'][first] > series['active_hosts'][-1]
+
+
+def test_instant_network_matches_the_old_model():
+    t = make_trace(np.ones((4, 40)), [100] * 4)
+    m, _ = engine.simulate(t, 'wss', engine.Settings(bandwidth_mb_s=1e9))
+    assert m['migrations_spilled'] == 0 and m['mean_migration_wait_s'] == 0
+
+
+def test_window_of_a_trace():
+    t = make_trace(np.arange(20, dtype=float)[None, :].repeat(2, 0) + 1,
+                   [1, 1])
+    t.first[1] = 12
+    w = t.window(10, 5)
+    assert w.n_steps == 5 and w.start == 3000.0
+    assert w.first.tolist() == [0, 2] and w.last.tolist() == [4, 4]
+    assert w.mem[0].tolist() == [11 * 1024.0 + k * 1024 for k in range(5)]
+    with pytest.raises(ValueError):
+        t.window(30, 5)
+    assert isinstance(w, tr.Trace)

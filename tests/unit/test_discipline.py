@@ -1,0 +1,87 @@
+"""tests/benchmarks/discipline.py: statistics against known values."""
+
+import math
+
+import pytest
+
+from tests.benchmarks import discipline
+
+
+@pytest.mark.parametrize('df, t', [(1, 12.7062), (2, 4.3027), (4, 2.7764),
+                                   (9, 2.2622), (29, 2.0452),
+                                   (50, 2.0086), (100, 1.9840),
+                                   (1000, 1.9623)])
+def test_t_quantile_known_values(df, t):
+    assert discipline.t_quantile(df) == pytest.approx(t, abs=1.5e-3)
+
+
+def test_t_quantile_needs_a_degree_of_freedom():
+    with pytest.raises(ValueError):
+        discipline.t_quantile(0)
+
+
+def test_summarize_known_interval():
+    # 2, 4, 4, 4, 5, 5, 7, 9: mean 5, sample sd sqrt(32/7)
+    s = discipline.summarize([2, 4, 4, 4, 5, 5, 7, 9])
+    sd = math.sqrt(32 / 7.0)
+    assert s['n'] == 8 and s['mean'] == 5.0
+    assert s['sd'] == pytest.approx(sd)
+    assert s['half_width'] == pytest.approx(2.3646 * sd / math.sqrt(8))
+    assert s['low'] == pytest.approx(5 - s['half_width'])
+    assert s['high'] == pytest.approx(5 + s['half_width'])
+    # three values 1, 2, 3: sd 1, t(2) = 4.3027 -> 4.3027 / sqrt(3)
+    s = discipline.summarize([1, 2, 3])
+    assert s['half_width'] == pytest.approx(2.48417, abs=1e-4)
+
+
+def test_summarize_one_value_and_missing_values():
+    s = discipline.summarize([3.0, None])
+    assert s['n'] == 1 and s['mean'] == 3.0 and s['half_width'] is None
+    with pytest.raises(ValueError):
+        discipline.summarize([None])
+
+
+def test_fmt():
+    s = discipline.summarize([1, 2, 3])
+    assert discipline.fmt(s, '.2f') == '2.00 ± 2.48 (n=3)'
+    assert discipline.fmt(s, '.0f', scale=100, unit=' %') == \
+        '200 ± 248 % (n=3)'
+    assert discipline.fmt(discipline.summarize([1]), '.1f') == \
+        '1.0 ± ? (n=1)'
+
+
+def test_goal_counts_only_if_the_whole_interval_is_inside():
+    s = discipline.summarize([2.6, 2.7, 2.8])      # 2.7 ± 0.248
+    assert discipline.goal_met(s, low=2.4)
+    assert not discipline.goal_met(s, low=2.5)     # mean inside, low not
+    assert discipline.goal_met(s, low=2.0, high=3.0)
+    assert not discipline.goal_met(s, high=2.9)
+    assert not discipline.goal_met(discipline.summarize([9.0]), low=1)
+
+
+def test_case_order_is_seeded_and_complete():
+    a = discipline.case_order(['x', 'y', 'z'], repeats=4, seed=7)
+    b = discipline.case_order(['x', 'y', 'z'], repeats=4, seed=7)
+    c = discipline.case_order(['x', 'y', 'z'], repeats=4, seed=8)
+    assert a == b and a != c
+    assert sorted(a) == sorted((k, r) for k in 'xyz' for r in range(4))
+
+
+def test_record_has_versions_load_and_order():
+    rec = discipline.Record(seed=3, repeats=2)
+    rec.order(['a', 'b'])
+    rec.finish()
+    d = rec.as_dict()
+    assert d['seed'] == 3 and len(d['case_order']['cases']) == 4
+    v = d['versions']
+    for key in ('python', 'memmut_commit', 'qemu', 'libvirt', 'kernel',
+                'nbdkit', 'fio', 'memstore_commit'):
+        assert key in v
+    assert v['python'].count('.') == 2
+    assert d['load_before'] is None or len(d['load_before']) == 3
+    assert d['load_after'] is None or len(d['load_after']) == 3
+
+
+def test_markdown_table():
+    t = discipline.markdown_table(['a', 'b'], [[1, 2]])
+    assert t.splitlines() == ['| a | b |', '|---|---|', '| 1 | 2 |']
