@@ -59,9 +59,13 @@ opts = [
     cfg.StrOpt('sampling_backend',
                default='auto',
                choices=[('auto', 'the first back-end that can see the VM\'s '
-                                 'guest accesses: smaps under TCG, '
-                                 'page_idle otherwise (sim for the '
+                                 'guest accesses: smaps under TCG, then '
+                                 'kmod, then page_idle (sim for the '
                                  'simulated hypervisor)'),
+                        ('none', 'no access sampling: Badis reads the '
+                                 'guest\'s used memory from the balloon '
+                                 'statistics instead, as for a VM no '
+                                 'back-end can see'),
                         ('smaps', '/proc/PID/clear_refs + the Referenced '
                                   'size of the guest RAM mapping; blind to '
                                   'guest accesses under KVM'),

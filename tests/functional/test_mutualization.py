@@ -4,10 +4,10 @@ Two TCG guests booked 384 MiB, started at 256 MiB (their Mem_init), on a
 budget of 512 MiB: no free memory at the start. Guest A idles while B's
 working set grows past its Mem_init; then B falls idle and A grows. memmut's
 real path runs every round: the libvirt driver, the agent's estimation
-pipeline (Badis), Algorithm 1, the actuator, the books. Memory must move
-from A to B and back, the guests' MemTotal must follow the balloon, and
-after every round the books must balance with no VM counted below what it
-may be using.
+pipeline (Badis, sampling off), Algorithm 1, the actuator, the books.
+Memory must move from A to B and back, the guests' MemTotal must follow the
+balloon, and after every round the books must balance with no VM counted
+below what it may be using.
 """
 
 import logging
@@ -39,10 +39,9 @@ def test_memory_moves_idle_to_growing_and_back(libvirtd, guest_factory,
                    floor_kb=128 * MIB, max_step_fraction=0.25,
                    round_interval=ROUND, round_tolerance=0.1,
                    average_window=2, time_slice=2 * ROUND),
-        agent=dict(sampling_backend='smaps'))
+        agent=dict(sampling_backend='none'))
     common_args = dict(memory_mib=384, current_mib=256, alloc='d',
-                       period_ms=500, swap='file', stat_period=1,
-                       memfd=True)
+                       period_ms=500, swap='file', stat_period=1)
     a = guest_factory(name='mut-a', schedule='24x60,280x70', **common_args)
     b = guest_factory(name='mut-b', schedule='100x8,280x52,24x70',
                       **common_args)
@@ -52,8 +51,9 @@ def test_memory_moves_idle_to_growing_and_back(libvirtd, guest_factory,
         drv.set_stats_period(g.uuid, 1)
     gmc = mut_support.RecordingController()
     ctl = local_controller.LocalController(conf, drv, gmc)
-    # The agent's own estimation path (Badis: access sampling of the
-    # memfd guest RAM with smaps, swap traffic from the balloon statistics).
+    # The agent's own estimation path: Badis with access sampling off
+    # ([agent] sampling_backend = none: the guest's used memory from the
+    # balloon statistics) and swap traffic from the balloon statistics.
     est = pipeline.EstimationPipeline(conf, drv, estimator='badis')
     memtotal0 = {g.uuid: g.wait_stat(lambda s: True)['memtotal_kb']
                  for g in (a, b)}

@@ -296,6 +296,17 @@ def test_choice_auto_sim_and_refusals(conf, clock, caplog):
     assert vm.uuid in caplog.text
 
 
+def test_choice_none_turns_sampling_off_with_a_log_line(conf, clock,
+                                                        caplog):
+    d = simulated.SimDriver(conf, clock=clock, vms=['a:512:W1'])
+    vm = d.list_vms()[0]
+    caplog.set_level(logging.INFO)
+    off = sampling.SamplerChoice(common.private_conf(
+        agent={'sampling_backend': 'none'}), d)
+    assert off.for_vm(vm, None) is None and off.samplers == {}
+    assert 'access sampling is off' in caplog.text
+
+
 def test_choice_auto_on_kvm_without_page_idle_warns(tmp_path, caplog):
     fx = fixture('memfd')
     proc = fake_proc(tmp_path, fx)

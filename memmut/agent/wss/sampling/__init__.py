@@ -48,6 +48,8 @@ class SamplerChoice:
     def __init__(self, conf, driver, samplers=None):
         self.setting = conf.agent.sampling_backend
         self.driver = driver
+        if self.setting == 'none':
+            samplers = {}
         if samplers is None:
             factories = load_factories(
                 None if self.setting == 'auto' else [self.setting])
@@ -55,6 +57,8 @@ class SamplerChoice:
                           else [self.setting])
             samplers = {n: factories[n].from_conf(conf, driver)
                         for n in self.order}
+        elif self.setting == 'none':
+            self.order = []
         else:
             self.order = (sorted(samplers, key=lambda n: (
                 getattr(samplers[n], 'auto_rank', None) is None,
@@ -89,7 +93,12 @@ class SamplerChoice:
                 break
             refused.append('%s: %s' % (name, cap.reason))
         if chosen is None:
-            if self.setting == 'auto':
+            if self.setting == 'none':
+                LOG.info('VM %s (%s): access sampling is off ([agent] '
+                         'sampling_backend = none); its working set is '
+                         'estimated from the balloon statistics', vm.name,
+                         vm.uuid)
+            elif self.setting == 'auto':
                 LOG.warning('VM %s (%s): no access-sampling back-end can '
                             'see its guest accesses (%s); its working set '
                             'is estimated from the balloon statistics '
