@@ -22,8 +22,8 @@ import uuid as uuidlib
 
 import pytest
 
-from memmut.agent.swap import swapdisk
 from memmut.memstore import process as memstore_process
+from memmut.virt.libvirt import swapdisk
 from tests.harness import domain
 from tests.harness import guest as guestmod
 from tests.harness import image
@@ -192,7 +192,8 @@ class GuestFactory:
             if (reconnect_delay and self.conn.getLibVersion()
                     < swapdisk.LIBVIRT_NBD_RECONNECT):
                 # libvirt < 9.2 drops <reconnect/>: QEMU passthrough, as
-                # memmut's agent does (memmut/agent/swap/swapdisk.py)
+                # memmut's libvirt driver does
+                # (memmut/virt/libvirt/swapdisk.py)
                 kwargs['qemu_args'] = swapdisk.passthrough_args(
                     server.socket, server.name, reconnect_delay)
                 swap = None
