@@ -5,8 +5,8 @@ algorithms. Two implementations ship: ``libvirt`` (real VMs) and ``sim``
 (simulated VMs for the embedded default and fast tests). Everything
 hypervisor-specific (libvirt calls, domain XML, QMP) stays behind this
 interface: the agent only calls the public methods below, and a driver
-that cannot do something optional (swap disks) says so with a typed error
-rather than by missing a method.
+that cannot do something optional (swap disks, simulated access sampling)
+says so with a typed error rather than by missing a method.
 """
 
 import abc
@@ -131,6 +131,17 @@ class Driver(abc.ABC):
         release it).  The caller decides whether a live unplug is safe.
         Returns whether anything was removed."""
         self._no_swap_disks()
+
+    # -- simulated access sampling (the ``sim`` sampling back-end) --------
+
+    # True when :meth:`access_sample` answers.
+    simulates_access_sampling = False
+
+    def access_sample(self, uuid, pages):
+        """``(accessed, sampled, span_kb)`` of ``pages`` random pages of the
+        VM's RAM, for drivers that simulate access sampling."""
+        raise NotImplementedError('the %s driver does not simulate access '
+                                  'sampling' % self.name)
 
 
 def load_driver(name, conf):
