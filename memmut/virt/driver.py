@@ -2,7 +2,11 @@
 
 Drivers are thin adapters; every decision is taken by the agent's
 algorithms. Two implementations ship: ``libvirt`` (real VMs) and ``sim``
-(simulated VMs for the embedded default and fast tests).
+(simulated VMs for the embedded default and fast tests). Everything
+hypervisor-specific (libvirt calls, domain XML, QMP) stays behind this
+interface: the agent only calls the public methods below, and a driver
+that cannot do something optional (swap disks, simulated access sampling)
+says so with a typed error rather than by missing a method.
 """
 
 import abc
@@ -24,6 +28,14 @@ class InvalidBalloonTarget(ValueError):
     """A balloon size outside what the VM can take."""
 
 
+class SwapDisksUnsupported(Exception):
+    """This driver cannot give VMs a swap disk served over NBD."""
+
+
+class SwapDiskRefused(Exception):
+    """The hypervisor refused to attach, inspect or detach a swap disk."""
+
+
 @dataclasses.dataclass
 class VMInfo:
     uuid: str
@@ -35,6 +47,14 @@ class VMInfo:
     cpu_time_ns: int
     nova_instance: bool = False
     domain_type: typing.Optional[str] = None
+
+
+@dataclasses.dataclass
+class SwapDiskAttachment:
+    """What :meth:`Driver.attach_swap_disk` did."""
+    mode: str               # how the disk is attached (driver-specific)
+    hot_plugged: bool       # plugged into the running VM now
+    defined: bool           # added to the VM's persistent definition now
 
 
 @dataclasses.dataclass
@@ -76,6 +96,52 @@ class Driver(abc.ABC):
     def qemu_pid(self, uuid):
         """PID of the process holding the guest's RAM, if there is one."""
         return None
+
+    # -- swap disks (memmut-memstore) -------------------------------------
+    # A swap disk is a virtio disk served by an NBD export on a unix
+    # socket; the socket path identifies it.  Drivers that cannot attach
+    # such disks keep these defaults.
+
+    def _no_swap_disks(self):
+        raise SwapDisksUnsupported(
+            'the %s driver cannot attach disks (memstore swap disks need '
+            'the libvirt driver)' % self.name)
+
+    def attach_swap_disk(self, uuid, socket_path, export, target,
+                         reconnect_delay, attach_mode='auto'):
+        """Give the VM the swap disk served on ``socket_path`` (NBD export
+        ``export``, guest-visible ``target``): hot-plugged into the running
+        VM and added to its persistent definition, each only where it is
+        not already.  The NBD client waits ``reconnect_delay`` seconds for a
+        restarted server (0: no reconnection).  ``attach_mode`` is
+        ``[memstore] attach_mode``.  Returns a :class:`SwapDiskAttachment`;
+        raises SwapDisksUnsupported, SwapDiskRefused, VMNotFound or
+        HypervisorUnavailable."""
+        self._no_swap_disks()
+
+    def swap_disk_attached(self, uuid, socket_path):
+        """``(live, persistent)``: is the swap disk served on
+        ``socket_path`` in the running VM, in its persistent definition?"""
+        self._no_swap_disks()
+
+    def detach_swap_disk(self, uuid, socket_path, live, unplug_timeout=15):
+        """Remove the swap disk served on ``socket_path`` from the VM's
+        persistent definition and, only when ``live`` is true, from the
+        running VM (waiting up to ``unplug_timeout`` s for the guest to
+        release it).  The caller decides whether a live unplug is safe.
+        Returns whether anything was removed."""
+        self._no_swap_disks()
+
+    # -- simulated access sampling (the ``sim`` sampling back-end) --------
+
+    # True when :meth:`access_sample` answers.
+    simulates_access_sampling = False
+
+    def access_sample(self, uuid, pages):
+        """``(accessed, sampled, span_kb)`` of ``pages`` random pages of the
+        VM's RAM, for drivers that simulate access sampling."""
+        raise NotImplementedError('the %s driver does not simulate access '
+                                  'sampling' % self.name)
 
 
 def load_driver(name, conf):

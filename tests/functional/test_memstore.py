@@ -18,6 +18,7 @@ import pytest
 from memmut.evaluation import workloads
 from memmut.agent.swap import swapdisk
 from memmut.virt.libvirt import driver
+from memmut.virt.libvirt import swapdisk as lv_swapdisk
 from tests import common
 from tests.harness.guest import parse_lines, wait_until
 
@@ -132,18 +133,18 @@ def test_agent_hotplugs_and_never_unplugs_a_busy_swap_disk(guest_factory,
     dom = g.dom
     assert mgr.is_attached(g.uuid) == (True, True)
     config = dom.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE)
-    if dom.connect().getLibVersion() < swapdisk.LIBVIRT_NBD_RECONNECT:
+    if dom.connect().getLibVersion() < lv_swapdisk.LIBVIRT_NBD_RECONNECT:
         # libvirt 9.0 (Debian 12): QEMU passthrough with the delay
-        assert swapdisk.find_passthrough(config)
+        assert lv_swapdisk.find_passthrough(config)
         args = [a.get('value') for a in ET.fromstring(config).iter(
-            '{%s}arg' % swapdisk.QEMU_NS)]
+            '{%s}arg' % lv_swapdisk.QEMU_NS)]
         assert json.loads(args[args.index('-blockdev') + 1])[
             'reconnect-delay'] == 10
-        nodes = mgr._qmp(dom, 'query-named-block-nodes')
+        nodes = lv_swapdisk.qmp(dom, 'query-named-block-nodes')
         assert [n['drv'] for n in nodes
-                if n['node-name'] == swapdisk.PASSTHROUGH_NODE] == ['nbd']
+                if n['node-name'] == lv_swapdisk.PASSTHROUGH_NODE] == ['nbd']
     else:
-        disk = swapdisk.find_disk(config, ms.socket_path(g.uuid))
+        disk = lv_swapdisk.find_disk(config, ms.socket_path(g.uuid))
         assert disk.find('source/reconnect').get('delay') == '10'
     g.wait_for(r'MEMMUT-GUEST SWAP dev=/dev/vd\w size_kb=262144', 30,
                after=mark)

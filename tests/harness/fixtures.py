@@ -22,7 +22,7 @@ import uuid as uuidlib
 
 import pytest
 
-from memmut.agent.swap import swapdisk
+from memmut.virt.libvirt import swapdisk
 from tests.harness import memstore as memstore_process
 from tests.harness import domain
 from tests.harness import guest as guestmod
@@ -192,7 +192,8 @@ class GuestFactory:
             if (reconnect_delay and self.conn.getLibVersion()
                     < swapdisk.LIBVIRT_NBD_RECONNECT):
                 # libvirt < 9.2 drops <reconnect/>: QEMU passthrough, as
-                # memmut's agent does (memmut/agent/swap/swapdisk.py)
+                # memmut's libvirt driver does
+                # (memmut/virt/libvirt/swapdisk.py)
                 kwargs['qemu_args'] = swapdisk.passthrough_args(
                     server.socket, server.name, reconnect_delay)
                 swap = None

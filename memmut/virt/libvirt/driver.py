@@ -4,7 +4,8 @@ Only libvirt is used to see and act on domains; the QEMU PID is read from
 libvirtd's pid files (or /proc) for the host-side collectors of later issues.
 Nova instances are recognised by nova's domain metadata; nova names the
 libvirt domain with the instance UUID, so the domain UUID is the instance
-UUID.
+UUID.  memmut-memstore swap disks are attached and detached with the domain
+XML and QMP helpers of :mod:`memmut.virt.libvirt.swapdisk`.
 """
 
 import os
@@ -13,6 +14,7 @@ import xml.etree.ElementTree as ET
 from oslo_log import log as logging
 
 from memmut.virt import driver
+from memmut.virt.libvirt import swapdisk
 
 try:
     import libvirt
@@ -248,3 +250,34 @@ class LibvirtDriver(driver.Driver):
                 % (kib, uuid, maxmem))
         self._call(dom.setMemoryFlags, int(kib),
                    libvirt.VIR_DOMAIN_AFFECT_LIVE)
+
+    # -- swap disks (memmut-memstore) -----------------------------------------
+
+    def _swap_disk(self, uuid, socket_path):
+        return swapdisk.DomainSwapDisk(self._domain(uuid), socket_path)
+
+    def attach_swap_disk(self, uuid, socket_path, export, target,
+                         reconnect_delay, attach_mode='auto'):
+        disk = self._swap_disk(uuid, socket_path)
+        try:
+            return disk.attach(export, target, reconnect_delay, attach_mode)
+        except libvirt.libvirtError as e:
+            raise driver.SwapDiskRefused('libvirt refused the disk: %s'
+                                         % e.get_error_message())
+
+    def swap_disk_attached(self, uuid, socket_path):
+        disk = self._swap_disk(uuid, socket_path)
+        try:
+            return disk.attached()
+        except libvirt.libvirtError as e:
+            raise driver.SwapDiskRefused('libvirt cannot tell whether the '
+                                         'disk is attached: %s'
+                                         % e.get_error_message())
+
+    def detach_swap_disk(self, uuid, socket_path, live, unplug_timeout=15):
+        disk = self._swap_disk(uuid, socket_path)
+        try:
+            return disk.detach(live, unplug_timeout)
+        except libvirt.libvirtError as e:
+            raise driver.SwapDiskRefused('libvirt refused to detach it: %s'
+                                         % e.get_error_message())

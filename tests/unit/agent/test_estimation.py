@@ -211,15 +211,25 @@ class Blind(base.Sampler):
         raise AssertionError('must not be used')
 
 
-class FakeDriver:
+class FakeDriver(driver.Driver):
+    """A driver with no VMs of its own: it records balloon targets."""
     name = 'fake'
 
     def __init__(self):
         self.sets = []
         self.fail = None
 
-    def qemu_pid(self, uuid):
-        return None
+    def connect(self):
+        pass
+
+    def host_info(self):
+        raise NotImplementedError
+
+    def list_vms(self):
+        return []
+
+    def set_stats_period(self, uuid, seconds):
+        pass
 
     def set_balloon(self, uuid, kib):
         if self.fail:

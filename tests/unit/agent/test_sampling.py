@@ -283,6 +283,22 @@ def test_sim_sampler_is_unbiased_with_binomial_noise(conf, clock):
     assert spread > 0.05 * 1024 * MIB      # it is sampling, not reading
 
 
+def test_sim_sampler_refuses_a_driver_that_does_not_simulate():
+    from tests.unit.agent import balloon_host
+    host = balloon_host.BalloonHost()       # a Driver, not simulating
+    assert not host.simulates_access_sampling
+    s = sim_sampler.SimSampler(host)
+    cap = s.capability(vm_info(), None)
+    assert not cap.usable
+    assert cap.reason == ('the scripted driver does not simulate access '
+                          'sampling')
+    with pytest.raises(NotImplementedError):
+        host.access_sample('u-1', 10)
+    s.begin(vm_info(), None)
+    with pytest.raises(base.SamplerError, match='does not simulate'):
+        s.end(vm_info(), None)
+
+
 def test_choice_auto_sim_and_refusals(conf, clock, caplog):
     d = simulated.SimDriver(conf, clock=clock, vms=['a:512:W1'])
     vm = d.list_vms()[0]

@@ -3,7 +3,9 @@
 It asks :meth:`memmut.virt.simulated.SimDriver.access_sample` for ``n`` random
 pages at the end of each interval; the simulated guest answers from its
 working set with binomial sampling noise, so Badis runs on the embedded
-default exactly as it does on a real host, errors included.
+default exactly as it does on a real host, errors included.  Drivers say
+whether they can through
+:attr:`memmut.virt.driver.Driver.simulates_access_sampling`.
 """
 
 import time
@@ -26,10 +28,10 @@ class SimSampler(base.Sampler):
         self._started = {}
 
     def capability(self, vm, pid):
-        if not getattr(self.driver, 'simulates_access_sampling', False):
+        if not self.driver.simulates_access_sampling:
             return base.Capability(
                 self.name, False, 'the %s driver does not simulate access '
-                'sampling' % getattr(self.driver, 'name', '?'))
+                'sampling' % self.driver.name)
         return base.Capability(self.name, True,
                                'simulated sampling of %d random pages'
                                % self.pages)
