@@ -160,7 +160,7 @@ def test_failures_are_logged_with_the_vm(manager, memstore, caplog):
 
 def test_a_driver_without_swap_disks_is_logged(memstore, caplog):
     caplog.set_level(logging.ERROR)
-    conf = private_conf(sim={'vms': ['a:512:W1']})
+    conf = private_conf(simulated_hypervisor={'vms': ['a:512:W1']})
     sim = simulated.SimDriver(conf)
     a = sim.list_vms()[0]
     mgr = _manager(memstore, driver=sim)
