@@ -158,6 +158,17 @@ opts = [
                help='Without reuse distances, a swapping VM is estimated '
                     'at its allocation plus the KiB swapped in during the '
                     'round, and at least this much.'),
+    cfg.IntOpt('fallback_probe_kb',
+               default=32768,
+               min=0,
+               help='Without reuse distances, a swapping VM asks for this '
+                    'much more than its allocation at first, then twice '
+                    'the step each round it was granted and still swaps '
+                    '(never more than the swap-in estimate): the swap-in '
+                    'count includes every re-read of the same pages, and '
+                    'taken whole it sends a VM that lacks a little to its '
+                    'booked size, at its neighbours\' expense. 0 disables '
+                    'it.'),
     cfg.IntOpt('average_window',
                default=5,
                min=1,

@@ -3,20 +3,19 @@
 Two TCG guests booked 384 MiB, started at 256 MiB (their Mem_init), on a
 budget of 512 MiB: no free memory at the start. Guest A idles while B's
 working set grows past its Mem_init; then B falls idle and A grows. memmut's
-real path runs every round: the libvirt driver, the agent's estimation
-pipeline (Badis, sampling off), Algorithm 1, the actuator, the books.
-Memory must move from A to B and back, the guests' MemTotal must follow the
-balloon, and after every round the books must balance with no VM counted
-below what it may be using.
+real path runs every round: the libvirt driver, Badis over the balloon
+statistics, Algorithm 1, the actuator, the books. Memory must move from A to
+B and back, the guests' MemTotal must follow the balloon, and after every
+round the books must balance with no VM counted below what it may be using.
 """
 
 import logging
 import subprocess
 import time
 
+from memmut.agent.wss import badis
 from memmut.agent.mutualization import local_controller
-from memmut.agent.wss import pipeline
-from memmut.virt.libvirt import driver
+from memmut.virt.libvirt import driver as libvirt_driver
 from tests import common
 from tests.harness import mutualization as mut_support
 from tests.harness.guest import parse_lines
@@ -37,24 +36,20 @@ def test_memory_moves_idle_to_growing_and_back(libvirtd, guest_factory,
                            reclaim_wait=3.0, settle_timeout=20.0),
         badis=dict(headroom_kb=24 * MIB, headroom_fraction=0.0,
                    floor_kb=128 * MIB, max_step_fraction=0.25,
-                   round_interval=ROUND, round_tolerance=0.1,
-                   average_window=2, time_slice=2 * ROUND),
-        agent=dict(sampling_backend='none'))
+                   round_interval=ROUND))
     common_args = dict(memory_mib=384, current_mib=256, alloc='d',
                        period_ms=500, swap='file', stat_period=1)
     a = guest_factory(name='mut-a', schedule='24x60,280x70', **common_args)
     b = guest_factory(name='mut-b', schedule='100x8,280x52,24x70',
                       **common_args)
-    drv = driver.LibvirtDriver(conf)
+    drv = libvirt_driver.LibvirtDriver(conf)
     drv.connect()
     for g in (a, b):
         drv.set_stats_period(g.uuid, 1)
     gmc = mut_support.RecordingController()
     ctl = local_controller.LocalController(conf, drv, gmc)
-    # The agent's own estimation path: Badis with access sampling off
-    # ([agent] sampling_backend = none: the guest's used memory from the
-    # balloon statistics) and swap traffic from the balloon statistics.
-    est = pipeline.EstimationPipeline(conf, drv, estimator='badis')
+    est = mut_support.StatsBadis(badis.BadisParams(average_window=2,
+                                                   time_slice=2 * ROUND))
     memtotal0 = {g.uuid: g.wait_stat(lambda s: True)['memtotal_kb']
                  for g in (a, b)}
     for g in (a, b):                    # the workloads run
@@ -64,7 +59,7 @@ def test_memory_moves_idle_to_growing_and_back(libvirtd, guest_factory,
     def round_once():
         vms = [v for v in drv.list_vms() if v.uuid in (a.uuid, b.uuid)]
         now = time.time()
-        estimates = est.estimate(vms, now)
+        estimates = est.observe(vms, now)
         result = ctl.step(vms, estimates, now)
         books = ctl.books
         books.check()

@@ -91,19 +91,44 @@ class BalloonStatsSwapMonitor(SwapMonitor):
     name = SOURCE_BALLOON_STATS
 
     def __init__(self, swap_in_threshold_kb=4096, major_fault_threshold=0,
-                 min_grow_kb=4096, growth_rate_kb=0, clock=time.monotonic):
+                 min_grow_kb=4096, growth_rate_kb=0, probe_kb=0,
+                 clock=time.monotonic):
         self.swap_in_threshold_kb = swap_in_threshold_kb
         self.major_fault_threshold = major_fault_threshold
         self.min_grow_kb = min_grow_kb
         self.growth_rate_kb = growth_rate_kb
+        self.probe_kb = probe_kb
         self.clock = clock
         self._prev = {}          # uuid -> (stats, time read)
+        self._probes = {}        # uuid -> (escalations, last request KiB)
 
     @classmethod
     def from_conf(cls, conf):
         b = conf.badis
         return cls(b.swap_in_threshold_kb, b.major_fault_threshold,
-                   b.fallback_min_grow_kb, b.swap_growth_rate_kb)
+                   b.fallback_min_grow_kb, b.swap_growth_rate_kb,
+                   b.fallback_probe_kb)
+
+    def _probe(self, uuid, m_cur_kb, ghost):
+        """Bound the estimate of a VM that swaps: without reuse distances
+        the swap-in count includes every re-read of the same pages, so a
+        VM cycling over a working set a little above its allocation would
+        ask for its whole booking. The first swapping round asks for
+        ``probe_kb`` more; each later one that found the previous request
+        granted and still swaps asks for twice the step; a request not
+        granted yet (the host is short) is held, not escalated. Never more
+        than the swap-in estimate itself."""
+        level, last = self._probes.get(uuid, (-1, None))
+        slack = 4 * 1024            # balloon rounding, pages in flight
+        if last is not None and m_cur_kb + slack < last:
+            request = last
+        else:
+            level += 1
+            request = m_cur_kb + max(self.min_grow_kb,
+                                     self.probe_kb << min(level, 16))
+        request = min(ghost.wss_kb, request)
+        self._probes[uuid] = (level, request)
+        return techniques.TechniqueEstimate(request, ghost.source)
 
     def read(self, vm, m_cur_kb, keep_quiet=False):
         stats = dict(vm.memory_stats or {})
@@ -130,6 +155,13 @@ class BalloonStatsSwapMonitor(SwapMonitor):
             if ghost.wss_kb > cap:
                 ghost = techniques.TechniqueEstimate(cap, ghost.source)
                 detail += ', capped by %d KiB net in swap' % net
+        if ghost is not None and self.probe_kb:
+            probed = self._probe(vm.uuid, m_cur_kb, ghost)
+            if probed.wss_kb < ghost.wss_kb:
+                detail += ', probing %d KiB' % (probed.wss_kb - m_cur_kb)
+            ghost = probed
+        elif not act.active and not keep_quiet:
+            self._probes.pop(vm.uuid, None)
         grown, pressure = (0, False)
         if not act.counter_reset:
             grown, pressure = _growth((_net_swapped_kb(prev), prev_t), net,
@@ -147,6 +179,7 @@ class BalloonStatsSwapMonitor(SwapMonitor):
 
     def forget(self, uuid):
         self._prev.pop(uuid, None)
+        self._probes.pop(uuid, None)
 
 
 class MemstoreSwapMonitor(SwapMonitor):

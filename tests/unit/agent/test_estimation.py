@@ -56,6 +56,35 @@ def test_balloon_stats_monitor_uses_deltas_and_caps_thrashing():
     assert light.ghost.wss_kb == 512 * MIB + 10000  # the round's swap-in
 
 
+def test_balloon_stats_monitor_probes_instead_of_asking_for_every_reread():
+    """Without reuse distances, 200 MiB read back in a round by a VM that
+    lacks a little asks for 32 MiB more first; the step doubles only
+    once the last request was granted and the VM still swaps; a request
+    not granted yet is held."""
+    m = swap_monitors.BalloonStatsSwapMonitor(
+        swap_in_threshold_kb=1024, min_grow_kb=4096, probe_kb=32 * MIB)
+    swap_out = 10 * 1024 * MIB            # plenty in swap: no net cap
+    reads = [0]
+
+    def read(m_cur):
+        reads[0] += 200 * MIB
+        return m.read(info(stats={'swap_in': reads[0],
+                                  'swap_out': swap_out}), m_cur)
+    read(256 * MIB)                                   # first: no delta
+    first = read(256 * MIB)
+    assert first.swapping and first.ghost.wss_kb == 288 * MIB
+    assert 'probing' in first.detail
+    held = read(256 * MIB)                            # not granted yet
+    assert held.ghost.wss_kb == 288 * MIB
+    doubled = read(288 * MIB)                         # granted, still short
+    assert doubled.ghost.wss_kb == 288 * MIB + 64 * MIB
+    quiet = m.read(info(stats={'swap_in': reads[0], 'swap_out': swap_out}),
+                   352 * MIB)
+    assert not quiet.swapping
+    again = read(352 * MIB)                           # a new episode
+    assert again.ghost.wss_kb == 352 * MIB + 32 * MIB
+
+
 def memstore_reading(histogram, bucket_pages=1024, cold=0,
                      percent=95.0):
     """A reading as memmut.agent.swap.swapdisk returns it, built from a stats
