@@ -21,7 +21,7 @@ import dataclasses
 
 
 @dataclasses.dataclass
-class Migration:
+class InFlightMigration:
     vm: int
     source: int
     destination: int
@@ -38,7 +38,7 @@ class Overlap:
     fraction of the window spent copying, ``before`` the fraction before
     the switch-over (the VM runs on the source), ``done`` whether it
     completed in the window."""
-    migration: Migration
+    migration: InFlightMigration
     copy: float
     before: float
     done: bool
@@ -66,8 +66,8 @@ class Scheduler:
         return {m.vm: m for m in self.waiting + self.running}
 
     def add(self, vm, source, destination, size_mb, now):
-        m = Migration(vm, source, destination, float(size_mb),
-                      float(size_mb) / self.bandwidth, float(now))
+        m = InFlightMigration(vm, source, destination, float(size_mb),
+                              float(size_mb) / self.bandwidth, float(now))
         self.waiting.append(m)
         return m
 
