@@ -8,8 +8,8 @@ memmut_wss.ko and wss-probe in its initramfs (tests/harness/kmod.py):
   random call that picks and clears P pages and of the call that tests
   them again, on a 64 MiB mapping whose pages were all touched in between;
 * accuracy: memwork runs W1, W2, W3, W4 and W5 back to back
-  (``memmut.workloads.shape_schedule``, peak ``--peak-mib``, mapped once at
-  the peak, alloc=s) while ``wss-probe watch`` samples it every
+  (``memmut.evaluation.workloads.shape_schedule``, peak ``--peak-mib``,
+  mapped once at the peak, alloc=s) while ``wss-probe watch`` samples it every
   ``--interval-ms`` through /dev/memmut_wss (``--pages`` random pages, 100
   = ``[badis] sample_pages``'s default) and, in the same interval and the
   same guest, the smaps back-end's way: clear_refs at the start,
@@ -40,7 +40,7 @@ import subprocess
 import tempfile
 import time
 
-from memmut import workloads
+from memmut.evaluation import workloads
 from tests.harness import guest as guestmod
 from tests.harness import kmod
 

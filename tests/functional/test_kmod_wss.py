@@ -26,7 +26,7 @@ import re
 
 import pytest
 
-from memmut import workloads
+from memmut.evaluation import workloads
 from tests.harness import fixtures
 from tests.harness import guest as guestmod
 from tests.harness import kmod
