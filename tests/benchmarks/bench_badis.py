@@ -497,7 +497,13 @@ def main(argv=None):
     p.add_argument('--report-only', action='store_true',
                    help='recompute badis.json and badis.png from the '
                         'badis.jsonl of an earlier run')
+    p.add_argument('--sampling-backend', default='smaps',
+                   help='[agent] sampling_backend of the agent loop; '
+                        '"none" measures Badis from the swap path and the '
+                        'balloon statistics alone (a KVM host without the '
+                        'kernel helper or page_idle)')
     args = p.parse_args(argv)
+    AGENT_OPTIONS['agent']['sampling_backend'] = args.sampling_backend
     if args.report_only:
         with open(os.path.join(args.out, 'badis.jsonl')) as f:
             runs = [json.loads(line) for line in f if line.strip()]
