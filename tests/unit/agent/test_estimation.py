@@ -17,6 +17,7 @@ from memmut.memstore import reuse
 from memmut.virt import driver
 from memmut.virt import simulated
 from tests import common
+from tests import fakes
 
 MIB = 1024
 
@@ -240,25 +241,11 @@ class Blind(base.Sampler):
         raise AssertionError('must not be used')
 
 
-class FakeDriver(driver.Driver):
+class FakeDriver(fakes.NullDriver):
     """A driver with no VMs of its own: it records balloon targets."""
-    name = 'fake'
-
     def __init__(self):
         self.sets = []
         self.fail = None
-
-    def connect(self):
-        pass
-
-    def host_info(self):
-        raise NotImplementedError
-
-    def list_vms(self):
-        return []
-
-    def set_stats_period(self, uuid, seconds):
-        pass
 
     def set_balloon(self, uuid, kib):
         if self.fail:

@@ -13,6 +13,7 @@ from memmut.virt import driver as virt_driver
 from memmut.virt import simulated
 from tests.common import private_conf
 from tests.unit.memstore import nbdclient as nbd
+from tests import fakes
 
 
 @dataclasses.dataclass
@@ -23,30 +24,13 @@ class FakeVM:
     config: bool = False        # ... in its persistent definition
 
 
-class FakeDriver(virt_driver.Driver):
+class FakeDriver(fakes.NullDriver):
     """Keeps, per VM, whether the swap disk is live and defined, the way
     the libvirt driver reports it; every swap-disk call is recorded."""
-    name = 'fake'
-
     def __init__(self):
         self.vms = {}
         self.calls = []
         self.refuse = None          # a SwapDiskRefused to raise
-
-    def connect(self):
-        pass
-
-    def host_info(self):
-        raise NotImplementedError
-
-    def list_vms(self):
-        return []
-
-    def set_stats_period(self, uuid, seconds):
-        pass
-
-    def set_balloon(self, uuid, kib):
-        pass
 
     def _vm(self, uuid):
         if self.refuse is not None:
