@@ -1,0 +1,39 @@
+"""Configuration problems are found at start, one line each."""
+
+from oslo_config import cfg
+
+from memmut import conf as memmut_conf
+from memmut.conf import validate
+
+
+def load(tmp_path, text):
+    path = tmp_path / 'memmut.conf'
+    path.write_text(text)
+    conf = cfg.ConfigOpts()
+    memmut_conf.register_opts(conf)
+    conf([], project='memmut', default_config_files=[str(path)])
+    return conf
+
+
+def test_defaults_have_no_problem(tmp_path):
+    assert validate.problems(load(tmp_path, '')) == []
+
+
+def test_out_of_range_values_are_named_with_their_option(tmp_path):
+    conf = load(tmp_path, '[agent]\npoll_interval = -5\n'
+                          '[badis]\nfloor_kb = -1\n')
+    found = validate.problems(conf)
+    want = '[agent] poll_interval: should be greater than or equal to 0.05'
+    assert any(p.startswith(want + ' (in ') for p in found), found
+    assert any(p.startswith('[badis] floor_kb:') for p in found), found
+
+
+def test_garbage_and_cross_option_problems(tmp_path):
+    found = validate.problems(load(tmp_path, '[agent]\npoll_interval = x\n'))
+    assert found and found[0].startswith('[agent] poll_interval:')
+    found = validate.problems(load(
+        tmp_path, '[badis]\nheadroom_kb = 1024\nheadroom_fraction = 0\n'
+                  '[mutualization]\nguaranteed_headroom_kb = 8192\n'))
+    assert found == ['[mutualization] guaranteed_headroom_kb (8192) is '
+                     'more than the whole headroom ([badis] headroom_kb '
+                     '= 1024)']
