@@ -25,6 +25,7 @@ class OnDemandController:
     def __init__(self, conf, driver, controller_api=None):
         self.driver = driver
         self.params = badis.TargetParams.from_conf(conf)
+        self._failed = set()          # (uuid, error type) already logged
 
     def plan(self, vm, est):
         """``(target_kb, reason)`` for one VM, or None."""
@@ -67,6 +68,17 @@ class OnDemandController:
                     virt_driver.HypervisorUnavailable) as e:
                 LOG.warning('VM %s (%s): balloon change failed (%s): %s',
                             vm.name, vm.uuid, reason, e)
+                continue
+            except Exception as e:
+                # Any other hypervisor error (e.g. libvirt's "cannot acquire
+                # state change lock" during a migration) is this VM's: the
+                # others are still ballooned. Logged once per kind.
+                kind = (vm.uuid, type(e).__name__)
+                if kind not in self._failed:
+                    self._failed.add(kind)
+                    LOG.warning('VM %s (%s): balloon change failed (%s): '
+                                '%s: %s', vm.name, vm.uuid, reason,
+                                type(e).__name__, e)
                 continue
             LOG.info('VM %s (%s): balloon %s', vm.name, vm.uuid, reason)
             done.append((vm.uuid, target, reason))

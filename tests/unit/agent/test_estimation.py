@@ -403,6 +403,26 @@ def test_actuator_survives_driver_errors(caplog):
     assert 'balloon change failed' in caplog.text and 'u-1' in caplog.text
 
 
+def test_one_vm_s_unexpected_driver_error_leaves_the_others_ballooned(
+        caplog):
+    class Locked(FakeDriver):
+        def set_balloon(self, uuid, kib):
+            if uuid == 'u-1':
+                raise RuntimeError('cannot acquire state change lock')
+            super().set_balloon(uuid, kib)
+    d = Locked()
+    a = on_demand.OnDemandController(conf_with(), d)
+    caplog.set_level(logging.WARNING)
+    vms = [info(), info(uuid='u-2')]
+    ests = {'u-1': est(100 * MIB), 'u-2': est(100 * MIB)}
+    done = a.step(vms, ests)
+    assert [u for u, _, _ in done] == ['u-2'] and d.sets[0][0] == 'u-2'
+    assert 'cannot acquire state change lock' in caplog.text
+    caplog.clear()
+    a.step(vms, ests)
+    assert 'state change lock' not in caplog.text     # once per kind
+
+
 def test_target_params_match_the_options():
     c = conf_with(headroom_kb=1, floor_kb=2)
     p = badis.TargetParams.from_conf(c)
