@@ -40,10 +40,14 @@ def errors(rows, key, booked_kb, skip_s=0.0, interval_s=None):
     with each estimate compared with the mean true WSS over the sampling
     interval it measured (``interval_s`` before its round), i.e. without
     the reporting delay of one round; a diagnostic, not the goal's figure.
+    ``of_truth``: the same per-poll errors in % of the true WSS instead of
+    the booked memory (a small working set's error is not diluted by a
+    large booking).
     """
     out = {'all': [], 'S_more': [], 'S_less': []}
     aligned = {'all': [], 'S_more': [], 'S_less': []}
     allowance = {'all': [], 'S_more': [], 'S_less': []}
+    of_truth = {'all': [], 'S_more': [], 'S_less': []}
     if not rows:
         return {k: None for k in out}
     t0 = rows[0]['t']
@@ -58,6 +62,10 @@ def errors(rows, key, booked_kb, skip_s=0.0, interval_s=None):
         err = abs(r[key] - r['truth_kb']) * 100.0 / booked_kb
         out['all'].append(err)
         out[phase].append(err)
+        if r['truth_kb'] > 0:
+            rel = abs(r[key] - r['truth_kb']) * 100.0 / r['truth_kb']
+            of_truth['all'].append(rel)
+            of_truth[phase].append(rel)
         # one poll of detection allowance: right anywhere between the
         # truth at the previous poll and now (a change since then may not
         # have shown in the guest yet, or only in part)
@@ -90,6 +98,9 @@ def errors(rows, key, booked_kb, skip_s=0.0, interval_s=None):
     if aligned['all']:
         res['aligned'] = {k: (round(statistics.mean(v), 2) if v else None)
                           for k, v in aligned.items()}
+    if of_truth['all']:
+        res['of_truth'] = {k: (round(statistics.mean(v), 2) if v else None)
+                           for k, v in of_truth.items()}
     if allowance['all']:
         res['allowance'] = {k: (round(statistics.mean(v), 2) if v else None)
                             for k, v in allowance.items()}

@@ -28,6 +28,9 @@ def test_per_poll_and_allowance_split_by_phase():
     assert e['polls_S_less'] == 2 and e['polls_S_more'] == 3
     assert e['S_less'] == 12.5          # (25 % at poll 2 + 0) / 2
     assert e['S_more'] == 0
+    # in % of the true WSS: 64 / 164 at poll 2, in S_less
+    assert e['of_truth']['S_less'] == round(64 * 100.0 / 164 / 2, 2)
+    assert e['of_truth']['S_more'] == 0
     # one poll of detection allowance: poll 2 matches the truth at poll 1
     assert e['allowance'] == {'all': 0, 'S_more': 0, 'S_less': 0}
 
