@@ -136,4 +136,4 @@ def late_oracle_errors(rows, booked_kb, key='badis', params=None):
     res = errors(sim, ORACLE, booked_kb)
     return {k: res.get(k) for k in ('all', 'S_more', 'S_less',
                                     'polls_S_more', 'polls_S_less',
-                                    'allowance')}
+                                    'allowance', 'of_truth')}

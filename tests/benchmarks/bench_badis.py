@@ -154,7 +154,7 @@ def summarize(runs):
             for k in ('all', 'S_more', 'S_less'):
                 if e[k] is not None:
                     d[k].append(e[k])
-                for variant in ('aligned', 'allowance'):
+                for variant in ('aligned', 'allowance', 'of_truth'):
                     if (e.get(variant) or {}).get(k) is not None:
                         d[variant + '_' + k].append(e[variant][k])
             if name == r['estimator']:
@@ -184,6 +184,9 @@ def summarize(runs):
             'allowance_error_pct_booked': {
                 k: _mean(d['allowance_' + k])
                 for k in ('all', 'S_more', 'S_less')},
+            'error_pct_true_wss': {
+                k: _mean(d['of_truth_' + k])
+                for k in ('all', 'S_more', 'S_less')},
             'vm_over_median': (statistics.median(d['vm_over'])
                                if d['vm_over'] else None),
             'vm_over': d['vm_over'],
@@ -203,7 +206,9 @@ def summarize(runs):
 def _bucket():
     return {'all': [], 'S_more': [], 'S_less': [], 'aligned_all': [],
             'aligned_S_more': [], 'aligned_S_less': [], 'allowance_all': [],
-            'allowance_S_more': [], 'allowance_S_less': [], 'vm_over': [],
+            'allowance_S_more': [], 'allowance_S_less': [],
+            'of_truth_all': [], 'of_truth_S_more': [], 'of_truth_S_less': [],
+            'vm_over': [],
             'cpu_pct_core': [], 'cpu_s_per_round': []}
 
 
@@ -430,6 +435,14 @@ def markdown(result):
         lines.append(_row(name, [d['S_more_error_pct_booked'],
                                  d['S_less_error_pct_booked']],
                           d.get('allowance_error_pct_booked')))
+    lines += ['', '### Relative to the true working set', '',
+              'The same per-poll errors in % of the true WSS at that poll '
+              'instead of the booked memory (a small working set\'s error '
+              'is not diluted by a large booking).', '',
+              '| estimator | all | S_more | S_less |', '|---|---|---|---|']
+    for name in [ORACLE] + order:
+        if name in sm and sm[name].get('error_pct_true_wss'):
+            lines.append(_row(name, [], sm[name]['error_pct_true_wss']))
     lines += ['', 'The seed gives no accuracy figure (Fig. 2.9 is a plot: '
               '"comparable with Zballoond"); `badis.png` is our Fig. 2.9.',
               '', '## Overheads beside the seed\'s Table 2.3', '',
