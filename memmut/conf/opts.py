@@ -3,6 +3,7 @@
 import collections
 
 from memmut.conf import agent
+from memmut.conf import api
 from memmut.conf import badis
 from memmut.conf import consolidation
 from memmut.conf import controller
@@ -18,7 +19,7 @@ from memmut.conf import simulator
 
 MODULES = (default, agent, controller, database, libvirt,
            simulated_hypervisor, demo, badis, mutualization, consolidation,
-           simulator, memstore, nova)
+           simulator, memstore, nova, api)
 
 
 def list_opts():
