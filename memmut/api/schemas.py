@@ -72,6 +72,7 @@ ROUND_LIST = _query({
                                                   'or only real rounds.'},
 })
 ROUND_SHOW = _query({})
+ROUND_CREATE_QUERY = _query({})
 ROUND_CREATE = {
     'type': 'object',
     'properties': {

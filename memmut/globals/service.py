@@ -20,7 +20,8 @@ class ControllerService:
         self.conf = conf
         self.db = db
         self.manager = manager.ControllerManager(
-            db, agent_rpcapi.AgentAPI(transport, conf), conf)
+            db, agent_rpcapi.AgentAPI(transport, conf), conf,
+            start_round=self.start_round)
         self._server = rpc.get_server(transport, conf.controller_topic,
                                       conf.host, [self.manager])
         self._stop = threading.Event()
@@ -57,6 +58,37 @@ class ControllerService:
         :class:`memmut.globals.rounds.RoundResult`; never raises.
         """
         return self.rounds.run(dry_run=dry_run)
+
+    def start_round(self, dry_run=None, timeout=30.0):
+        """Start a round in a thread of its own (memmut-api's POST
+        /rounds, over RPC); return once it is recorded.
+
+        ``{'round_id': id}``, or ``{'round_id': None, 'busy': ...,
+        'reason': ...}`` when it did not start (another round runs, or
+        the database refused the row).
+        """
+        started = threading.Event()
+        outcome = {}
+
+        def on_started(round_id):
+            outcome['round_id'] = round_id
+            started.set()
+
+        def run():
+            result = self.rounds.run(dry_run=dry_run, started=on_started)
+            if 'round_id' not in outcome:
+                outcome.update(round_id=None,
+                               busy=result.status == rounds.BUSY,
+                               reason=result.reason)
+            started.set()
+
+        threading.Thread(target=run, name='memmut-controller-round',
+                         daemon=True).start()
+        if not started.wait(timeout):
+            return {'round_id': None, 'busy': False,
+                    'reason': 'the round was not recorded within %d s'
+                              % timeout}
+        return dict(outcome)
 
     def start(self):
         self._server.start()
