@@ -11,7 +11,7 @@
     API                  context, microversion, route, policy, handler
 
 :func:`build_app` assembles it from a ConfigOpts; ``memmut.wsgi.api``
-serves it.
+serves it (:mod:`memmut.api.deploy`).
 """
 
 import json
@@ -31,6 +31,7 @@ import webob
 from memmut.api import errors
 from memmut.api import handlers
 from memmut.api import microversion
+from memmut.api import policy
 from memmut.db import api as db_api
 
 LOG = logging.getLogger(__name__)
@@ -65,9 +66,9 @@ class RPCRoundStarter:
     """Asks memmut-controller over RPC to start a round (see
     :meth:`memmut.globals.manager.ControllerManager.start_round`)."""
 
-    def __init__(self, conf):
+    def __init__(self, conf, controller_api=None):
         self.conf = conf
-        self._api = None
+        self._api = controller_api
         self._lock = threading.Lock()
 
     def __call__(self, dry_run):
@@ -184,6 +185,7 @@ def build_app(conf, db=None, start_round=None):
     if db is None:
         db = db_api.Database(conf.database.connection,
                              debug=conf.database.connection_debug)
+    policy.get_enforcer(conf)
     api = API(conf, db, start_round or RPCRoundStarter(conf))
     app = api
     if conf.api.auth_strategy == 'keystone':

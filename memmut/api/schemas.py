@@ -156,3 +156,19 @@ def _validate(schema, document, what):
     if problems:
         raise errors.BadRequest('invalid %s: %s' % (
             what, '; '.join(_error(e) for e in problems)))
+
+
+# (method, route) -> (query schema, body schema or None): what
+# tools/gen-api-ref.py documents; tests check it matches the router.
+BY_ROUTE = {
+    ('GET', '/hosts'): (HOST_LIST, None),
+    ('GET', '/hosts/{name}'): (HOST_SHOW, None),
+    ('GET', '/vms'): (VM_LIST, None),
+    ('GET', '/vms/{uuid}'): (VM_SHOW, None),
+    ('GET', '/vms/{uuid}/history'): (VM_HISTORY, None),
+    ('GET', '/rounds'): (ROUND_LIST, None),
+    ('POST', '/rounds'): (ROUND_CREATE_QUERY, ROUND_CREATE),
+    ('GET', '/rounds/{round_id}'): (ROUND_SHOW, None),
+    ('GET', '/allocations'): (ALLOCATION_LIST, None),
+    ('GET', '/allocations/{allocation_id}'): (ALLOCATION_SHOW, None),
+}

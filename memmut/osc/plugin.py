@@ -1,6 +1,8 @@
 """OpenStackClient plugin hooks for memmut (see osc-lib's plugin docs)."""
 
+from osc_lib import exceptions
 from osc_lib import utils
+from oslo_utils import importutils
 
 DEFAULT_API_VERSION = '1'
 API_VERSION_OPTION = 'os_memmut_api_version'
@@ -10,8 +12,12 @@ API_VERSIONS = {'1': 'memmut.osc.client.Client'}
 
 def make_client(instance):
     """The memmut client of an OSC ClientManager ``instance``."""
-    cls = utils.get_client_class(API_NAME, instance._api_version[API_NAME],
-                                 API_VERSIONS)
+    version = str(instance._api_version[API_NAME])
+    if version not in API_VERSIONS:
+        raise exceptions.UnsupportedVersion(
+            'memmut API version %s is not supported; use one of %s'
+            % (version, ', '.join(sorted(API_VERSIONS))))
+    cls = importutils.import_class(API_VERSIONS[version])
     return cls(session=instance.session,
                region_name=instance.region_name,
                interface=instance.interface,

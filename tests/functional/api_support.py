@@ -46,7 +46,8 @@ def write_conf(path, keystone, db_url, rabbit_url, extra=''):
         'rpc_response_timeout = 10', 'use_stderr = true', '',
         '[database]', 'connection = %s' % db_url, '',
         '[api]', 'round_start_timeout = 20', '',
-        '[keystone_authtoken]', 'www_authenticate_uri = %s' % keystone.auth_url,
+        '[keystone_authtoken]',
+        'www_authenticate_uri = %s' % keystone.auth_url,
         'auth_url = %s' % keystone.auth_url, 'auth_type = password',
         'username = memmut', 'password = %s' % ks.PASSWORD,
         'user_domain_name = Default', 'project_name = service',
@@ -109,9 +110,9 @@ class MemmutCloud:
         if not check:
             return proc
         assert proc.returncode == 0, (
-            '%s failed (%d):\n%s\n%s\n%s' % (' '.join(cmd), proc.returncode,
-                                            proc.stdout, proc.stderr,
-                                            self.logs()))
+            '%s failed (%d):\n%s\n%s\n%s' % (
+                ' '.join(cmd), proc.returncode, proc.stdout, proc.stderr,
+                self.logs()))
         return json.loads(proc.stdout) if json_out else proc
 
 
