@@ -17,6 +17,15 @@ def cloud(keystone, postgres_server, rabbit_url, tmp_path_factory):
         yield c
     finally:
         c.stop()
+        # leave keystone as a fresh one (the devstack plugin test
+        # registers memmut again)
+        admin = keystone.admin()
+        for svc in admin.services.list():
+            if svc.type == 'memmut':
+                admin.services.delete(svc)
+        for user in admin.users.list():
+            if user.name == 'memmut':
+                admin.users.delete(user)
 
 
 def _errors(resp):
