@@ -87,8 +87,8 @@ class Devstack:
             '      auth_url: %s\n      username: admin\n'
             '      password: %s\n      user_domain_id: default\n'
             '      system_scope: all\n    identity_api_version: 3\n'
-            '    region_name: RegionOne\n' % (keystone.auth_url,
-                                             ks.PASSWORD))
+            '    region_name: RegionOne\n'
+            % (keystone.auth_url, ks.PASSWORD))
         bindir = os.path.dirname(sys.executable)
         self.env = {
             'PATH': bindir + os.pathsep + os.environ['PATH'],
