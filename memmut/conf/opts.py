@@ -14,12 +14,9 @@ from memmut.conf import libvirt
 from memmut.conf import memstore
 from memmut.conf import mutualization
 from memmut.conf import nova
-from memmut.conf import simulated_hypervisor
-from memmut.conf import simulator
-
 MODULES = (default, agent, controller, database, libvirt,
            simulated_hypervisor, demo, badis, mutualization, consolidation,
-           simulator, memstore, nova, api)
+           simulator, memstore, nova, api, placement)
 
 
 def list_opts():

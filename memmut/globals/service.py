@@ -8,6 +8,7 @@ from oslo_log import log as logging
 
 from memmut.agent import rpcapi as agent_rpcapi
 from memmut.globals import manager
+from memmut.globals import placement
 from memmut.globals import rounds
 from memmut import rpc
 
@@ -41,6 +42,16 @@ class ControllerService:
                              self.conf.controller.sample_retention)
             except Exception:
                 LOG.exception('Purging old samples failed; will retry')
+
+    def _placement_ratios(self):
+        updater = placement.RatioUpdater(self.conf, self.db)
+        interval = self.conf.placement.update_interval
+        while not self._stop.wait(interval):
+            try:
+                updater.update()
+            except Exception:
+                LOG.exception('Updating placement ratios failed; next in '
+                              '%d s', interval)
 
     def _scheduled_rounds(self):
         interval = self.conf.consolidation.interval
@@ -97,6 +108,14 @@ class ControllerService:
                                         name='memmut-controller-purge',
                                         daemon=True)
         self._thread.start()
+        self._placement_thread = None
+        if self.conf.placement.update_allocation_ratio:
+            self._placement_thread = threading.Thread(
+                target=self._placement_ratios,
+                name='memmut-controller-placement', daemon=True)
+            self._placement_thread.start()
+            LOG.info('Placement MEMORY_MB allocation ratios every %d s',
+                     self.conf.placement.update_interval)
         if self.conf.consolidation.scheduled_rounds:
             self._rounds_thread = threading.Thread(
                 target=self._scheduled_rounds,
@@ -118,3 +137,5 @@ class ControllerService:
             self._thread.join()
         if self._rounds_thread:
             self._rounds_thread.join()
+        if getattr(self, '_placement_thread', None):
+            self._placement_thread.join()
