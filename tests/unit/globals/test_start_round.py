@@ -40,6 +40,7 @@ def test_start_round_gives_up_waiting(db, clock):
     class Slow:
         def run(self, dry_run=None, started=None):
             gate.wait(5)
+            return rounds.RoundResult(None, rounds.FAILED, 'late', False)
 
     reply = _service(Slow()).start_round(dry_run=False, timeout=0.05)
     gate.set()
