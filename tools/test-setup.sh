@@ -16,7 +16,8 @@ if [ "$(id -u)" != 0 ]; then
             "packages), or install sudo" >&2
         exit 1
     fi
-    exec sudo -- bash "$0" "$@"
+    # HOME kept: the rustup toolchain in ~/.cargo builds memstore
+    exec sudo --preserve-env=HOME -- bash "$0" "$@"
 fi
 
 PACKAGES=(

@@ -1,9 +1,6 @@
 """The REST API's reads: pages of hosts, VMs, rounds and allocations with
 the figures each resource shows, in as few statements as a page needs.
 
-Columns that a later schema adds (``wss_max_avg_kb``, ``badis_mode`` on
-``vm_samples``) are read with ``getattr`` so that this module works on
-both sides of that migration.
 """
 
 import sqlalchemy as sa

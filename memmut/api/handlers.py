@@ -125,8 +125,9 @@ def _sample_fields(req, s):
         'swap_out_kb': swap_out,
     }
     if req.microversion.matches(WSS_MAX_AVG):
-        view['wss_max_avg_kb'] = getattr(s, 'wss_max_avg_kb', None)
-        view['badis_mode'] = getattr(s, 'badis_mode', None)
+        for key in ('wss_max_avg_kb', 'max_avg_window', 'max_avg_slice_s',
+                    'badis_mode'):
+            view[key] = getattr(s, key) if s else None
     return view
 
 

@@ -20,8 +20,9 @@ VERSIONS = [
     ('1.0', 'Initial version: hosts, VMs and their history, consolidation '
             'rounds and remote-memory allocations.'),
     ('1.1', 'VMs and their history carry the agent-reported WSS^max_avg '
-            '(``wss_max_avg_kb``) and the Badis mode (``badis_mode``), '
-            'null where the agent did not report them.'),
+            '(``wss_max_avg_kb``, with its inputs ``max_avg_window`` and '
+            '``max_avg_slice_s``) and the Badis mode (``badis_mode``: V, VG '
+            'or G), null where the agent did not report them.'),
 ]
 __doc__ += '\n'.join('* %s - %s' % v for v in VERSIONS)
 

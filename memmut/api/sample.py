@@ -36,6 +36,9 @@ def seed(db):
                 memory_stats={'swap_in': 0, 'swap_out': 512 * i},
                 cpu_time_ns=int((t - T0 + 3600) * 1e9), nova_instance=True,
                 wss_kb=(3 + 3 * i) << 20,
+                wss_max_avg_kb=(3 + 3 * i) << 20 | 1 << 18,
+                max_avg_window=5, max_avg_slice_s=3600.0,
+                badis_mode=('V', 'VG')[i],
                 wss_estimator='badis/page_idle+memstore',
                 mut_role=('server', 'client')[i], mem_init_kb=8 << 20,
                 lent_kb=(2 << 20, 0)[i], borrowed_kb=(0, 2 << 20)[i])

@@ -14,6 +14,10 @@ from memmut.conf import libvirt
 from memmut.conf import memstore
 from memmut.conf import mutualization
 from memmut.conf import nova
+from memmut.conf import placement
+from memmut.conf import simulated_hypervisor
+from memmut.conf import simulator
+
 MODULES = (default, agent, controller, database, libvirt,
            simulated_hypervisor, demo, badis, mutualization, consolidation,
            simulator, memstore, nova, api, placement)

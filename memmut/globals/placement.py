@@ -2,8 +2,9 @@
 (``[placement] update_allocation_ratio``, off by default).
 
 For each host whose agent is up, the ratio is the booked memory of its
-running VMs over their demand (:func:`memmut.sizing.demand` of their
-WSS^max_avg, the figure consolidation rounds pack on), clamped to
+running VMs over their demand (:func:`memmut.sizing.demand` of the
+WSS^max_avg their agent reported, the figure consolidation rounds pack
+on; the booking while a VM is younger than a time slice), clamped to
 ``[placement] min_allocation_ratio .. max_allocation_ratio``. A host
 without running VMs is left as it is.
 
@@ -53,14 +54,12 @@ def host_ratio(conf, db, vms, now):
             continue
         samples = db.vm_samples(vm.uuid, since=now - 2 * b.time_slice)
         booked_mb = vm.booked_kb / 1024.0
-        reported = [getattr(s, 'wss_max_avg_kb', None) for s in samples]
-        if reported and reported[-1] is not None:
-            wss_mb = reported[-1] / 1024.0
-        else:
-            wss_mb = rounds.memory_history(
-                samples, now, float(conf.consolidation.interval), 1,
-                booked_mb, vm.first_seen, b.average_window, b.time_slice)
-            wss_mb = wss_mb[-1] if wss_mb else booked_mb
+        # the figure rounds pack on: the agent's WSS^max_avg, the booking
+        # while the VM is cold or reports none
+        wss_mb = rounds.memory_history(
+            samples, now, float(conf.consolidation.interval), 1, booked_mb,
+            vm.first_seen, b.time_slice)
+        wss_mb = wss_mb[-1] if wss_mb else booked_mb
         booked += booked_mb
         demand += float(sizing.demand(wss_mb, booked_mb,
                                       b.headroom_kb / 1024.0,

@@ -32,6 +32,8 @@ def seed(db_url, now=None):
                 memory_stats={'swap_in': 0, 'swap_out': 64 * i},
                 cpu_time_ns=int(t * 1e6), nova_instance=True,
                 wss_kb=(700 + 100 * i) << 10,
+                wss_max_avg_kb=(750 + 100 * i) << 10, max_avg_window=5,
+                max_avg_slice_s=3600.0, badis_mode='VG',
                 wss_estimator='badis/page_idle+memstore',
                 mut_role='server' if i == 1 else 'client',
                 mem_init_kb=2 << 20, lent_kb=256 << 10 if i == 1 else 0,

@@ -10,8 +10,8 @@ FIELDS = [('UUID', 'uuid'), ('Name', 'name'), ('Host', 'host'),
           ('WSS max avg KiB', 'wss_max_avg_kb'), ('Badis mode', 'badis_mode'),
           ('Role', 'role')]
 HISTORY_KEYS = ('timestamp', 'balloon_kb', 'wss_kb', 'wss_max_avg_kb',
-                'badis_mode', 'role', 'lent_kb', 'borrowed_kb', 'swap_in_kb',
-                'swap_out_kb')
+                'max_avg_window', 'max_avg_slice_s', 'badis_mode', 'role',
+                'lent_kb', 'borrowed_kb', 'swap_in_kb', 'swap_out_kb')
 
 
 class ListVM(command.Lister):

@@ -105,7 +105,8 @@ def test_vms_filters_and_microversion_fields(api):
     vm = doc['vm']
     assert vm['role'] == 'client' and vm['borrowed_kb'] == 2 << 20
     assert vm['swap_out_kb'] == 512
-    assert 'wss_max_avg_kb' in vm and 'badis_mode' in vm
+    assert vm['wss_max_avg_kb'] == (6 << 20) | (1 << 18)
+    assert (vm['badis_mode'], vm['max_avg_window']) == ('VG', 5)
     _, doc = api.request('GET', '/vms/%s/history?limit=1' % sample.VMS[0][0])
     assert len(doc['history']) == 1
     resp, _ = api.request('GET', '/vms/%s/history?since=-1'

@@ -91,12 +91,12 @@ def _report(db, host, t, seq, wss_kb):
             uuid='00000000-0000-4000-8000-00000000000%d' % i,
             name='vm%d' % i, timestamp=t, state='running',
             booked_kb=4 * GIB, balloon_kb=4 * GIB, nova_instance=True,
-            wss_kb=wss_kb) for i in (1, 2)]))
+            wss_kb=wss_kb, wss_max_avg_kb=wss_kb) for i in (1, 2)]))
 
 
 def test_updater_sets_booked_over_demand_clamped(db, clock):
     conf = common.private_conf(
-        badis={'time_slice': 600.0, 'average_window': 1, 'headroom_kb': 0,
+        badis={'time_slice': 600.0, 'headroom_kb': 0,
                'headroom_fraction': 0.0},
         placement={'max_allocation_ratio': 1.5})
     t0 = clock()
