@@ -10,6 +10,9 @@
 # ini files, the uwsgi configuration, the unit files -- is devstack's.
 #
 #   devstack_driver.sh PHASE [PHASE2]   e.g. "stack install"
+
+# The variables set here are read by the devstack functions sourced.
+# shellcheck disable=SC2034
 set -o errexit
 
 TOP_DIR=$DEVSTACK_DIR
