@@ -37,6 +37,9 @@ source "$TOP_DIR/lib/keystone"
 # The test bed's services (stackrc and lib/keystone derive these from
 # SERVICE_HOST otherwise).
 KEYSTONE_SERVICE_URI=$TEST_KEYSTONE_URI
+# stackrc fixes DEST at /opt/stack: the sandbox's instead
+DEST=$SANDBOX/opt/stack
+DATA_DIR=$DEST/data
 DATABASE_TYPE=postgresql
 BASE_SQL_CONN=$TEST_BASE_SQL_CONN
 SYSTEMD_DIR=$SANDBOX/systemd

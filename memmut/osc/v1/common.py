@@ -1,5 +1,7 @@
 """Pieces shared by the commands: pagination options and formatting."""
 
+import json
+
 from osc_lib.cli import format_columns
 
 
@@ -26,6 +28,13 @@ def listing(items, fields, formatters=None):
     rows = (tuple(formatters[k](item.get(k)) if k in formatters
                   else item.get(k) for _, k in fields) for item in items)
     return headers, rows
+
+
+class JSONColumn(format_columns.DictColumn):
+    """A nested structure: indented JSON in tables, as is in json/yaml."""
+
+    def human_readable(self):
+        return json.dumps(self._value, indent=1, sort_keys=True)
 
 
 LIST = format_columns.ListColumn

@@ -11,8 +11,9 @@ from memmut.osc.v1 import common
 FIELDS = [('ID', 'id'), ('Status', 'status'), ('Dry run', 'dry_run'),
           ('Started', 'started_at'), ('Finished', 'finished_at'),
           ('Migrations', 'migration_count'), ('Reason', 'reason')]
-FORMATTERS = {'migrations': common.LIST_OF_DICTS, 'summary': common.DICT,
-              'parameters': common.DICT}
+FORMATTERS = {'migrations': common.LIST_OF_DICTS,
+              'summary': common.JSONColumn,
+              'parameters': common.JSONColumn}
 RUNNING = 'running'
 
 

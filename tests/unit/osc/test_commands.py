@@ -202,3 +202,12 @@ def test_plugin_option_and_client_class():
     made = plugin.make_client(instance)
     assert isinstance(made, client_mod.Client)
     assert made.adapter.service_type == 'memmut'
+
+
+def test_round_summary_is_indented_json_in_tables_and_a_dict_in_json():
+    rnd = dict(ROUND, status='completed',
+               summary={'hosts': 2, 'by_reason': {'memory overload': 1}})
+    out, _, _ = run(rounds.ShowRound, ['3'], round=rnd)
+    assert '"memory overload": 1' in out
+    out, _, _ = run(rounds.ShowRound, ['3', '-f', 'json'], round=rnd)
+    assert json.loads(out)['summary']['by_reason'] == {'memory overload': 1}
