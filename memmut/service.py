@@ -13,13 +13,15 @@ LOG = logging.getLogger(__name__)
 DOMAIN = 'memmut'
 
 
-def prepare(argv, conf=None, project=DOMAIN, defaults=None, cli_opts=None):
+def prepare(argv, conf=None, project=DOMAIN, defaults=None, cli_opts=None,
+            description=None):
     """Parse the command line and config files; set up logging and RPC.
 
     ``defaults`` maps (group, option) -> value for commands whose sensible
     defaults differ from the services' (the embedded demo); ``cli_opts``
     maps a group to already-registered options that the command also takes
-    on its command line (``--demo-duration``).
+    on its command line (``--demo-duration``); ``description`` is what
+    ``--help`` says the command does.
     """
     conf = conf or memmut_conf.CONF
     logging.register_options(conf)
@@ -29,7 +31,7 @@ def prepare(argv, conf=None, project=DOMAIN, defaults=None, cli_opts=None):
     for (group, name), value in (defaults or {}).items():
         conf.set_default(name, value, group=group)
     set_library_defaults()
-    conf(argv, project=project)
+    conf(argv, project=project, description=description)
     logging.setup(conf, project)
     return conf
 

@@ -2,12 +2,22 @@
 # Install what memmut's functional tests need on a Debian 12 machine:
 # QEMU + libvirt (real guests), the Debian kernel the guests boot, busybox and
 # gcc for the guest initramfs, nbdkit and fio (swap-disk baselines),
-# RabbitMQ and PostgreSQL (control plane). Run as root. Idempotent.
+# RabbitMQ and PostgreSQL (control plane), python3-dev (uWSGI, built by
+# pip for the keystone and memmut-api tests). Idempotent.
+#
+# It needs root: run it as root, or as a user with sudo (it re-executes
+# itself through sudo). It STOPS the system's RabbitMQ, PostgreSQL and
+# libvirtd services if they run: the tests start private instances.
 set -euo pipefail
 
 if [ "$(id -u)" != 0 ]; then
-    echo "tools/test-setup.sh: run as root (it installs Debian packages)" >&2
-    exit 1
+    if ! command -v sudo >/dev/null; then
+        echo "tools/test-setup.sh: run as root (it installs Debian" \
+            "packages), or install sudo" >&2
+        exit 1
+    fi
+    # HOME kept: the rustup toolchain in ~/.cargo builds memstore
+    exec sudo --preserve-env=HOME -- bash "$0" "$@"
 fi
 
 PACKAGES=(
@@ -15,6 +25,7 @@ PACKAGES=(
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev
     pkg-config linux-image-amd64 busybox-static gcc libc6-dev
     nbdkit fio rabbitmq-server postgresql dkms linux-headers-amd64
+    python3-dev
 )
 
 missing=()
@@ -30,8 +41,12 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Debian starts these services at install time where it can; the tests run
-# private instances on their own ports, so stop any the packages started.
+# private instances on their own ports, so stop any that run (the system's
+# own instances included: say so).
 for svc in rabbitmq-server postgresql libvirtd; do
+    if service "$svc" status >/dev/null 2>&1; then
+        echo "Stopping the system's $svc (the tests run their own)"
+    fi
     service "$svc" stop >/dev/null 2>&1 || true
 done
 python3 -m pip install -q 'tox>=4'

@@ -12,9 +12,18 @@ from memmut.virt import simulated
 
 LOG = logging.getLogger(__name__)
 
+DESCRIPTION = (
+    'memmut-agent, the Local Memory Controller of one compute node: every '
+    '[agent] poll_interval seconds it reads each libvirt domain\'s balloon '
+    'statistics, estimates its working set (Badis), lends idle memory '
+    'between the node\'s VMs through their balloons (Algorithm 1) and '
+    'reports to memmut-controller over RPC. Run one per nova-compute '
+    'node; see doc/source/operate.rst.')
+
 
 def main(argv=None):
-    conf = service.prepare(sys.argv[1:] if argv is None else argv)
+    conf = service.prepare(sys.argv[1:] if argv is None else argv,
+                           description=DESCRIPTION)
     service.require_real_transport(conf, 'memmut-agent')
     try:
         agent = agent_service.AgentService(conf, rpc.get_transport(conf))

@@ -12,6 +12,14 @@ from memmut import service
 
 LOG = logging.getLogger(__name__)
 
+DESCRIPTION = (
+    'memmut-controller, the Global Memory Controller: stores the agents\' '
+    'reports in the database, runs the global protocol (remote memory '
+    'between hosts) and the consolidation rounds (on a schedule with '
+    '[consolidation] scheduled_rounds, or when memmut-api asks), which '
+    'live-migrate VMs through nova. Run it on the control plane next to '
+    'memmut-api; see doc/source/operate.rst.')
+
 
 def open_database(conf):
     """Open the database, refusing to run on a schema that is not current."""
@@ -28,7 +36,8 @@ def open_database(conf):
 
 
 def main(argv=None):
-    conf = service.prepare(sys.argv[1:] if argv is None else argv)
+    conf = service.prepare(sys.argv[1:] if argv is None else argv,
+                           description=DESCRIPTION)
     service.require_real_transport(conf, 'memmut-controller')
     db = open_database(conf)
     controller = controller_service.ControllerService(

@@ -8,6 +8,7 @@ database, not from the agent, so what it shows has crossed the pipeline.
 """
 
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -86,12 +87,25 @@ def snapshot(db):
 
 
 def main(argv=None):
-    # A fresh state directory per run unless the operator names one.
+    # A fresh state directory per run unless the operator names one; the
+    # fresh one is removed when the demo ends (--help included).
     defaults = dict(DEMO_DEFAULTS)
-    defaults[(None, 'state_path')] = tempfile.mkdtemp(prefix='memmut-demo-')
-    conf = service.prepare(sys.argv[1:] if argv is None else argv,
-                           defaults=defaults,
-                           cli_opts={'demo': demo_conf.opts})
+    scratch = tempfile.mkdtemp(prefix='memmut-demo-')
+    defaults[(None, 'state_path')] = scratch
+    try:
+        conf = service.prepare(sys.argv[1:] if argv is None else argv,
+                               defaults=defaults,
+                               cli_opts={'demo': demo_conf.opts})
+        if conf.state_path != scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+            scratch = None
+        _run(conf, scratch)
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run(conf, scratch):
     os.makedirs(conf.state_path, exist_ok=True)
     url = conf.database.connection
     try:
@@ -131,8 +145,11 @@ def main(argv=None):
     finally:
         agent.stop()
         controller.stop()
-    print('memmut demo finished: %d reports from %s stored in %s'
-          % (db.count_reports(conf.host), conf.host, url))
+    print('memmut demo finished: %d reports from %s stored in %s%s'
+          % (db.count_reports(conf.host), conf.host, url,
+             ' (a temporary directory, now removed: set [DEFAULT] '
+             'state_path to keep the database)' if scratch else ''))
+    db.close()
 
 
 if __name__ == '__main__':

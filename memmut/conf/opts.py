@@ -3,6 +3,7 @@
 import collections
 
 from memmut.conf import agent
+from memmut.conf import api
 from memmut.conf import badis
 from memmut.conf import consolidation
 from memmut.conf import controller
@@ -13,12 +14,13 @@ from memmut.conf import libvirt
 from memmut.conf import memstore
 from memmut.conf import mutualization
 from memmut.conf import nova
+from memmut.conf import placement
 from memmut.conf import simulated_hypervisor
 from memmut.conf import simulator
 
 MODULES = (default, agent, controller, database, libvirt,
            simulated_hypervisor, demo, badis, mutualization, consolidation,
-           simulator, memstore, nova)
+           simulator, memstore, nova, api, placement)
 
 
 def list_opts():

@@ -398,6 +398,18 @@ class Database:
         with self._session() as session:
             return list(session.scalars(query))
 
+    # -- read-only statements of the REST API (memmut.api.data) ----------
+
+    def read(self, query):
+        """Run one SELECT of whole rows; the detached objects, in order."""
+        with self._session() as session:
+            return list(session.scalars(query))
+
+    def read_rows(self, query):
+        """Run one SELECT of columns; the rows, in order."""
+        with self._session() as session:
+            return list(session.execute(query))
+
 
 class _Transaction:
     """A session that commits on success and turns driver errors into

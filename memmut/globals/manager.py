@@ -13,8 +13,10 @@ LOG = logging.getLogger(__name__)
 class ControllerManager:
     target = messaging.Target(version=rpcapi.VERSION)
 
-    def __init__(self, db, agent_api, conf):
+    def __init__(self, db, agent_api, conf, start_round=None):
         self.db = db
+        # ControllerService.start_round (RPC 1.1, from memmut-api).
+        self._start_round = start_round
         self.protocol = protocol.GlobalProtocol(db, agent_api, conf)
 
     @messaging.expected_exceptions(objects.SchemaError)
@@ -48,3 +50,9 @@ class ControllerManager:
         freed = self.protocol.reclaim(
             objects.ReclaimRequest.from_primitive(request))
         return {'reclaimed_kb': freed}
+
+    def start_round(self, ctxt, dry_run=None):
+        if self._start_round is None:
+            return {'round_id': None, 'busy': False,
+                    'reason': 'this controller does not run rounds'}
+        return self._start_round(dry_run)

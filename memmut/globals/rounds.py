@@ -318,12 +318,13 @@ class RoundRunner:
                 return rnd.summary['states']
         return {}
 
-    def run(self, dry_run=None):
+    def run(self, dry_run=None, started=None):
         """Run one round now; returns a :class:`RoundResult`, never raises.
 
         ``dry_run``: plan and store only; ``None`` takes ``[consolidation]
         dry_run``. A round asked for while another runs is not started
-        (status ``busy``, no row).
+        (status ``busy``, no row). ``started(round_id)`` is called once the
+        round is recorded (memmut-api answers with its id then).
         """
         if dry_run is None:
             dry_run = self.conf.consolidation.dry_run
@@ -333,11 +334,11 @@ class RoundRunner:
             return RoundResult(None, BUSY, 'another round is running',
                                dry_run)
         try:
-            return self._run(bool(dry_run))
+            return self._run(bool(dry_run), started)
         finally:
             self._lock.release()
 
-    def _run(self, dry_run):
+    def _run(self, dry_run, started=None):
         t0 = time.perf_counter()
         result = RoundResult(None, FAILED, '', dry_run)
         try:
@@ -357,6 +358,8 @@ class RoundRunner:
             result.reason = 'cannot record the round: %s' % e
             return result
         result.round_id = rnd.id
+        if started is not None:
+            started(rnd.id)
         try:
             if config_error is not None:
                 raise config_error

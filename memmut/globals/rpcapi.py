@@ -8,12 +8,14 @@ API version history:
 * 1.1 - ``report``: each VM carries the agent's WSS^max_avg with its inputs
   (``wss_max_avg_kb``, ``max_avg_window``, ``max_avg_slice_s``) and its
   Badis mode. A 1.0 controller ignores the new fields.
+* 1.2 - ``start_round`` (memmut-api -> controller): start a consolidation
+  round and answer with its id once it is recorded.
 """
 
 from memmut import objects
 from memmut import rpc
 
-VERSION = '1.1'
+VERSION = '1.2'
 
 
 class ControllerAPI:
@@ -50,3 +52,13 @@ class ControllerAPI:
         reply = self._cctxt(timeout).call({}, 'gmc_reclaim',
                                           request=request.to_primitive())
         return int(reply['reclaimed_kb'])
+
+    def start_round(self, dry_run=None, timeout=None):
+        """Start a consolidation round in the controller.
+
+        Returns ``{'round_id': id}`` once the round is recorded, or
+        ``{'round_id': None, 'busy': bool, 'reason': text}`` when it did
+        not start.
+        """
+        cctxt = self._client.prepare(version='1.2', timeout=timeout)
+        return cctxt.call({}, 'start_round', dry_run=dry_run)

@@ -8,6 +8,7 @@ from oslo_log import log as logging
 
 from memmut.agent import rpcapi as agent_rpcapi
 from memmut.globals import manager
+from memmut.globals import placement
 from memmut.globals import rounds
 from memmut import rpc
 
@@ -20,7 +21,8 @@ class ControllerService:
         self.conf = conf
         self.db = db
         self.manager = manager.ControllerManager(
-            db, agent_rpcapi.AgentAPI(transport, conf), conf)
+            db, agent_rpcapi.AgentAPI(transport, conf), conf,
+            start_round=self.start_round)
         self._server = rpc.get_server(transport, conf.controller_topic,
                                       conf.host, [self.manager])
         self._stop = threading.Event()
@@ -41,6 +43,16 @@ class ControllerService:
             except Exception:
                 LOG.exception('Purging old samples failed; will retry')
 
+    def _placement_ratios(self):
+        updater = placement.RatioUpdater(self.conf, self.db)
+        interval = self.conf.placement.update_interval
+        while not self._stop.wait(interval):
+            try:
+                updater.update()
+            except Exception:
+                LOG.exception('Updating placement ratios failed; next in '
+                              '%d s', interval)
+
     def _scheduled_rounds(self):
         interval = self.conf.consolidation.interval
         while not self._stop.wait(interval):
@@ -58,6 +70,37 @@ class ControllerService:
         """
         return self.rounds.run(dry_run=dry_run)
 
+    def start_round(self, dry_run=None, timeout=30.0):
+        """Start a round in a thread of its own (memmut-api's POST
+        /rounds, over RPC); return once it is recorded.
+
+        ``{'round_id': id}``, or ``{'round_id': None, 'busy': ...,
+        'reason': ...}`` when it did not start (another round runs, or
+        the database refused the row).
+        """
+        started = threading.Event()
+        outcome = {}
+
+        def on_started(round_id):
+            outcome['round_id'] = round_id
+            started.set()
+
+        def run():
+            result = self.rounds.run(dry_run=dry_run, started=on_started)
+            if 'round_id' not in outcome:
+                outcome.update(round_id=None,
+                               busy=result.status == rounds.BUSY,
+                               reason=result.reason)
+            started.set()
+
+        threading.Thread(target=run, name='memmut-controller-round',
+                         daemon=True).start()
+        if not started.wait(timeout):
+            return {'round_id': None, 'busy': False,
+                    'reason': 'the round was not recorded within %d s'
+                              % timeout}
+        return dict(outcome)
+
     def start(self):
         self._server.start()
         self._started = True
@@ -65,6 +108,14 @@ class ControllerService:
                                         name='memmut-controller-purge',
                                         daemon=True)
         self._thread.start()
+        self._placement_thread = None
+        if self.conf.placement.update_allocation_ratio:
+            self._placement_thread = threading.Thread(
+                target=self._placement_ratios,
+                name='memmut-controller-placement', daemon=True)
+            self._placement_thread.start()
+            LOG.info('Placement MEMORY_MB allocation ratios every %d s',
+                     self.conf.placement.update_interval)
         if self.conf.consolidation.scheduled_rounds:
             self._rounds_thread = threading.Thread(
                 target=self._scheduled_rounds,
@@ -86,3 +137,5 @@ class ControllerService:
             self._thread.join()
         if self._rounds_thread:
             self._rounds_thread.join()
+        if getattr(self, '_placement_thread', None):
+            self._placement_thread.join()

@@ -2,3 +2,4 @@
 
 from tests.harness.fixtures import *  # noqa
 from tests.harness.services import *  # noqa
+from tests.harness.keystone import *  # noqa

@@ -45,13 +45,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_for_port(port, timeout, proc=None, what='server', log=None):
+def wait_for_port(port, timeout, proc=None, what='server', log=None,
+                  host='127.0.0.1'):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             break
         try:
-            socket.create_connection(('127.0.0.1', port), 1).close()
+            socket.create_connection((host, port), 1).close()
             return
         except OSError:
             time.sleep(0.2)
@@ -59,8 +60,8 @@ def wait_for_port(port, timeout, proc=None, what='server', log=None):
     if log and os.path.exists(log):
         with open(log, errors='replace') as f:
             tail = f.read()[-3000:]
-    raise RuntimeError('%s did not answer on 127.0.0.1:%d within %d s\n%s'
-                       % (what, port, timeout, tail))
+    raise RuntimeError('%s did not answer on %s:%d within %d s\n%s'
+                       % (what, host, port, timeout, tail))
 
 
 class PrivatePostgres:
@@ -134,8 +135,11 @@ class PrivateRabbit:
     own node name, ports, Erlang cookie and epmd, so it never meets another
     RabbitMQ on the machine."""
 
-    def __init__(self):
-        self.port = free_port()
+    def __init__(self, host='127.0.0.1', port=None):
+        # another loopback address lets a test use the standard port 5672
+        # (what devstack's transport URLs assume) without meeting anyone
+        self.host = host
+        self.port = port or free_port()
         self.dist_port = free_port()
         self.epmd_port = free_port()
         self.dir = None
@@ -146,7 +150,7 @@ class PrivateRabbit:
         env.update({
             'HOME': self.dir,     # the Erlang cookie lives in $HOME
             'RABBITMQ_NODENAME': 'memmut%d@localhost' % self.port,
-            'RABBITMQ_NODE_IP_ADDRESS': '127.0.0.1',
+            'RABBITMQ_NODE_IP_ADDRESS': self.host,
             'RABBITMQ_NODE_PORT': str(self.port),
             'RABBITMQ_DIST_PORT': str(self.dist_port),
             'ERL_EPMD_PORT': str(self.epmd_port),
@@ -183,7 +187,8 @@ class PrivateRabbit:
                 ['rabbitmq-server'], env=self._env(), stdout=out,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 cwd=self.dir, start_new_session=True)
-        wait_for_port(self.port, timeout, self.proc, 'RabbitMQ', self.log)
+        wait_for_port(self.port, timeout, self.proc, 'RabbitMQ', self.log,
+                      host=self.host)
         return self
 
     def stop(self):
@@ -209,8 +214,8 @@ class PrivateRabbit:
 
     @property
     def url(self):
-        return 'rabbit://%s:%s@127.0.0.1:%d/' % (
-            RABBIT_USER, RABBIT_PASSWORD, self.port)
+        return 'rabbit://%s:%s@%s:%d/' % (
+            RABBIT_USER, RABBIT_PASSWORD, self.host, self.port)
 
 
 @pytest.fixture(scope='session')

@@ -1,0 +1,1 @@
+"""``openstack memmut`` commands of API version 1."""

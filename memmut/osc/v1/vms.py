@@ -1,0 +1,61 @@
+"""openstack memmut vm list / show"""
+
+from osc_lib.command import command
+
+from memmut.osc.v1 import common
+
+FIELDS = [('UUID', 'uuid'), ('Name', 'name'), ('Host', 'host'),
+          ('State', 'state'), ('Booked KiB', 'booked_kb'),
+          ('Balloon KiB', 'balloon_kb'), ('WSS KiB', 'wss_kb'),
+          ('WSS max avg KiB', 'wss_max_avg_kb'), ('Badis mode', 'badis_mode'),
+          ('Role', 'role')]
+HISTORY_KEYS = ('timestamp', 'balloon_kb', 'wss_kb', 'wss_max_avg_kb',
+                'max_avg_window', 'max_avg_slice_s', 'badis_mode', 'role',
+                'lent_kb', 'borrowed_kb', 'swap_in_kb', 'swap_out_kb')
+
+
+class ListVM(command.Lister):
+    """List VMs with their booked memory, balloon, working set and role."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--host', metavar='<host>',
+                            help='Only VMs last seen on this host.')
+        parser.add_argument('--state', metavar='<state>',
+                            help='Only VMs in this state (running...).')
+        common.add_pagination(parser, 'UUID of the last VM of the previous '
+                                      'page.')
+        return parser
+
+    def take_action(self, args):
+        vms = self.app.client_manager.memmut.vms(
+            host=args.host, state=args.state, limit=args.limit,
+            marker=args.marker)
+        return common.listing(vms, FIELDS)
+
+
+class ShowVM(command.ShowOne):
+    """Show one VM; --history adds its samples (balloon, WSS, WSS^max_avg,
+    Badis mode, lent/borrowed memory, swap), oldest first."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('vm', metavar='<uuid>', help='VM UUID.')
+        parser.add_argument('--history', action='store_true',
+                            help='Include the VM\'s sample history.')
+        parser.add_argument('--history-limit', metavar='<n>', type=int,
+                            default=20,
+                            help='Newest <n> samples of the history '
+                                 '(default 20).')
+        return parser
+
+    def take_action(self, args):
+        client = self.app.client_manager.memmut
+        vm = client.vm(args.vm)
+        formatters = {}
+        if args.history:
+            history = client.vm_history(vm['uuid'], limit=args.history_limit)
+            vm['history'] = [{k: s.get(k) for k in HISTORY_KEYS if k in s}
+                             for s in history]
+            formatters['history'] = common.LIST_OF_DICTS
+        return common.show(vm, formatters)

@@ -1,0 +1,1 @@
+"""WSGI entry points (module paths for uwsgi, gunicorn, mod_wsgi)."""

@@ -1,0 +1,242 @@
+"""memmut-api in process (noauth), over the fixed sample data set."""
+
+import os
+import subprocess
+import sys
+
+import oslo_messaging as messaging
+import pytest
+
+from memmut.api import app as api_app
+from memmut.api import microversion
+from memmut.api import policies
+from memmut.api import policy
+from memmut.api import sample
+from memmut.api import schemas
+from memmut.api import deploy as wsgi_api
+from tests import common
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))))
+READER = 'reader'
+ADMIN = 'admin,member,reader'
+
+
+@pytest.fixture
+def api():
+    conf = common.private_conf()
+    wsgi_api.register_middleware_opts(conf)
+    policy.reset()
+    policy.get_enforcer(conf)
+    s = sample.SampleAPI(conf)
+    yield s
+    s.close()
+    policy.reset()
+
+
+def _err(doc):
+    assert set(doc) == {'errors'}
+    (err,) = doc['errors']
+    assert set(err) == {'status', 'code', 'title', 'detail', 'request_id'}
+    return err
+
+
+def test_version_document_and_microversion_headers(api):
+    resp, doc = api.request('GET', '/', roles='')
+    assert resp.status_int == 200
+    assert doc['versions'][0]['max_version'] == str(microversion.MAX_VERSION)
+    assert resp.headers[microversion.HEADER] == 'memmut 1.0'
+    assert resp.headers['Vary'] == microversion.HEADER
+    resp, _ = api.request('GET', '/hosts',
+                          headers={microversion.HEADER: 'memmut latest'})
+    assert resp.headers[microversion.HEADER] == 'memmut 1.1'
+    resp, doc = api.request('GET', '/hosts',
+                            headers={microversion.HEADER: 'memmut 9.0'})
+    assert resp.status_int == 406
+    assert _err(doc)['code'] == 'memmut.microversion_unsupported'
+    resp, doc = api.request('GET', '/hosts',
+                            headers={microversion.HEADER: 'memmut one'})
+    assert resp.status_int == 400
+
+
+def test_request_id_and_healthcheck(api):
+    resp, _ = api.request('GET', '/hosts')
+    assert resp.headers['x-openstack-request-id'].startswith('req-')
+    resp, _ = api.request('GET', '/healthcheck', roles='')
+    assert resp.status_int == 200
+
+
+def test_hosts(api):
+    resp, doc = api.request('GET', '/hosts', roles=READER)
+    assert resp.status_int == 200
+    by_name = {h['name']: h for h in doc['hosts']}
+    host = by_name[sample.HOST]
+    assert host['vm_count'] == 2
+    assert host['lent_kb'] == 2 << 20 and host['borrowed_kb'] == 2 << 20
+    assert host['reservoir_kb'] == 2 << 20
+    assert host['sampling_backends'] == ['badis/page_idle+memstore']
+    assert host['status'] == 'down'     # its last report is in 2026
+    resp, doc = api.request('GET', '/hosts/%s' % sample.HOST)
+    assert [v['name'] for v in doc['host']['vms']] == ['web-1', 'db-1']
+    resp, doc = api.request('GET', '/hosts/nope')
+    assert resp.status_int == 404
+    assert _err(doc)['code'] == 'memmut.not_found'
+
+
+def test_pagination_follows_markers(api):
+    _, doc = api.request('GET', '/hosts?limit=1')
+    assert [h['name'] for h in doc['hosts']] == [sample.HOST]
+    (link,) = doc['links']
+    assert link['rel'] == 'next' and 'marker=compute-1' in link['href']
+    _, doc = api.request('GET', '/hosts?limit=1&marker=compute-1')
+    assert [h['name'] for h in doc['hosts']] == [sample.OTHER]
+    _, doc = api.request('GET', '/hosts?marker=compute-2')
+    assert doc == {'hosts': [], 'links': []}
+
+
+def test_vms_filters_and_microversion_fields(api):
+    _, doc = api.request('GET', '/vms?host=compute-1&state=running')
+    assert len(doc['vms']) == 2
+    assert 'wss_max_avg_kb' not in doc['vms'][0]
+    _, doc = api.request('GET', '/vms?nova_instance=false')
+    assert doc['vms'] == []
+    _, doc = api.request('GET', '/vms/%s' % sample.VMS[1][0],
+                         headers={microversion.HEADER: 'memmut 1.1'})
+    vm = doc['vm']
+    assert vm['role'] == 'client' and vm['borrowed_kb'] == 2 << 20
+    assert vm['swap_out_kb'] == 512
+    assert vm['wss_max_avg_kb'] == (6 << 20) | (1 << 18)
+    assert (vm['badis_mode'], vm['max_avg_window']) == ('VG', 5)
+    _, doc = api.request('GET', '/vms/%s/history?limit=1' % sample.VMS[0][0])
+    assert len(doc['history']) == 1
+    resp, _ = api.request('GET', '/vms/%s/history?since=-1'
+                          % sample.VMS[0][0])
+    assert resp.status_int == 400
+
+
+@pytest.mark.parametrize('query,needle', [
+    ('limit=0', 'minimum'), ('limit=1001', 'maximum'),
+    ('limit=x', 'integer'), ('colour=red', 'colour'),
+    ('limit=1&limit=2', 'given 2 times'), ('marker=not-a-uuid', 'match'),
+    ('nova_instance=maybe', 'boolean')])
+def test_bad_queries_are_400(api, query, needle):
+    resp, doc = api.request('GET', '/vms?' + query)
+    assert resp.status_int == 400
+    err = _err(doc)
+    assert err['code'] == 'memmut.invalid_input' and needle in err['detail']
+
+
+def test_round_create_policy_and_body(api):
+    resp, doc = api.request('POST', '/rounds', {'dry_run': True},
+                            roles=READER)
+    assert resp.status_int == 403
+    assert 'memmut:round:create' in _err(doc)['detail']
+    for body in ({'dry_run': 'yes'}, {'dry_run': True, 'x': 1}, [1]):
+        resp, doc = api.request('POST', '/rounds', body, roles=ADMIN)
+        assert resp.status_int == 400, body
+    resp, doc = api.request('POST', '/rounds', {'dry_run': True},
+                            roles='service')
+    assert resp.status_int == 202
+    assert resp.headers['Location'].endswith('/rounds/1')
+    assert doc['round']['migrations'][0]['reason'] == 'memory overload'
+    _, doc = api.request('GET', '/rounds?dry_run=true', roles=READER)
+    assert doc['rounds'][0]['migration_count'] == 1
+    resp, _ = api.request('GET', '/rounds/abc')
+    assert resp.status_int == 404
+    resp, doc = api.request('DELETE', '/rounds/1')
+    assert resp.status_int == 405 and resp.headers['Allow'] == 'GET'
+
+
+def test_round_create_needs_json(api):
+    import webob
+    req = webob.Request.blank('/rounds', method='POST')
+    req.headers['X-Roles'] = ADMIN
+    req.body = b'dry_run=true'
+    req.content_type = 'application/x-www-form-urlencoded'
+    assert req.get_response(api.app).status_int == 415
+
+
+class FakeControllerAPI:
+    def __init__(self, reply=None, exc=None):
+        self.reply, self.exc = reply, exc
+
+    def start_round(self, dry_run, timeout):
+        if self.exc:
+            raise self.exc
+        return self.reply
+
+
+@pytest.mark.parametrize('controller,status,code', [
+    (FakeControllerAPI({'round_id': None, 'busy': True,
+                        'reason': 'another round is running'}),
+     409, 'memmut.round_busy'),
+    (FakeControllerAPI(exc=messaging.MessagingTimeout('late')), 503,
+     'memmut.service_unavailable'),
+])
+def test_round_create_when_the_controller_cannot(controller, status, code):
+    conf = common.private_conf()
+    wsgi_api.register_middleware_opts(conf)
+    policy.reset()
+    s = sample.SampleAPI(conf, start_round=api_app.RPCRoundStarter(
+        conf, controller_api=controller))
+    try:
+        resp, doc = s.request('POST', '/rounds', {})
+        assert resp.status_int == status
+        assert _err(doc)['code'] == code
+    finally:
+        s.close()
+        policy.reset()
+
+
+def test_allocations(api):
+    _, doc = api.request('GET', '/allocations?host=compute-2')
+    assert [a['allocation_id'] for a in doc['allocations']] == [
+        sample.ALLOCATION]
+    _, doc = api.request('GET', '/allocations?state=released')
+    assert doc['allocations'] == []
+    resp, _ = api.request('GET', '/allocations/%s' % sample.ALLOCATION)
+    assert resp.status_int == 200
+    resp, _ = api.request('GET', '/allocations/none')
+    assert resp.status_int == 404
+
+
+def test_no_roles_is_403_everywhere(api):
+    for method, path in (('GET', '/hosts'), ('GET', '/vms'),
+                         ('GET', '/rounds'), ('GET', '/allocations')):
+        resp, _ = api.request(method, path, roles='')
+        assert resp.status_int == 403, path
+
+
+def test_every_route_has_schemas_and_a_policy():
+    routed = {(m, p) for p, methods in api_app.ROUTES for m in methods}
+    assert routed == set(schemas.BY_ROUTE)
+    documented = {(op['method'], op['path']) for r in policies.rules
+                  for op in r.operations}
+    assert len(documented) == len(routed)
+    for rule in policies.rules:
+        assert rule.scope_types == ['project']
+
+
+def test_api_reference_is_current():
+    proc = subprocess.run([sys.executable, 'tools/gen-api-ref.py',
+                           '--check'], cwd=ROOT, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+def test_policy_sample_is_current(tmp_path):
+    from oslo_policy import generator
+    out = tmp_path / 'policy.yaml'
+    generator.generate_sample(args=['--namespace', 'memmut',
+                                    '--output-file', str(out)])
+    with open(os.path.join(ROOT, 'etc/memmut/policy.yaml.sample')) as f:
+        assert out.read_text() == f.read(), 'run "tox -e genpolicy"'
+
+
+def test_wsgi_config_files_from_environment():
+    assert wsgi_api.config_files({}) is None
+    files = wsgi_api.config_files(
+        {'OS_MEMMUT_CONFIG_FILES': '/a.conf; /b.conf'})
+    assert files == ['/a.conf', '/b.conf']
+    assert wsgi_api.config_files({'OS_MEMMUT_CONFIG_DIR': '/etc/x'}) == [
+        '/etc/x/memmut.conf']
