@@ -1,12 +1,15 @@
 """Process set-up shared by memmut's commands: config, logging, RPC."""
 
+import os
 import signal
 import sys
 import threading
 
+from oslo_config import cfg
 from oslo_log import log as logging
 
 from memmut import conf as memmut_conf
+from memmut.conf import validate
 from memmut import rpc
 
 LOG = logging.getLogger(__name__)
@@ -31,9 +34,26 @@ def prepare(argv, conf=None, project=DOMAIN, defaults=None, cli_opts=None,
     for (group, name), value in (defaults or {}).items():
         conf.set_default(name, value, group=group)
     set_library_defaults()
-    conf(argv, project=project, description=description)
+    try:
+        conf(argv, project=project, description=description)
+    except cfg.Error as e:
+        # a missing or unreadable config file, a line that is not ini
+        config_error([str(e)])
+    # Every option read once now: a bad value read first by a worker
+    # thread would end that thread while the process runs on.
+    problems = validate.problems(conf)
+    if problems:
+        config_error(problems)
     logging.setup(conf, project)
     return conf
+
+
+def config_error(problems):
+    """Exit 2 with one line per configuration problem, no traceback."""
+    prog = os.path.basename(sys.argv[0]) or DOMAIN
+    for p in problems:
+        sys.stderr.write('%s: error: %s\n' % (prog, p))
+    sys.exit(2)
 
 
 def set_library_defaults():
