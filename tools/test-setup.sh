@@ -25,7 +25,7 @@ PACKAGES=(
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev
     pkg-config linux-image-amd64 busybox-static gcc libc6-dev
     nbdkit fio rabbitmq-server postgresql dkms linux-headers-amd64
-    python3-dev
+    python3-dev redis-server redis-tools
 )
 
 missing=()
@@ -43,7 +43,7 @@ fi
 # Debian starts these services at install time where it can; the tests run
 # private instances on their own ports, so stop any that run (the system's
 # own instances included: say so).
-for svc in rabbitmq-server postgresql libvirtd; do
+for svc in rabbitmq-server postgresql libvirtd redis-server; do
     if service "$svc" status >/dev/null 2>&1; then
         echo "Stopping the system's $svc (the tests run their own)"
     fi

@@ -20,6 +20,7 @@ follows each step (seed 004 §2.5.1, W_i,s and W_i,d).
 """
 
 import dataclasses
+import typing
 
 SHAPES = {
     'W1': (0.2, 0.35, 0.5, 0.65, 0.8, 1.0),
@@ -96,3 +97,133 @@ def wss_at(steps, t, repeat=True):
             return step.mib
         t -= step.seconds
     return steps[-1].mib
+
+
+# ---------------------------------------------------------------------------
+# Access patterns (issue 13): how a step's pages are touched.
+#
+# W1-W5 sweep every page of the step in address order, every pass, from the
+# first second ("seq"). Real guests load data and touch part of it, move
+# their hot set, access randomly, or touch a small region often and a large
+# one rarely. The guest program memwork takes the same text as
+# ``memwork.pattern=`` (tests/harness/guest/memwork.c).
+
+PATTERN_KINDS = ('seq', 'random', 'zipf', 'hotset', 'load_idle')
+
+
+@dataclasses.dataclass(frozen=True)
+class Pattern:
+    """How a step of ``mib`` MiB is touched.
+
+    ``seq``: every page once per pass, in address order; ``random``: every
+    page once per pass, in a new random order; ``zipf``: as many touches
+    per pass as the step has pages, page of rank r drawn with probability
+    proportional to 1/r^``exponent``; ``hotset``: the first pass loads the
+    step, then passes sweep a window of ``hot_mib`` that moves on by its
+    own size every ``move_s`` seconds; ``load_idle``: the first pass loads
+    the step, then passes sweep its first ``hot_mib`` (None: a quarter of
+    the step) and the rest stays cold.
+    """
+    kind: str = 'seq'
+    exponent: typing.Optional[float] = None
+    hot_mib: typing.Optional[int] = None
+    move_s: typing.Optional[float] = None
+
+    def __post_init__(self):
+        if self.kind not in PATTERN_KINDS:
+            raise ScheduleError('unknown access pattern %r (known: %s)'
+                                % (self.kind, ', '.join(PATTERN_KINDS)))
+        if self.kind == 'zipf' and not (self.exponent or 0) > 0:
+            raise ScheduleError('zipf needs a positive exponent (zipf:S)')
+        if self.kind == 'hotset' and not (
+                (self.hot_mib or 0) > 0 and (self.move_s or 0) > 0):
+            raise ScheduleError('hotset needs a positive size and period '
+                                '(hotset:MIB:MOVE_S)')
+        if self.kind == 'load_idle' and self.hot_mib is not None and (
+                self.hot_mib <= 0):
+            raise ScheduleError('load_idle needs a positive hot size')
+
+    def encode(self):
+        """The ``memwork.pattern=`` text."""
+        if self.kind == 'zipf':
+            return 'zipf:%g' % self.exponent
+        if self.kind == 'hotset':
+            return 'hotset:%d:%g' % (self.hot_mib, self.move_s)
+        if self.kind == 'load_idle' and self.hot_mib is not None:
+            return 'load_idle:%d' % self.hot_mib
+        return self.kind
+
+    def hot_of(self, step_mib):
+        """MiB a pass touches after the step's first (loading) pass."""
+        if self.kind == 'hotset':
+            return min(step_mib, self.hot_mib)
+        if self.kind == 'load_idle':
+            hot = (self.hot_mib if self.hot_mib is not None
+                   else step_mib // 4)
+            return max(1, min(step_mib, hot)) if step_mib else 0
+        return step_mib
+
+    @property
+    def well_defined(self):
+        """Whether the working set has one true size: every page of it is
+        touched every pass, no page outside it (not Zipf: its working set
+        depends on how many swap-ins per second one accepts, see
+        doc/source/badis.rst)."""
+        return self.kind != 'zipf'
+
+
+def parse_pattern(text):
+    """Inverse of :meth:`Pattern.encode`; raises ScheduleError."""
+    kind, _, rest = text.strip().partition(':')
+    args = rest.split(':') if rest else []
+    try:
+        if kind in ('seq', 'random') and not args:
+            return Pattern(kind)
+        if kind == 'zipf' and len(args) == 1:
+            return Pattern(kind, exponent=float(args[0]))
+        if kind == 'hotset' and len(args) == 2:
+            return Pattern(kind, hot_mib=int(args[0]),
+                           move_s=float(args[1]))
+        if kind == 'load_idle' and len(args) <= 1:
+            return Pattern(kind,
+                           hot_mib=int(args[0]) if args else None)
+    except ValueError:
+        pass
+    raise ScheduleError('bad access pattern %r (want seq, random, zipf:S, '
+                        'hotset:MIB:MOVE_S or load_idle[:MIB])' % text)
+
+
+def true_wss_mib(steps, t, pattern=None, repeat=True):
+    """The working set (MiB) of ``steps`` touched with ``pattern`` at
+    ``t`` seconds from the start: the hot part once a step has loaded
+    (hotset, load_idle; the load itself is not counted), the whole step
+    otherwise, None for Zipf (no single true size)."""
+    pattern = pattern or Pattern()
+    if not pattern.well_defined:
+        return None
+    return pattern.hot_of(wss_at(steps, t, repeat))
+
+
+# The evaluation suite of issue 13, scaled by ``peak_mib`` (the data the
+# guest holds) and ``seconds`` (each run's length): name -> (pattern,
+# steps). One step, the whole data, unless the pattern is about phases.
+def pattern_suite(peak_mib, seconds):
+    third = max(1.0, seconds / 3.0)
+    hot = max(1, peak_mib // 4)
+    return {
+        'seq': (Pattern('seq'), [Step(peak_mib, seconds)]),
+        'random': (Pattern('random'), [Step(peak_mib, seconds)]),
+        'zipf0.8': (Pattern('zipf', exponent=0.8),
+                    [Step(peak_mib, seconds)]),
+        'zipf1.2': (Pattern('zipf', exponent=1.2),
+                    [Step(peak_mib, seconds)]),
+        'hotset': (Pattern('hotset', hot_mib=hot,
+                           move_s=max(1.0, seconds / 8.0)),
+                   [Step(peak_mib, seconds)]),
+        'load_idle': (Pattern('load_idle', hot_mib=hot),
+                      [Step(peak_mib, seconds)]),
+        # phase changes: random over half the data, all of it, a quarter
+        'phases': (Pattern('random'),
+                   [Step(max(1, peak_mib // 2), third),
+                    Step(peak_mib, third), Step(hot, third)]),
+    }

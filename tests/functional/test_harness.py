@@ -46,6 +46,58 @@ def test_memwork_on_host(guest_image, alloc):
     assert 'MEMWORK done errors=1' in bad.stdout
 
 
+PATTERNS = ('random', 'zipf:1.1', 'hotset:4:0.3', 'load_idle:2')
+
+
+@pytest.mark.parametrize('pattern', PATTERNS)
+def test_memwork_patterns_on_host(guest_image, pattern):
+    """memwork.pattern: every pattern keeps the pages' contents checked
+    and reports its throughput; hotset and load_idle touch only their hot
+    MiB after the step's loading pass; the default (seq) prints no ops."""
+    run = subprocess.run(
+        [guest_image.memwork, 'memwork.sched=16x0.6,8x0.4',
+         'memwork.pattern=' + pattern], capture_output=True, text=True,
+        timeout=30)
+    lines = parse_lines(run.stdout, 'MEMWORK')
+    assert run.returncode == 0, run.stdout
+    assert lines[0]['pattern'] == pattern
+    ends = [d for d in lines if d['event'] == 'end']
+    assert [(d['step'], d['wss_mib']) for d in ends] == [(0, 16), (1, 8)]
+    assert all(d['ops'] > 0 and d['ops_s'] > 0 for d in ends)
+    assert lines[-1]['event'] == 'done' and lines[-1]['errors'] == 0
+    first = ends[0]
+    if pattern.startswith(('hotset', 'load_idle')):
+        # one loading pass of 4096 pages, then passes of hot pages only
+        hot = int(pattern.split(':')[1]) * 256
+        assert first['ops'] <= 4096 + first['passes'] * hot
+        assert first['verified'] <= (first['passes'] + 1) * hot
+    else:
+        assert first['ops'] >= first['passes'] * 4096
+    seq = subprocess.run([guest_image.memwork, 'memwork.sched=4x0.2'],
+                         capture_output=True, text=True, timeout=30)
+    assert ' pattern=' not in seq.stdout and ' ops=' not in seq.stdout
+    bad = subprocess.run([guest_image.memwork, 'memwork.sched=4x0.2',
+                          'memwork.pattern=zipf:0'], capture_output=True,
+                         text=True, timeout=30)
+    assert bad.returncode == 2 and 'fatal bad-pattern' in bad.stdout
+
+
+@pytest.mark.parametrize('pattern', PATTERNS)
+def test_memwork_patterns_in_a_guest(guest_factory, pattern):
+    """One guest per pattern runs it to the end with no page lost."""
+    steps = [workloads.Step(48, 2), workloads.Step(24, 1.5)]
+    g = guest_factory(memory_mib=256, schedule=steps, alloc='d',
+                      poweroff=True, pattern=pattern)
+    done = g.wait_done(timeout=90)
+    assert done['errors'] == 0, g.log()[-3000:]
+    lines = g.workload_lines()
+    assert lines[0]['pattern'] == pattern
+    ends = _ends(g)
+    assert [(e['step'], e['wss_mib']) for e in ends] == [(0, 48), (1, 24)]
+    assert all(e['ops'] > 0 and e['ops_s'] > 0 for e in ends)
+    g.wait_shutoff()
+
+
 def test_w1_dynamic_schedule(guest_factory):
     steps = workloads.shape_schedule('W1', 160, 1.5)
     g = guest_factory(memory_mib=320, schedule=steps, alloc='d',

@@ -15,7 +15,9 @@ Fixtures (tests/functional/conftest.py imports them):
     ``guest_factory(memory_mib=384, current_mib=None, schedule=steps,
     alloc='d', loops=1, period_ms=0, poweroff=False, swap=None|'file'|'nbd'|
     SwapDisk, swap_mib=512, nova=NovaMetadata(...), memfd=False,
-    tb_cache_mib=None, stat_period=2, wait_ready=True)`` returns a started
+    tb_cache_mib=None, stat_period=2, wait_ready=True, pattern=None)``
+    (``pattern``: memwork's access pattern, workloads.Pattern or its text)
+    returns a started
     :class:`guest.Guest`; also ``.nbd_server(size_mib)``, ``.swap_file()``,
     ``.spec(...)``.  Everything is destroyed when the test ends.
 

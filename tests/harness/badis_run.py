@@ -94,8 +94,11 @@ class Run:
     dict per poll."""
 
     def __init__(self, g, conf, estimator, booked_kb, base, poll=POLL_S,
-                 sched=None):
+                 sched=None, done=None):
         self.g = g
+        # the console line that ends the run (memwork's done line; the
+        # redis guest's ``REDIS done``)
+        self.done = done or _DONE
         self.estimator = estimator
         self.booked_kb = booked_kb
         self.base = base
@@ -151,6 +154,9 @@ class Run:
             row['source'] = e.source
             row['detail'] = e.detail
             row['round_t'] = e.timestamp
+            # (the issue-13 Badis on branch patterns reports these)
+            row['bad_shrinks'] = getattr(e, 'bad_shrinks', None)
+            row['pinned_kb'] = getattr(e, 'pinned_kb', None)
         for name, p in self.shadows.items():
             s = p.estimate(vms, now).get(self.g.uuid)
             if s is not None:
@@ -162,12 +168,12 @@ class Run:
         start = time.monotonic()
         while time.monotonic() - start < timeout:
             t0 = time.monotonic()
-            if _DONE.search(self.g.log()) or not self.step():
+            if self.done.search(self.g.log()) or not self.step():
                 break
             time.sleep(max(0.0, self.poll - (time.monotonic() - t0)))
         self.wall = time.monotonic() - start
         self.driver.close()
-        m = _DONE.search(self.g.log())
+        m = self.done.search(self.g.log())
         return int(m.group(1)) if m else None
 
     def cpu_seconds(self):

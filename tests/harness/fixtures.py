@@ -154,13 +154,14 @@ class GuestFactory:
 
     def spec(self, memory_mib=384, current_mib=None, schedule=None,
              alloc='d', loops=1, period_ms=0, poweroff=False, swap=None,
-             cmdline='', stat_period=None, name=None, **options):
+             cmdline='', stat_period=None, name=None, pattern=None,
+             **options):
         """A DomainSpec for the harness image (``options`` are further
         DomainSpec fields: nova, memfd, tb_cache_mib, domain_type, uuid)."""
         words = [cmdline] if cmdline else []
         if schedule is not None:
             words.append(guestmod.workload_cmdline(
-                schedule, alloc, loops, period_ms, poweroff))
+                schedule, alloc, loops, period_ms, poweroff, pattern))
         if stat_period:
             words.append('memmut.statperiod=%d' % stat_period)
         uuid = options.pop('uuid', None) or str(uuidlib.uuid4())

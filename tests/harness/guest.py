@@ -23,12 +23,14 @@ class GuestError(AssertionError):
 
 
 def workload_cmdline(schedule, alloc='d', loops=1, period_ms=0,
-                     poweroff=False):
+                     poweroff=False, pattern=None):
     """Kernel command line words that make /init run memwork.
 
     ``schedule`` is a list of :class:`memmut.evaluation.workloads.Step` or an
     already
-    encoded string (``64x10,128x7.5``).
+    encoded string (``64x10,128x7.5``); ``pattern`` a
+    :class:`memmut.evaluation.workloads.Pattern` or its text (None: memwork's
+    default, seq).
     """
     if not isinstance(schedule, str):
         schedule = workloads.encode(schedule)
@@ -41,6 +43,10 @@ def workload_cmdline(schedule, alloc='d', loops=1, period_ms=0,
         words.append('memwork.period_ms=%d' % period_ms)
     if poweroff:
         words.append('memwork.poweroff=1')
+    if pattern is not None:
+        if isinstance(pattern, str):
+            pattern = workloads.parse_pattern(pattern)
+        words.append('memwork.pattern=' + pattern.encode())
     return ' '.join(words)
 
 

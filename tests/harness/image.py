@@ -163,7 +163,7 @@ def _gcc_version():
 def build_memwork(out, source=None):
     source = source or os.path.join(GUEST_DIR, 'memwork.c')
     res = subprocess.run(['gcc', '-static', '-O2', '-Wall', '-s', '-o', out,
-                          source], capture_output=True, text=True)
+                          source, '-lm'], capture_output=True, text=True)
     if res.returncode:
         raise ImageError('building memwork failed (static glibc comes with '
                          'libc6-dev):\n' + res.stderr)

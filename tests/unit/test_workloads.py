@@ -49,3 +49,44 @@ def test_wss_at_follows_steps_and_repeats():
     assert workloads.wss_at(steps, 2) == 20
     assert workloads.wss_at(steps, 5) == 10       # looped
     assert workloads.wss_at(steps, 50, repeat=False) == 20
+
+
+@pytest.mark.parametrize('text', ['seq', 'random', 'zipf:0.8', 'zipf:1.2',
+                                  'hotset:32:5', 'hotset:32:2.5',
+                                  'load_idle', 'load_idle:50'])
+def test_pattern_round_trip(text):
+    assert workloads.parse_pattern(text).encode() == text
+
+
+@pytest.mark.parametrize('bad', ['', 'sequential', 'seq:1', 'zipf',
+                                 'zipf:0', 'zipf:-1', 'zipf:a',
+                                 'hotset:32', 'hotset:0:5', 'hotset:32:0',
+                                 'hotset:a:5', 'load_idle:0', 'load_idle:x',
+                                 'load_idle:1:2', 'random:3'])
+def test_bad_patterns_are_clear_errors(bad):
+    with pytest.raises(workloads.ScheduleError):
+        workloads.parse_pattern(bad)
+
+
+def test_true_wss_of_patterns():
+    steps = [workloads.Step(200, 10), workloads.Step(100, 10)]
+    p = workloads.parse_pattern
+    assert workloads.true_wss_mib(steps, 5) == 200
+    assert workloads.true_wss_mib(steps, 5, p('random')) == 200
+    assert workloads.true_wss_mib(steps, 15, p('random')) == 100
+    assert workloads.true_wss_mib(steps, 5, p('hotset:50:2')) == 50
+    assert workloads.true_wss_mib(steps, 5, p('load_idle')) == 50
+    assert workloads.true_wss_mib(steps, 15, p('load_idle')) == 25
+    assert workloads.true_wss_mib(steps, 15, p('load_idle:150')) == 100
+    assert workloads.true_wss_mib(steps, 5, p('zipf:1')) is None
+    assert not p('zipf:1').well_defined and p('hotset:5:1').well_defined
+
+
+def test_pattern_suite_is_valid_for_memwork():
+    suite = workloads.pattern_suite(160, 60)
+    assert {'seq', 'random', 'hotset', 'load_idle', 'phases'} <= set(suite)
+    assert sum(1 for p, _ in suite.values() if p.kind == 'zipf') >= 2
+    for pattern, steps in suite.values():
+        assert workloads.parse_pattern(pattern.encode()) == pattern
+        assert workloads.decode(workloads.encode(steps)) == steps
+        assert workloads.duration(steps) == pytest.approx(60, abs=0.01)
