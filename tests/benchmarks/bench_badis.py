@@ -541,19 +541,10 @@ def main(argv=None):
     # SIGTERM (a kill, a job timeout) must still run the cleanup below.
     signal.signal(signal.SIGTERM, _interrupt)
 
-    from tests.harness import fixtures
-    from tests.harness import image
-    from tests.harness import libvirtd as libvirtd_mod
-    import tempfile
+    from tests.harness import bed
 
     os.makedirs(args.out, exist_ok=True)
-    cache = os.environ.get('MEMMUT_TEST_CACHE', image.DEFAULT_CACHE)
-    img = image.build_image(cache)
-    daemon = libvirtd_mod.PrivateLibvirtd(
-        cache_dir=os.path.join(cache, 'libvirt-cache'))
-    daemon.start()
-    work = tempfile.mkdtemp(prefix='bench-badis-')
-    factory = fixtures.GuestFactory(daemon, img, work)
+    daemon, img, work, factory = bed.start('bench-badis-')
     lock = threading.Lock()
     jsonl = os.path.join(args.out, 'badis.jsonl')
     cases = [(s, a, e) for s in args.shapes.split(',')

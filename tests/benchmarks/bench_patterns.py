@@ -383,22 +383,17 @@ def main(argv=None):
         return
     signal.signal(signal.SIGTERM, _interrupt)
 
+    from tests.harness import bed
     from tests.harness import fixtures
     from tests.harness import image
-    from tests.harness import libvirtd as libvirtd_mod
     import tempfile
 
     os.makedirs(args.out, exist_ok=True)
-    cache = os.environ.get('MEMMUT_TEST_CACHE', image.DEFAULT_CACHE)
-    img = image.build_image(cache)
-    daemon = libvirtd_mod.PrivateLibvirtd(
-        cache_dir=os.path.join(cache, 'libvirt-cache'))
-    daemon.start()
-    work = tempfile.mkdtemp(prefix='bench-patterns-')
-    factory = fixtures.GuestFactory(daemon, img, work)
+    daemon, img, work, factory = bed.start('bench-patterns-')
     factories = {None: factory}
     if REDIS in args.patterns.split(','):
         from tests.harness import redis
+        cache = os.environ.get('MEMMUT_TEST_CACHE', image.DEFAULT_CACHE)
         factories[REDIS] = fixtures.GuestFactory(
             daemon, redis.redis_image(cache), tempfile.mkdtemp(
                 prefix='bench-patterns-redis-'))
