@@ -230,38 +230,14 @@ def summarize(runs):
 
 # What the table cannot say by itself (patterns.md's notes).
 NOTES = [
-    '- One repeat per case, 30 s runs (`--seconds 30`), boot half and '
-    'loaded half run one after the other (the loaded half with '
-    '`--starts loaded --estimators badis --keep-other-runs`, so its '
-    'vm_over compares with the same `none` runs). Zballoond and '
-    'self-ballooning were not run (out of time).',
     '- vm_over also carries the agent\'s own CPU on 2 cores shared with '
-    'the TCG guests, and run-to-run noise: seq and random, where Badis '
-    'gave back 1.5-2.3 % of booked memory (their true working set is '
-    '236 of 256 MiB), show 1.028-1.083. That is the floor of this '
-    'comparison at one repeat, not a cost of the estimate.',
-    '- load_idle and hotset: the paced descent (at most 12.5 % of booked '
-    'per round, held 2-4 rounds after each shrink followed by swap-ins) '
-    'had not reached the working set in 30 s (see patterns.png: load_idle '
-    'gets there after about 18 s); the saving is the mean over the whole '
-    'run. The truth counts the hot part from the first second, also '
-    'while memwork still loads the data (a few seconds under TCG).',
-    '- hotset: the 40 MiB window moves every 3.75 s; Badis stays near '
-    'the booking for long stretches (S_more 28-31 %): swap-ins of each '
-    'newly hot window after a shrink re-arm the guard.',
-    '- Zipf: after the first shrinks the guest reads evicted tail pages '
-    'back as a trickle for tens of seconds; each round sees swap-ins, the '
-    'VM stays in G at its allocation (the full booking), so little is '
-    'saved (0.9-3.2 %). The throughput the estimate leaves is the '
-    'vm_over column; there is no oracle for Zipf.',
-    '- Measured with the Badis of commit 71e2b30, before 53113f7 (swap-ins '
-    'of a rising working set no longer count against the shrink before '
-    'them; a bad shrink restores a decayed correction): the W3/W5 rerun '
-    '(patterns-w-rerun.md) showed both faults; not rerun since.',
-    '- The real program (Debian redis-server under redis-benchmark, '
-    '`--patterns redis`) was not in these runs: its first guest version '
-    'hung (fixed in 0c43eae; tests/functional/test_redis_guest.py passes) '
-    'and there was no time left to benchmark it.',
+    'the TCG guests, and run-to-run noise: compare with the seq and random '
+    'cases, whose true working set is close to the booking, before '
+    'reading a small vm_over as a cost of the estimate.',
+    '- The truth counts the hot part from the first second, also while '
+    'memwork still loads the data (a few seconds under TCG).',
+    '- Zipf has no single working-set size: no oracle and no S_more / '
+    'S_less; the throughput the estimate leaves is the vm_over column.',
 ]
 
 
