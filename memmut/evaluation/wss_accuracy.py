@@ -110,6 +110,25 @@ def errors(rows, key, booked_kb, skip_s=0.0, interval_s=None):
 ORACLE = 'oracle_one_poll_late'
 
 
+def late_oracle_rows(rows, booked_kb, params, first_estimate):
+    """The polls of a perfect estimator that learns the true WSS one poll
+    late, driving the on-demand balloon target (``params``) from the
+    allocation at ``rows[0]``: each row's ``balloon_kb`` and its estimate
+    under :data:`ORACLE`. ``first_estimate`` is its estimate at
+    ``rows[0]``."""
+    balloon = rows[0]['balloon_kb']
+    est = first_estimate
+    sim = []
+    for r in rows:
+        sim.append({'t': r['t'], 'truth_kb': r['truth_kb'],
+                    'balloon_kb': balloon, ORACLE: est})
+        plan = badis.balloon_target(est, balloon, booked_kb, params)
+        if plan is not None:
+            balloon = plan[0]
+        est = r['truth_kb']
+    return sim
+
+
 def late_oracle_errors(rows, booked_kb, key='badis', params=None):
     """The per-poll errors of a perfect estimator that learns the true WSS
     one poll late (its estimate at a poll is the truth at the previous
@@ -122,17 +141,9 @@ def late_oracle_errors(rows, booked_kb, key='badis', params=None):
     start = next((i for i, r in enumerate(rows) if key in r), None)
     if start is None:
         return {'all': None, 'S_more': None, 'S_less': None}
-    params = params or badis.TargetParams()
-    balloon = rows[start]['balloon_kb']
-    est = rows[start - 1]['truth_kb'] if start else rows[0]['truth_kb']
-    sim = []
-    for r in rows[start:]:
-        sim.append({'t': r['t'], 'truth_kb': r['truth_kb'],
-                    'balloon_kb': balloon, ORACLE: est})
-        plan = badis.balloon_target(est, balloon, booked_kb, params)
-        if plan is not None:
-            balloon = plan[0]
-        est = r['truth_kb']
+    sim = late_oracle_rows(
+        rows[start:], booked_kb, params or badis.TargetParams(),
+        rows[start - 1]['truth_kb'] if start else rows[0]['truth_kb'])
     res = errors(sim, ORACLE, booked_kb)
     return {k: res.get(k) for k in ('all', 'S_more', 'S_less',
                                     'polls_S_more', 'polls_S_less',

@@ -59,7 +59,6 @@ import sys
 import threading
 import time
 
-from memmut.agent.wss import badis
 from memmut.evaluation import wss_accuracy
 from tests.harness import badis_run
 
@@ -81,10 +80,7 @@ memstore_monitor = badis_run.memstore_monitor
 errors = wss_accuracy.errors
 late_oracle_errors = wss_accuracy.late_oracle_errors
 ORACLE = wss_accuracy.ORACLE
-# The oracle drives the same balloon target as the agent loop.
-ORACLE_TARGET = badis.TargetParams(**{k: AGENT_OPTIONS['badis'][k] for k in (
-    'headroom_kb', 'headroom_fraction', 'max_step_fraction',
-    'min_change_kb', 'floor_kb', 'max_grow_fraction')})
+ORACLE_TARGET = badis_run.ORACLE_TARGET
 
 
 def run_errors(r, interval_s):

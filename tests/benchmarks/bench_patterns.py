@@ -45,7 +45,6 @@ import sys
 import threading
 import time
 
-from memmut.agent.wss import badis
 from memmut.evaluation import workloads
 from memmut.evaluation import wss_accuracy
 from tests.harness import badis_run
@@ -57,10 +56,6 @@ BOOKED_MIB = badis_run.BOOKED_MIB
 DATA_MIB = 160
 STARTS = ('boot', 'loaded')
 LOADED_DELAY_S = 3.0
-ORACLE_TARGET = badis.TargetParams(**{
-    k: badis_run.AGENT_OPTIONS['badis'][k] for k in (
-        'headroom_kb', 'headroom_fraction', 'max_step_fraction',
-        'min_change_kb', 'floor_kb', 'max_grow_fraction')})
 _FIRST_PASS = re.compile(r'^MEMWORK step=0 .*pass=1 ', re.M)
 # the real program: Debian's redis-server under redis-benchmark (uniform
 # random GETs over all its keys: the working set is all the data)
@@ -109,16 +104,9 @@ def oracle_saved_pct(rows, booked_kb):
     actuation (balloon_target, benchmark limits) from the first row."""
     if not rows or rows[0]['truth_kb'] is None:
         return None
-    balloon = rows[0]['balloon_kb']
-    est = rows[0]['truth_kb']
-    sim = []
-    for r in rows:
-        sim.append({'balloon_kb': balloon})
-        plan = badis.balloon_target(est, balloon, booked_kb, ORACLE_TARGET)
-        if plan is not None:
-            balloon = plan[0]
-        est = r['truth_kb']
-    return saved_pct(sim, booked_kb)
+    return saved_pct(wss_accuracy.late_oracle_rows(
+        rows, booked_kb, badis_run.ORACLE_TARGET, rows[0]['truth_kb']),
+        booked_kb)
 
 
 def redis_run(factory, libvirtd, start, estimator, seconds):

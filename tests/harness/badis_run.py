@@ -6,6 +6,7 @@ import re
 import time
 
 from memmut.agent.mutualization import on_demand
+from memmut.agent.wss import badis
 from memmut.agent.wss import pipeline
 from memmut.agent.wss import swap_monitors as swapmod
 from memmut.evaluation import baselines
@@ -40,6 +41,11 @@ AGENT_OPTIONS = {
     'agent': {'sampling_backend': 'smaps', 'balloon_actuation': True},
 }
 POLL_S = 0.5
+# The one-poll-late oracle drives the same balloon target as the loop.
+ORACLE_TARGET = badis.TargetParams(**{
+    k: AGENT_OPTIONS['badis'][k] for k in (
+        'headroom_kb', 'headroom_fraction', 'max_step_fraction',
+        'min_change_kb', 'floor_kb', 'max_grow_fraction')})
 
 _STEP = re.compile(r'^MEMWORK (end )?step=(\d+) wss_mib=(\d+)', re.M)
 _DONE = re.compile(r'^MEMWORK done .*passes=(\d+)', re.M)
