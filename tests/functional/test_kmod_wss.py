@@ -24,8 +24,6 @@ real-hypervisor prerequisites are missing.
 
 import re
 
-import pytest
-
 from memmut.evaluation import workloads
 from tests.harness import fixtures
 from tests.harness import guest as guestmod
@@ -37,21 +35,7 @@ OOPS = re.compile(r'\bBUG\b|WARNING:|Oops|Call Trace|general protection|'
                   r'Kernel panic')
 
 
-@pytest.fixture(scope='module')
-def kmod_image():
-    try:
-        return kmod.kmod_image()
-    except kmod.image.ImageError as e:
-        fixtures._unavailable(str(e))
-
-
-@pytest.fixture
-def kmod_factory(libvirtd, kmod_image, tmp_path):
-    factory = fixtures.GuestFactory(libvirtd, kmod_image, tmp_path)
-    try:
-        yield factory
-    finally:
-        factory.cleanup()
+kmod_factory = fixtures.guest_factory_on(kmod.kmod_image)
 
 
 def _run(factory, timeout, **kwargs):

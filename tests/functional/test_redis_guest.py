@@ -2,28 +2,12 @@
 redis-benchmark, its binaries and shared libraries copied into the
 initramfs (tests/harness/redis.py). About a minute, one guest."""
 
-import pytest
-
 from tests.harness import fixtures
 from tests.harness import guest as guestmod
 from tests.harness import redis
 
 
-@pytest.fixture(scope='module')
-def redis_image():
-    try:
-        return redis.redis_image()
-    except redis.image.ImageError as e:
-        fixtures._unavailable(str(e))
-
-
-@pytest.fixture
-def redis_factory(libvirtd, redis_image, tmp_path):
-    factory = fixtures.GuestFactory(libvirtd, redis_image, tmp_path)
-    try:
-        yield factory
-    finally:
-        factory.cleanup()
+redis_factory = fixtures.guest_factory_on(redis.redis_image)
 
 
 # (The first version, on TCP over the loopback, printed nothing after

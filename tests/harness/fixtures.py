@@ -241,3 +241,25 @@ def guest_factory(libvirtd, guest_image, tmp_path):
         yield factory
     finally:
         factory.cleanup()
+
+
+def guest_factory_on(build):
+    """A guest-factory fixture on the image ``build()`` returns (built once
+    per test session: images with extras, e.g. the kernel helper or
+    redis); unavailable (a skip, a failure under CI) when it cannot be
+    built."""
+    built = {}
+
+    @pytest.fixture
+    def factory(libvirtd, tmp_path):
+        if 'image' not in built:
+            try:
+                built['image'] = build()
+            except image.ImageError as e:
+                _unavailable(str(e))
+        made = GuestFactory(libvirtd, built['image'], tmp_path)
+        try:
+            yield made
+        finally:
+            made.cleanup()
+    return factory
