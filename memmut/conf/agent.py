@@ -14,6 +14,25 @@ opts = [
                  default=5.0,
                  min=0.05,
                  help='Seconds between two polls of every VM on the host.'),
+    cfg.IntOpt('balloon_floor_kb',
+               default=64 * 1024,
+               min=16 * 1024,
+               help='Hard balloon floor (KiB) for every VM: the driver '
+                    'raises any balloon target below it, whatever planner '
+                    'asked. A VM\'s own floor (flavor extra spec '
+                    'memmut:balloon_floor_mb) and the guest\'s measured '
+                    'minimum (see guest_reserve_kb) can only raise it; it '
+                    'is capped at the VM\'s booked memory. The planners '
+                    'aim no lower than [badis] floor_kb.'),
+    cfg.IntOpt('guest_reserve_kb',
+               default=32 * 1024,
+               min=0,
+               help='Memory (KiB) a guest needs beyond what its kernel '
+                    'reserved at boot (balloon "actual" minus the guest\'s '
+                    'MemTotal): unreclaimable slab, page tables and the '
+                    'free-page reserve, which the balloon statistics do not '
+                    'show. Their sum is the guest\'s own minimum, part of '
+                    'the hard floor.'),
     cfg.IntOpt('stats_period',
                default=1,
                min=1,

@@ -13,7 +13,12 @@ import abc
 import dataclasses
 import typing
 
+from oslo_log import log as logging
+
 from memmut import plugins
+from memmut.virt import balloon_floor
+
+LOG = logging.getLogger(__name__)
 
 
 class HypervisorUnavailable(Exception):
@@ -70,6 +75,15 @@ class Driver(abc.ABC):
 
     name = None
 
+    # The hard balloon floor (see :mod:`memmut.virt.balloon_floor`); a
+    # driver built from configuration takes them from ``[agent]``.
+    balloon_floor_kb = 64 * 1024
+    guest_reserve_kb = 32 * 1024
+
+    def configure_floor(self, conf):
+        self.balloon_floor_kb = conf.agent.balloon_floor_kb
+        self.guest_reserve_kb = conf.agent.guest_reserve_kb
+
     @abc.abstractmethod
     def connect(self):
         """(Re)connect; raise HypervisorUnavailable on failure."""
@@ -89,9 +103,34 @@ class Driver(abc.ABC):
     def set_stats_period(self, uuid, seconds):
         """Ask the balloon driver to refresh its statistics every N s."""
 
-    @abc.abstractmethod
     def set_balloon(self, uuid, kib):
-        """Set the VM's balloon target (live)."""
+        """Set the VM's balloon target (live), never below its hard floor;
+        returns the target applied (KiB). Every balloon change of every
+        planner goes through here."""
+        booked_kb, stats, vm_floor_kb = self._floor_inputs(uuid)
+        floor = balloon_floor.floor_for(booked_kb, self.balloon_floor_kb,
+                                        vm_floor_kb, stats,
+                                        self.guest_reserve_kb)
+        applied, raised = balloon_floor.clamp(kib, floor)
+        if raised:
+            key = (uuid, floor)
+            logged = self.__dict__.setdefault('_floor_logged', {})
+            if logged.get(uuid) != key:
+                LOG.info('Balloon target %d MiB for VM %s raised to its '
+                         'floor %d MiB (%s)', kib // 1024, uuid,
+                         floor.kb // 1024, floor.reason)
+                logged[uuid] = key
+        self._set_balloon(uuid, applied)
+        return applied
+
+    @abc.abstractmethod
+    def _floor_inputs(self, uuid):
+        """``(booked_kb, memory_stats, vm_floor_kb or None)`` of a VM, read
+        now: what its hard floor is computed from."""
+
+    @abc.abstractmethod
+    def _set_balloon(self, uuid, kib):
+        """Apply a balloon target already checked against the floor."""
 
     def qemu_pid(self, uuid):
         """PID of the process holding the guest's RAM, if there is one."""

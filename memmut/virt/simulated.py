@@ -56,6 +56,7 @@ class SimVM:
     cpu_time_ns: float = 0.0
     last_t: float = 0.0
     demand_kb: int = 0
+    floor_kb: int = 0           # the VM's own balloon floor (0: none)
 
     def __post_init__(self):
         if not self.balloon_kb:
@@ -101,6 +102,7 @@ class SimDriver(driver.Driver):
 
     def __init__(self, conf, clock=time.monotonic, vms=None):
         self._conf = conf.simulated_hypervisor
+        self.configure_floor(conf)
         self._clock = clock
         self._start = clock()
         self._rng = random.Random(self._conf.seed)
@@ -214,7 +216,13 @@ class SimDriver(driver.Driver):
         self._vm(uuid)
         self.stats_periods[uuid] = seconds
 
-    def set_balloon(self, uuid, kib):
+    def _floor_inputs(self, uuid):
+        with self._lock:
+            vm = self._vm(uuid)
+            return (vm.booked_kb, self._info(vm, self.now()).memory_stats,
+                    vm.floor_kb or None)
+
+    def _set_balloon(self, uuid, kib):
         with self._lock:
             vm = self._vm(uuid)
             if not 0 < kib <= vm.booked_kb:

@@ -70,6 +70,34 @@ def test_balloon_change_reaches_the_guest(guest_factory, driver_for):
         drv.set_balloon(g.uuid, 385 * MIB)
 
 
+def test_balloon_floor_from_the_flavor_and_the_guest(guest_factory,
+                                                     driver_for):
+    """No target below the hard floor reaches a real guest: the flavor's
+    memmut:balloon_floor_mb, or the guest's measured minimum."""
+    flavored = guest_factory(memory_mib=384, nova=domain.NovaMetadata(
+        extra_specs={'memmut:balloon_floor_mb': '200'}))
+    plain = guest_factory(memory_mib=256)
+    drv = driver_for()
+    for g in (flavored, plain):
+        drv.set_stats_period(g.uuid, 1)
+        g.wait_stat(lambda s: s['memtotal_kb'] > 150 * MIB)
+    assert drv.set_balloon(flavored.uuid, 16 * MIB) == 200 * MIB
+
+    stats = guestmod.wait_until(
+        lambda: {v.uuid: v for v in drv.list_vms()}[plain.uuid].memory_stats,
+        lambda s: 'available' in s and 'actual' in s, 30, 'statistics')
+    boot = stats['actual'] - stats['available']
+    assert 0 < boot < 128 * MIB                   # measured, not assumed
+    expected = max(64 * MIB, -(-(boot + 32 * MIB) // 4) * 4)
+    assert drv.set_balloon(plain.uuid, 1 * MIB) == expected
+    for g, floor in ((flavored, 200 * MIB), (plain, expected)):
+        vm = guestmod.wait_until(
+            lambda: {v.uuid: v for v in drv.list_vms()}[g.uuid],
+            lambda v: v.balloon_kb <= floor + 4 * MIB, 60,
+            'balloon settled at the floor')
+        assert vm.balloon_kb >= floor - 4 * MIB and g.is_active()
+
+
 def test_unreachable_libvirt_is_a_retryable_error(driver_for, tmp_path):
     with pytest.raises(virt_driver.HypervisorUnavailable):
         driver_for(connection_uri='qemu:///system?socket=%s/none'

@@ -70,6 +70,7 @@ class NovaMetadata:
     user: str = 'demo'
     vcpus: int = 1
     memory_mib: typing.Optional[int] = None   # defaults to the domain's
+    extra_specs: typing.Optional[dict] = None   # flavor extra specs
 
     def element(self, memory_mib):
         def sub(parent, tag, text=None, **attrs):
@@ -88,6 +89,10 @@ class NovaMetadata:
         sub(flavor, 'swap', 0)
         sub(flavor, 'ephemeral', 0)
         sub(flavor, 'vcpus', self.vcpus)
+        if self.extra_specs:
+            specs = sub(flavor, 'extraSpecs')
+            for k, v in self.extra_specs.items():
+                sub(specs, 'extraSpec', v, name=k)
         owner = sub(inst, 'owner')
         sub(owner, 'user', self.user, uuid=str(uuidlib.uuid4()))
         sub(owner, 'project', self.project, uuid=str(uuidlib.uuid4()))

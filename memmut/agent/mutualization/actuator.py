@@ -219,17 +219,17 @@ class Actuator:
     # -- applying a plan ----------------------------------------------------
 
     def _call(self, uuid, target_kb):
-        """set_balloon; returns None or the error text."""
+        """set_balloon; returns ``(applied_kb, None)`` or ``(None, error
+        text)``. The driver may raise the target to the VM's hard floor."""
         try:
-            self.driver.set_balloon(uuid, target_kb)
+            return self.driver.set_balloon(uuid, target_kb), None
         except (virt_driver.VMNotFound, virt_driver.HypervisorUnavailable,
                 virt_driver.InvalidBalloonTarget) as e:
-            return '%s: %s' % (type(e).__name__, e)
+            return None, '%s: %s' % (type(e).__name__, e)
         except Exception as e:      # a driver error we do not know
             LOG.exception('Balloon change of VM %s failed unexpectedly',
                           self._label(uuid))
-            return '%s: %s' % (type(e).__name__, e)
-        return None
+            return None, '%s: %s' % (type(e).__name__, e)
 
     def _reclaim(self, move, now):
         account = self.books.vms[move.uuid]
@@ -246,12 +246,18 @@ class Actuator:
         reason = move.reason
         if target > _page_up(move.to_kb):
             reason += '; rate-limited to %s this round' % _mib(cur - target)
-        error = self._call(move.uuid, target)
+        applied, error = self._call(move.uuid, target)
         if error:
             LOG.warning('Balloon VM %s: %s FAILED (%s); books unchanged, '
                         'the VM is read again next round',
                         self._label(move.uuid), reason, error)
             self.pending.pop(move.uuid, None)
+        elif applied != target:
+            reason += '; raised to the VM\'s floor %s' % _mib(applied)
+            target = applied
+            if applied > cur:
+                # The VM sat below its floor: the driver grew it.
+                self._set_books(move.uuid, applied)
         return self._outcome(move, cur, target, reason, error, now)
 
     def _wait_released(self, actions):
@@ -299,7 +305,12 @@ class Actuator:
             reason += '; limited to %s this round (%s)' % (
                 _mib(target - cur), 'rate limit or memory not yet released')
         self.books.grant(move.uuid, target - cur)     # reserve first
-        error = self._call(move.uuid, target)
+        applied, error = self._call(move.uuid, target)
+        if applied is not None and applied != target:
+            # Only a reclaim can go below the floor; a grant never is
+            # raised. Keep the books true whatever the driver applied.
+            self._set_books(move.uuid, applied)
+            target = applied
         if error:
             self.books.reclaim(move.uuid, target - cur)   # roll back
             LOG.warning('Balloon VM %s: %s FAILED (%s); the grant is rolled '

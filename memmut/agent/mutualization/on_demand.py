@@ -61,7 +61,7 @@ class OnDemandController:
                 continue
             target, reason = plan
             try:
-                self.driver.set_balloon(vm.uuid, target)
+                applied = self.driver.set_balloon(vm.uuid, target)
             except virt_driver.VMNotFound:
                 continue
             except (virt_driver.InvalidBalloonTarget,
@@ -80,6 +80,8 @@ class OnDemandController:
                                 '%s: %s', vm.name, vm.uuid, reason,
                                 type(e).__name__, e)
                 continue
+            if applied != target:
+                reason += '; raised to the VM\'s floor %s' % _mib(applied)
             LOG.info('VM %s (%s): balloon %s', vm.name, vm.uuid, reason)
-            done.append((vm.uuid, target, reason))
+            done.append((vm.uuid, applied, reason))
         return done

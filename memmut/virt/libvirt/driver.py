@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 
 from oslo_log import log as logging
 
+from memmut.virt import balloon_floor
 from memmut.virt import driver
 from memmut.virt.libvirt import swapdisk
 
@@ -24,6 +25,10 @@ except ImportError:  # pragma: no cover - exercised on hosts without libvirt
 LOG = logging.getLogger(__name__)
 
 NOVA_NS = 'http://openstack.org/xmlns/libvirt/nova/1.1'
+# memmut's own per-VM settings in a domain's <metadata> (VMs nova does not
+# own; set with ``virsh metadata``).
+MEMMUT_NS = 'urn:memmut:libvirt:1.0'
+FLAVOR_FLOOR_SPEC = 'memmut:balloon_floor_mb'
 _STATES = {
     0: 'nostate', 1: 'running', 2: 'blocked', 3: 'paused', 4: 'shutdown',
     5: 'shutoff', 6: 'crashed', 7: 'pmsuspended',
@@ -49,6 +54,22 @@ def parse_nova_metadata(xml_text):
     if name is None:
         name = root.find('{%s}name' % NOVA_NS)
     return (name.text or '').strip() or None if name is not None else None
+
+
+def vm_floor_kb(domain_xml):
+    """A VM's own balloon floor from its domain XML: nova's flavor extra
+    spec ``memmut:balloon_floor_mb``, else memmut's metadata element
+    ``<memmut:vm><memmut:balloon-floor-mb>``; None when neither is set."""
+    try:
+        root = ET.fromstring(domain_xml)
+    except (ET.ParseError, TypeError):
+        return None
+    for spec in root.iter('{%s}extraSpec' % NOVA_NS):
+        if spec.get('name') == FLAVOR_FLOOR_SPEC:
+            return balloon_floor.parse_floor_mb(spec.text)
+    el = root.find('./metadata/{%s}vm/{%s}balloon-floor-mb'
+                   % (MEMMUT_NS, MEMMUT_NS))
+    return balloon_floor.parse_floor_mb(el.text) if el is not None else None
 
 
 def find_qemu_pid(uuid, proc='/proc'):
@@ -78,6 +99,7 @@ class LibvirtDriver(driver.Driver):
                 'the libvirt driver needs the libvirt-python binding '
                 '(pip install libvirt-python matching the installed libvirt)')
         self._conf = conf.libvirt
+        self.configure_floor(conf)
         self._conn = None
         self._nova = {}            # uuid -> nova display name or None
         self._types = {}           # uuid -> domain type (read once)
@@ -241,7 +263,13 @@ class LibvirtDriver(driver.Driver):
         self._call(dom.setMemoryStatsPeriod, int(seconds),
                    libvirt.VIR_DOMAIN_AFFECT_LIVE)
 
-    def set_balloon(self, uuid, kib):
+    def _floor_inputs(self, uuid):
+        dom = self._domain(uuid)
+        stats = self._call(dom.memoryStats)
+        return (self._call(dom.maxMemory), stats,
+                vm_floor_kb(self._call(dom.XMLDesc, 0)))
+
+    def _set_balloon(self, uuid, kib):
         dom = self._domain(uuid)
         maxmem = self._call(dom.maxMemory)
         if not 0 < kib <= maxmem:

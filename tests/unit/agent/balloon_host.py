@@ -23,6 +23,7 @@ class Guest:
     target_kb: int = None
     state: str = 'running'
     release_kb: int = None      # None: inflates at once
+    floor_kb: int = None        # the VM's own balloon floor
 
     def __post_init__(self):
         if self.target_kb is None:
@@ -31,6 +32,10 @@ class Guest:
 
 class BalloonHost(virt_driver.Driver):
     name = 'scripted'
+    # A low hard floor, so that the planners' own floors are what the
+    # scripted cases exercise (the floor has tests of its own).
+    balloon_floor_kb = 4 * MiB
+    guest_reserve_kb = 0
 
     def __init__(self, total_kb=4096 * MiB):
         self.total_kb = total_kb
@@ -75,7 +80,13 @@ class BalloonHost(virt_driver.Driver):
     def set_stats_period(self, uuid, seconds):
         pass
 
-    def set_balloon(self, uuid, kib):
+    def _floor_inputs(self, uuid):
+        g = self.guests.get(uuid)
+        if g is None:
+            return 1 << 40, {}, None
+        return g.booked_kb, {'actual': g.actual_kb}, g.floor_kb
+
+    def _set_balloon(self, uuid, kib):
         self.connect()
         self.calls.append((uuid, kib))
         if uuid in self.fail:

@@ -251,6 +251,7 @@ class FakeDriver(fakes.NullDriver):
         if self.fail:
             raise self.fail
         self.sets.append((uuid, kib))
+        return kib
 
 
 def test_vm_no_backend_can_see_is_estimated_from_balloon_stats(caplog):
@@ -409,7 +410,7 @@ def test_one_vm_s_unexpected_driver_error_leaves_the_others_ballooned(
         def set_balloon(self, uuid, kib):
             if uuid == 'u-1':
                 raise RuntimeError('cannot acquire state change lock')
-            super().set_balloon(uuid, kib)
+            return super().set_balloon(uuid, kib)
     d = Locked()
     a = on_demand.OnDemandController(conf_with(), d)
     caplog.set_level(logging.WARNING)
