@@ -52,6 +52,10 @@ class VMInfo:
     cpu_time_ns: int
     nova_instance: bool = False
     domain_type: typing.Optional[str] = None
+    # The hypervisor could not be read for this VM in this listing (e.g. a
+    # migration holds its lock): the fields are the last ones read, the
+    # state is 'unknown', and the agent keeps the VM without acting on it.
+    stale: bool = False
 
 
 @dataclasses.dataclass

@@ -124,3 +124,40 @@ def test_lmc_calls_answer_without_a_memstore(parts):
     with pytest.raises(messaging.ExpectedException) as exc:
         agent.lmc_alloc({}, {'allocation_id': 'x'})
     assert isinstance(exc.value.exc_info[1], objects.SchemaError)
+
+
+def test_an_unreadable_vm_is_kept_and_left_alone(conf, clock):
+    """A VM libvirt cannot read this poll (listed stale) keeps its
+    estimation state and is not ballooned; the others go on."""
+    import dataclasses
+
+    class Stale(simulated.SimDriver):
+        stale = set()
+        balloons = []
+
+        def list_vms(self):
+            return [dataclasses.replace(v, state='unknown', stale=True)
+                    if v.uuid in self.stale else v
+                    for v in super().list_vms()]
+
+        def _set_balloon(self, uuid, kib):
+            self.balloons.append(uuid)
+            super()._set_balloon(uuid, kib)
+
+    d = Stale(conf, clock=clock, vms=['a:512:W1', 'b:512:W3'])
+    agent = manager.AgentManager(conf, d, FakeController(), clock=clock)
+    uuids = {v.name: v.uuid for v in d.list_vms()}
+    for _ in range(30):
+        clock.advance(5)
+        agent.poll_once()
+    assert set(uuids.values()) <= set(agent.estimation._vms)
+    d.stale = {uuids['a']}
+    d.balloons.clear()
+    for _ in range(30):
+        clock.advance(5)
+        report = agent.poll_once()
+    assert uuids['a'] in agent.estimation._vms       # not forgotten
+    assert uuids['a'] in agent.samples
+    assert uuids['a'] not in d.balloons              # not acted on
+    states = {v.name: v.state for v in report.vms}
+    assert states == {'a': 'unknown', 'b': 'running'}

@@ -102,3 +102,72 @@ def test_domain_type_is_reported_at_every_listing(monkeypatch):
     drv._conn = _Conn([a])                      # u2 left: forgotten
     assert [v.domain_type for v in drv.list_vms()] == ['qemu']
     assert set(drv._types) == {'u1'}
+
+
+class _CodedError(_Error):
+    def __init__(self, code, msg):
+        super().__init__(msg)
+        self.code, self.msg = code, msg
+
+    def get_error_code(self):
+        return self.code
+
+    def get_error_message(self):
+        return self.msg
+
+
+class _LockedDom(_Dom):
+    """A domain whose statistics libvirt cannot read while a migration
+    holds its state change lock."""
+    locked = False
+
+    def memoryStats(self):
+        if self.locked:
+            raise _CodedError(68, 'Timed out during operation: cannot '
+                                  'acquire state change lock')
+        return super().memoryStats()
+
+
+class _AliveConn(_Conn):
+    alive = True
+
+    def isAlive(self):
+        return self.alive
+
+    def close(self):
+        self.alive = False
+
+
+def test_one_unreadable_domain_does_not_fail_the_listing(monkeypatch,
+                                                        caplog):
+    from tests import common
+    monkeypatch.setattr(driver, 'libvirt', _FakeLibvirt)
+    drv = driver.LibvirtDriver(common.private_conf(
+        libvirt={'domain_type': 'qemu'}))
+    a, b = _LockedDom('u1', 'qemu'), _Dom('u2', 'qemu')
+    drv._conn = conn = _AliveConn([a, b])
+    first = {v.uuid: v for v in drv.list_vms()}
+    assert not first['u1'].stale and first['u1'].state == 'running'
+    a.locked = True
+    caplog.set_level('WARNING')
+    for _ in range(3):
+        vms = {v.uuid: v for v in drv.list_vms()}
+        assert set(vms) == {'u1', 'u2'} and not vms['u2'].stale
+        assert vms['u1'].stale and vms['u1'].state == 'unknown'
+        assert vms['u1'].balloon_kb == first['u1'].balloon_kb
+    assert caplog.text.count('Domain u1 could not be read') == 1
+    a.locked = False
+    assert not {v.uuid: v for v in drv.list_vms()}['u1'].stale
+
+    # a domain never read before is left out, not invented
+    c = _LockedDom('u3', 'qemu')
+    c.locked = True
+    conn.doms.append(c)
+    assert 'u3' not in {v.uuid for v in drv.list_vms()}
+
+    # a dead connection fails the whole listing, to be retried
+    conn.alive = False
+    import pytest
+    from memmut.virt import driver as virt_driver
+    with pytest.raises(virt_driver.HypervisorUnavailable):
+        drv.list_vms()

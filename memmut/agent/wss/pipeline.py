@@ -118,6 +118,11 @@ class EstimationPipeline:
         live = set()
         try:
             for vm in vms:
+                if vm.stale:
+                    # unreadable this poll: keep what is known, estimate
+                    # again when it can be read
+                    live.add(vm.uuid)
+                    continue
                 if vm.state != 'running':
                     continue
                 live.add(vm.uuid)

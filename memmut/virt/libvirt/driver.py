@@ -8,6 +8,7 @@ UUID.  memmut-memstore swap disks are attached and detached with the domain
 XML and QMP helpers of :mod:`memmut.virt.libvirt.swapdisk`.
 """
 
+import dataclasses
 import os
 import xml.etree.ElementTree as ET
 
@@ -103,6 +104,8 @@ class LibvirtDriver(driver.Driver):
         self._conn = None
         self._nova = {}            # uuid -> nova display name or None
         self._types = {}           # uuid -> domain type (read once)
+        self._last = {}            # uuid -> last VMInfo read
+        self._unreadable_logged = {}   # uuid -> libvirt error code logged
         self._last_cpu = None
         # libvirt prints every error to stderr by default; we log instead.
         libvirt.registerErrorHandler(lambda ctx, err: None, None)
@@ -232,20 +235,49 @@ class LibvirtDriver(driver.Driver):
                                           libvirt.VIR_ERR_OPERATION_INVALID):
                     # it went away (or stopped) while we were looking
                     continue
-                raise driver.HypervisorUnavailable(
-                    'reading domain failed: %s' % e.get_error_message())
-            vms.append(driver.VMInfo(
+                stale = self._unreadable(conn, uuid, e)
+                if stale is not None:
+                    vms.append(stale)
+                continue
+            info = driver.VMInfo(
                 uuid=uuid, name=nova_name or dom.name(),
                 state=_STATES.get(state, 'unknown'), booked_kb=maxmem,
                 balloon_kb=stats.get('actual', mem),
                 memory_stats={k: int(v) for k, v in stats.items()},
                 cpu_time_ns=cputime, nova_instance=nova_name is not None,
-                domain_type=dtype))
-        for gone in set(self._nova) - live:
-            self._nova.pop(gone, None)
-        for gone in set(self._types) - live:
-            self._types.pop(gone, None)
+                domain_type=dtype)
+            self._last[uuid] = info
+            self._unreadable_logged.pop(uuid, None)
+            vms.append(info)
+        for cache in (self._nova, self._types, self._last,
+                      self._unreadable_logged):
+            for gone in set(cache) - live:
+                cache.pop(gone, None)
         return vms
+
+    def _unreadable(self, conn, uuid, error):
+        """One domain could not be read. A dead connection fails the whole
+        listing (retried); any other error is that VM's alone: it is
+        listed stale from its last reading (or left out until it has one),
+        logged once per VM and error code."""
+        try:
+            alive = conn.isAlive()
+        except libvirt.libvirtError:
+            alive = False
+        if not alive:
+            self.close()
+            raise driver.HypervisorUnavailable(
+                'reading domain failed: %s' % error.get_error_message())
+        code = error.get_error_code()
+        if self._unreadable_logged.get(uuid) != code:
+            self._unreadable_logged[uuid] = code
+            LOG.warning('Domain %s could not be read (libvirt error %s: %s); '
+                        'kept with its last reading and not acted on until '
+                        'it can be', uuid, code, error.get_error_message())
+        last = self._last.get(uuid)
+        if last is None:
+            return None
+        return dataclasses.replace(last, state='unknown', stale=True)
 
     def qemu_pid(self, uuid):
         dom = self._domain(uuid)
