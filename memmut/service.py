@@ -69,20 +69,65 @@ def set_library_defaults():
                             'alembic=WARN'])
 
 
-def run_until_signalled(start, stop):
-    """Start a service, block until SIGINT/SIGTERM, then stop it."""
+def run_until_signalled(start, stop, grace=None):
+    """Start a service, block until SIGINT/SIGTERM, then stop it.
+
+    Exits the process. ``start`` runs in a thread of its own: it may block
+    for as long as the broker or the database is down, and a signal must
+    still end the process then. ``stop`` gets ``grace`` seconds
+    (``[DEFAULT] graceful_shutdown_timeout``); past them, or at a second
+    signal, the process exits without waiting for it.
+    """
+    grace = memmut_conf.CONF.graceful_shutdown_timeout if grace is None \
+        else grace
     done = threading.Event()
+    failed = []
+    signals = []
 
     def handler(signum, frame):
+        signals.append(signum)
+        if len(signals) > 1:
+            LOG.warning('Second signal %d: exiting now', signum)
+            _exit_now(1)
         LOG.info('Received signal %d, stopping', signum)
         done.set()
 
+    def starter():
+        try:
+            start()
+        except Exception as e:
+            LOG.exception('Start failed')
+            failed.append(e)
+            done.set()
+
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
-    start()
+    threading.Thread(target=starter, name='memmut-start',
+                     daemon=True).start()
     while not done.wait(1.0):
         pass
-    stop()
+    stopper = threading.Thread(target=stop, name='memmut-stop', daemon=True)
+    stopper.start()
+    stopper.join(grace)
+    if stopper.is_alive():
+        LOG.warning('Work in flight did not end within %d s '
+                    '(graceful_shutdown_timeout); exiting anyway', grace)
+        _exit_now(1)
+    if failed:
+        fail('start failed: %s' % failed[0])
+    LOG.info('Stopped')
+    sys.exit(0)
+
+
+def _exit_now(status):
+    """Leave at once, past threads that will not end (a connection retry
+    loop, a hung libvirt call); log handlers are flushed first."""
+    for h in logging.getLogger().logger.handlers:
+        try:
+            h.flush()
+        except Exception:
+            pass
+    os._exit(status)
 
 
 def fail(message):

@@ -20,6 +20,13 @@ opts = [
     cfg.StrOpt('controller_topic',
                default='memmut-controller',
                help='RPC topic the controller listens on.'),
+    cfg.IntOpt('graceful_shutdown_timeout',
+               default=30,
+               min=1,
+               help='Seconds a service waits, after SIGTERM or SIGINT, for '
+                    'its work in flight (a poll, a balloon step, a round\'s '
+                    'current call) to end before it exits anyway. A second '
+                    'signal exits at once.'),
 ]
 
 

@@ -337,6 +337,33 @@ class Database:
                                else finished_at)
         return rnd
 
+    def abandon_running_rounds(self, reason, now=None):
+        """Close every round still ``running`` (its controller died) as
+        failed with ``reason``: its planned migrations are cancelled, those
+        that were running are failed (nova has their outcome). Returns the
+        ids closed. Only one controller runs rounds at a time."""
+        now = self._clock() if now is None else now
+        with self._session() as session:
+            rounds = list(session.scalars(sa.select(
+                models.ConsolidationRound).where(
+                    models.ConsolidationRound.status ==
+                    models.ROUND_RUNNING)))
+            for rnd in rounds:
+                rnd.status, rnd.reason, rnd.finished_at = (
+                    'failed', reason, now)
+                for m in session.scalars(sa.select(models.Migration).where(
+                        models.Migration.round_id == rnd.id)):
+                    if m.status == models.MIGRATION_PLANNED:
+                        m.status, m.error = 'cancelled', reason
+                        m.finished_at = now
+                    elif m.status == models.MIGRATION_RUNNING:
+                        m.status = 'failed'
+                        m.error = ('%s; the live migration may have ended '
+                                   'either way: nova has its outcome'
+                                   % reason)
+                        m.finished_at = now
+            return [r.id for r in rounds]
+
     def get_round(self, round_id):
         with self._session() as session:
             rnd = session.get(models.ConsolidationRound, round_id)

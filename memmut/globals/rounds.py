@@ -377,17 +377,42 @@ class RoundRunner:
             LOG.exception('Consolidation round %d: summary not stored',
                           rnd.id)
             summary = {'error': 'summary not serialisable: %s' % e}
-        try:
-            self.db.finish_round(rnd.id, result.status, reason=result.reason,
-                                 summary=summary)
-        except Exception as e:
-            LOG.error('Cannot record the end of consolidation round %d '
-                      '(%s: %s): %s', rnd.id, result.status, result.reason,
-                      e)
+        self._finish(rnd.id, result, summary)
         log = LOG.info if result.status == COMPLETED else LOG.warning
         log('Consolidation round %d %s: %s', rnd.id, result.status,
             result.reason)
         return result
+
+    def _finish(self, round_id, result, summary):
+        """Record the round's end, retrying while the database is away (a
+        round must not stay ``running``); given up only when the service
+        stops, and then the next start closes it (:meth:`recover`)."""
+        delay = 1.0
+        while True:
+            try:
+                self.db.finish_round(round_id, result.status,
+                                     reason=result.reason, summary=summary)
+                return True
+            except Exception as e:
+                LOG.error('Cannot record the end of consolidation round %d '
+                          '(%s: %s): %s; retrying in %.0f s', round_id,
+                          result.status, result.reason, e, delay)
+            if self._stop.wait(delay):
+                LOG.warning('Consolidation round %d left running in the '
+                            'database: the next controller start closes it',
+                            round_id)
+                return False
+            delay = min(delay * 2, 30.0)
+
+    def recover(self):
+        """At start: rounds a dead controller left ``running`` are closed
+        as failed. Returns their ids."""
+        ids = self.db.abandon_running_rounds(
+            'abandoned: the controller stopped while the round ran')
+        for rid in ids:
+            LOG.warning('Consolidation round %d was left running by a '
+                        'controller that stopped: marked failed', rid)
+        return ids
 
     def _plan_and_execute(self, result, params, t0):
         now = self._clock()

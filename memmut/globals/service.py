@@ -102,6 +102,7 @@ class ControllerService:
         return dict(outcome)
 
     def start(self):
+        self.rounds.recover()
         self._server.start()
         self._started = True
         self._thread = threading.Thread(target=self._housekeeping,

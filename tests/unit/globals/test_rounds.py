@@ -440,3 +440,66 @@ def test_the_schema_accepts_exactly_the_planners_resources(db):
                 round_id=rnd.id, vm_uuid='a', source_host='h1',
                 dest_host='h2', resource='gpu', kind='overload',
                 status='planned', attempts=0))
+
+
+# -- faults: a round never stays running ---------------------------------
+
+
+def test_rounds_left_running_by_a_dead_controller_are_closed_at_start(
+        db, clock):
+    clock.t = 1000.0
+    dead = db.create_round(parameters={})
+    planned = db.add_migration(dead.id, 'a', 'h1', 'h2', 'cpu', 'underload')
+    running = db.add_migration(dead.id, 'b', 'h1', 'h2', 'cpu', 'underload')
+    db.update_migration(running.id, 'running')
+    done = db.create_round(parameters={})
+    db.finish_round(done.id, 'completed', reason='ok')
+    runner = rounds.RoundRunner(round_conf(), db, clock=clock)
+    assert runner.recover() == [dead.id]
+    rnd = db.get_round(dead.id)
+    assert rnd.status == 'failed' and 'abandoned' in rnd.reason
+    assert rnd.finished_at is not None
+    migs = {m.vm_uuid: m for m in db.list_migrations(round_id=dead.id)}
+    assert migs['a'].status == 'cancelled'
+    assert migs['b'].status == 'failed' and 'nova' in migs['b'].error
+    assert db.get_round(done.id).status == 'completed'
+    assert runner.recover() == []
+
+
+def test_the_end_of_a_round_is_recorded_once_the_database_returns(
+        db, clock, monkeypatch):
+    underloaded_pair(db, clock)
+    fake = FakeExecutor(db)
+    stop = threading.Event()
+    runner = rounds.RoundRunner(round_conf(dry_run=True), db,
+                                executor_factory=fake.factory, clock=clock,
+                                stop=stop)
+    real = db.finish_round
+    outage = {'left': 2}
+
+    def finish(*args, **kw):
+        if outage['left']:
+            outage['left'] -= 1
+            raise db_api.DBError('connection refused')
+        return real(*args, **kw)
+    monkeypatch.setattr(db, 'finish_round', finish)
+    monkeypatch.setattr(stop, 'wait', lambda s: False)   # no real sleeping
+    result = runner.run()
+    assert outage['left'] == 0
+    assert db.get_round(result.round_id).status == 'completed'
+
+
+def test_a_stopping_controller_gives_up_and_the_next_start_closes_it(
+        db, clock, monkeypatch):
+    underloaded_pair(db, clock)
+    stop = threading.Event()
+    stop.set()
+    runner = rounds.RoundRunner(round_conf(dry_run=True), db,
+                                executor_factory=FakeExecutor(db).factory,
+                                clock=clock, stop=stop)
+    monkeypatch.setattr(db, 'finish_round', lambda *a, **k: (_ for _ in ())
+                        .throw(db_api.DBError('down')))
+    result = runner.run()
+    assert db.get_round(result.round_id).status == 'running'
+    monkeypatch.undo()
+    assert runner.recover() == [result.round_id]
