@@ -138,8 +138,8 @@ class _AliveConn(_Conn):
         self.alive = False
 
 
-def test_one_unreadable_domain_does_not_fail_the_listing(monkeypatch,
-                                                        caplog):
+def test_one_unreadable_domain_does_not_fail_the_listing(
+        monkeypatch, caplog):
     from tests import common
     monkeypatch.setattr(driver, 'libvirt', _FakeLibvirt)
     drv = driver.LibvirtDriver(common.private_conf(

@@ -449,7 +449,7 @@ def test_rounds_left_running_by_a_dead_controller_are_closed_at_start(
         db, clock):
     clock.t = 1000.0
     dead = db.create_round(parameters={})
-    planned = db.add_migration(dead.id, 'a', 'h1', 'h2', 'cpu', 'underload')
+    db.add_migration(dead.id, 'a', 'h1', 'h2', 'cpu', 'underload')
     running = db.add_migration(dead.id, 'b', 'h1', 'h2', 'cpu', 'underload')
     db.update_migration(running.id, 'running')
     done = db.create_round(parameters={})
