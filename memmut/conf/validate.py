@@ -7,9 +7,40 @@ services therefore read every option here before starting anything, and
 exit with one clear line on the first problems instead of a traceback.
 """
 
+import configparser
+
 from oslo_config import cfg
 
 from memmut.conf import opts as opts_mod
+
+
+def _raw_value(where, group, name):
+    """The text a config file gave an option, for the error line; None
+    when it cannot be read back."""
+    if not where:
+        return None
+    parser = configparser.RawConfigParser(strict=False)
+    try:
+        parser.read(where)
+        return parser.get(group, name)
+    except (configparser.Error, OSError, UnicodeDecodeError):
+        return None
+
+
+def _plugin_checks(conf):
+    """Options that name a plug-in must name a registered one, and the
+    consolidation algorithms' parameters must be theirs."""
+    from memmut.consolidation import planner
+    from memmut import plugins
+    policy = conf.mutualization.policy
+    known = plugins.names(plugins.MUTUALIZATION_POLICIES)
+    if policy not in known:
+        yield ('[mutualization] policy: unknown policy %r (known: %s)'
+               % (policy, ', '.join(sorted(known))))
+    try:
+        planner.PlanParams.from_conf(conf).spec.effective()
+    except ValueError as e:
+        yield '[consolidation] %s' % e
 
 
 def _cross_checks(conf):
@@ -37,9 +68,12 @@ def problems(conf):
                 reason = text.split('is not valid: ', 1)[-1]
                 where = text.split("detail='", 1)[-1].split("'", 1)[0] \
                     if "detail='" in text else None
-                found.append('[%s] %s: %s%s' % (
+                raw = _raw_value(where, name, opt.dest)
+                found.append('[%s] %s: %s%s%s' % (
                     name, opt.dest, reason[:1].lower() + reason[1:],
+                    ' (got %s)' % raw if raw is not None else '',
                     ' (in %s)' % where if where else ''))
     if not found:
+        found.extend(_plugin_checks(conf))
         found.extend(_cross_checks(conf))
     return found

@@ -131,49 +131,88 @@ class Trace:
         }
 
 
-def _parse_rows_slow(body):
-    rows, bad = [], 0
-    for line in body.splitlines():
+# Physical bounds of a row: past them a value is damage, not a VM (a
+# 1e308 KB reading once emptied every host of a simulated cloud).
+MAX_TIMESTAMP = 1e11                # s since 1970: the year 5138
+MAX_CPU_MHZ = 1e7                   # 10 THz of CPU for one VM
+MAX_MEMORY_KB = float(1 << 40)      # 1 PiB of memory for one VM
+
+
+def _parse_rows_slow(body, first_row):
+    rows, numbers, bad = [], [], []
+    for i, line in enumerate(body.splitlines()):
         if not line.strip():
             continue
         parts = line.split(';')
         if len(parts) != FIELDS:
-            bad += 1
+            bad.append((first_row + i, 'has %d fields, not %d'
+                        % (len(parts), FIELDS)))
             continue
         try:
             row = [float(p) for p in parts]
         except ValueError:
-            bad += 1
+            bad.append((first_row + i, 'has a field that is not a number'))
             continue
         rows.append(row)
+        numbers.append(first_row + i)
     if not rows:
-        return np.zeros((0, FIELDS)), bad
-    return np.array(rows, dtype=float), bad
+        return np.zeros((0, FIELDS)), numbers, bad
+    return np.array(rows, dtype=float), numbers, bad
 
 
-def parse_csv(text):
-    """One Bitbrains CSV -> (rows array (n, 11), malformed row count)."""
+def _out_of_bounds(row):
+    """Why a parsed row is not a physical reading (or None)."""
+    if not np.all(np.isfinite(row)):
+        return 'has a value that is not finite'
+    if not 0 < row[COL_TS] <= MAX_TIMESTAMP:
+        return 'timestamp %g outside (0, %g]' % (row[COL_TS], MAX_TIMESTAMP)
+    for col, what, top in ((COL_CPU_CAP, 'CPU capacity (MHz)', MAX_CPU_MHZ),
+                           (COL_CPU, 'CPU usage (MHz)', MAX_CPU_MHZ),
+                           (COL_MEM_BOOKED, 'memory capacity (KB)',
+                            MAX_MEMORY_KB),
+                           (COL_MEM_USED, 'memory usage (KB)',
+                            MAX_MEMORY_KB)):
+        if not 0 <= row[col] <= top:
+            return '%s %g outside [0, %g]' % (what, row[col], top)
+    return None
+
+
+def parse_csv(text, rejected=None):
+    """One Bitbrains CSV -> (rows array (n, 11), malformed row count).
+
+    ``rejected``, a list, receives ``(row number, why)`` (1-based, the
+    header counted) of every row left out."""
     head, sep, body = text.partition('\n')
+    first_row = 2
     if 'Timestamp' not in head:          # no header: the first row is data
-        body = text
+        body, first_row = text, 1
     lines = [ln for ln in body.splitlines() if ln.strip()]
     arr = None
     tokens = body.replace(';', ' ').split()
     if len(tokens) == FIELDS * len(lines):
         try:
             arr = np.array(tokens, dtype=float).reshape(-1, FIELDS)
-            bad = 0
+            numbers = [first_row + i for i, ln in
+                       enumerate(body.splitlines()) if ln.strip()]
+            bad = []
         except ValueError:
             arr = None
     if arr is None:
-        arr, bad = _parse_rows_slow(body)
+        arr, numbers, bad = _parse_rows_slow(body, first_row)
     if len(arr):
-        ok = np.all(np.isfinite(arr), axis=1) & (arr[:, COL_TS] > 0) & \
-            np.all(arr[:, [COL_CPU, COL_MEM_BOOKED, COL_MEM_USED]] >= 0,
+        ok = np.all(np.isfinite(arr), axis=1) & \
+            (arr[:, COL_TS] > 0) & (arr[:, COL_TS] <= MAX_TIMESTAMP) & \
+            np.all((arr[:, [COL_CPU_CAP, COL_CPU]] >= 0) &
+                   (arr[:, [COL_CPU_CAP, COL_CPU]] <= MAX_CPU_MHZ), axis=1) & \
+            np.all((arr[:, [COL_MEM_BOOKED, COL_MEM_USED]] >= 0) &
+                   (arr[:, [COL_MEM_BOOKED, COL_MEM_USED]] <= MAX_MEMORY_KB),
                    axis=1)
-        bad += int((~ok).sum())
+        for i in np.flatnonzero(~ok):
+            bad.append((numbers[i], _out_of_bounds(arr[i])))
         arr = arr[ok]
-    return arr, bad
+    if rejected is not None:
+        rejected.extend(sorted(bad))
+    return arr, len(bad)
 
 
 def _members(path):
@@ -219,12 +258,19 @@ def load_bitbrains(path, step=300.0, progress=None):
         raise TraceError('trace %s is not readable' % path)
     parsed, malformed, skipped = {}, 0, 0
     for i, (name, data) in enumerate(_members(path)):
+        rejected = []
         try:
-            arr, bad = parse_csv(data.decode('utf-8', errors='replace'))
+            arr, bad = parse_csv(data.decode('utf-8', errors='replace'),
+                                 rejected)
         except Exception as e:                          # pragma: no cover
             LOG.warning('Skipping %s: %s', name, e)
             skipped += 1
             continue
+        for row, why in rejected[:3]:
+            LOG.warning('%s: %s row %d rejected: %s', path, name, row, why)
+        if len(rejected) > 3:
+            LOG.warning('%s: %s: %d more rows rejected', path, name,
+                        len(rejected) - 3)
         malformed += bad
         if len(arr) == 0:
             skipped += 1

@@ -24,7 +24,7 @@ def test_out_of_range_values_are_named_with_their_option(tmp_path):
                           '[badis]\nfloor_kb = -1\n')
     found = validate.problems(conf)
     want = '[agent] poll_interval: should be greater than or equal to 0.05'
-    assert any(p.startswith(want + ' (in ') for p in found), found
+    assert any(p.startswith(want + ' (got -5) (in ') for p in found), found
     assert any(p.startswith('[badis] floor_kb:') for p in found), found
 
 
@@ -37,3 +37,15 @@ def test_garbage_and_cross_option_problems(tmp_path):
     assert found == ['[mutualization] guaranteed_headroom_kb (8192) is '
                      'more than the whole headroom ([badis] headroom_kb '
                      '= 1024)']
+
+
+def test_plugin_names_and_algorithm_parameters_are_checked(tmp_path):
+    conf = load(tmp_path, '[mutualization]\npolicy = bogus\n'
+                          '[consolidation]\noverload_detection = nope\n')
+    found = validate.problems(conf)
+    assert found[0].startswith("[mutualization] policy: unknown policy "
+                               "'bogus' (known: equal, proportional)")
+    assert "unknown overload algorithm 'nope'" in found[1]
+    conf = load(tmp_path, '[consolidation]\n'
+                          'overload_detection_parameters = {"bogus": 1}\n')
+    assert "has no parameter 'bogus'" in validate.problems(conf)[0]

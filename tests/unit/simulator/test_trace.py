@@ -126,3 +126,32 @@ def test_no_usable_rows(tmp_path):
     (tmp_path / '1.csv').write_text(HEADER + '\nx;y\n')
     with pytest.raises(tr.TraceError, match='no usable CSV'):
         tr.load_bitbrains(str(tmp_path))
+
+
+@pytest.mark.parametrize('bad_row,why', [
+    (row(300, 50.0, 1e308), 'memory usage (KB) 1e+308 outside'),
+    (row(300, 50.0, 1024, booked_kb=1e300), 'memory capacity (KB)'),
+    (row(300, 1e12, 1024), 'CPU usage (MHz) 1e+12 outside'),
+    (row(300, 50.0, -1), 'memory usage (KB) -1 outside'),
+    (row(1e12, 50.0, 1024), 'timestamp'),
+    (row(300, float('nan'), 1024), 'not finite'),
+])
+def test_rows_outside_physical_bounds_are_rejected_with_their_number(
+        bad_row, why):
+    rejected = []
+    arr, bad = tr.parse_csv(csv_text([row(0, 10.0, 1024), bad_row,
+                                      row(600, 10.0, 1024)]), rejected)
+    assert len(arr) == 2 and bad == 1
+    assert rejected[0][0] == 3 and why in rejected[0][1], rejected
+
+
+def test_rejected_rows_are_logged_with_file_and_row(tmp_path, caplog):
+    files = dict(FILES)
+    files['3.csv'] = csv_text([row(0, 10.0, 1024), 'x;y',
+                               row(300, 10.0, 1e308)])
+    make_tar(tmp_path / 't.tar.gz', files)
+    caplog.set_level('WARNING')
+    trace = tr.load_bitbrains(str(tmp_path / 't.tar.gz'))
+    assert trace.mem[2].max() < 1 << 20
+    assert '3.csv row 3 rejected: has 2 fields' in caplog.text
+    assert '3.csv row 4 rejected: memory usage (KB) 1e+308' in caplog.text
