@@ -29,6 +29,11 @@ class VMNotFound(Exception):
     """The VM is not (or no longer) on this host."""
 
 
+class VMOperationFailed(Exception):
+    """The hypervisor refused or failed one operation on one VM (a lock
+    held by a migration, a busy monitor): that VM's, retried later."""
+
+
 class InvalidBalloonTarget(ValueError):
     """A balloon size outside what the VM can take."""
 

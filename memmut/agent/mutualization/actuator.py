@@ -224,7 +224,8 @@ class Actuator:
         try:
             return self.driver.set_balloon(uuid, target_kb), None
         except (virt_driver.VMNotFound, virt_driver.HypervisorUnavailable,
-                virt_driver.InvalidBalloonTarget) as e:
+                virt_driver.InvalidBalloonTarget,
+                virt_driver.VMOperationFailed) as e:
             return None, '%s: %s' % (type(e).__name__, e)
         except Exception as e:      # a driver error we do not know
             LOG.exception('Balloon change of VM %s failed unexpectedly',

@@ -74,6 +74,7 @@ class EstimationPipeline:
         self.cpu_seconds = 0.0
         self.rounds = 0
         self._vms = {}
+        self._failed = set()         # (uuid, error type) already logged
         self.estimator = plugins.load(plugins.WSS_ESTIMATORS,
                                       self.kind)(self)
 
@@ -87,6 +88,7 @@ class EstimationPipeline:
 
     def forget(self, uuid):
         self._vms.pop(uuid, None)
+        self._failed = {k for k in self._failed if k[0] != uuid}
         self.estimator.forget(uuid)
         self.samplers.forget(uuid)
         self.swap.forget(uuid)
@@ -129,9 +131,14 @@ class EstimationPipeline:
                 try:
                     est = self._poll_vm(vm, now)
                 except Exception as e:
-                    # One VM's bad data must not stop the others' estimates.
-                    LOG.error('VM %s (%s): estimation round failed: %s: %s',
-                              vm.name, vm.uuid, type(e).__name__, e)
+                    # One VM's bad data must not stop the others' estimates;
+                    # logged once per VM and kind of error.
+                    kind = (vm.uuid, type(e).__name__)
+                    if kind not in self._failed:
+                        self._failed.add(kind)
+                        LOG.error('VM %s (%s): estimation round failed: '
+                                  '%s: %s', vm.name, vm.uuid,
+                                  type(e).__name__, e)
                     est = None
                 if est is not None:
                     out[vm.uuid] = est

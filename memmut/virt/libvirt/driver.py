@@ -158,7 +158,8 @@ class LibvirtDriver(driver.Driver):
                 self.close()
                 raise driver.HypervisorUnavailable(
                     'libvirt call failed: %s' % e.get_error_message())
-            raise
+            raise driver.VMOperationFailed('libvirt error %s: %s' % (
+                code, e.get_error_message()))
 
     def _domain(self, uuid):
         return self._call(self._connection().lookupByUUIDString, uuid)
