@@ -8,8 +8,6 @@ agent's own clock. The calls go through the RPC endpoint
 RPC context, as the agents send it.
 """
 
-import pytest
-
 from memmut.globals import manager
 from memmut import objects
 from tests.unit import test_global_protocol as tgp
@@ -34,12 +32,6 @@ def _report(host, timestamp=NOW, total=16 * GIB, reservoir=4 * GIB,
         hypervisor='sim', memory_total_kb=total, memory_free_kb=total // 2,
         cpu_count=4, cpu_util=0.1, reservoir_kb=reservoir,
         **kw).to_primitive()
-
-
-# Each of these fails on the code of this commit: they are the holes.
-pytestmark = pytest.mark.xfail(
-    strict=True, reason='issue 18 item 3: the controller does not check '
-    'who asks, when or for how much')
 
 
 def _ctxt(host):
@@ -121,3 +113,58 @@ def test_liveness_is_judged_on_the_controllers_clock(conf, db):
     reply = m.gmc_alloc(_ctxt('c'), objects.RemoteAllocRequest(
         client_host='c', vm_uuid='vm', size_kb=GIB).to_primitive())
     assert reply['granted'], reply
+
+
+class Clock:
+    def __init__(self, t):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
+def test_reconcile_after_a_restart_leaves_no_orphan(conf, db):
+    """A controller that died in the middle: every open allocation is
+    judged on what lender and client report, and what they hold that is
+    not open here is let go."""
+    clock = Clock(NOW)
+    agents = tgp.FakeAgents()
+    m, used = _granted(db, conf, clock)
+    m.protocol._agents = agents
+    unused = m.gmc_alloc(_ctxt('c'), objects.RemoteAllocRequest(
+        client_host='c', vm_uuid='vm2', size_kb=GIB).to_primitive())[
+        'device']['allocation_id']
+    # Cut in the middle of an LMC_alloc: the row stays requested.
+    db.create_remote_allocation('cut', 'c', 's', 'vm3', GIB)
+    clock.t += conf.controller.allocation_grace
+    # s lends used, unused and a slab the controller never heard of; c uses
+    # used and a device of an allocation that is closed.
+    m.report(_ctxt('s'), _report('s', seq=2, timestamp=clock.t,
+                                 remote_exports=[used, unused, 'ghost']))
+    m.report(_ctxt('c'), _report('c', seq=2, timestamp=clock.t,
+                                 remote_attachments=[used, 'closed']))
+    applied = dict(m.protocol.reconcile())
+    assert applied == {used: 'in_use', unused: 'release', 'cut': 'failed'}
+    states = {a.allocation_id: a.state
+              for a in db.list_remote_allocations()}
+    assert states == {used: 'active', unused: 'released', 'cut': 'failed'}
+    assert ('release', 's', 'ghost') in agents.calls
+    assert ('reclaim', 'c', 'closed') in agents.calls
+    # The lender stops reporting: its allocations close as failed, and the
+    # client is told to serve the pages from its backup file.
+    clock.t += conf.controller.host_down_after + 1
+    m.report(_ctxt('c'), _report('c', seq=3, timestamp=clock.t,
+                                 remote_attachments=[used]))
+    assert dict(m.protocol.reconcile()) == {used: 'lender_dead'}
+    assert db.get_remote_allocation(used).state == 'failed'
+    assert agents.calls[-1] == ('reclaim', 'c', used)
+
+
+def test_reconcile_trusts_no_agent_that_does_not_list(conf, db):
+    clock = Clock(NOW)
+    m, aid = _granted(db, conf, clock)
+    clock.t += 10 * conf.controller.allocation_grace
+    for h in ('s', 'c'):      # agents before RPC 1.3: lists are None
+        m.report(_ctxt(h), _report(h, seq=2, timestamp=clock.t))
+    assert m.protocol.reconcile() == []
+    assert db.get_remote_allocation(aid).state == 'granted'
