@@ -1,5 +1,7 @@
 """The controller's RPC endpoint: persists reports, runs the protocol."""
 
+import time
+
 import oslo_messaging as messaging
 from oslo_log import log as logging
 
@@ -19,11 +21,13 @@ def sender(ctxt):
 class ControllerManager:
     target = messaging.Target(version=rpcapi.VERSION)
 
-    def __init__(self, db, agent_api, conf, start_round=None):
+    def __init__(self, db, agent_api, conf, start_round=None,
+                 clock=time.time):
         self.db = db
         # ControllerService.start_round (RPC 1.1, from memmut-api).
         self._start_round = start_round
-        self.protocol = protocol.GlobalProtocol(db, agent_api, conf)
+        self.protocol = protocol.GlobalProtocol(db, agent_api, conf,
+                                                clock=clock)
 
     @messaging.expected_exceptions(objects.SchemaError)
     def report(self, ctxt, report):

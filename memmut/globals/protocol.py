@@ -79,6 +79,10 @@ class GlobalProtocol:
         self._agents = agent_api
         self._conf = conf
         self._clock = clock
+        # While it was down, this controller heard from nobody: judging
+        # hosts on receive times from before its start would close every
+        # allocation after any outage longer than host_down_after.
+        self.started_at = clock()
 
     # -- checks -------------------------------------------------------------
 
@@ -328,8 +332,8 @@ class GlobalProtocol:
         """
         now = self._clock()
         c = self._conf.controller
-        hosts = {h.name: al.HostView(h.updated_at, h.remote_exports,
-                                     h.remote_attachments)
+        hosts = {h.name: al.HostView(max(h.updated_at, self.started_at),
+                                     h.remote_exports, h.remote_attachments)
                  for h in self._db.list_hosts()}
         open_allocs = self._db.list_remote_allocations(state=al.OPEN_STATES)
         events, orphans = al.reconcile(open_allocs, hosts, now,
@@ -337,12 +341,13 @@ class GlobalProtocol:
         by_id = {a.allocation_id: a for a in open_allocs}
         applied = []
         for aid, event, reason in events:
-            if self._move(aid, event, reason) is None:
+            old = self._move(aid, event, reason)
+            if old is None:     # moved meanwhile: judged again next time
                 continue
             applied.append((aid, event))
             alloc = by_id[aid]
-            LOG.info('Reconciled allocation %s (%s -> %s): %s', aid,
-                     alloc.state, al.next_state(alloc.state, event), reason)
+            LOG.info('Reconciled allocation %s (%s -> %s): %s', aid, old,
+                     al.next_state(old, event), reason)
             if event == al.E_LENDER_DEAD:
                 # The client must stop using it; its backup file has
                 # every page (doc/source/remote-memory.rst).

@@ -19,10 +19,8 @@ GIB = 1 << 20
 def _manager(db, conf, agents=None, clock=lambda: NOW):
     # The database stamps receive times with the controller's clock.
     db._clock = clock
-    m = manager.ControllerManager(db, agents or tgp.FakeAgents(), conf)
-    m.protocol._clock = clock
-    m._clock = clock
-    return m
+    return manager.ControllerManager(db, agents or tgp.FakeAgents(), conf,
+                                     clock=clock)
 
 
 def _report(host, timestamp=NOW, total=16 * GIB, reservoir=4 * GIB,
@@ -168,3 +166,19 @@ def test_reconcile_trusts_no_agent_that_does_not_list(conf, db):
         m.report(_ctxt(h), _report(h, seq=2, timestamp=clock.t))
     assert m.protocol.reconcile() == []
     assert db.get_remote_allocation(aid).state == 'granted'
+
+
+def test_a_restarted_controller_gives_hosts_time_to_report(conf, db):
+    """After a controller outage longer than host_down_after, every host's
+    last receive time is old: that is the controller's silence, not the
+    hosts'. Nothing is closed until they had host_down_after to report."""
+    clock = Clock(NOW)
+    m, aid = _granted(db, conf, clock)
+    clock.t += 10 * conf.controller.host_down_after     # controller down
+    restarted = _manager(db, conf, clock=clock)
+    assert restarted.protocol.reconcile() == []
+    assert db.get_remote_allocation(aid).state == 'granted'
+    clock.t += conf.controller.host_down_after + 1       # s never reports
+    restarted.report(_ctxt('c'), _report('c', seq=2, timestamp=clock.t,
+                                         remote_attachments=[aid]))
+    assert dict(restarted.protocol.reconcile()) == {aid: 'lender_dead'}
