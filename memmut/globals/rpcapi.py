@@ -21,8 +21,12 @@ API version history:
   ``gmc_release`` answer with what they did. Upgrade controllers first.
 """
 
+from oslo_log import log as logging
+
 from memmut import objects
 from memmut import rpc
+
+LOG = logging.getLogger(__name__)
 
 VERSION = '1.3'
 
@@ -44,6 +48,10 @@ class ControllerAPI:
         it would be refused again)."""
         reply = self._cctxt(timeout).call(self._ctxt, 'report',
                                           report=report.to_primitive())
+        if reply.get('refused'):
+            # Most often this host's clock runs ahead of the controller's.
+            LOG.warning('Report %s/%d refused by the controller: %s',
+                        report.boot_id, report.seq, reply['refused'])
         return bool(reply['stored'])
 
     def gmc_inform(self, inform, timeout=None):
