@@ -137,6 +137,12 @@ class HostReport(Message):
     cpu_util: float
     reservoir_kb: int = 0
     vms: typing.List[VMReport] = dataclasses.field(default_factory=list)
+    # Remote allocations (controller RPC 1.3): the ids of the slabs this
+    # host lends and of the remote devices its VMs use. None: the agent
+    # does not say (older agents); the controller then does not reconcile
+    # on this host's word.
+    remote_exports: typing.Optional[typing.List[str]] = None
+    remote_attachments: typing.Optional[typing.List[str]] = None
 
 
 # ---------------------------------------------------------------------------
@@ -166,6 +172,18 @@ class RemoteDevice(Message):
     server_host: str
     uri: str
     size_kb: int
+    # TLS-PSK credentials of the slab, issued by the GMC (controller RPC
+    # 1.3 / agent RPC 1.1; doc/source/remote-memory.rst). The GMC fills
+    # them in the reply to the client; a lender never needs to echo them.
+    psk_identity: typing.Optional[str] = None
+    psk_key: typing.Optional[str] = None
+
+    def __repr__(self):
+        return ('RemoteDevice(allocation_id=%r, server_host=%r, uri=%r, '
+                'size_kb=%r, psk_identity=%r, psk_key=%s)' % (
+                    self.allocation_id, self.server_host, self.uri,
+                    self.size_kb, self.psk_identity,
+                    '<hidden>' if self.psk_key else None))
 
 
 @dataclasses.dataclass
@@ -175,6 +193,18 @@ class LmcAllocRequest(Message):
     client_host: str
     vm_uuid: str
     size_kb: int
+    # The credentials the lender's memstore must require (agent RPC 1.1);
+    # None from a 1.0 controller, and a lender then refuses.
+    psk_identity: typing.Optional[str] = None
+    psk_key: typing.Optional[str] = None
+
+    def __repr__(self):
+        # Never put the key in a log line.
+        return ('LmcAllocRequest(allocation_id=%r, client_host=%r, '
+                'vm_uuid=%r, size_kb=%r, psk_identity=%r, psk_key=%s)' % (
+                    self.allocation_id, self.client_host, self.vm_uuid,
+                    self.size_kb, self.psk_identity,
+                    '<hidden>' if self.psk_key else None))
 
 
 @dataclasses.dataclass

@@ -3,7 +3,9 @@
 # QEMU + libvirt (real guests), the Debian kernel the guests boot, busybox and
 # gcc for the guest initramfs, nbdkit and fio (swap-disk baselines),
 # RabbitMQ and PostgreSQL (control plane), python3-dev (uWSGI, built by
-# pip for the keystone and memmut-api tests). Idempotent.
+# pip for the keystone and memmut-api tests), iproute2 (ip and tc: the
+# multi-host test bed in network namespaces, tests/harness/netns.py).
+# Idempotent.
 #
 # It needs root: run it as root, or as a user with sudo (it re-executes
 # itself through sudo). It STOPS the system's RabbitMQ, PostgreSQL and
@@ -25,7 +27,7 @@ PACKAGES=(
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev
     pkg-config linux-image-amd64 busybox-static gcc libc6-dev
     nbdkit fio rabbitmq-server postgresql dkms linux-headers-amd64
-    python3-dev redis-server redis-tools
+    python3-dev redis-server redis-tools iproute2
 )
 
 missing=()

@@ -27,6 +27,7 @@ from oslo_log import log as logging
 from memmut import objects
 from memmut import plugins
 from memmut.agent.wss import pipeline
+from memmut.agent import remote
 from memmut.agent import rpcapi
 from memmut.agent.wss import swap_monitors as swapmod
 from memmut.agent.swap import swapdisk
@@ -66,6 +67,9 @@ class AgentManager:
             plugins.BALLOON_CONTROLLERS,
             'mutualization' if conf.mutualization.enabled
             else 'on_demand')(conf, driver, controller_api)
+        # The data plane of remote memory (memstore's remote tier, once it
+        # exists; see memmut.agent.remote).
+        self.remote = remote.NoRemoteMemory(self.host)
 
     def _memstore_read(self, vm):
         """A VM's memstore swap monitor; None (the estimators then fall back
@@ -156,7 +160,9 @@ class AgentManager:
                 memory_total_kb=host.memory_total_kb,
                 memory_free_kb=host.memory_free_kb,
                 cpu_count=host.cpu_count, cpu_util=host.cpu_util,
-                reservoir_kb=self._reservoir_kb(), vms=samples)
+                reservoir_kb=self._reservoir_kb(), vms=samples,
+                remote_exports=self.remote.exports(),
+                remote_attachments=self.remote.attachments())
             self.backlog.append(report)
             dropped = len(self.backlog) - self.conf.agent.report_backlog
             for _ in range(max(0, dropped)):
@@ -226,24 +232,42 @@ class AgentManager:
     @messaging.expected_exceptions(objects.SchemaError)
     def lmc_alloc(self, ctxt, request):
         request = objects.LmcAllocRequest.from_primitive(request)
-        # Exporting memory needs this host's memstore remote exports, which
-        # this agent does not run yet: refuse explicitly so the GMC tries
-        # elsewhere or tells the client.
-        reason = ('host %s cannot export remote memory: no memstore remote '
-                  'export is configured' % self.host)
-        LOG.info('LMC_alloc %s for VM %s on %s refused: %s',
-                 request.allocation_id, request.vm_uuid,
-                 request.client_host, reason)
-        return objects.AllocResult(granted=False, reason=reason).to_primitive()
+        reason = remote.alloc_problem(request, self.host,
+                                      self._reservoir_kb())
+        if reason is None:
+            try:
+                device = self.remote.export(request)
+            except remote.Refused as e:
+                reason = str(e)
+        if reason is not None:
+            # Refuse explicitly so the GMC records why and tells the client.
+            LOG.info('LMC_alloc %s for VM %s on %s refused: %s',
+                     request.allocation_id, request.vm_uuid,
+                     request.client_host, reason)
+            return objects.AllocResult(granted=False,
+                                       reason=reason).to_primitive()
+        LOG.info('LMC_alloc %s: %d MiB lent to VM %s on %s',
+                 request.allocation_id, request.size_kb // 1024,
+                 request.vm_uuid, request.client_host)
+        return objects.AllocResult(granted=True,
+                                   device=device).to_primitive()
 
     @messaging.expected_exceptions(objects.SchemaError)
     def lmc_release(self, ctxt, ref):
         ref = objects.AllocationRef.from_primitive(ref)
-        LOG.info('LMC_release %s: this host serves no such export',
-                 ref.allocation_id)
+        if self.remote.unexport(ref.allocation_id):
+            LOG.info('LMC_release %s: slab freed (%s)', ref.allocation_id,
+                     ref.reason)
+        else:
+            LOG.info('LMC_release %s: this host serves no such export',
+                     ref.allocation_id)
 
     @messaging.expected_exceptions(objects.SchemaError)
     def lmc_reclaim(self, ctxt, ref):
         ref = objects.AllocationRef.from_primitive(ref)
-        LOG.info('LMC_reclaim %s: this host uses no such export',
-                 ref.allocation_id)
+        if self.remote.detach(ref.allocation_id):
+            LOG.info('LMC_reclaim %s: slab detached, its pages come from '
+                     'the backup file (%s)', ref.allocation_id, ref.reason)
+        else:
+            LOG.info('LMC_reclaim %s: this host uses no such export',
+                     ref.allocation_id)

@@ -60,8 +60,9 @@ def _host_views(req, hosts, with_vms=False):
         mine = [v for v in vms if v.host_id == h.id]
         samples = [latest[v.id] for v in mine if v.id in latest]
         hs = host_latest.get(h.id)
+        # The controller's receive time, not the agent's clock.
         up = (h.last_report_at is not None and
-              now - h.last_report_at <= down_after)
+              now - h.updated_at <= down_after)
         view = {
             'name': h.name,
             'status': 'up' if up else 'down',

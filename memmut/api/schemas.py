@@ -91,8 +91,9 @@ ALLOCATION_LIST = _query({
     'host': dict(NAME, description='Only allocations where this host is '
                                    'the client or the server.'),
     'state': dict(STATE, description='Only allocations in this state '
-                                     '(requested, active, refused, '
-                                     'released, reclaimed).'),
+                                     '(requested, granted, active, '
+                                     'releasing, reclaiming, released, '
+                                     'refused, failed).'),
 })
 ALLOCATION_SHOW = _query({})
 

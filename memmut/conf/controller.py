@@ -8,6 +8,35 @@ opts = [
                min=1,
                help='Seconds without a report after which the controller '
                     'considers a host\'s agent down.'),
+    cfg.FloatOpt('max_clock_skew',
+                 default=30.0,
+                 min=0.0,
+                 help='Seconds an agent\'s clock may be ahead of the '
+                      'controller\'s. Reports and GMC_inform messages '
+                      'dated further in the future are refused (logged): '
+                      'they would otherwise win every "newest wins" '
+                      'comparison until the controller\'s clock caught '
+                      'up. Late messages are always accepted. Liveness '
+                      'never uses agent times: it is judged on when the '
+                      'controller received a host\'s messages.'),
+    cfg.IntOpt('allocation_grace',
+               default=120,
+               min=1,
+               help='Seconds a remote allocation may wait for what should '
+                    'follow: the lender\'s answer to LMC_alloc, or the '
+                    'client listing the allocation in its reports. After '
+                    'that, reconciliation fails a request that never got '
+                    'an answer and releases an allocation nobody uses. '
+                    'Keep it above rpc_response_timeout and a few agent '
+                    'poll intervals.'),
+    cfg.IntOpt('reconcile_interval',
+               default=30,
+               min=1,
+               help='Seconds between two reconciliations of the remote '
+                    'allocations with the agents\' reports (one also runs '
+                    'when the controller starts). A lender that is down '
+                    'has its allocations closed as failed within '
+                    'host_down_after + reconcile_interval seconds.'),
     cfg.IntOpt('sample_retention',
                default=7 * 24 * 3600,
                min=60,

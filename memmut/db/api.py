@@ -17,6 +17,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import orm
 
 from memmut.db import models
+from memmut.globals import allocations
 
 
 class DBError(Exception):
@@ -116,6 +117,10 @@ class Database:
                 host.cpu_count = report.cpu_count
                 host.last_report_at = report.timestamp
                 host.boot_id = report.boot_id
+                # None (an agent that does not list them) is stored as
+                # NULL: reconciliation then does not judge this host.
+                host.remote_exports = _ids(report.remote_exports)
+                host.remote_attachments = _ids(report.remote_attachments)
             if host.reservoir_at is None or \
                     report.timestamp >= host.reservoir_at:
                 host.reservoir_kb = report.reservoir_kb
@@ -266,13 +271,14 @@ class Database:
 
     def create_remote_allocation(self, allocation_id, client_host,
                                  server_host, vm_uuid, size_kb,
-                                 state='requested', uri=None, reason=None):
+                                 state='requested', uri=None, reason=None,
+                                 psk_identity=None, psk_key=None):
         now = self._clock()
         alloc = models.RemoteAllocation(
             allocation_id=allocation_id, client_host=client_host,
             server_host=server_host, vm_uuid=vm_uuid, size_kb=size_kb,
-            state=state, uri=uri, reason=reason, created_at=now,
-            updated_at=now)
+            state=state, uri=uri, reason=reason, psk_identity=psk_identity,
+            psk_key=psk_key, created_at=now, updated_at=now)
         with self._session() as session:
             session.add(alloc)
         return alloc
@@ -287,6 +293,8 @@ class Database:
 
     def update_remote_allocation(self, allocation_id, state, uri=None,
                                  reason=None):
+        """Set a state without the state machine (tools and tests); the
+        controller uses :meth:`transition_remote_allocation`."""
         with self._session() as session:
             alloc = session.scalar(sa.select(models.RemoteAllocation)
                                    .filter_by(allocation_id=allocation_id))
@@ -300,6 +308,37 @@ class Database:
             alloc.updated_at = self._clock()
         return alloc
 
+    def transition_remote_allocation(self, allocation_id, event,
+                                     reason=None, uri=None, expect=None):
+        """Apply ``event`` (memmut.globals.allocations) to one allocation.
+
+        The row is locked (SELECT ... FOR UPDATE where the database has
+        it) so two controllers cannot both move it; the new state comes
+        from the pure transition table, which raises IllegalTransition.
+        ``expect``: states the caller saw; any other raises it too (the
+        row moved meanwhile). Returns (old state, the row).
+        """
+        with self._session() as session:
+            alloc = session.scalar(
+                sa.select(models.RemoteAllocation)
+                .filter_by(allocation_id=allocation_id).with_for_update())
+            if alloc is None:
+                raise NotFound('no remote allocation %s' % allocation_id)
+            old = alloc.state
+            if expect is not None and old not in expect:
+                raise allocations.IllegalTransition(old, event)
+            alloc.state = allocations.next_state(old, event)
+            if uri is not None:
+                alloc.uri = uri
+            if reason is not None:
+                alloc.reason = reason
+            if alloc.state in allocations.CLOSED_STATES:
+                # A closed allocation's key opens nothing any more; not
+                # keeping it limits what a copy of the database exposes.
+                alloc.psk_key = None
+            alloc.updated_at = self._clock()
+        return old, alloc
+
     def list_remote_allocations(self, host=None, state=None):
         """Allocations where ``host`` is the client or the server."""
         query = sa.select(models.RemoteAllocation).order_by(
@@ -308,7 +347,9 @@ class Database:
             query = query.where(sa.or_(
                 models.RemoteAllocation.client_host == host,
                 models.RemoteAllocation.server_host == host))
-        if state is not None:
+        if isinstance(state, (tuple, list, set, frozenset)):
+            query = query.where(models.RemoteAllocation.state.in_(state))
+        elif state is not None:
             query = query.where(models.RemoteAllocation.state == state)
         with self._session() as session:
             return list(session.scalars(query))
@@ -465,6 +506,10 @@ class _Transaction:
         if isinstance(exc, sa_exc.SQLAlchemyError):
             raise _wrap(exc, self._url) from exc
         return False
+
+
+def _ids(values):
+    return None if values is None else sorted(set(values))
 
 
 def _wrap(error, url):

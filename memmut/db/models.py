@@ -51,6 +51,11 @@ MIGRATION_PLANNED = 'planned'
 MIGRATION_RUNNING = 'running'
 MIGRATION_FINISHED_STATES = ('completed', 'failed', 'skipped', 'cancelled')
 
+# Remote allocation life cycle (memmut.globals.allocations, which owns the
+# transitions; repeated here so the schema does not import the controller).
+ALLOCATION_STATES = ('requested', 'granted', 'active', 'releasing',
+                     'reclaiming', 'released', 'refused', 'failed')
+
 
 class Base(orm.DeclarativeBase):
     metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
@@ -87,7 +92,18 @@ class Host(Base):
     # Timestamp of the report or GMC_inform that set reservoir_kb: an older
     # message arriving late never overwrites a newer figure.
     reservoir_at: orm.Mapped[typing.Optional[float]]
+    # The remote allocations the newest report lists: slabs this host
+    # lends (exports) and remote devices its VMs use (attachments); NULL
+    # when its agent does not list them (before RPC 1.3). Reconciliation
+    # (memmut.globals.allocations.reconcile) reads them (migration 0003).
+    remote_exports: orm.Mapped[typing.Optional[typing.Any]] = \
+        orm.mapped_column(JSONOrNull)
+    remote_attachments: orm.Mapped[typing.Optional[typing.Any]] = \
+        orm.mapped_column(JSONOrNull)
     created_at: orm.Mapped[float]
+    # Controller clock: when the controller last heard from the host (a
+    # stored report or GMC_inform). Liveness is judged on this, never on
+    # the agent's timestamps.
     updated_at: orm.Mapped[float]
 
 
@@ -182,6 +198,12 @@ class RemoteAllocation(Base):
     """Remote memory lent by ``server_host`` to a VM of ``client_host``
     (seed 004 §4.3.1: GMC_alloc ... GMC_release / GMC_reclaim)."""
     __tablename__ = 'remote_allocations'
+    __table_args__ = (
+        sa.CheckConstraint(
+            'state IN (%s)' % ', '.join("'%s'" % s for s in
+                                        ALLOCATION_STATES),
+            name='state'),
+    )
 
     id: orm.Mapped[int] = orm.mapped_column(sa.Integer, primary_key=True)
     allocation_id: orm.Mapped[str] = orm.mapped_column(sa.String(64),
@@ -192,11 +214,20 @@ class RemoteAllocation(Base):
                                                      index=True)
     vm_uuid: orm.Mapped[str] = orm.mapped_column(sa.String(36))
     size_kb: orm.Mapped[int]
-    # requested, active, refused, released, reclaimed (globals.protocol).
+    # memmut.globals.allocations: requested, granted, active, releasing,
+    # reclaiming, released, refused, failed (migration 0003).
     state: orm.Mapped[str] = orm.mapped_column(sa.String(32), index=True)
     uri: orm.Mapped[typing.Optional[str]] = orm.mapped_column(sa.Text)
     reason: orm.Mapped[typing.Optional[str]] = orm.mapped_column(sa.Text)
+    # TLS-PSK credentials of the slab (doc/source/remote-memory.rst): the
+    # identity is not secret; the key is, and is kept only while the
+    # allocation is open (set to NULL when it closes).
+    psk_identity: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
+        sa.String(128))
+    psk_key: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
+        sa.String(64))
     created_at: orm.Mapped[float]
+    # Controller clock of the last state change.
     updated_at: orm.Mapped[float]
 
 

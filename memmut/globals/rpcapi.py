@@ -10,46 +10,74 @@ API version history:
   Badis mode. A 1.0 controller ignores the new fields.
 * 1.2 - ``start_round`` (memmut-api -> controller): start a consolidation
   round and answer with its id once it is recorded.
+* 1.3 - Remote allocations kept true (issue 18): every call carries the
+  sender's host in the RPC context (``{'host': ...}``); ``gmc_alloc``,
+  ``gmc_release`` and ``gmc_reclaim`` are refused without it, and from a
+  host that is not the client (alloc, release) or the lender (reclaim).
+  ``report`` may answer ``{'stored': False, 'refused': reason}`` (a 1.2
+  agent drops it as a duplicate); reports list ``remote_exports`` and
+  ``remote_attachments``; the ``gmc_alloc`` device carries the slab's
+  TLS-PSK credentials (``psk_identity``, ``psk_key``); ``gmc_inform`` and
+  ``gmc_release`` answer with what they did. Upgrade controllers first.
 """
+
+from oslo_log import log as logging
 
 from memmut import objects
 from memmut import rpc
 
-VERSION = '1.2'
+LOG = logging.getLogger(__name__)
+
+VERSION = '1.3'
 
 
 class ControllerAPI:
     def __init__(self, transport, conf):
         self._client = rpc.get_client(transport, conf.controller_topic,
                                       VERSION)
+        # Who is asking (1.3): the controller checks it against the
+        # message (a host speaks for itself and its allocations only).
+        self._ctxt = {'host': conf.host}
 
     def _cctxt(self, timeout=None):
         return self._client.prepare(version=VERSION, timeout=timeout)
 
     def report(self, report, timeout=None):
-        """Send one HostReport; True if stored, False if a duplicate."""
-        reply = self._cctxt(timeout).call({}, 'report',
+        """Send one HostReport; True if stored, False if a duplicate or
+        refused (the controller logs why; a refused report is not resent:
+        it would be refused again)."""
+        reply = self._cctxt(timeout).call(self._ctxt, 'report',
                                           report=report.to_primitive())
+        if reply.get('refused'):
+            # Most often this host's clock runs ahead of the controller's.
+            LOG.warning('Report %s/%d refused by the controller: %s',
+                        report.boot_id, report.seq, reply['refused'])
         return bool(reply['stored'])
 
     def gmc_inform(self, inform, timeout=None):
-        """GMC_inform: the reservoir of this LMC changed size."""
-        self._cctxt(timeout).call({}, 'gmc_inform',
-                                  inform=inform.to_primitive())
+        """GMC_inform: the reservoir of this LMC changed size.
+
+        Returns ``{'accepted': bool, 'reason': text}`` (None from a
+        controller before 1.3)."""
+        return self._cctxt(timeout).call(self._ctxt, 'gmc_inform',
+                                         inform=inform.to_primitive())
 
     def gmc_alloc(self, request, timeout=None):
         """GMC_alloc: ask for remote memory; returns an AllocResult."""
-        reply = self._cctxt(timeout).call({}, 'gmc_alloc',
+        reply = self._cctxt(timeout).call(self._ctxt, 'gmc_alloc',
                                           request=request.to_primitive())
         return objects.AllocResult.from_primitive(reply)
 
     def gmc_release(self, ref, timeout=None):
-        """GMC_release: this client no longer needs an allocation."""
-        self._cctxt(timeout).call({}, 'gmc_release', ref=ref.to_primitive())
+        """GMC_release: this client no longer needs an allocation.
+
+        Returns ``{'released': bool, 'reason': text}``."""
+        return self._cctxt(timeout).call(self._ctxt, 'gmc_release',
+                                         ref=ref.to_primitive())
 
     def gmc_reclaim(self, request, timeout=None):
         """GMC_reclaim: this server wants memory back; returns KiB freed."""
-        reply = self._cctxt(timeout).call({}, 'gmc_reclaim',
+        reply = self._cctxt(timeout).call(self._ctxt, 'gmc_reclaim',
                                           request=request.to_primitive())
         return int(reply['reclaimed_kb'])
 

@@ -43,6 +43,24 @@ class ControllerService:
             except Exception:
                 LOG.exception('Purging old samples failed; will retry')
 
+    def _reconcile_once(self):
+        try:
+            applied = self.manager.protocol.reconcile()
+            if applied:
+                LOG.info('Reconciliation moved %d remote allocation(s)',
+                         len(applied))
+        except Exception:
+            LOG.exception('Reconciling remote allocations failed; will '
+                          'retry in %d s',
+                          self.conf.controller.reconcile_interval)
+
+    def _reconciliation(self):
+        # Once at start: allocations left open by a controller that
+        # stopped (or crashed) in the middle are judged on the reports.
+        self._reconcile_once()
+        while not self._stop.wait(self.conf.controller.reconcile_interval):
+            self._reconcile_once()
+
     def _placement_ratios(self):
         updater = placement.RatioUpdater(self.conf, self.db)
         interval = self.conf.placement.update_interval
@@ -109,6 +127,10 @@ class ControllerService:
                                         name='memmut-controller-purge',
                                         daemon=True)
         self._thread.start()
+        self._reconcile_thread = threading.Thread(
+            target=self._reconciliation,
+            name='memmut-controller-reconcile', daemon=True)
+        self._reconcile_thread.start()
         self._placement_thread = None
         if self.conf.placement.update_allocation_ratio:
             self._placement_thread = threading.Thread(
@@ -138,5 +160,7 @@ class ControllerService:
             self._thread.join()
         if self._rounds_thread:
             self._rounds_thread.join()
+        if getattr(self, '_reconcile_thread', None):
+            self._reconcile_thread.join()
         if getattr(self, '_placement_thread', None):
             self._placement_thread.join()

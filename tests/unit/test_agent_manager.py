@@ -112,13 +112,34 @@ def test_samples_history_is_bounded(parts, conf, clock):
     assert all(len(q) == 3 for q in agent.samples.values())
 
 
-def test_lmc_calls_answer_without_a_memstore(parts):
+def _lmc_alloc(agent, **kw):
+    fields = dict(allocation_id='x', client_host='c', vm_uuid='v',
+                  size_kb=1024, psk_identity='memmut-alloc-x',
+                  psk_key='0f' * 32)
+    fields.update(kw)
+    return objects.AllocResult.from_primitive(agent.lmc_alloc(
+        {}, objects.LmcAllocRequest(**fields).to_primitive()))
+
+
+def test_lmc_calls_answer_without_a_memstore(parts, monkeypatch):
     agent, d, ctl = parts
-    req = objects.LmcAllocRequest(allocation_id='x', client_host='c',
-                                  vm_uuid='v', size_kb=1024)
-    result = objects.AllocResult.from_primitive(
-        agent.lmc_alloc({}, req.to_primitive()))
+    monkeypatch.setattr(agent, '_reservoir_kb', lambda: 1 << 20)
+    result = _lmc_alloc(agent)
     assert not result.granted and 'memstore' in result.reason
+    # What the request says is checked before memstore is asked.
+    for kw, why in ((dict(client_host=agent.host), 'itself'),
+                    (dict(size_kb=0), 'positive'),
+                    (dict(size_kb=2 << 20), 'reservoir'),
+                    (dict(psk_key=None), 'credentials'),
+                    (dict(psk_identity='memmut-alloc-y'), 'identity'),
+                    (dict(psk_key='short'), 'hex')):
+        result = _lmc_alloc(agent, **kw)
+        assert not result.granted and why in result.reason, (kw, result)
+    # Nothing is lent or used, and the reports say so (RPC 1.3).
+    agent.lmc_release({}, {'allocation_id': 'x'})
+    agent.lmc_reclaim({}, {'allocation_id': 'x'})
+    report = agent.poll_once()
+    assert (report.remote_exports, report.remote_attachments) == ([], [])
     # A malformed request is an expected error for the caller, not a
     # server-side traceback.
     with pytest.raises(messaging.ExpectedException) as exc:

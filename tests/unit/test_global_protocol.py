@@ -24,6 +24,7 @@ def test_choose_server_ties_break_by_name_and_needs_whole_size():
 
 def _hosts(db, *hosts):
     """Hosts that reported at NOW with the given reservoirs."""
+    db._clock = lambda: NOW
     for name, reservoir_kb in hosts:
         db.store_report(objects.HostReport(
             host=name, boot_id='b', seq=1, timestamp=NOW, hypervisor='sim',
@@ -56,6 +57,7 @@ class FakeAgents:
 
 
 def _gp(db, agents, conf):
+    db._clock = lambda: NOW     # receive times on the controller's clock
     return protocol.GlobalProtocol(db, agents, conf, clock=lambda: NOW)
 
 
@@ -67,32 +69,63 @@ def _req(size=1024):
 def test_alloc_release_flow(conf, db):
     agents = FakeAgents()
     gp = _gp(_hosts(db, ('s', 4096), ('c', 0)), agents, conf)
-    result = gp.alloc(_req())
+    result = gp.alloc(_req(), sender='c')
     assert result.granted and result.device.server_host == 's'
     aid = result.device.allocation_id
     alloc = db.get_remote_allocation(aid)
-    assert alloc.state == 'active' and alloc.uri.startswith('nbd://s/')
+    assert alloc.state == 'granted' and alloc.uri.startswith('nbd://s/')
     assert (alloc.client_host, alloc.vm_uuid, alloc.size_kb) == \
         ('c', 'vm', 1024)
-    gp.release(objects.AllocationRef(allocation_id=aid, reason='done'))
+    # Client and lender get the same fresh credentials.
+    assert result.device.psk_identity == alloc.psk_identity == \
+        'memmut-alloc-%s' % aid
+    assert result.device.psk_key == alloc.psk_key
+    assert len(alloc.psk_key) == 64 and 'psk_key=<hidden>' in repr(
+        result.device)
+    assert gp.release(objects.AllocationRef(allocation_id=aid,
+                                            reason='done'),
+                      sender='c')['released']
     alloc = db.get_remote_allocation(aid)
     assert (alloc.state, alloc.reason) == ('released', 'done')
+    assert alloc.psk_key is None                 # closed: key forgotten
     assert agents.calls[-1] == ('release', 's', aid)
-    gp.release(objects.AllocationRef(allocation_id=aid))
+    gp.release(objects.AllocationRef(allocation_id=aid), sender='c')
     assert len(agents.calls) == 2                # released only once
-    gp.release(objects.AllocationRef(allocation_id='no-such-id'))
+    gp.release(objects.AllocationRef(allocation_id='no-such-id'),
+               sender='c')
     assert len(agents.calls) == 2
+
+
+def test_every_allocation_gets_its_own_key(conf, db):
+    gp = _gp(_hosts(db, ('s', 1 << 20), ('c', 0)), FakeAgents(), conf)
+    keys = {gp.alloc(_req(), sender='c').device.psk_key for _ in range(20)}
+    assert len(keys) == 20
+
+
+def test_a_lender_answering_for_another_slab_is_refused(conf, db):
+    class Liar(FakeAgents):
+        def lmc_alloc(self, host, req):
+            result = super().lmc_alloc(host, req)
+            result.device.size_kb = req.size_kb // 2
+            return result
+    agents = Liar()
+    gp = _gp(_hosts(db, ('s', 4096), ('c', 0)), agents, conf)
+    result = gp.alloc(_req(), sender='c')
+    assert not result.granted and 'not the one asked for' in result.reason
+    assert [a.state for a in db.list_remote_allocations()] == ['refused']
+    assert agents.calls[-1][0] == 'release'
 
 
 def test_alloc_refusals_are_recorded(conf, db):
     gp = _gp(_hosts(db, ('c', 0)), FakeAgents(), conf)
-    assert not gp.alloc(_req()).granted
-    assert 'no live host' in gp.alloc(_req()).reason
-    assert not gp.alloc(_req(0)).granted
+    assert not gp.alloc(_req(), sender='c').granted
+    assert 'no live host' in gp.alloc(_req(), sender='c').reason
+    assert not gp.alloc(_req(0), sender='c').granted
+    assert not gp.alloc(_req(), sender=None).granted
     assert db.list_remote_allocations() == []    # nothing was asked
     _hosts(db, ('s', 4096))
     for agents in (FakeAgents(grant=False), FakeAgents(fail=True)):
-        result = _gp(db, agents, conf).alloc(_req())
+        result = _gp(db, agents, conf).alloc(_req(), sender='c')
         assert not result.granted
     allocs = db.list_remote_allocations(host='s')
     assert [a.state for a in allocs] == ['refused'] * 2
@@ -103,9 +136,13 @@ def test_reclaim_takes_back_largest_first_until_enough(conf, db):
     agents = FakeAgents()
     gp = _gp(_hosts(db, ('s', 10_000)), agents, conf)
     sizes = [1000, 3000, 2000]
-    ids = [gp.alloc(_req(s)).device.allocation_id for s in sizes]
-    freed = gp.reclaim(objects.ReclaimRequest(server_host='s', size_kb=4000))
+    ids = [gp.alloc(_req(s), sender='c').device.allocation_id
+           for s in sizes]
+    freed = gp.reclaim(objects.ReclaimRequest(server_host='s', size_kb=4000),
+                       sender='s')
     assert freed == 5000
     states = [db.get_remote_allocation(i).state for i in ids]
-    assert states == ['active', 'reclaimed', 'reclaimed']
-    assert [c[0] for c in agents.calls].count('reclaim') == 2
+    assert states == ['granted', 'released', 'released']
+    calls = [c[0] for c in agents.calls]
+    # the client detaches first, then the lender frees
+    assert calls[3:] == ['reclaim', 'release', 'reclaim', 'release']

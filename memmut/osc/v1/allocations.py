@@ -19,8 +19,8 @@ class ListAllocation(command.Lister):
                             help='Only allocations where this host is the '
                                  'client or the server.')
         parser.add_argument('--state', metavar='<state>',
-                            help='requested, active, refused, released or '
-                                 'reclaimed.')
+                            help='requested, granted, active, releasing, '
+                                 'reclaiming, released, refused or failed.')
         common.add_pagination(parser, 'Allocation ID of the last allocation '
                                       'of the previous page.')
         return parser

@@ -193,3 +193,51 @@ def test_errors_mask_the_password(tmp_path):
     with pytest.raises(db_api.DBError, match='no such table'):
         db_api.Database('sqlite:///%s' % (tmp_path / 'empty.sqlite')
                         ).list_hosts()
+
+
+def test_allocation_transitions_follow_the_state_machine(db, clock):
+    from memmut.globals import allocations as al
+    db.create_remote_allocation('x', 'c', 's', 'a', 64,
+                                psk_identity='memmut-alloc-x',
+                                psk_key='ab' * 32)
+    clock.advance(5)
+    old, row = db.transition_remote_allocation('x', al.E_GRANTED,
+                                               uri='nbd://s/x')
+    assert (old, row.state, row.uri, row.updated_at) == (
+        'requested', 'granted', 'nbd://s/x', clock.t)
+    with pytest.raises(al.IllegalTransition):
+        db.transition_remote_allocation('x', al.E_FREED)
+    with pytest.raises(al.IllegalTransition):      # it moved meanwhile
+        db.transition_remote_allocation('x', al.E_RELEASE,
+                                        expect=('requested',))
+    assert db.get_remote_allocation('x').state == 'granted'
+    db.transition_remote_allocation('x', al.E_RELEASE)
+    assert db.get_remote_allocation('x').psk_key == 'ab' * 32
+    db.transition_remote_allocation('x', al.E_FREED, reason='done')
+    row = db.get_remote_allocation('x')
+    assert (row.state, row.reason, row.psk_key) == ('released', 'done', None)
+    with pytest.raises(db_api.NotFound):
+        db.transition_remote_allocation('nope', al.E_GRANTED)
+    assert [a.allocation_id for a in db.list_remote_allocations(
+        state=al.CLOSED_STATES)] == ['x']
+
+
+def test_the_schema_refuses_unknown_allocation_states(db):
+    with pytest.raises(db_api.DBError):
+        db.create_remote_allocation('x', 'c', 's', 'a', 64, state='lent')
+
+
+def test_report_lists_of_remote_allocations(db):
+    def report(seq, ts, **kw):
+        return objects.HostReport(
+            host='h', boot_id='b', seq=seq, timestamp=ts, hypervisor='sim',
+            memory_total_kb=1 << 20, memory_free_kb=1 << 19, cpu_count=1,
+            cpu_util=0.0, **kw)
+    db.store_report(report(1, 10.0))
+    host = db.get_host('h')
+    assert (host.remote_exports, host.remote_attachments) == (None, None)
+    db.store_report(report(3, 30.0, remote_exports=['b', 'a', 'a'],
+                           remote_attachments=[]))
+    db.store_report(report(2, 20.0, remote_exports=['old']))  # late
+    host = db.get_host('h')
+    assert (host.remote_exports, host.remote_attachments) == (['a', 'b'], [])

@@ -38,3 +38,27 @@ def test_upgrade_downgrade_round_trip(tmp_path):
 def test_history_lists_every_revision_once():
     revs = [r for r, _, _ in migration.history()]
     assert revs[-1] == migration.head() and len(revs) == len(set(revs))
+
+
+def test_0003_closes_reclaimed_and_unknown_states(tmp_path):
+    url = 'sqlite:///%s' % (tmp_path / 'm.sqlite')
+    migration.upgrade(url, '0002')
+    engine = db_api.create_engine(url)
+    with engine.begin() as conn:
+        for aid, state in (('a', 'active'), ('r', 'reclaimed'),
+                           ('q', 'requested'), ('w', 'weird')):
+            conn.execute(sa.text(
+                "INSERT INTO remote_allocations (allocation_id, "
+                "client_host, server_host, vm_uuid, size_kb, state, "
+                "created_at, updated_at) VALUES (:a, 'c', 's', 'v', 1, :s, "
+                "0, 0)"), {'a': aid, 's': state})
+    engine.dispose()
+    migration.upgrade(url)
+    engine = db_api.create_engine(url)
+    with engine.connect() as conn:
+        states = dict(conn.execute(sa.text(
+            'SELECT allocation_id, state FROM remote_allocations')).all())
+    engine.dispose()
+    assert states == {'a': 'active', 'r': 'released', 'q': 'requested',
+                      'w': 'failed'}
+    migration.downgrade(url, '0002')
