@@ -52,6 +52,7 @@ class AgentManager:
         self.hypervisor_up = None    # None until the first poll
         self.controller_up = None
         self._adopted = set()
+        self._host_read_failed = None   # kind of the last failed host read
         self._lock = threading.Lock()
         # memstore serves the VMs' swap disks and Geiger's reuse distances.
         self.swapdisks = (swapdisk.SwapDiskManager(conf, driver)
@@ -114,10 +115,20 @@ class AgentManager:
             self.driver.connect()
             host = self.driver.host_info()
             vms = self.driver.list_vms()
+        except virt_driver.HostReadFailed as e:
+            # the connection is up: skip this poll, say so once per kind
+            kind = str(e).split(':', 1)[0]
+            if kind != self._host_read_failed:
+                self._host_read_failed = kind
+                LOG.warning('Reading the host failed (%s); poll skipped, '
+                            'next in %.1f s', e,
+                            self.conf.agent.poll_interval)
+            return None
         except virt_driver.HypervisorUnavailable as e:
             self._hypervisor_state(False, e)
             return None
         self._hypervisor_state(True)
+        self._host_read_failed = None
         now = self.clock()
         samples = []
         with self._lock:

@@ -25,6 +25,11 @@ class HypervisorUnavailable(Exception):
     """The hypervisor cannot be reached now; the agent will retry."""
 
 
+class HostReadFailed(HypervisorUnavailable):
+    """One read of the host (its memory, CPU, domain list) failed while the
+    connection stays up: this poll is skipped, the hypervisor is not down."""
+
+
 class VMNotFound(Exception):
     """The VM is not (or no longer) on this host."""
 

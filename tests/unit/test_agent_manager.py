@@ -182,3 +182,26 @@ def test_an_unreadable_vm_is_kept_and_left_alone(conf, clock):
     assert uuids['a'] not in d.balloons              # not acted on
     states = {v.name: v.state for v in report.vms}
     assert states == {'a': 'unknown', 'b': 'running'}
+
+
+def test_a_failed_host_read_skips_the_poll_not_the_hypervisor(
+        conf, clock, caplog):
+    class HostFlaky(simulated.SimDriver):
+        fail = False
+
+        def host_info(self):
+            if self.fail:
+                raise driver.HostReadFailed(
+                    'libvirt error 86: agent unresponsive')
+            return super().host_info()
+
+    d = HostFlaky(conf, clock=clock, vms=['a:512:W1'])
+    agent = manager.AgentManager(conf, d, FakeController(), clock=clock)
+    assert agent.poll_once() is not None and agent.hypervisor_up
+    d.fail = True
+    caplog.set_level(logging.WARNING)
+    assert [agent.poll_once() for _ in range(3)] == [None] * 3
+    assert agent.hypervisor_up                     # not marked down
+    assert caplog.text.count('Reading the host failed') == 1
+    d.fail = False
+    assert agent.poll_once() is not None

@@ -46,6 +46,11 @@ class _FakeLibvirt:
     VIR_DOMAIN_METADATA_ELEMENT = 2
     VIR_ERR_NO_DOMAIN = 42
     VIR_ERR_OPERATION_INVALID = 55
+    VIR_ERR_SYSTEM_ERROR = 38
+    VIR_ERR_INTERNAL_ERROR = 1
+    VIR_ERR_RPC = 39
+    VIR_ERR_NO_CONNECT = 5
+    VIR_ERR_INVALID_CONN = 6
 
     @staticmethod
     def registerErrorHandler(handler, ctx):
@@ -171,3 +176,19 @@ def test_one_unreadable_domain_does_not_fail_the_listing(
     from memmut.virt import driver as virt_driver
     with pytest.raises(virt_driver.HypervisorUnavailable):
         drv.list_vms()
+
+
+def test_a_failed_host_read_keeps_the_connection(monkeypatch):
+    from tests import common
+    import pytest
+    from memmut.virt import driver as virt_driver
+    monkeypatch.setattr(driver, 'libvirt', _FakeLibvirt)
+    drv = driver.LibvirtDriver(common.private_conf())
+
+    class Busy(_AliveConn):
+        def listAllDomains(self, flags):
+            raise _CodedError(86, 'guest agent is not responding')
+    drv._conn = conn = Busy([])
+    with pytest.raises(virt_driver.HostReadFailed):
+        drv.list_vms()
+    assert conn.alive and drv._conn is conn

@@ -161,6 +161,14 @@ class LibvirtDriver(driver.Driver):
             raise driver.VMOperationFailed('libvirt error %s: %s' % (
                 code, e.get_error_message()))
 
+    def _host_call(self, fn, *args):
+        """A call about the host, not a VM: any failure but a lost
+        connection is a failed read of the host."""
+        try:
+            return self._call(fn, *args)
+        except (driver.VMOperationFailed, driver.VMNotFound) as e:
+            raise driver.HostReadFailed(str(e))
+
     def _domain(self, uuid):
         return self._call(self._connection().lookupByUUIDString, uuid)
 
@@ -168,11 +176,11 @@ class LibvirtDriver(driver.Driver):
 
     def host_info(self):
         conn = self._connection()
-        mem = self._call(conn.getMemoryStats,
-                         libvirt.VIR_NODE_MEMORY_STATS_ALL_CELLS, 0)
-        cpu = self._call(conn.getCPUStats,
-                         libvirt.VIR_NODE_CPU_STATS_ALL_CPUS, 0)
-        ncpu = self._call(conn.getInfo)[2]
+        mem = self._host_call(conn.getMemoryStats,
+                              libvirt.VIR_NODE_MEMORY_STATS_ALL_CELLS, 0)
+        cpu = self._host_call(conn.getCPUStats,
+                              libvirt.VIR_NODE_CPU_STATS_ALL_CPUS, 0)
+        ncpu = self._host_call(conn.getInfo)[2]
         busy = sum(v for k, v in cpu.items() if k != 'idle'
                    and k != 'iowait')
         total = busy + cpu.get('idle', 0) + cpu.get('iowait', 0)
@@ -217,8 +225,8 @@ class LibvirtDriver(driver.Driver):
 
     def list_vms(self):
         conn = self._connection()
-        doms = self._call(conn.listAllDomains,
-                          libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE)
+        doms = self._host_call(conn.listAllDomains,
+                               libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE)
         vms = []
         live = set()
         for dom in doms:

@@ -1,0 +1,362 @@
+"""Benchmark: the fault campaign (issue 17).
+
+Faults are injected into memmut running against real parts, and what
+they did is counted:
+
+* ``libvirt``: the agent (in-process, the real libvirt driver, on-demand
+  Badis, poll every ``--poll`` s) manages ``--guests`` TCG guests running
+  memwork while every libvirt call it makes fails with probability
+  ``--p`` with an error code drawn from every code the driver can meet
+  (tests/harness/libvirt_faults.py); then ``--recovery`` s without faults.
+  One guest has a flavor floor (``memmut:balloon_floor_mb``), the planners'
+  own floor is set low (16 MiB) so that they ask for targets below the hard
+  floor. Counted: faults injected, polls that raised (goal 0), balloon
+  targets that reached libvirt below the VM's floor computed here
+  independently (goal 0), balloons found below it at the end (goal 0), VMs
+  not managed after recovery (missing, not running, stale or without an
+  estimate in the last report; goal 0), and the time from each fault to the
+  next report where every VM is read and running (p50, p99).
+* ``memstore``: a guest swaps through memmut-memstore (RAM quota 64 MiB,
+  the rest on its backing file) while memstore is SIGKILLed ``--kills``
+  times and restarted at once (as systemd would); memwork checks every
+  page it wrote. Counted: acknowledged pages lost (memwork checksum
+  errors; goal 0), the guest still running, time from kill to the export
+  serving again.
+* ``load``: ``--load-guests`` idle guests polled by one agent at the
+  default poll interval (5 s): poll time p50/p99 against the interval.
+
+Writes tests/benchmarks/results/faults.json and faults.md. About
+15 minutes with the defaults; take the TCG lock::
+
+    flock /tmp/memmut-tcg.lock .tox/functional/bin/python -m \\
+        tests.benchmarks.bench_faults
+
+Not part of CI.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import time
+
+from memmut.agent import manager
+from memmut.evaluation import workloads
+from memmut.virt.libvirt import driver as lv_driver
+from tests.benchmarks import discipline
+from tests import common
+from tests.harness import bed
+from tests.harness import domain
+from tests.harness import libvirt_faults
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, 'results')
+MiB = 1024
+CONFIGURED_FLOOR_KB = 64 * MiB
+GUEST_RESERVE_KB = 32 * MiB
+
+
+class Recorder:
+    """Stands in for the controller: keeps every report."""
+
+    def __init__(self):
+        self.reports = []
+
+    def report(self, report, timeout=None):
+        self.reports.append((time.monotonic(), report))
+        return True
+
+
+def _pct(values, q):
+    if not values:
+        return None
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def _conf(daemon, poll, **badis):
+    return common.private_conf(
+        DEFAULT={'host': 'faults-node'},
+        libvirt=dict(daemon.memmut_options()),
+        agent=dict(hypervisor_driver='libvirt', poll_interval=poll,
+                   balloon_floor_kb=CONFIGURED_FLOOR_KB,
+                   guest_reserve_kb=GUEST_RESERVE_KB),
+        badis=dict(badis))
+
+
+def _healthy(report, uuids):
+    if report is None:
+        return False
+    vms = {v.uuid: v for v in report.vms}
+    return all(u in vms and vms[u].state == 'running' for u in uuids)
+
+
+def _boot_reserved(dom):
+    stats = dom.memoryStats()
+    return stats['actual'] - stats['available']
+
+
+def campaign_libvirt(factory, daemon, args):
+    schedule = workloads.shape_schedule('W3', 96, 40)
+    guests = []
+    for i in range(args.guests):
+        nova = (domain.NovaMetadata(name='floored', extra_specs={
+            'memmut:balloon_floor_mb': '200'}) if i == 0 else None)
+        guests.append(factory(memory_mib=384, schedule=schedule, loops=0,
+                              nova=nova, stat_period=1))
+    uuids = [g.uuid for g in guests]
+    floors = {}
+    for g in guests:
+        g.dom.setMemoryStatsPeriod(1, 1)
+    time.sleep(3)
+    for i, g in enumerate(guests):
+        boot = _boot_reserved(g.dom)
+        floor = max(CONFIGURED_FLOOR_KB, boot + GUEST_RESERVE_KB,
+                    200 * MiB if i == 0 else 0)
+        floors[g.uuid] = min(384 * MiB, floor)
+
+    inj = libvirt_faults.Injector(args.p, args.seed)
+
+    class FaultyDriver(lv_driver.LibvirtDriver):
+        def connect(self):
+            super().connect()
+            if not isinstance(self._conn, libvirt_faults.FaultyConnection):
+                self._conn = libvirt_faults.FaultyConnection(self._conn, inj)
+
+    conf = _conf(daemon, args.poll, round_interval=2.0, floor_kb=16 * MiB,
+                 headroom_kb=8 * MiB, headroom_fraction=0.0)
+    drv = FaultyDriver(conf)
+    rec = Recorder()
+    agent = manager.AgentManager(conf, drv, rec)
+    polls, crashes, healthy_at = [], 0, []
+    phase_end = time.monotonic() + args.duration
+    recovery_end = phase_end + args.recovery
+    injecting = True
+    last = None
+    while time.monotonic() < recovery_end:
+        if injecting and time.monotonic() >= phase_end:
+            inj.enabled, injecting = False, False
+            stopped_at = time.monotonic()
+        t0 = time.monotonic()
+        try:
+            last = agent.poll_once()
+            agent.flush()
+        except Exception as e:                    # a fault that escaped
+            crashes += 1
+            print('poll raised %s: %s' % (type(e).__name__, e))
+            last = None
+        dt = time.monotonic() - t0
+        polls.append(dt)
+        if _healthy(last, uuids):
+            healthy_at.append(time.monotonic())
+        time.sleep(max(0.0, args.poll - dt))
+    first_healthy_after_stop = next(
+        (t - stopped_at for t in healthy_at if t >= stopped_at), None)
+
+    # time from each fault to the next report where every VM is read
+    recoveries = []
+    j = 0
+    for tf, *_ in inj.faults:
+        while j < len(healthy_at) and healthy_at[j] < tf:
+            j += 1
+        if j < len(healthy_at):
+            recoveries.append(healthy_at[j] - tf)
+    below = [(u, kib, floors[u]) for _, u, kib in inj.balloons
+             if kib < floors[u]]
+    actual = {}
+    for g in guests:
+        actual[g.uuid] = g.dom.memoryStats()['actual']
+    below_end = [u for u in uuids if actual[u] < floors[u] - 4 * MiB]
+    vms = {v.uuid: v for v in (last.vms if last else [])}
+    unmanaged = [u for u in uuids if u not in vms or vms[u].state !=
+                 'running' or vms[u].wss_kb is None]
+    by_code = {}
+    for _, method, code, _ in inj.faults:
+        by_code[code] = by_code.get(code, 0) + 1
+    by_method = {}
+    for _, method, code, _ in inj.faults:
+        by_method[method] = by_method.get(method, 0) + 1
+    for g in guests:
+        g.destroy()
+    return {
+        'guests': args.guests, 'p': args.p, 'poll_interval_s': args.poll,
+        'duration_s': args.duration, 'recovery_phase_s': args.recovery,
+        'faults': len(inj.faults), 'faults_by_code': by_code,
+        'faults_by_call': by_method, 'polls': len(polls),
+        'polls_raised': crashes,
+        'balloon_targets_applied': len(inj.balloons),
+        'balloon_targets_raised_or_kept': sum(
+            1 for _, u, kib in inj.balloons if kib <= floors[u]),
+        'floor_violations': len(below), 'floor_violation_examples':
+            below[:5], 'balloons_below_floor_at_end': len(below_end),
+        'floors_kb': floors, 'balloon_actual_kb_at_end': actual,
+        'unmanaged_after_recovery': len(unmanaged),
+        'first_healthy_poll_after_faults_stop_s': first_healthy_after_stop,
+        'recovery_s': {'p50': _pct(recoveries, 0.5),
+                       'p99': _pct(recoveries, 0.99),
+                       'max': max(recoveries) if recoveries else None,
+                       'n': len(recoveries)},
+        'poll_s': {'p50': _pct(polls, 0.5), 'p99': _pct(polls, 0.99)},
+    }
+
+
+def campaign_memstore(factory, args):
+    # 288 MiB touched in a guest of 256 MiB: steady swapping, every page
+    # checksummed by memwork; memstore is killed while it serves.
+    steps = [workloads.Step(288, args.kills * args.kill_every + 30)]
+    g = factory(memory_mib=384, current_mib=256, schedule=steps, alloc='s',
+                poweroff=True, swap='memstore', swap_mib=512,
+                swap_quota_mib=64, stat_period=1, reconnect_delay=30)
+    export = g.swap_server
+    g.wait_for(r'MEMMUT-GUEST SWAP dev=/dev/vda', 30)
+    g.wait_stat(lambda d: d['pswpout'] > 32 * 256, 120)
+    back = []
+    for _ in range(args.kills):
+        time.sleep(args.kill_every)
+        before = export.stats()['counters']['writes']
+        export.process.kill(signal.SIGKILL)
+        t0 = time.monotonic()
+        export.process.start()
+        # serving again: its counters move (the guest's client reconnected)
+        deadline = t0 + 60
+        while time.monotonic() < deadline:
+            c = export.stats()['counters']
+            if c['writes'] + c.get('reads', 0) > 0:
+                break
+            time.sleep(0.05)
+        back.append(time.monotonic() - t0)
+        del before
+    done = g.wait_done(timeout=args.kills * args.kill_every + 300)
+    ends = [d for d in g.workload_lines() if d['event'] == 'end']
+    errors = done['errors'] + sum(e['errors'] for e in ends)
+    result = {
+        'kills': args.kills, 'kill_every_s': args.kill_every,
+        'acknowledged_pages_lost': errors,
+        'pages_verified': sum(e.get('verified', 0) for e in ends),
+        'guest_finished': bool(done),
+        'time_to_serve_again_s': {'p50': _pct(back, 0.5),
+                                  'p99': _pct(back, 0.99),
+                                  'max': max(back)},
+    }
+    g.destroy()
+    return result
+
+
+def campaign_load(factory, daemon, args):
+    schedule = workloads.shape_schedule('W1', 32, 60)
+    guests = [factory(memory_mib=160, schedule=schedule, loops=0,
+                      wait_ready=False) for _ in range(args.load_guests)]
+    for g in guests:
+        g.wait_ready(timeout=600)
+    conf = _conf(daemon, 5.0)
+    drv = lv_driver.LibvirtDriver(conf)
+    agent = manager.AgentManager(conf, drv, Recorder())
+    times, cpu = [], []
+    for _ in range(args.load_polls):
+        t0, c0 = time.monotonic(), time.process_time()
+        agent.poll_once()
+        agent.flush()
+        times.append(time.monotonic() - t0)
+        cpu.append(time.process_time() - c0)
+        time.sleep(max(0.0, 5.0 - times[-1]))
+    for g in guests:
+        g.destroy()
+    return {'guests': args.load_guests, 'poll_interval_s': 5.0,
+            'polls': len(times),
+            'poll_s': {'p50': _pct(times, 0.5), 'p99': _pct(times, 0.99),
+                       'max': max(times)},
+            'agent_cpu_s_per_poll': statistics.mean(cpu),
+            'p99_under_interval': _pct(times, 0.99) < 5.0}
+
+
+def markdown(res):
+    out = ['# Fault campaign (issue 17)', '',
+           'Produced by `tests/benchmarks/bench_faults.py` on %s.'
+           % res['machine'], '']
+    lv = res.get('libvirt')
+    if lv:
+        out += ['## libvirt errors at random calls (real guests)', '',
+                discipline.markdown_table(['figure', 'value', 'goal'], [
+                    ['faults injected', lv['faults'], ''],
+                    ['polls that raised', lv['polls_raised'], '0'],
+                    ['balloon targets below the floor', lv[
+                        'floor_violations'], '0'],
+                    ['balloons below the floor at the end',
+                     lv['balloons_below_floor_at_end'], '0'],
+                    ['VMs unmanaged after recovery',
+                     lv['unmanaged_after_recovery'], '0'],
+                    ['recovery p50 / p99 (s)', '%.2f / %.2f' % (
+                        lv['recovery_s']['p50'], lv['recovery_s']['p99']),
+                     ''],
+                ]), '']
+    ms = res.get('memstore')
+    if ms:
+        out += ['## memstore SIGKILL mid-swap (real guest)', '',
+                discipline.markdown_table(['figure', 'value', 'goal'], [
+                    ['kills', ms['kills'], ''],
+                    ['acknowledged pages lost', ms[
+                        'acknowledged_pages_lost'], '0'],
+                    ['pages verified by memwork', ms['pages_verified'], ''],
+                    ['serving again p50 / max (s)', '%.2f / %.2f' % (
+                        ms['time_to_serve_again_s']['p50'],
+                        ms['time_to_serve_again_s']['max']), ''],
+                ]), '']
+    ld = res.get('load')
+    if ld:
+        out += ['## Load: %d guests, one agent, poll every 5 s'
+                % ld['guests'], '',
+                discipline.markdown_table(['figure', 'value', 'goal'], [
+                    ['poll p50 / p99 (s)', '%.3f / %.3f' % (
+                        ld['poll_s']['p50'], ld['poll_s']['p99']), '< 5'],
+                    ['agent CPU per poll (s)', '%.3f' % ld[
+                        'agent_cpu_s_per_poll'], ''],
+                ]), '']
+    return '\n'.join(out) + '\n'
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--sections', default='libvirt,memstore,load')
+    ap.add_argument('--guests', type=int, default=4)
+    ap.add_argument('--p', type=float, default=0.03)
+    ap.add_argument('--poll', type=float, default=0.25)
+    ap.add_argument('--duration', type=float, default=420.0)
+    ap.add_argument('--recovery', type=float, default=30.0)
+    ap.add_argument('--seed', type=int, default=17)
+    ap.add_argument('--kills', type=int, default=10)
+    ap.add_argument('--kill-every', type=float, default=6.0)
+    ap.add_argument('--load-guests', type=int, default=20)
+    ap.add_argument('--load-polls', type=int, default=24)
+    ap.add_argument('--out', default=os.path.join(RESULTS, 'faults'))
+    args = ap.parse_args(argv)
+    sections = args.sections.split(',')
+    daemon, img, work, factory = bed.start('memmut-faults-')
+    res = {'machine': discipline.versions(), 'args': vars(args)}
+    try:
+        if 'libvirt' in sections:
+            res['libvirt'] = campaign_libvirt(factory, daemon, args)
+            print(json.dumps(res['libvirt'], indent=1, default=str))
+        if 'memstore' in sections:
+            res['memstore'] = campaign_memstore(factory, args)
+            print(json.dumps(res['memstore'], indent=1))
+        if 'load' in sections:
+            res['load'] = campaign_load(factory, daemon, args)
+            print(json.dumps(res['load'], indent=1))
+    finally:
+        factory.cleanup()
+        daemon.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    res['total_faults'] = (res.get('libvirt', {}).get('faults', 0) +
+                           res.get('memstore', {}).get('kills', 0))
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out + '.json', 'w') as f:
+        json.dump(res, f, indent=1, sort_keys=True, default=str)
+    with open(args.out + '.md', 'w') as f:
+        f.write(markdown(res))
+    print('wrote %s.json and .md' % args.out)
+
+
+if __name__ == '__main__':
+    main()
