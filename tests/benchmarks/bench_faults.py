@@ -22,6 +22,13 @@ they did is counted:
   page it wrote. Counted: acknowledged pages lost (memwork checksum
   errors; goal 0), the guest still running, time from kill to the export
   serving again.
+* ``services``: memmut-agent and memmut-controller as processes over a
+  private RabbitMQ and PostgreSQL, the agent managing two real guests: the
+  agent SIGKILLed ``--agent-kills`` times at random points and restarted,
+  then the broker and the database each stopped for ``--outage`` s
+  ``--restarts`` times. Counted: time until reports flow again, reports
+  lost (sequence gaps in what each agent run stored; goal 0), VMs
+  unmanaged at the end, balloons below the floor.
 * ``load``: ``--load-guests`` idle guests polled by one agent at the
   default poll interval (5 s): poll time p50/p99 against the interval.
 
@@ -244,6 +251,118 @@ def campaign_memstore(factory, args):
     return result
 
 
+def _wait(what, check, timeout, interval=0.2):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        value = check()
+        if value:
+            return time.monotonic() - t0
+        time.sleep(interval)
+    raise RuntimeError('%s did not happen within %d s' % (what, timeout))
+
+
+def campaign_services(factory, daemon, args, work):
+    """Agent SIGKILL mid-step, broker and database restarts, with
+    memmut-agent and memmut-controller as processes over RabbitMQ and
+    PostgreSQL and the agent managing real guests."""
+    import pathlib
+    import random
+    from memmut.db import api as db_api
+    from memmut.db import migration
+    from tests.harness import services
+    rng = random.Random(args.seed)
+    pg = services.PrivatePostgres().start()
+    rabbit = services.PrivateRabbit().start()
+    host = 'faults-node'
+    agent = controller = None
+    try:
+        url = pg.create_database()
+        migration.upgrade(url)
+        db = db_api.Database(url)
+        schedule = workloads.shape_schedule('W3', 96, 40)
+        guests = [factory(memory_mib=320, schedule=schedule, loops=0,
+                          stat_period=1) for _ in range(2)]
+        conf_file = services.write_service_conf(
+            pathlib.Path(work) / 'services.conf', host, rabbit.url, url,
+            daemon.memmut_options(),
+            extra={'badis': {'round_interval': 5, 'floor_kb': 16 * MiB}})
+        log = pathlib.Path(work)
+
+        def start_agent():
+            return services.ServiceProcess('memmut.cmd.agent', conf_file,
+                                           log / 'agent.log').start()
+        controller = services.ServiceProcess(
+            'memmut.cmd.controller', conf_file, log / 'controller.log')
+        controller.start()
+        agent = start_agent()
+        n = lambda: db.count_reports(host)        # noqa: E731
+        _wait('first reports', lambda: n() >= 5, 120)
+        recover = {'agent_sigkill': [], 'broker_restart': [],
+                   'db_restart': []}
+        for _ in range(args.agent_kills):
+            time.sleep(rng.uniform(1.0, 6.0))       # anywhere in a step
+            boots = {s.boot_id for s in db.host_samples(host)}
+            agent.kill(signal.SIGKILL)
+            agent = start_agent()
+            recover['agent_sigkill'].append(_wait(
+                'a report from the restarted agent',
+                lambda: {s.boot_id for s in db.host_samples(host)} - boots,
+                120))
+        for kind, down, up in (
+                ('broker_restart', rabbit.stop, rabbit.start),
+                ('db_restart', pg.stop_server, pg.start_server)):
+            for _ in range(args.restarts):
+                time.sleep(rng.uniform(2.0, 5.0))
+                down()
+                time.sleep(args.outage)
+                before = n()
+                up()
+                recover[kind].append(_wait(
+                    'reports after the %s' % kind,
+                    lambda: n() >= before + 2, 180))
+        time.sleep(10)
+        samples = db.host_samples(host)
+        by_boot = {}
+        for smp in samples:
+            by_boot.setdefault(smp.boot_id, []).append(smp.seq)
+        last_boot = samples[-1].boot_id
+        # Reports still queued in a killed agent's memory die with it (by
+        # design: they are a backlog, not a journal); what a run did store
+        # must have no hole.
+        gaps_running = 0
+        for seqs in by_boot.values():
+            seqs = sorted(seqs)
+            gaps_running += len(set(range(1, seqs[-1] + 1)) - set(seqs))
+        unmanaged = 0
+        for g in guests:
+            vs = db.vm_samples(g.uuid)
+            if not vs or vs[-1].state != 'running' or vs[-1].wss_kb is None:
+                unmanaged += 1
+        below = sum(1 for g in guests if g.dom.memoryStats()['actual']
+                    < CONFIGURED_FLOOR_KB)
+        for g in guests:
+            g.destroy()
+        out = {'agent_kills': args.agent_kills,
+               'broker_restarts': args.restarts, 'db_restarts':
+               args.restarts, 'outage_s': args.outage,
+               'reports_stored': len(samples), 'agent_runs': len(by_boot),
+               'seq_gaps_in_stored_runs': gaps_running,
+               'last_boot_reports': len(by_boot[last_boot]),
+               'unmanaged_after_recovery': unmanaged,
+               'balloons_below_floor_at_end': below}
+        for kind, values in recover.items():
+            out['recovery_%s_s' % kind] = {
+                'p50': _pct(values, 0.5), 'p99': _pct(values, 0.99),
+                'max': max(values) if values else None}
+        return out
+    finally:
+        for proc in (agent, controller):
+            if proc is not None:
+                proc.kill()
+        rabbit.stop()
+        pg.stop()
+
+
 def campaign_load(factory, daemon, args):
     schedule = workloads.shape_schedule('W1', 32, 60)
     guests = [factory(memory_mib=160, schedule=schedule, loops=0,
@@ -303,6 +422,25 @@ def markdown(res):
                         ms['time_to_serve_again_s']['p50'],
                         ms['time_to_serve_again_s']['max']), ''],
                 ]), '']
+    sv = res.get('services')
+    if sv:
+        rows = [['agent SIGKILL / broker / DB restarts', '%d / %d / %d' % (
+            sv['agent_kills'], sv['broker_restarts'], sv['db_restarts']),
+            ''],
+            ['reports lost (sequence gaps)', sv['seq_gaps_in_stored_runs'],
+             '0'],
+            ['VMs unmanaged after recovery', sv['unmanaged_after_recovery'],
+             '0'],
+            ['balloons below the floor', sv['balloons_below_floor_at_end'],
+             '0']]
+        for kind in ('agent_sigkill', 'broker_restart', 'db_restart'):
+            r = sv['recovery_%s_s' % kind]
+            rows.append(['recovery after %s p50 / max (s)' % kind.replace(
+                '_', ' '), '%.1f / %.1f' % (r['p50'], r['max']), ''])
+        out += ['## Services: agent, broker and database faults', '',
+                discipline.markdown_table(['figure', 'value', 'goal'], rows),
+                '']
+    out += ['Faults injected in all: %d.' % res.get('total_faults', 0), '']
     ld = res.get('load')
     if ld:
         out += ['## Load: %d guests, one agent, poll every 5 s'
@@ -318,7 +456,8 @@ def markdown(res):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--sections', default='libvirt,memstore,load')
+    ap.add_argument('--sections',
+                    default='libvirt,memstore,services,load')
     ap.add_argument('--guests', type=int, default=4)
     ap.add_argument('--p', type=float, default=0.03)
     ap.add_argument('--poll', type=float, default=0.25)
@@ -327,6 +466,9 @@ def main(argv=None):
     ap.add_argument('--seed', type=int, default=17)
     ap.add_argument('--kills', type=int, default=10)
     ap.add_argument('--kill-every', type=float, default=6.0)
+    ap.add_argument('--agent-kills', type=int, default=10)
+    ap.add_argument('--restarts', type=int, default=3)
+    ap.add_argument('--outage', type=float, default=5.0)
     ap.add_argument('--load-guests', type=int, default=20)
     ap.add_argument('--load-polls', type=int, default=24)
     ap.add_argument('--out', default=os.path.join(RESULTS, 'faults'))
@@ -341,6 +483,9 @@ def main(argv=None):
         if 'memstore' in sections:
             res['memstore'] = campaign_memstore(factory, args)
             print(json.dumps(res['memstore'], indent=1))
+        if 'services' in sections:
+            res['services'] = campaign_services(factory, daemon, args, work)
+            print(json.dumps(res['services'], indent=1))
         if 'load' in sections:
             res['load'] = campaign_load(factory, daemon, args)
             print(json.dumps(res['load'], indent=1))
@@ -348,8 +493,17 @@ def main(argv=None):
         factory.cleanup()
         daemon.stop()
         shutil.rmtree(work, ignore_errors=True)
+    if os.path.exists(args.out + '.json'):
+        with open(args.out + '.json') as f:
+            old = json.load(f)
+        old.update(res)
+        res = old
+    sv = res.get('services', {})
     res['total_faults'] = (res.get('libvirt', {}).get('faults', 0) +
-                           res.get('memstore', {}).get('kills', 0))
+                           res.get('memstore', {}).get('kills', 0) +
+                           sv.get('agent_kills', 0) +
+                           sv.get('broker_restarts', 0) +
+                           sv.get('db_restarts', 0))
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out + '.json', 'w') as f:
         json.dump(res, f, indent=1, sort_keys=True, default=str)

@@ -1,10 +1,7 @@
 """memmut-agent and memmut-controller as separate processes, over a real
 RabbitMQ and a real PostgreSQL, watching two real guests."""
 
-import os
 import signal
-import subprocess
-import sys
 import time
 
 from memmut.db import api as db_api
@@ -13,43 +10,13 @@ from memmut.virt.libvirt import driver
 from memmut.evaluation import workloads
 from tests import common
 from tests.harness import guest as guestmod
+from tests.harness import services
 
 MIB = 1024
 
 
-def _write_conf(path, host, rabbit_url, pg_url, libvirt_opts):
-    lines = ['[DEFAULT]', 'host = %s' % host,
-             'transport_url = %s' % rabbit_url, 'rpc_response_timeout = 5',
-             '', '[database]', 'connection = %s' % pg_url, '',
-             '[agent]', 'hypervisor_driver = libvirt', 'poll_interval = 1',
-             'report_timeout = 2', '', '[libvirt]']
-    lines += ['%s = %s' % kv for kv in libvirt_opts.items()]
-    path.write_text('\n'.join(lines) + '\n')
-    return str(path)
-
-
-class Service:
-    def __init__(self, module, conf_file, log_path):
-        self.cmd = [sys.executable, '-m', module, '--config-file', conf_file]
-        self.log_path = log_path
-        self.proc = None
-
-    def start(self):
-        self.log = open(self.log_path, 'ab')
-        self.proc = subprocess.Popen(self.cmd, stdout=self.log,
-                                     stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        return self
-
-    def kill(self, sig=signal.SIGKILL):
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, sig)
-            self.proc.wait(30)
-        self.log.close()
-
-    def output(self):
-        with open(self.log_path, errors='replace') as f:
-            return f.read()
+_write_conf = services.write_service_conf
+Service = services.ServiceProcess
 
 
 def test_agent_and_controller_over_rabbitmq_and_postgresql(

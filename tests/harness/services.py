@@ -19,6 +19,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -64,6 +65,49 @@ def wait_for_port(port, timeout, proc=None, what='server', log=None,
                        % (what, host, port, timeout, tail))
 
 
+def write_service_conf(path, host, rabbit_url, pg_url, libvirt_opts,
+                       extra=None):
+    """A memmut.conf for an agent and a controller on the private
+    services; ``extra`` = {section: {option: value}} appended."""
+    lines = ['[DEFAULT]', 'host = %s' % host,
+             'transport_url = %s' % rabbit_url, 'rpc_response_timeout = 5',
+             '', '[database]', 'connection = %s' % pg_url, '',
+             '[agent]', 'hypervisor_driver = libvirt', 'poll_interval = 1',
+             'report_timeout = 2', '', '[libvirt]']
+    lines += ['%s = %s' % kv for kv in libvirt_opts.items()]
+    for section, values in (extra or {}).items():
+        lines += ['', '[%s]' % section]
+        lines += ['%s = %s' % kv for kv in values.items()]
+    path.write_text('\n'.join(lines) + '\n')
+    return str(path)
+
+
+class ServiceProcess:
+    """``python -m module --config-file conf`` in its own session."""
+
+    def __init__(self, module, conf_file, log_path):
+        self.cmd = [sys.executable, '-m', module, '--config-file', conf_file]
+        self.log_path = log_path
+        self.proc = None
+
+    def start(self):
+        self.log = open(self.log_path, 'ab')
+        self.proc = subprocess.Popen(self.cmd, stdout=self.log,
+                                     stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        return self
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, sig)
+            self.proc.wait(30)
+        self.log.close()
+
+    def output(self):
+        with open(self.log_path, errors='replace') as f:
+            return f.read()
+
+
 class PrivatePostgres:
     """initdb + postgres as the ``postgres`` system user (it refuses root),
     listening on 127.0.0.1 only, password authentication."""
@@ -96,13 +140,24 @@ class PrivatePostgres:
                            '-U', PG_USER, '--pwfile', pwfile,
                            '--auth', 'scram-sha-256', '-E', 'UTF8'])
         self.log = os.path.join(self.dir, 'postgres.log')
+        self.start_server()
+        return self
+
+    def start_server(self):
+        """(Re)start the server on its existing data."""
         self._as_postgres([
-            os.path.join(self.bindir, 'pg_ctl'), '-D', data, '-l', self.log,
+            os.path.join(self.bindir, 'pg_ctl'), '-D',
+            os.path.join(self.dir, 'data'), '-l', self.log,
             '-o', "-c listen_addresses=127.0.0.1 -p %d -k %s "
                   "-c fsync=off" % (self.port, self.dir),
             '-w', '-t', '60', 'start'])
         wait_for_port(self.port, 30, what='PostgreSQL', log=self.log)
-        return self
+
+    def stop_server(self):
+        """Stop the server (an outage), keeping its data."""
+        self._as_postgres([os.path.join(self.bindir, 'pg_ctl'), '-D',
+                           os.path.join(self.dir, 'data'), '-m', 'fast',
+                           '-w', 'stop'])
 
     def stop(self):
         if self.dir is None:
