@@ -132,9 +132,13 @@ class NovaExecutorTest(integrated_helpers.ProviderUsageBaseTestCase):
         return [m for m in self.admin_api.get_migrations()
                 if m['instance_uuid'] == server['id']]
 
-    def _report(self, vms_on_host1, host1_kb, duration=7200.0, step=300.0):
+    def _report(self, vms_on_host1, host1_kb, duration=7200.0, step=300.0,
+                max_avg=False):
         """Agents of host1 and host2 report for ``duration`` s, up to now:
-        ``vms_on_host1`` is [(uuid, booked_kb, wss_kb)]."""
+        ``vms_on_host1`` is [(uuid, booked_kb, wss_kb)]; with ``max_avg``
+        the agents report wss_kb as WSS^max_avg too (an hour's slices)."""
+        extra = (dict(max_avg_window=5, max_avg_slice_s=3600.0)
+                 if max_avg else {})
         now = time.time()
         start = now - duration
         seq, t = 0, start
@@ -152,7 +156,8 @@ class NovaExecutorTest(integrated_helpers.ProviderUsageBaseTestCase):
                         balloon_kb=booked,
                         cpu_time_ns=int(0.2 * (t - start) * 1e9),
                         nova_instance=True, wss_kb=wss,
-                        wss_estimator='badis')
+                        wss_max_avg_kb=wss if max_avg else None,
+                        wss_estimator='badis', **extra)
                         for i, (uuid, booked, wss) in enumerate(vms)]))
             t += step
 
@@ -239,3 +244,44 @@ class NovaExecutorTest(integrated_helpers.ProviderUsageBaseTestCase):
                       'BadRequestException: 400', row.error)
         self.assertIn('No valid host was found', row.error)
         self.assertEqual('host1', self._host_of(server))
+
+    def test_placement_memory_ratio_from_working_sets(self):
+        """memmut's ratio reaches nova's placement, leaves the inventory's
+        total and reserved alone, and survives nova-compute's resource
+        tracker (which keeps a ratio when ram_allocation_ratio is unset)."""
+        from keystoneauth1 import adapter as ks_adapter
+        from keystoneauth1 import session as ks_session
+        from memmut.globals import placement
+
+        server = self._boot_and_check_allocations(self.flavor, 'host1')
+        booked = self.flavor['ram'] << 10
+        self._report([(server['id'], booked, booked // 4)], 8 * GIB_KB,
+                     max_avg=True)
+        rp = self._get_provider_uuid_by_host('host1')
+        url = '/resource_providers/%s/inventories/MEMORY_MB' % rp
+        before = self.placement.get(url, version='1.26').body
+        fixture = self.placement.fixture     # the PlacementFixture
+        adapter = ks_adapter.Adapter(
+            ks_session.Session(auth=None), service_type='placement',
+            endpoint_override=fixture.endpoint,
+            default_microversion=placement.MICROVERSION,
+            additional_headers={'x-auth-token': fixture.token})
+        conf = common.private_conf(
+            placement={'max_allocation_ratio': 4.0},
+            consolidation={'interval': 300})
+        self.addCleanup(conf.reset)
+        done = placement.RatioUpdater(conf, self.db, adapter=adapter).update()
+
+        self.assertEqual(['host1'], sorted(done))
+        self.assertGreater(done['host1'], 2.0)       # WSS a quarter booked
+        after = self.placement.get(url, version='1.26').body
+        self.assertAlmostEqual(done['host1'], after['allocation_ratio'],
+                               places=3)
+        for key in ('total', 'reserved', 'min_unit', 'max_unit',
+                    'step_size'):
+            self.assertEqual(before[key], after[key], key)
+
+        self._run_periodics()
+        again = self.placement.get(url, version='1.26').body
+        self.assertAlmostEqual(done['host1'], again['allocation_ratio'],
+                               places=3)

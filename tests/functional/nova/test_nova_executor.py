@@ -23,6 +23,7 @@ CASES = (
     'test_round_live_migrates_a_server_through_nova',
     'test_a_failing_migration_is_retried_then_recorded_failed',
     'test_a_destination_down_is_refused_and_recorded',
+    'test_placement_memory_ratio_from_working_sets',
 )
 
 
