@@ -289,11 +289,9 @@ mod tests {
         let d = std::env::temp_dir().join(format!("memstore-ctl-{}-{}", tag, std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         Server::new(Options {
-            state_dir: d.join("state"),
-            socket_dir: d.clone(),
-            host_quota: 1 << 30,
             bucket_pages: 1,
             event_ring: 100,
+            ..Options::new(d.join("state"), d.clone())
         })
         .unwrap()
     }

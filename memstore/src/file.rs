@@ -12,7 +12,7 @@
 
 use crate::device::{covers, errno, pages, Device, Errno, PAGE_SIZE};
 use memmap2::{Advice, MmapMut, MmapOptions};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
@@ -61,12 +61,8 @@ pub struct FileBackend {
 impl FileBackend {
     /// Open (or create, `size` bytes) the backing file at `path`.
     pub fn open(path: &Path, size: u64) -> io::Result<FileBackend> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
+        // 0600: the file holds a guest's swapped-out memory
+        let file = crate::fsutil::open_private(path)?;
         let len = file.metadata()?.len();
         if len == 0 {
             file.set_len(size)?;

@@ -11,6 +11,7 @@ pub mod control;
 pub mod device;
 pub mod export;
 pub mod file;
+pub mod fsutil;
 pub mod geiger;
 pub mod log;
 pub mod monitor;

@@ -3,9 +3,9 @@
 //! a control socket.  See doc/source/memstore.rst.
 
 use memstore::control;
+use memstore::fsutil;
 use memstore::log::{error, info};
 use memstore::server::{Options, Server};
-use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
 use std::process::exit;
 
@@ -19,6 +19,11 @@ usage: memmut-memstore --state-dir DIR [options]
   --bucket-pages N     default reuse-distance histogram bucket, in 4 KiB
                        pages (default 256 = 1 MiB)
   --event-ring N       recent page events kept per export (default 65536)
+  --nbd-socket-group GROUP
+                       group (name or gid) that may connect to the export
+                       sockets (QEMU's): they are then 0660 and the socket
+                       dir 0710; without it they are 0600 (memstore's user
+                       only).  The control socket is always 0600.
   --pidfile PATH       write the process id there once serving
   --version            print the version and exit
 
@@ -48,6 +53,12 @@ fn main() {
     let mut bucket_pages: u64 = 256;
     let mut event_ring: usize = 65536;
     let mut pidfile: Option<PathBuf> = None;
+    let mut nbd_socket_gid: Option<u32> = None;
+    // nothing memstore creates is for other users unless said so
+    // SAFETY: umask(2) cannot fail
+    unsafe {
+        libc::umask(0o077);
+    }
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let (key, inline) = match a.split_once('=') {
@@ -81,6 +92,12 @@ fn main() {
                     .parse()
                     .unwrap_or_else(|_| die(&format!("bad --event-ring {:?}", v)))
             }
+            "--nbd-socket-group" => {
+                let v = value();
+                nbd_socket_gid = Some(
+                    fsutil::group_id(&v).unwrap_or_else(|| die(&format!("bad --nbd-socket-group {:?}: no such group", v))),
+                )
+            }
             "--pidfile" => pidfile = Some(PathBuf::from(value())),
             "--version" => {
                 println!(
@@ -105,9 +122,15 @@ fn main() {
         host_quota,
         bucket_pages,
         event_ring,
+        nbd_socket_gid,
     };
     let server = match Server::new(opts.clone()) {
         Ok(s) => s,
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            // another instance holds the directories: say who, one line
+            eprintln!("memmut-memstore: {}", e);
+            exit(1)
+        }
         Err(e) => {
             error(&format!(
                 "cannot create {} / {}: {}",
@@ -120,8 +143,7 @@ fn main() {
     };
     let restored = server.load_all();
     let control_path = opts.socket_dir.join("control.sock");
-    let _ = std::fs::remove_file(&control_path);
-    let listener = match UnixListener::bind(&control_path) {
+    let listener = match server.bind_control() {
         Ok(l) => l,
         Err(e) => {
             error(&format!("cannot listen on {}: {}", control_path.display(), e));

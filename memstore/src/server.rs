@@ -6,6 +6,7 @@
 //! back where it was and QEMU's NBD client reconnects to the same path.
 
 use crate::export::{valid_name, Export, ExportConfig, MAX_EXPORT_SIZE};
+use crate::fsutil;
 use crate::log::{error, info, warn};
 use crate::nbd;
 use crate::ram::Host;
@@ -28,6 +29,22 @@ pub struct Options {
     pub host_quota: u64,
     pub bucket_pages: u64,
     pub event_ring: usize,
+    /// Group of the NBD sockets (0660); None: 0600, memstore's user only.
+    pub nbd_socket_gid: Option<u32>,
+}
+
+impl Options {
+    /// Defaults for everything but the directories.
+    pub fn new(state_dir: PathBuf, socket_dir: PathBuf) -> Options {
+        Options {
+            state_dir,
+            socket_dir,
+            host_quota: 1 << 30,
+            bucket_pages: 256,
+            event_ring: 65536,
+            nbd_socket_gid: None,
+        }
+    }
 }
 
 struct Entry {
@@ -42,34 +59,84 @@ pub struct Server {
     pub host: Arc<Host>,
     exports: Mutex<BTreeMap<String, Entry>>,
     next_conn: Arc<AtomicU64>,
+    /// flocks on the state (and socket) directory, held while we live
+    _locks: Vec<fs::File>,
 }
 
-fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    fs::write(&tmp, data)?;
-    fs::File::open(&tmp)?.sync_all()?;
-    fs::rename(&tmp, path)
-}
-
-fn bind(path: &Path) -> io::Result<UnixListener> {
+/// Listen on `path` (replacing a stale socket) with `mode`, and `gid` as
+/// its group when given.  Connecting needs write permission on the socket,
+/// so the mode is what keeps other users out.
+fn bind(path: &Path, mode: u32, gid: Option<u32>) -> io::Result<UnixListener> {
     match fs::remove_file(path) {
         Ok(()) => info(&format!("removed stale socket {}", path.display())),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
-    UnixListener::bind(path)
+    let l = UnixListener::bind(path)?;
+    let set = (|| {
+        if let Some(g) = gid {
+            fsutil::chgrp(path, g)?;
+        }
+        fsutil::chmod(path, mode)
+    })();
+    if let Err(e) = set {
+        let _ = fs::remove_file(path);
+        return Err(e);
+    }
+    Ok(l)
 }
 
 impl Server {
+    /// Create (0700) and lock the directories.  A second memstore on the
+    /// same state or socket directory is refused here, before it touches
+    /// any socket: the error names the holder's pid.
     pub fn new(opts: Options) -> io::Result<Arc<Server>> {
-        fs::create_dir_all(&opts.state_dir)?;
-        fs::create_dir_all(&opts.socket_dir)?;
+        let same = opts.state_dir == opts.socket_dir;
+        // QEMU's group traverses the socket directory, never lists it
+        let (sock_mode, sock_gid) = match opts.nbd_socket_gid {
+            Some(g) => (fsutil::SHARED_DIR_MODE, Some(g)),
+            None => (fsutil::DIR_MODE, None),
+        };
+        let (state_mode, state_gid) = if same {
+            (sock_mode, sock_gid)
+        } else {
+            (fsutil::DIR_MODE, None)
+        };
+        if fsutil::ensure_dir(&opts.state_dir, state_mode, state_gid)? {
+            warn(&format!(
+                "state dir {}: mode set to {:o} (it holds guests' swapped pages)",
+                opts.state_dir.display(),
+                state_mode
+            ));
+        }
+        let mut locks = vec![fsutil::lock_dir(&opts.state_dir)?];
+        if !same {
+            // an existing socket directory may be shared (/run/...): only a
+            // new one gets our mode; the sockets' own modes protect them
+            if !opts.socket_dir.exists() {
+                fsutil::ensure_dir(&opts.socket_dir, sock_mode, sock_gid)?;
+            }
+            locks.push(fsutil::lock_dir(&opts.socket_dir)?);
+        }
         Ok(Arc::new(Server {
             host: Arc::new(Host::new(opts.host_quota)),
             opts,
             exports: Mutex::new(BTreeMap::new()),
             next_conn: Arc::new(AtomicU64::new(1)),
+            _locks: locks,
         }))
+    }
+
+    /// Listen on `<socket_dir>/control.sock`, 0600: memstore's user only.
+    pub fn bind_control(&self) -> io::Result<UnixListener> {
+        bind(&self.opts.socket_dir.join("control.sock"), fsutil::FILE_MODE, None)
+    }
+
+    fn nbd_socket_mode(&self) -> (u32, Option<u32>) {
+        match self.opts.nbd_socket_gid {
+            Some(g) => (0o660, Some(g)),
+            None => (fsutil::FILE_MODE, None),
+        }
     }
 
     fn exports(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Entry>> {
@@ -138,7 +205,8 @@ impl Server {
                 .map_err(|e| format!("backing file: {}", e))?,
         );
         let socket = self.socket_path(&cfg.name);
-        let listener = bind(&socket).map_err(|e| format!("cannot listen on {}: {}", socket.display(), e))?;
+        let (mode, gid) = self.nbd_socket_mode();
+        let listener = bind(&socket, mode, gid).map_err(|e| format!("cannot listen on {}: {}", socket.display(), e))?;
         let accept = listener.try_clone().map_err(|e| e.to_string())?;
         let conns: Arc<Mutex<HashMap<u64, UnixStream>>> = Arc::new(Mutex::new(HashMap::new()));
         let (ex, cs, ids) = (export.clone(), conns.clone(), self.next_conn.clone());
@@ -161,7 +229,7 @@ impl Server {
     fn persist(&self, cfg: &ExportConfig) -> Result<(), String> {
         let path = self.opts.state_dir.join(format!("{}.json", cfg.name));
         let json = serde_json::to_vec(cfg).expect("an ExportConfig always serializes");
-        write_atomic(&path, &json).map_err(|e| format!("cannot write {}: {}", path.display(), e))
+        fsutil::write_atomic(&path, &json).map_err(|e| format!("cannot write {}: {}", path.display(), e))
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<Export>> {
@@ -337,5 +405,75 @@ fn accept_loop(
                 export.name, e
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    fn dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("memstore-srv-{}-{}", tag, std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    fn mode(p: &Path) -> u32 {
+        fs::metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    #[test]
+    fn state_is_private_and_sockets_follow_the_group_option() {
+        let d = dir("modes");
+        fs::create_dir_all(d.join("state")).unwrap();
+        fsutil::chmod(&d.join("state"), 0o755).unwrap(); // made by an older memstore
+        let s = Server::new(Options::new(d.join("state"), d.join("sock"))).unwrap();
+        let ctl = s.bind_control().unwrap();
+        s.create("a", 1 << 20, None, None).unwrap();
+        assert_eq!(mode(&d.join("state")), 0o700);
+        assert_eq!(mode(&d.join("sock")), 0o700);
+        assert_eq!(mode(&d.join("state/a.img")), 0o600);
+        assert_eq!(mode(&d.join("state/a.json")), 0o600);
+        assert_eq!(mode(&d.join("state/memstore.lock")), 0o600);
+        assert_eq!(mode(&d.join("sock/control.sock")), 0o600);
+        assert_eq!(mode(&d.join("sock/a.sock")), 0o600);
+        drop((ctl, s));
+
+        // with a group for QEMU: export sockets 0660 in that group, the
+        // socket dir traversable by it, the control socket still 0600
+        let gid = 65534; // nogroup: any gid works for root
+        let d = dir("group");
+        let s = Server::new(Options {
+            nbd_socket_gid: Some(gid),
+            ..Options::new(d.clone(), d.clone())
+        })
+        .unwrap();
+        let _ctl = s.bind_control().unwrap();
+        s.create("b", 1 << 20, None, None).unwrap();
+        if unsafe { libc::geteuid() } == 0 {
+            assert_eq!(fs::metadata(d.join("b.sock")).unwrap().gid(), gid);
+            assert_eq!(fs::metadata(&d).unwrap().gid(), gid);
+        }
+        assert_eq!(mode(&d.join("b.sock")), 0o660);
+        assert_eq!(mode(&d), 0o710);
+        assert_eq!(mode(&d.join("b.img")), 0o600);
+        assert_eq!(mode(&d.join("control.sock")), 0o600);
+    }
+
+    #[test]
+    fn a_second_server_on_the_same_dirs_is_refused() {
+        let d = dir("lock");
+        let first = Server::new(Options::new(d.join("state"), d.join("sock"))).unwrap();
+        for (state, sock) in [("state", "other"), ("other2", "sock")] {
+            let e = match Server::new(Options::new(d.join(state), d.join(sock))) {
+                Err(e) => e,
+                Ok(_) => panic!("a second server started on {}/{}", state, sock),
+            };
+            assert_eq!(e.kind(), io::ErrorKind::AddrInUse);
+            assert!(e.to_string().contains(&format!("(pid {})", std::process::id())), "{}", e);
+        }
+        drop(first);
+        Server::new(Options::new(d.join("state"), d.join("sock"))).unwrap();
     }
 }
