@@ -49,11 +49,12 @@ pub fn errno(e: &std::io::Error) -> Errno {
 }
 
 /// A device in memory, for the layers' tests; `fail` makes every request
-/// fail with EIO.
+/// fail with `fail_errno` (EIO by default).
 #[cfg(test)]
 pub struct MemDevice {
     pub data: Vec<u8>,
     pub fail: bool,
+    pub fail_errno: Errno,
     pub flushes: u64,
 }
 
@@ -63,13 +64,14 @@ impl MemDevice {
         MemDevice {
             data: vec![0; size],
             fail: false,
+            fail_errno: libc::EIO,
             flushes: 0,
         }
     }
 
     fn check(&self) -> Result<(), Errno> {
         if self.fail {
-            Err(libc::EIO)
+            Err(self.fail_errno)
         } else {
             Ok(())
         }

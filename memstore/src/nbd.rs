@@ -318,6 +318,17 @@ impl Backend for Export {
     }
 }
 
+/// The NBD error for an errno from the layers.  The protocol has a short
+/// list (EPERM, EIO, ENOMEM, EINVAL, ENOSPC, EOVERFLOW, ENOTSUP,
+/// ESHUTDOWN); a full file system or quota is ENOSPC for every command
+/// that writes, the rest is EIO.
+pub fn nbd_error(e: i32) -> u32 {
+    match e {
+        libc::ENOSPC | libc::EDQUOT => ENOSPC,
+        _ => EIO,
+    }
+}
+
 fn reply_header(w: &mut Vec<u8>, error: u32, cookie: u64) {
     w.extend_from_slice(&SIMPLE_REPLY_MAGIC.to_be_bytes());
     w.extend_from_slice(&error.to_be_bytes());
@@ -428,11 +439,7 @@ pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &
                     Ok(()) => 0,
                     Err(e) => {
                         warn(&format!("{}: write at {} failed: errno {}", tag, off, e));
-                        if e == libc::ENOSPC {
-                            ENOSPC
-                        } else {
-                            EIO
-                        }
+                        nbd_error(e)
                     }
                 };
                 reply_header(&mut out, err, cookie);
@@ -450,7 +457,7 @@ pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &
                     Ok(()) => 0,
                     Err(e) => {
                         warn(&format!("{}: trim/zero at {} failed: errno {}", tag, off, e));
-                        EIO
+                        nbd_error(e)
                     }
                 };
                 reply_header(&mut out, err, cookie);
@@ -713,6 +720,35 @@ mod tests {
         request(&mut c, REQUEST_MAGIC, 0, CMD_DISC, 10, 0, 0, &[]);
         assert_eq!(h.join().unwrap().unwrap(), Handshake::Transmission);
         assert_eq!(Backend::lock(&*mem).flushes, 1);
+    }
+
+    #[test]
+    fn full_file_system_is_enospc_for_every_writing_command() {
+        let mem = std::sync::Arc::new(Mem::new(1 << 20));
+        let (mut c, h) = serve(mem.clone());
+        greet(&mut c);
+        go(&mut c);
+        {
+            let mut d = Backend::lock(&*mem);
+            d.fail = true;
+            d.fail_errno = libc::ENOSPC;
+        }
+        request(&mut c, REQUEST_MAGIC, 0, CMD_WRITE, 1, 0, 4, b"abcd");
+        assert_eq!(reply(&mut c), (ENOSPC, 1));
+        request(&mut c, REQUEST_MAGIC, 0, CMD_WRITE_ZEROES, 2, 0, 4096, &[]);
+        assert_eq!(reply(&mut c), (ENOSPC, 2));
+        request(&mut c, REQUEST_MAGIC, CMD_FLAG_NO_HOLE, CMD_WRITE_ZEROES, 3, 0, 4096, &[]);
+        assert_eq!(reply(&mut c), (ENOSPC, 3));
+        request(&mut c, REQUEST_MAGIC, 0, CMD_TRIM, 4, 0, 4096, &[]);
+        assert_eq!(reply(&mut c), (ENOSPC, 4));
+        Backend::lock(&*mem).fail_errno = libc::EDQUOT;
+        request(&mut c, REQUEST_MAGIC, 0, CMD_WRITE_ZEROES, 5, 0, 4096, &[]);
+        assert_eq!(reply(&mut c), (ENOSPC, 5));
+        Backend::lock(&*mem).fail_errno = libc::EIO;
+        request(&mut c, REQUEST_MAGIC, 0, CMD_WRITE_ZEROES, 6, 0, 4096, &[]);
+        assert_eq!(reply(&mut c), (EIO, 6));
+        request(&mut c, REQUEST_MAGIC, 0, CMD_DISC, 7, 0, 0, &[]);
+        h.join().unwrap().unwrap();
     }
 
     #[test]

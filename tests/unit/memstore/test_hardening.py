@@ -61,3 +61,63 @@ def test_second_instance_refuses_with_the_holders_pid(memstore, ctl):
     assert c.read(0, PAGE) == (0, b'x' * PAGE)
     c.disconnect()
 
+
+@pytest.fixture
+def full_tmpfs(short_dir):
+    """A 4 MiB tmpfs at <short_dir>/state (root only), unmounted after."""
+    state = os.path.join(short_dir, 'state')
+    os.makedirs(state)
+    if os.geteuid() != 0:
+        pytest.skip('mounting a tmpfs needs root')
+    r = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=4m', 'tmpfs',
+                        state], capture_output=True)
+    if r.returncode:
+        pytest.skip('cannot mount a tmpfs: %s' % r.stderr.decode())
+    yield state
+    subprocess.run(['umount', '-l', state], check=True)
+
+
+def fill(directory):
+    """Fill the file system of ``directory``; returns the filler's path."""
+    path = os.path.join(directory, 'filler')
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b'\xff' * PAGE)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return path
+
+
+def test_full_tmpfs_reads_zeros_and_writes_get_enospc(memstore_binary,
+                                                      short_dir, full_tmpfs):
+    p = process.MemstoreProcess(memstore_binary, full_tmpfs, short_dir,
+                                log_path=os.path.join(short_dir, 'log'))
+    p.start()
+    try:
+        ctl = p.client()
+        info, _ = ctl.create_export('vm', 16 << 20, quota=0)
+        c = nbd.NBDClient(info['socket']).connect()
+        assert c.write(0, b'a' * PAGE) == 0
+        fill(full_tmpfs)
+        # swap readahead over never-written pages: zeros, no SIGBUS
+        assert c.read(0, 64 * PAGE) == (0, b'a' * PAGE + bytes(63 * PAGE))
+        assert c.read(8 << 20, PAGE) == (0, bytes(PAGE))
+        # writes into holes cannot get blocks: ENOSPC, never SIGBUS
+        assert c.write(100 * PAGE, b'b' * PAGE) == nbd.ENOSPC
+        assert c.write(200 * PAGE + 7, b'b' * 10) == nbd.ENOSPC
+        assert c.simple(nbd.CMD_WRITE_ZEROES, 300 * PAGE, 8 * PAGE,
+                        flags=nbd.FLAG_NO_HOLE) == nbd.ENOSPC
+        # a written page can still be rewritten and read
+        assert c.write(0, b'c' * PAGE) == 0
+        assert c.read(0, PAGE) == (0, b'c' * PAGE)
+        assert c.read(100 * PAGE, PAGE) == (0, bytes(PAGE))
+        assert p.proc.poll() is None
+        assert ctl.hello()['exports'] == 1
+        c.disconnect()
+        ctl.close()
+    finally:
+        p.kill()
+    assert p.proc.returncode == -9, p.log()
