@@ -59,6 +59,7 @@ pub struct Server {
     pub host: Arc<Host>,
     exports: Mutex<BTreeMap<String, Entry>>,
     next_conn: Arc<AtomicU64>,
+    ops: Mutex<()>,
     /// flocks on the state (and socket) directory, held while we live
     _locks: Vec<fs::File>,
 }
@@ -123,6 +124,7 @@ impl Server {
             opts,
             exports: Mutex::new(BTreeMap::new()),
             next_conn: Arc::new(AtomicU64::new(1)),
+            ops: Mutex::new(()),
             _locks: locks,
         }))
     }
@@ -174,7 +176,7 @@ impl Server {
                 .map_err(|e| e.to_string())
                 .and_then(|b| serde_json::from_slice::<ExportConfig>(&b).map_err(|e| e.to_string()));
             match cfg {
-                Ok(cfg) => match self.start_export(&cfg) {
+                Ok(cfg) => match self.start_export(&cfg, false) {
                     Ok(e) => {
                         let g = e.lock();
                         info(&format!(
@@ -199,21 +201,54 @@ impl Server {
         n
     }
 
-    fn start_export(self: &Arc<Self>, cfg: &ExportConfig) -> Result<Arc<Export>, String> {
+    /// Open the backing file, listen on the socket, (with `persist`)
+    /// write the state file, then serve.  Every step before serving is
+    /// undone when a later one fails, so a failed create leaves nothing
+    /// behind that a restart would bring back.
+    fn start_export(self: &Arc<Self>, cfg: &ExportConfig, persist: bool) -> Result<Arc<Export>, String> {
+        let img = self.opts.state_dir.join(format!("{}.img", cfg.name));
+        let had_img = img.exists();
+        let undo_img = || {
+            if !had_img {
+                let _ = fs::remove_file(&img);
+            }
+        };
         let export = Arc::new(
-            Export::open(&self.opts.state_dir, cfg, self.host.clone(), self.opts.event_ring)
-                .map_err(|e| format!("backing file: {}", e))?,
+            Export::open(&self.opts.state_dir, cfg, self.host.clone(), self.opts.event_ring).map_err(|e| {
+                undo_img();
+                format!("backing file: {}", e)
+            })?,
         );
         let socket = self.socket_path(&cfg.name);
         let (mode, gid) = self.nbd_socket_mode();
-        let listener = bind(&socket, mode, gid).map_err(|e| format!("cannot listen on {}: {}", socket.display(), e))?;
-        let accept = listener.try_clone().map_err(|e| e.to_string())?;
+        let listener = bind(&socket, mode, gid).map_err(|e| {
+            undo_img();
+            format!("cannot listen on {}: {}", socket.display(), e)
+        })?;
+        let undo_socket = || {
+            let _ = fs::remove_file(&socket);
+            undo_img();
+        };
+        if persist {
+            if let Err(e) = self.persist(cfg) {
+                undo_socket();
+                return Err(e);
+            }
+        }
         let conns: Arc<Mutex<HashMap<u64, UnixStream>>> = Arc::new(Mutex::new(HashMap::new()));
         let (ex, cs, ids) = (export.clone(), conns.clone(), self.next_conn.clone());
-        thread::Builder::new()
-            .name(format!("accept-{}", cfg.name))
-            .spawn(move || accept_loop(accept, ex, cs, ids))
-            .map_err(|e| e.to_string())?;
+        let spawned = listener.try_clone().and_then(|accept| {
+            thread::Builder::new()
+                .name(format!("accept-{}", cfg.name))
+                .spawn(move || accept_loop(accept, ex, cs, ids))
+        });
+        if let Err(e) = spawned {
+            if persist {
+                let _ = fsutil::remove_durably(&self.state_path(&cfg.name));
+            }
+            undo_socket();
+            return Err(format!("cannot serve export {}: {}", cfg.name, e));
+        }
         self.exports().insert(
             cfg.name.clone(),
             Entry {
@@ -226,8 +261,23 @@ impl Server {
         Ok(export)
     }
 
+    fn state_path(&self, name: &str) -> PathBuf {
+        self.opts.state_dir.join(format!("{}.json", name))
+    }
+
+    /// Serialises the control operations that change state, so that each
+    /// runs alone from its check to its effect.
+    fn ops(&self) -> std::sync::MutexGuard<'_, ()> {
+        match self.ops.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Write `cfg` to `<name>.json`, fsync'd: once this returns Ok the
+    /// change survives a crash; on Err the old file is intact.
     fn persist(&self, cfg: &ExportConfig) -> Result<(), String> {
-        let path = self.opts.state_dir.join(format!("{}.json", cfg.name));
+        let path = self.state_path(&cfg.name);
         let json = serde_json::to_vec(cfg).expect("an ExportConfig always serializes");
         fsutil::write_atomic(&path, &json).map_err(|e| format!("cannot write {}: {}", path.display(), e))
     }
@@ -261,6 +311,7 @@ impl Server {
                 size, MAX_EXPORT_SIZE
             ));
         }
+        let _ops = self.ops();
         if let Some(e) = self.get(name) {
             if e.size != size {
                 return Err(format!(
@@ -276,8 +327,13 @@ impl Server {
             quota: quota.unwrap_or(size),
             bucket_pages: std::cmp::max(1, bucket_pages.unwrap_or(self.opts.bucket_pages)),
         };
-        self.persist(&cfg)?;
-        let e = self.start_export(&cfg)?;
+        // a backing file without a state file is left over from a delete
+        // that could not remove it: a new export starts empty
+        let img = self.opts.state_dir.join(format!("{}.img", name));
+        if !self.state_path(name).exists() && img.exists() {
+            fs::remove_file(&img).map_err(|e| format!("cannot remove stale {}: {}", img.display(), e))?;
+        }
+        let e = self.start_export(&cfg, true)?;
         info(&format!(
             "created export {} ({} bytes, RAM quota {} bytes, histogram buckets of {} pages) on {}",
             name,
@@ -289,21 +345,36 @@ impl Server {
         Ok((e, true))
     }
 
+    /// Delete an export: its state file goes first (fsync'd), so that when
+    /// it cannot be removed (read-only state dir, I/O error) the export is
+    /// kept, served and reported as an error; after that nothing can bring
+    /// it back.
     pub fn delete(&self, name: &str, force: bool) -> Result<(), String> {
-        let mut map = self.exports();
-        let entry = match map.get(name) {
-            Some(e) => e,
-            None => return Err(format!("no export {}", name)),
+        let _ops = self.ops();
+        let clients = {
+            let map = self.exports();
+            let entry = match map.get(name) {
+                Some(e) => e,
+                None => return Err(format!("no export {}", name)),
+            };
+            entry.export.clients.load(Ordering::SeqCst)
         };
-        let clients = entry.export.clients.load(Ordering::SeqCst);
         if clients > 0 && !force {
             return Err(format!(
                 "export {} has {} connected client(s): detach the disk first or pass force",
                 name, clients
             ));
         }
-        let entry = map.remove(name).expect("checked above");
-        drop(map);
+        let state = self.state_path(name);
+        fsutil::remove_durably(&state).map_err(|e| {
+            format!(
+                "cannot delete export {}: cannot remove {}: {} (export kept)",
+                name,
+                state.display(),
+                e
+            )
+        })?;
+        let entry = self.exports().remove(name).expect("held by the ops lock");
         entry.export.deleted.store(true, Ordering::SeqCst);
         // wakes the accept loop (accept() fails on a shut-down listener)
         // SAFETY: shutdown(2) on a descriptor we own
@@ -320,8 +391,16 @@ impl Server {
         }
         let _ = fs::remove_file(&entry.socket);
         entry.export.release_all();
-        let _ = fs::remove_file(self.opts.state_dir.join(format!("{}.json", name)));
-        let _ = fs::remove_file(&entry.export.backing_path);
+        if let Err(e) = fs::remove_file(&entry.export.backing_path) {
+            // harmless: without its state file it is never served again,
+            // and a new export of that name starts empty
+            warn(&format!(
+                "export {}: cannot remove {}: {}",
+                name,
+                entry.export.backing_path.display(),
+                e
+            ));
+        }
         info(&format!(
             "deleted export {}{}",
             name,
@@ -330,10 +409,15 @@ impl Server {
         Ok(())
     }
 
+    /// Set an export's RAM quota: persisted first, applied after, so a
+    /// failure changes nothing.
     pub fn set_export_quota(&self, name: &str, quota: u64) -> Result<u64, String> {
+        let _ops = self.ops();
         let e = self.get(name).ok_or_else(|| format!("no export {}", name))?;
+        let mut cfg = e.config();
+        cfg.quota = quota;
+        self.persist(&cfg)?;
         let evicted = e.set_quota(quota);
-        self.persist(&e.config())?;
         info(&format!(
             "export {}: RAM quota set to {} bytes ({} pages evicted to the backing file)",
             name, quota, evicted

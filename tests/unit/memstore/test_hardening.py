@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from memmut.memstore import client as clientmod
 from tests.harness import memstore as process
 from tests.unit.memstore import nbdclient as nbd
 
@@ -121,3 +122,83 @@ def test_full_tmpfs_reads_zeros_and_writes_get_enospc(memstore_binary,
     finally:
         p.kill()
     assert p.proc.returncode == -9, p.log()
+
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def memstore_as_nobody(memstore_binary, short_dir):
+    """memmut-memstore running as uid/gid 65534 (root only): permissions
+    then apply to it, so a read-only state directory is really one."""
+    if os.geteuid() != 0:
+        pytest.skip('running memstore as another user needs root')
+    os.chmod(short_dir, 0o711)
+    state, sockets = (os.path.join(short_dir, d) for d in ('state', 'run'))
+    for d in (state, sockets):
+        os.mkdir(d)
+        os.chown(d, NOBODY, NOBODY)
+    p = process.MemstoreProcess(memstore_binary, state, sockets,
+                                log_path=os.path.join(short_dir, 'log'),
+                                user=NOBODY)
+    p.start()
+    yield p
+    p.kill()
+    os.chmod(state, 0o700)
+
+
+def test_delete_on_a_read_only_state_dir_fails_and_keeps_the_export(
+        memstore_as_nobody):
+    p = memstore_as_nobody
+    ctl = p.client()
+    info, _ = ctl.create_export('vm', 1 << 20)
+    c = nbd.NBDClient(info['socket']).connect()
+    assert c.write(0, b'k' * PAGE) == 0
+    os.chmod(p.state_dir, 0o500)
+    with pytest.raises(clientmod.MemstoreError, match='export kept'):
+        ctl.delete_export('vm', force=True)
+    # still listed, still served, and still there after a restart
+    assert ctl.get_export('vm')['stored_bytes'] == PAGE
+    assert c.read(0, PAGE) == (0, b'k' * PAGE)
+    c.disconnect()
+    ctl.close()
+    p.kill()
+    os.chmod(p.state_dir, 0o700)
+    p.start()
+    ctl = p.client()
+    assert ctl.get_export('vm')['stored_bytes'] == PAGE
+    # writable again: the delete goes through, and nothing comes back
+    ctl.delete_export('vm')
+    assert sorted(os.listdir(p.state_dir)) == ['memstore.lock']
+    ctl.close()
+
+
+def test_set_quota_that_fails_leaves_the_old_quota(memstore_as_nobody):
+    p = memstore_as_nobody
+    ctl = p.client()
+    ctl.create_export('vm', 1 << 20, quota=8 * PAGE)
+    c = nbd.NBDClient(p.socket_path('vm')).connect()
+    for i in range(8):
+        assert c.write(i * PAGE, b'q' * PAGE) == 0
+    os.chmod(p.state_dir, 0o500)
+    with pytest.raises(clientmod.MemstoreError, match='cannot write'):
+        ctl.set_quota('vm', PAGE)
+    e = ctl.get_export('vm')
+    assert (e['quota'], e['ram_bytes']) == (8 * PAGE, 8 * PAGE)
+    os.chmod(p.state_dir, 0o700)
+    assert ctl.set_quota('vm', PAGE) == 7
+    c.disconnect()
+    ctl.close()
+
+
+def test_create_that_cannot_persist_leaves_nothing(memstore_as_nobody):
+    p = memstore_as_nobody
+    ctl = p.client()
+    os.chmod(p.state_dir, 0o500)
+    with pytest.raises(clientmod.MemstoreError):
+        ctl.create_export('vm', 1 << 20)
+    assert ctl.list_exports() == []
+    assert not os.path.exists(p.socket_path('vm'))
+    os.chmod(p.state_dir, 0o700)
+    assert ctl.create_export('vm', 1 << 20)[1]
+    ctl.close()
