@@ -37,6 +37,7 @@ fn export_info(server: &Server, e: &Export) -> Value {
         "ram_bytes": g.ram().ram_bytes(),
         "stored_bytes": g.file().stored_pages() * PAGE_SIZE,
         "clients": e.clients.load(Ordering::SeqCst),
+        "pid": e.bound_pid(),
         "connections": e.connections.load(Ordering::SeqCst),
         "last_io": g.counters.last_io,
     })
@@ -70,6 +71,15 @@ fn field_u64(req: &Request, k: &str) -> Result<Option<u64>, String> {
             .as_u64()
             .map(Some)
             .ok_or_else(|| format!("{} must be a non-negative integer", k)),
+    }
+}
+
+/// `pid`: a process id (1 .. 2^31 - 1) or null/absent.
+fn field_pid(req: &Request) -> Result<Option<u32>, String> {
+    match field_u64(req, "pid")? {
+        None => Ok(None),
+        Some(p) if p >= 1 && p <= i32::MAX as u64 => Ok(Some(p as u32)),
+        Some(p) => Err(format!("pid {} out of range", p)),
     }
 }
 
@@ -124,8 +134,17 @@ pub fn handle(server: &Arc<Server>, req: &Request) -> Result<Value, String> {
                 size,
                 field_u64(req, "quota")?,
                 field_u64(req, "bucket_pages")?,
+                field_pid(req)?,
             )?;
             json!({"created": created, "export": export_info(server, &e)})
+        }
+        "bind" => {
+            let name = need_str(req, "name")?;
+            if !req.contains_key("pid") {
+                return Err("missing pid (a process id, or null to unbind)".into());
+            }
+            server.bind_export(name, field_pid(req)?)?;
+            json!({})
         }
         "delete" => {
             server.delete(need_str(req, "name")?, field_bool(req, "force")?)?;
@@ -266,7 +285,16 @@ fn serve_client(server: Arc<Server>, stream: UnixStream) -> io::Result<()> {
 pub fn serve(server: Arc<Server>, listener: UnixListener) {
     for stream in listener.incoming() {
         match stream {
-            Ok(s) => {
+            Ok(mut s) => {
+                // only memstore's user and root: the agent, admin tools
+                let verdict = crate::peer::peer_cred(&s)
+                    .map_err(|e| format!("cannot read peer credentials: {}", e))
+                    .and_then(|c| crate::peer::control_allowed(&c, crate::peer::own_uid()));
+                if let Err(why) = verdict {
+                    warn(&format!("control: {}", why));
+                    let _ = s.write_all(reply_line(Err(why)).as_bytes());
+                    continue;
+                }
                 let srv = server.clone();
                 let _ = thread::Builder::new().name("control".into()).spawn(move || {
                     if let Err(e) = serve_client(srv, s) {
@@ -379,7 +407,7 @@ mod tests {
         );
         assert_eq!(
             keys(&r["export"]),
-            "backing_file clients connections last_io name quota ram_bytes size socket stored_bytes"
+            "backing_file clients connections last_io name pid quota ram_bytes size socket stored_bytes"
         );
         assert_eq!(
             keys(&r["monitor"]),

@@ -16,5 +16,6 @@ pub mod geiger;
 pub mod log;
 pub mod monitor;
 pub mod nbd;
+pub mod peer;
 pub mod ram;
 pub mod server;

@@ -186,8 +186,15 @@ fn parse_go(data: &[u8]) -> Option<(&[u8], Vec<u16>)> {
     Some((name, reqs))
 }
 
-/// Server side of the fixed-newstyle handshake on `s`.
-pub fn handshake<S: Read + Write, E: ExportLookup>(s: &mut S, export: &E) -> io::Result<Handshake> {
+/// Server side of the fixed-newstyle handshake on `s`.  With `denied`
+/// (the peer may not open this export: the reason), every option that
+/// would reveal or open the export is refused with NBD_REP_ERR_POLICY and
+/// NBD_OPT_EXPORT_NAME closes the connection.
+pub fn handshake<S: Read + Write, E: ExportLookup>(
+    s: &mut S,
+    export: &E,
+    denied: Option<&str>,
+) -> io::Result<Handshake> {
     let mut hello = Vec::with_capacity(18);
     hello.extend_from_slice(&NBDMAGIC.to_be_bytes());
     hello.extend_from_slice(&IHAVEOPT.to_be_bytes());
@@ -218,6 +225,9 @@ pub fn handshake<S: Read + Write, E: ExportLookup>(s: &mut S, export: &E) -> io:
         s.read_exact(&mut data)?;
         match opt {
             OPT_EXPORT_NAME => {
+                if denied.is_some() {
+                    return Err(bad("NBD_OPT_EXPORT_NAME refused by policy"));
+                }
                 if !export.matches(&data) {
                     // no error reply exists for this option: close
                     return Err(bad("NBD_OPT_EXPORT_NAME for an unknown export"));
@@ -245,6 +255,10 @@ pub fn handshake<S: Read + Write, E: ExportLookup>(s: &mut S, export: &E) -> io:
                     opt_error(s, opt, REP_ERR_INVALID, "NBD_OPT_LIST takes no data")?;
                     continue;
                 }
+                if let Some(why) = denied {
+                    opt_error(s, opt, REP_ERR_POLICY, why)?;
+                    continue;
+                }
                 for name in export.names() {
                     let mut d = (name.len() as u32).to_be_bytes().to_vec();
                     d.extend_from_slice(name.as_bytes());
@@ -263,6 +277,10 @@ pub fn handshake<S: Read + Write, E: ExportLookup>(s: &mut S, export: &E) -> io:
                         continue;
                     }
                 };
+                if let Some(why) = denied {
+                    opt_error(s, opt, REP_ERR_POLICY, why)?;
+                    continue;
+                }
                 if !export.matches(name) {
                     opt_error(s, opt, REP_ERR_UNKNOWN, "no such export on this socket")?;
                     continue;
@@ -481,7 +499,23 @@ pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &
 pub fn serve_connection(stream: std::os::unix::net::UnixStream, export: &Export, id: u64) {
     let tag = format!("export {} conn {}", export.name, id);
     let mut s = stream;
-    match handshake(&mut s, export) {
+    // who connected, from the kernel; checked against the export's binding
+    let denied = match crate::peer::peer_cred(&s) {
+        Ok(c) => {
+            let v = crate::peer::export_allowed(&c, crate::peer::own_uid(), export.bound_pid());
+            match &v {
+                Ok(()) => info(&format!("{}: peer {}", tag, c)),
+                Err(why) => warn(&format!("{}: {}", tag, why)),
+            }
+            v.err()
+        }
+        Err(e) => {
+            let why = format!("cannot read peer credentials: {}", e);
+            warn(&format!("{}: {}", tag, why));
+            Some(why)
+        }
+    };
+    match handshake(&mut s, export, denied.as_deref()) {
         Ok(Handshake::Transmission) => {}
         Ok(Handshake::Aborted) => {
             info(&format!("{}: client aborted the handshake", tag));
@@ -552,7 +586,7 @@ mod tests {
     fn serve(mem: std::sync::Arc<Mem>) -> (UnixStream, thread::JoinHandle<io::Result<Handshake>>) {
         let (mut server, client) = UnixStream::pair().unwrap();
         let h = thread::spawn(move || {
-            let hs = handshake(&mut server, &*mem)?;
+            let hs = handshake(&mut server, &*mem, None)?;
             if hs == Handshake::Transmission {
                 let r = server.try_clone()?;
                 transmission(r, server, &*mem, "test")?;
@@ -749,6 +783,29 @@ mod tests {
         assert_eq!(reply(&mut c), (EIO, 6));
         request(&mut c, REQUEST_MAGIC, 0, CMD_DISC, 7, 0, 0, &[]);
         h.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn a_denied_peer_gets_policy_errors_and_no_export() {
+        let mem = std::sync::Arc::new(Mem::new(4096));
+        let run = |mem: std::sync::Arc<Mem>| {
+            let (mut server, client) = UnixStream::pair().unwrap();
+            let h = thread::spawn(move || handshake(&mut server, &*mem, Some("bound to pid 1")));
+            (client, h)
+        };
+        let (mut c, h) = run(mem.clone());
+        greet(&mut c);
+        opt(&mut c, OPT_GO, &go_data(b"", &[]));
+        let (_, k, d) = opt_reply_read(&mut c);
+        assert_eq!((k, &d[..]), (REP_ERR_POLICY, &b"bound to pid 1"[..]));
+        opt(&mut c, OPT_INFO, &go_data(b"vm1", &[]));
+        assert_eq!(opt_reply_read(&mut c).1, REP_ERR_POLICY);
+        opt(&mut c, OPT_LIST, &[]);
+        assert_eq!(opt_reply_read(&mut c).1, REP_ERR_POLICY);
+        opt(&mut c, OPT_EXPORT_NAME, b"vm1");
+        assert!(h.join().unwrap().is_err());
+        let mut b = [0u8; 1];
+        assert_eq!(c.read(&mut b).unwrap(), 0);
     }
 
     #[test]

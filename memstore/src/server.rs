@@ -298,6 +298,7 @@ impl Server {
         size: u64,
         quota: Option<u64>,
         bucket_pages: Option<u64>,
+        pid: Option<u32>,
     ) -> Result<(Arc<Export>, bool), String> {
         if !valid_name(name) {
             return Err(format!(
@@ -311,6 +312,9 @@ impl Server {
                 size, MAX_EXPORT_SIZE
             ));
         }
+        if let Some(p) = pid {
+            check_pid(p)?;
+        }
         let _ops = self.ops();
         if let Some(e) = self.get(name) {
             if e.size != size {
@@ -319,6 +323,9 @@ impl Server {
                     name, e.size, size
                 ));
             }
+            if pid.is_some() && pid != e.bound_pid() {
+                self.bind_locked(&e, pid)?;
+            }
             return Ok((e, false));
         }
         let cfg = ExportConfig {
@@ -326,6 +333,7 @@ impl Server {
             size,
             quota: quota.unwrap_or(size),
             bucket_pages: std::cmp::max(1, bucket_pages.unwrap_or(self.opts.bucket_pages)),
+            pid,
         };
         // a backing file without a state file is left over from a delete
         // that could not remove it: a new export starts empty
@@ -409,6 +417,30 @@ impl Server {
         Ok(())
     }
 
+    /// Bind an export to process `pid` (None: unbind): from then on only
+    /// that process, memstore's user and root may open it.  Connections
+    /// already open stay.  Persisted first, applied after.
+    pub fn bind_export(&self, name: &str, pid: Option<u32>) -> Result<(), String> {
+        if let Some(p) = pid {
+            check_pid(p)?;
+        }
+        let _ops = self.ops();
+        let e = self.get(name).ok_or_else(|| format!("no export {}", name))?;
+        self.bind_locked(&e, pid)
+    }
+
+    fn bind_locked(&self, e: &Export, pid: Option<u32>) -> Result<(), String> {
+        let mut cfg = e.config();
+        cfg.pid = pid;
+        self.persist(&cfg)?;
+        e.set_bound_pid(pid);
+        match pid {
+            Some(p) => info(&format!("export {}: bound to pid {}", e.name, p)),
+            None => info(&format!("export {}: unbound (any peer the socket mode lets in)", e.name)),
+        }
+        Ok(())
+    }
+
     /// Set an export's RAM quota: persisted first, applied after, so a
     /// failure changes nothing.
     pub fn set_export_quota(&self, name: &str, quota: u64) -> Result<u64, String> {
@@ -447,6 +479,14 @@ impl Server {
             quota, freed
         ));
         freed
+    }
+}
+
+fn check_pid(pid: u32) -> Result<(), String> {
+    if crate::peer::process_exists(pid) {
+        Ok(())
+    } else {
+        Err(format!("no process with pid {}", pid))
     }
 }
 
@@ -514,7 +554,7 @@ mod tests {
         fsutil::chmod(&d.join("state"), 0o755).unwrap(); // made by an older memstore
         let s = Server::new(Options::new(d.join("state"), d.join("sock"))).unwrap();
         let ctl = s.bind_control().unwrap();
-        s.create("a", 1 << 20, None, None).unwrap();
+        s.create("a", 1 << 20, None, None, None).unwrap();
         assert_eq!(mode(&d.join("state")), 0o700);
         assert_eq!(mode(&d.join("sock")), 0o700);
         assert_eq!(mode(&d.join("state/a.img")), 0o600);
@@ -534,7 +574,7 @@ mod tests {
         })
         .unwrap();
         let _ctl = s.bind_control().unwrap();
-        s.create("b", 1 << 20, None, None).unwrap();
+        s.create("b", 1 << 20, None, None, None).unwrap();
         if unsafe { libc::geteuid() } == 0 {
             assert_eq!(fs::metadata(d.join("b.sock")).unwrap().gid(), gid);
             assert_eq!(fs::metadata(&d).unwrap().gid(), gid);

@@ -2,9 +2,11 @@
 instance per state directory, peer credentials and export binding, full
 file systems, atomic control operations, bounded resources."""
 
+import json
 import os
 import stat
 import subprocess
+import sys
 
 import pytest
 
@@ -201,4 +203,132 @@ def test_create_that_cannot_persist_leaves_nothing(memstore_as_nobody):
     assert not os.path.exists(p.socket_path('vm'))
     os.chmod(p.state_dir, 0o700)
     assert ctl.create_export('vm', 1 << 20)[1]
+    ctl.close()
+
+
+# A peer as another user: waits for a line on stdin, then connects and
+# prints what it got (the control socket's reply, or the NBD_OPT_GO reply
+# type), so that the test can bind the export to its pid first.
+PEER = r'''
+import json, socket, struct, sys
+kind, path = sys.argv[1:]
+print('ready', flush=True)
+sys.stdin.readline()
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+try:
+    s.connect(path)
+except OSError as e:
+    print(json.dumps({'connect': e.errno}))
+    sys.exit()
+f = s.makefile('rwb')
+if kind == 'control':
+    try:    # a refused peer gets its reply at once, and the socket closed
+        f.write(b'{"v": 1, "op": "hello"}\n')
+        f.flush()
+    except OSError:
+        pass
+    print(f.readline().decode().strip() or '{"closed": true}')
+else:
+    f.read(18)
+    f.write(struct.pack('>I', 3))
+    f.write(struct.pack('>QII', 0x49484156454F5054, 7, 6) + bytes(6))
+    f.flush()
+    _, _, rtype, n = struct.unpack('>QIII', f.read(20))
+    print(json.dumps({'reply': rtype, 'msg': f.read(n).decode()}))
+'''
+
+
+def _python_for(uid):
+    """A Python interpreter user ``uid`` may run (the test's may live under
+    root's home)."""
+    for exe in (sys.executable, '/usr/bin/python3'):
+        try:
+            if subprocess.run([exe, '-c', ''], user=uid, group=uid,
+                              extra_groups=[], cwd='/').returncode == 0:
+                return exe
+        except OSError:
+            pass
+    pytest.skip('no Python interpreter that uid %d may run' % uid)
+
+
+class Peer:
+    def __init__(self, kind, path, uid=NOBODY):
+        self.proc = subprocess.Popen(
+            [_python_for(uid), '-c', PEER, kind, path], user=uid, group=uid,
+            extra_groups=[], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            cwd='/')
+        assert self.proc.stdout.readline() == b'ready\n'
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def go(self):
+        out, _ = self.proc.communicate(b'go\n', timeout=30)
+        return json.loads(out)
+
+
+@pytest.fixture
+def open_memstore(memstore_binary, short_dir):
+    """A memstore whose export sockets are open to group 65534 (QEMU's, in
+    the test) and whose control socket an operator opened to everyone
+    (mode 0666): what is left to keep strangers out is the peer check."""
+    if os.geteuid() != 0:
+        pytest.skip('peers of another uid need root')
+    os.chmod(short_dir, 0o711)
+    p = process.MemstoreProcess(memstore_binary, short_dir,
+                                log_path=os.path.join(short_dir, 'log'),
+                                extra_args=['--nbd-socket-group',
+                                            str(NOBODY)])
+    p.start()
+    yield p
+    p.kill()
+
+
+def test_control_socket_refuses_other_users(open_memstore):
+    p = open_memstore
+    os.chmod(p.socket_dir, 0o711)
+    os.chmod(p.control_path, 0o666)
+    r = Peer('control', p.control_path).go()
+    assert r['ok'] is False and 'refused' in r['error'], r
+    assert 'uid %d' % NOBODY in r['error']
+    assert 'control: peer pid' in p.log()
+    # root and memstore's own user still get in
+    assert p.client().hello()['ok']
+
+
+def test_export_bound_to_a_pid_refuses_every_other_peer(open_memstore):
+    p = open_memstore
+    ctl = p.client()
+    ctl.create_export('vm1', 1 << 20)
+    ctl.create_export('vm2', 1 << 20)
+    qemu1 = Peer('nbd', p.socket_path('vm1'))
+    qemu2 = Peer('nbd', p.socket_path('vm1'))      # another VM's QEMU
+    ctl.bind_export('vm1', qemu1.pid)
+    assert ctl.get_export('vm1')['pid'] == qemu1.pid
+    assert qemu1.go()['reply'] == nbd.REP_INFO
+    r = qemu2.go()
+    assert r['reply'] == nbd.REP_ERR_POLICY, r
+    assert 'bound to pid %d' % qemu1.pid in r['msg']
+    assert ('refused: the export is bound to pid %d' % qemu1.pid
+            in p.log())
+    # an unbound export: the socket's group decides
+    assert Peer('nbd', p.socket_path('vm2')).go()['reply'] == nbd.REP_INFO
+    # root (admin tools) may open a bound export
+    c = nbd.NBDClient(p.socket_path('vm1')).connect()
+    c.disconnect()
+    # the binding survives a restart; unbinding opens it to the group again
+    p.kill()
+    p.start()
+    ctl = p.client()
+    assert ctl.get_export('vm1')['pid'] == qemu1.pid
+    assert Peer('nbd', p.socket_path('vm1')).go()['reply'] == (
+        nbd.REP_ERR_POLICY)
+    ctl.bind_export('vm1', None)
+    assert Peer('nbd', p.socket_path('vm1')).go()['reply'] == nbd.REP_INFO
+    with pytest.raises(clientmod.MemstoreError, match='no process'):
+        ctl.bind_export('vm1', 2 ** 31 - 2)
+    with pytest.raises(clientmod.MemstoreError, match='missing pid'):
+        ctl.call('bind', name='vm1')
     ctl.close()

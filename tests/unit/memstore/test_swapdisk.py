@@ -31,6 +31,13 @@ class FakeDriver(fakes.NullDriver):
         self.vms = {}
         self.calls = []
         self.refuse = None          # a SwapDiskRefused to raise
+        self.pids = {}              # uuid -> QEMU pid (or an exception)
+
+    def qemu_pid(self, uuid):
+        pid = self.pids.get(uuid)
+        if isinstance(pid, Exception):
+            raise pid
+        return pid
 
     def _vm(self, uuid):
         if self.refuse is not None:
@@ -238,3 +245,43 @@ def test_agent_gives_adopted_vms_a_swap_disk_only_when_enabled(memstore):
     on._adopt(v)
     assert driver.vms[v.uuid].live
     assert on._memstore_read(v) is not None
+
+
+def test_the_export_follows_the_qemu_pid(manager, memstore, caplog):
+    import os
+    import subprocess
+    caplog.set_level(logging.INFO)
+    v = vm()
+    drv = manager.driver
+    drv.vms[v.uuid] = FakeVM()
+    qemu = subprocess.Popen(['sleep', '60'])
+    try:
+        drv.pids[v.uuid] = qemu.pid
+        assert manager.ensure(v)
+        assert manager.client.get_export(v.uuid)['pid'] == qemu.pid
+        assert ('memstore export %s bound to QEMU pid %d'
+                % (v.uuid, qemu.pid)) in caplog.text
+        caplog.clear()
+        manager.follow(v)                         # unchanged: no call
+        assert 'bound' not in caplog.text
+        drv.pids[v.uuid] = os.getpid()            # a restarted QEMU
+        manager.follow(v)
+        assert manager.client.get_export(v.uuid)['pid'] == os.getpid()
+        drv.pids[v.uuid] = None                   # shut off: next boot
+        manager.follow(v)
+        assert manager.client.get_export(v.uuid)['pid'] is None
+        assert 'unbound (no QEMU process)' in caplog.text
+        drv.pids[v.uuid] = RuntimeError('pid file unreadable')
+        assert not manager.bind(v)
+        assert 'keeps its binding' in caplog.text
+        drv.pids[v.uuid] = qemu.pid
+        manager.forget(v.uuid)
+        manager.follow(v)                         # forgotten: not followed
+        assert manager.client.get_export(v.uuid)['pid'] is None
+        # [memstore] bind_qemu_pid = false: never bound
+        off = _manager(memstore, driver=drv, bind_qemu_pid=False)
+        assert off.ensure(v)
+        assert off.client.get_export(v.uuid)['pid'] is None
+    finally:
+        qemu.kill()
+        qemu.wait()
