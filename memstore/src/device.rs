@@ -48,9 +48,8 @@ pub fn errno(e: &std::io::Error) -> Errno {
     e.raw_os_error().unwrap_or(libc::EIO)
 }
 
-/// A device in memory, for the layers' tests; `fail` makes every request
-/// fail with `fail_errno` (EIO by default).
-#[cfg(test)]
+/// A device in memory, for the layers' tests and the fuzzers; `fail`
+/// makes every request fail with `fail_errno` (EIO by default).
 pub struct MemDevice {
     pub data: Vec<u8>,
     pub fail: bool,
@@ -58,7 +57,6 @@ pub struct MemDevice {
     pub flushes: u64,
 }
 
-#[cfg(test)]
 impl MemDevice {
     pub fn new(size: usize) -> MemDevice {
         MemDevice {
@@ -78,7 +76,6 @@ impl MemDevice {
     }
 }
 
-#[cfg(test)]
 impl Device for MemDevice {
     fn size(&self) -> u64 {
         self.data.len() as u64

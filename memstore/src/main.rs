@@ -24,6 +24,15 @@ usage: memmut-memstore --state-dir DIR [options]
                        sockets (QEMU's): they are then 0660 and the socket
                        dir 0710; without it they are 0600 (memstore's user
                        only).  The control socket is always 0600.
+  --max-connections N  NBD connections open at once, all exports
+                       together; more are refused, logged (default 256)
+  --handshake-timeout SECONDS
+                       time a client has to finish the NBD handshake
+                       (default 10; 0: no limit)
+  --request-buffer-budget SIZE
+                       memory for READ/WRITE buffers in flight, all
+                       connections together; requests are served in chunks
+                       of at most 1 MiB that wait for it (default 64M)
   --pidfile PATH       write the process id there once serving
   --version            print the version and exit
 
@@ -54,6 +63,7 @@ fn main() {
     let mut event_ring: usize = 65536;
     let mut pidfile: Option<PathBuf> = None;
     let mut nbd_socket_gid: Option<u32> = None;
+    let mut limits = memstore::limits::Limits::default();
     // nothing memstore creates is for other users unless said so
     // SAFETY: umask(2) cannot fail
     unsafe {
@@ -98,6 +108,29 @@ fn main() {
                     fsutil::group_id(&v).unwrap_or_else(|| die(&format!("bad --nbd-socket-group {:?}: no such group", v))),
                 )
             }
+            "--max-connections" => {
+                let v = value();
+                limits.max_connections = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .unwrap_or_else(|| die(&format!("bad --max-connections {:?}", v)))
+            }
+            "--handshake-timeout" => {
+                let v = value();
+                limits.handshake_timeout = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| s.is_finite() && *s >= 0.0 && *s <= 86400.0)
+                    .map(std::time::Duration::from_secs_f64)
+                    .unwrap_or_else(|| die(&format!("bad --handshake-timeout {:?}", v)))
+            }
+            "--request-buffer-budget" => {
+                let v = value();
+                limits.request_buffer_budget = parse_size(&v)
+                    .filter(|n| *n >= 4096)
+                    .unwrap_or_else(|| die(&format!("bad --request-buffer-budget {:?} (at least 4K)", v)))
+            }
             "--pidfile" => pidfile = Some(PathBuf::from(value())),
             "--version" => {
                 println!(
@@ -123,6 +156,7 @@ fn main() {
         bucket_pages,
         event_ring,
         nbd_socket_gid,
+        limits,
     };
     let server = match Server::new(opts.clone()) {
         Ok(s) => s,

@@ -16,6 +16,7 @@
 
 use crate::device::Device;
 use crate::export::{Export, Layers};
+use crate::limits::{Budget, Limits};
 use crate::log::{info, warn};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::sync::atomic::Ordering;
@@ -378,12 +379,20 @@ pub fn validate(cmd: u16, flags: u16, off: u64, len: u32, size: u64) -> Option<u
 }
 
 /// Serve requests until the client disconnects.  Replies are batched: they
-/// are flushed when no further request is already buffered.
-pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &str) -> io::Result<()> {
-    let mut r = BufReader::with_capacity(256 << 10, r);
-    let mut w = BufWriter::with_capacity(256 << 10, w);
+/// are flushed when no further request is already buffered.  READ and
+/// WRITE payloads go through buffers of at most `budget.chunk()` bytes
+/// taken from `budget` (see `limits.rs`).
+pub fn transmission<R: Read, W: Write, B: Backend>(
+    r: R,
+    w: W,
+    store: &B,
+    budget: &Budget,
+    tag: &str,
+) -> io::Result<()> {
+    // small per-connection buffers: they are outside the budget
+    let mut r = BufReader::with_capacity(64 << 10, r);
+    let mut w = BufWriter::with_capacity(64 << 10, w);
     let mut hdr = [0u8; 28];
-    let mut data: Vec<u8> = Vec::new();
     let mut out: Vec<u8> = Vec::with_capacity(16);
     loop {
         if r.buffer().is_empty() {
@@ -436,30 +445,68 @@ pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &
         }
         match cmd {
             CMD_READ => {
-                data.resize(len as usize, 0);
-                match store.lock().read(off, &mut data) {
-                    Ok(()) => {
-                        reply_header(&mut out, 0, cookie);
-                        w.write_all(&out)?;
-                        w.write_all(&data)?;
+                // chunk by chunk, each buffer taken from the global budget
+                // and freed once sent: a 32 MiB READ never holds 32 MiB
+                let len = len as usize;
+                let mut done = 0usize;
+                if len == 0 {
+                    reply_header(&mut out, 0, cookie);
+                    w.write_all(&out)?;
+                }
+                while done < len {
+                    let n = std::cmp::min(budget.chunk(), len - done);
+                    let _grant = budget.acquire(n);
+                    let mut buf = vec![0u8; n];
+                    let at = off + done as u64;
+                    let r = store.lock().read(at, &mut buf);
+                    match r {
+                        Ok(()) => {
+                            if done == 0 {
+                                reply_header(&mut out, 0, cookie);
+                                w.write_all(&out)?;
+                            }
+                            w.write_all(&buf)?;
+                        }
+                        Err(e) if done == 0 => {
+                            warn(&format!("{}: read at {} failed: errno {}", tag, at, e));
+                            reply_header(&mut out, nbd_error(e), cookie);
+                            w.write_all(&out)?;
+                            break;
+                        }
+                        Err(e) => {
+                            // the reply's header said success: a simple
+                            // reply cannot take it back, the connection
+                            // ends (the client retries on a new one)
+                            w.flush()?;
+                            return Err(io::Error::new(
+                                io::ErrorKind::Other,
+                                format!("read at {} failed mid-reply: errno {}: closing", at, e),
+                            ));
+                        }
                     }
-                    Err(e) => {
-                        warn(&format!("{}: read at {} failed: errno {}", tag, off, e));
-                        reply_header(&mut out, EIO, cookie);
-                        w.write_all(&out)?;
-                    }
+                    done += n;
                 }
             }
             CMD_WRITE => {
-                data.resize(len as usize, 0);
-                r.read_exact(&mut data)?;
-                let err = match store.lock().write(off, &data, fua) {
-                    Ok(()) => 0,
-                    Err(e) => {
-                        warn(&format!("{}: write at {} failed: errno {}", tag, off, e));
-                        nbd_error(e)
+                // the payload is read and stored chunk by chunk too
+                let len = len as usize;
+                let mut done = 0usize;
+                let mut err = 0;
+                while done < len {
+                    let n = std::cmp::min(budget.chunk(), len - done);
+                    let _grant = budget.acquire(n);
+                    let mut buf = vec![0u8; n];
+                    r.read_exact(&mut buf)?;
+                    let at = off + done as u64;
+                    if err == 0 {
+                        let res = store.lock().write(at, &buf, fua);
+                        if let Err(e) = res {
+                            warn(&format!("{}: write at {} failed: errno {}", tag, at, e));
+                            err = nbd_error(e);
+                        }
                     }
-                };
+                    done += n;
+                }
                 reply_header(&mut out, err, cookie);
                 w.write_all(&out)?;
             }
@@ -496,7 +543,13 @@ pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &
 }
 
 /// Handshake then transmission on one accepted connection.
-pub fn serve_connection(stream: std::os::unix::net::UnixStream, export: &Export, id: u64) {
+pub fn serve_connection(
+    stream: std::os::unix::net::UnixStream,
+    export: &Export,
+    id: u64,
+    limits: &Limits,
+    budget: &Budget,
+) {
     let tag = format!("export {} conn {}", export.name, id);
     let mut s = stream;
     // who connected, from the kernel; checked against the export's binding
@@ -515,7 +568,26 @@ pub fn serve_connection(stream: std::os::unix::net::UnixStream, export: &Export,
             Some(why)
         }
     };
-    match handshake(&mut s, export, denied.as_deref()) {
+    // a client that does not finish the handshake in time is dropped
+    let t = Some(limits.handshake_timeout).filter(|d| !d.is_zero());
+    let hs = s
+        .set_read_timeout(t)
+        .and_then(|_| s.set_write_timeout(t))
+        .and_then(|_| handshake(&mut s, export, denied.as_deref()))
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+                e.kind(),
+                format!("no handshake within {:?} (--handshake-timeout)", limits.handshake_timeout),
+            ),
+            _ => e,
+        })
+        .and_then(|h| {
+            // an idle swap disk is normal: no timeout once transmitting
+            s.set_read_timeout(None)?;
+            s.set_write_timeout(None)?;
+            Ok(h)
+        });
+    match hs {
         Ok(Handshake::Transmission) => {}
         Ok(Handshake::Aborted) => {
             info(&format!("{}: client aborted the handshake", tag));
@@ -536,7 +608,7 @@ pub fn serve_connection(stream: std::os::unix::net::UnixStream, export: &Export,
             return;
         }
     };
-    let r = transmission(reader, s, export, &tag);
+    let r = transmission(reader, s, export, budget, &tag);
     export.clients.fetch_sub(1, Ordering::SeqCst);
     match r {
         Ok(()) => info(&format!("{}: client disconnected", tag)),
@@ -544,44 +616,78 @@ pub fn serve_connection(stream: std::os::unix::net::UnixStream, export: &Export,
     }
 }
 
+/// An in-memory export named "vm1", for the protocol tests and the
+/// fuzzers.
+pub struct Mem(pub std::sync::Mutex<crate::device::MemDevice>);
+
+impl Mem {
+    pub fn new(size: usize) -> Mem {
+        Mem(std::sync::Mutex::new(crate::device::MemDevice::new(size)))
+    }
+}
+
+impl ExportLookup for Mem {
+    fn matches(&self, name: &[u8]) -> bool {
+        name.is_empty() || name == b"vm1"
+    }
+    fn size(&self) -> u64 {
+        self.0.lock().map(|d| d.size()).unwrap_or(0)
+    }
+    fn names(&self) -> Vec<String> {
+        vec!["vm1".into()]
+    }
+}
+
+impl Backend for Mem {
+    type Layers = crate::device::MemDevice;
+    fn size(&self) -> u64 {
+        ExportLookup::size(self)
+    }
+    fn lock(&self) -> MutexGuard<'_, crate::device::MemDevice> {
+        match self.0.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+}
+
+/// One client stream in, replies thrown away: what the NBD fuzzer feeds
+/// the handshake and the transmission phase.
+pub struct Scripted<'a> {
+    pub input: &'a [u8],
+}
+
+impl Read for Scripted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.input.read(buf)
+    }
+}
+
+impl Write for Scripted<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Serve the whole client stream `input` against `mem` (the fuzz target's
+/// body); errors are the connection ending, as on a socket.
+pub fn serve_script(input: &[u8], mem: &Mem, denied: Option<&str>) {
+    let mut s = Scripted { input };
+    if let Ok(Handshake::Transmission) = handshake(&mut s, mem, denied) {
+        let rest = s.input;
+        let budget = Budget::new(4 << 20);
+        let _ = transmission(Scripted { input: rest }, io::sink(), mem, &budget, "fuzz");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::MemDevice;
     use std::os::unix::net::UnixStream;
-    use std::sync::Mutex;
     use std::thread;
-
-    /// An in-memory export for protocol tests.
-    struct Mem(Mutex<MemDevice>);
-
-    impl Mem {
-        fn new(size: usize) -> Mem {
-            Mem(Mutex::new(MemDevice::new(size)))
-        }
-    }
-
-    impl ExportLookup for Mem {
-        fn matches(&self, name: &[u8]) -> bool {
-            name.is_empty() || name == b"vm1"
-        }
-        fn size(&self) -> u64 {
-            self.lock().size()
-        }
-        fn names(&self) -> Vec<String> {
-            vec!["vm1".into()]
-        }
-    }
-
-    impl Backend for Mem {
-        type Layers = MemDevice;
-        fn size(&self) -> u64 {
-            self.lock().size()
-        }
-        fn lock(&self) -> MutexGuard<'_, MemDevice> {
-            self.0.lock().unwrap()
-        }
-    }
 
     fn serve(mem: std::sync::Arc<Mem>) -> (UnixStream, thread::JoinHandle<io::Result<Handshake>>) {
         let (mut server, client) = UnixStream::pair().unwrap();
@@ -589,7 +695,7 @@ mod tests {
             let hs = handshake(&mut server, &*mem, None)?;
             if hs == Handshake::Transmission {
                 let r = server.try_clone()?;
-                transmission(r, server, &*mem, "test")?;
+                transmission(r, server, &*mem, &Budget::new(1 << 20), "test")?;
             }
             Ok(hs)
         });

@@ -7,6 +7,7 @@
 
 use crate::export::{valid_name, Export, ExportConfig, MAX_EXPORT_SIZE};
 use crate::fsutil;
+use crate::limits::{Budget, Limits};
 use crate::log::{error, info, warn};
 use crate::nbd;
 use crate::ram::Host;
@@ -17,7 +18,7 @@ use std::net::Shutdown;
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -31,6 +32,7 @@ pub struct Options {
     pub event_ring: usize,
     /// Group of the NBD sockets (0660); None: 0600, memstore's user only.
     pub nbd_socket_gid: Option<u32>,
+    pub limits: Limits,
 }
 
 impl Options {
@@ -43,6 +45,7 @@ impl Options {
             bucket_pages: 256,
             event_ring: 65536,
             nbd_socket_gid: None,
+            limits: Limits::default(),
         }
     }
 }
@@ -59,6 +62,7 @@ pub struct Server {
     pub host: Arc<Host>,
     exports: Mutex<BTreeMap<String, Entry>>,
     next_conn: Arc<AtomicU64>,
+    shared: Arc<ConnShared>,
     ops: Mutex<()>,
     /// flocks on the state (and socket) directory, held while we live
     _locks: Vec<fs::File>,
@@ -119,11 +123,17 @@ impl Server {
             }
             locks.push(fsutil::lock_dir(&opts.socket_dir)?);
         }
+        let shared = Arc::new(ConnShared {
+            budget: Budget::new(opts.limits.request_buffer_budget),
+            limits: opts.limits.clone(),
+            open: AtomicUsize::new(0),
+        });
         Ok(Arc::new(Server {
             host: Arc::new(Host::new(opts.host_quota)),
             opts,
             exports: Mutex::new(BTreeMap::new()),
             next_conn: Arc::new(AtomicU64::new(1)),
+            shared,
             ops: Mutex::new(()),
             _locks: locks,
         }))
@@ -236,11 +246,16 @@ impl Server {
             }
         }
         let conns: Arc<Mutex<HashMap<u64, UnixStream>>> = Arc::new(Mutex::new(HashMap::new()));
-        let (ex, cs, ids) = (export.clone(), conns.clone(), self.next_conn.clone());
+        let (ex, cs, ids, sh) = (
+            export.clone(),
+            conns.clone(),
+            self.next_conn.clone(),
+            self.shared.clone(),
+        );
         let spawned = listener.try_clone().and_then(|accept| {
             thread::Builder::new()
                 .name(format!("accept-{}", cfg.name))
-                .spawn(move || accept_loop(accept, ex, cs, ids))
+                .spawn(move || accept_loop(accept, ex, cs, ids, sh))
         });
         if let Err(e) = spawned {
             if persist {
@@ -490,11 +505,29 @@ fn check_pid(pid: u32) -> Result<(), String> {
     }
 }
 
+/// What every NBD connection shares: the limits, the request-buffer
+/// budget, the count of open connections.
+pub struct ConnShared {
+    pub limits: Limits,
+    pub budget: Budget,
+    pub open: AtomicUsize,
+}
+
+/// Gives a connection's slot back when its thread ends, however it ends.
+struct Slot(Arc<ConnShared>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 fn accept_loop(
     listener: UnixListener,
     export: Arc<Export>,
     conns: Arc<Mutex<HashMap<u64, UnixStream>>>,
     ids: Arc<AtomicU64>,
+    shared: Arc<ConnShared>,
 ) {
     loop {
         let stream = match listener.accept() {
@@ -512,13 +545,29 @@ fn accept_loop(
             return;
         }
         let id = ids.fetch_add(1, Ordering::SeqCst);
+        // one thread per connection: bounded, or a flood of connections
+        // would take every thread and its stack
+        let open = shared.open.fetch_add(1, Ordering::SeqCst);
+        let slot = Slot(shared.clone());
+        if open >= shared.limits.max_connections {
+            let who = crate::peer::peer_cred(&stream)
+                .map(|c| c.to_string())
+                .unwrap_or_else(|_| "unknown peer".into());
+            warn(&format!(
+                "export {}: refused connection {} from {}: {} NBD connections open (--max-connections {})",
+                export.name, id, who, open, shared.limits.max_connections
+            ));
+            drop(slot);
+            continue;
+        }
         export.connections.fetch_add(1, Ordering::SeqCst);
         if let (Ok(clone), Ok(mut c)) = (stream.try_clone(), conns.lock()) {
             c.insert(id, clone);
         }
-        let (ex, cs) = (export.clone(), conns.clone());
+        let (ex, cs, sh) = (export.clone(), conns.clone(), shared.clone());
         let spawned = thread::Builder::new().name(format!("nbd-{}", id)).spawn(move || {
-            nbd::serve_connection(stream, &ex, id);
+            let _slot = slot;
+            nbd::serve_connection(stream, &ex, id, &sh.limits, &sh.budget);
             if let Ok(mut c) = cs.lock() {
                 c.remove(&id);
             }

@@ -2,6 +2,7 @@
 instance per state directory, peer credentials and export binding, full
 file systems, atomic control operations, bounded resources."""
 
+import concurrent.futures
 import json
 import os
 import stat
@@ -332,3 +333,101 @@ def test_export_bound_to_a_pid_refuses_every_other_peer(open_memstore):
     with pytest.raises(clientmod.MemstoreError, match='missing pid'):
         ctl.call('bind', name='vm1')
     ctl.close()
+
+
+def vm_kib(pid, field):
+    with open('/proc/%d/status' % pid) as f:
+        for line in f:
+            if line.startswith(field + ':'):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def test_rss_stays_bounded_with_24_clients_reading_32_mib(memstore, ctl):
+    # default options: the request-buffer budget is 64 MiB.  Before it,
+    # each connection allocated its whole 32 MiB reply (RSS +768 MiB).
+    info, _ = ctl.create_export('big', 64 << 20, quota=0)
+    clients = [nbd.NBDClient(info['socket'], timeout=60).connect()
+               for _ in range(24)]
+    base = vm_kib(memstore.pid, 'VmRSS')
+    for i, c in enumerate(clients):
+        # nobody reads the replies yet: every connection is stuck writing
+        c.request(nbd.CMD_READ, (i % 2) * (32 << 20), 32 << 20)
+    ctl.hello()                                   # requests were taken in
+
+    def take_reply(c):
+        header = c.recv(16)
+        assert header[4:8] == bytes(4), header               # error 0
+        data = bytearray(32 << 20)
+        view, got = memoryview(data), 0
+        while got < len(data):
+            n = c.sock.recv_into(view[got:])
+            assert n, 'closed after %d bytes' % got
+            got += n
+        assert data.count(0) == len(data)
+        c.disconnect()
+
+    with concurrent.futures.ThreadPoolExecutor(len(clients)) as pool:
+        for f in [pool.submit(take_reply, c) for c in clients]:
+            f.result()
+    peak = vm_kib(memstore.pid, 'VmHWM')
+    grown = (peak - base) * 1024
+    # budget 64 MiB + 24 connections' 128 KiB buffers + stacks, with margin
+    assert grown < 160 << 20, 'RSS peak grew by %d MiB' % (grown >> 20)
+
+
+def test_large_requests_are_served_in_chunks_of_the_budget(
+        memstore_binary, short_dir):
+    p = process.MemstoreProcess(
+        memstore_binary, short_dir, log_path=os.path.join(short_dir, 'log'),
+        extra_args=['--request-buffer-budget', '64K'])
+    p.start()
+    try:
+        info, _ = p.client().create_export('c', 8 << 20, quota=1 << 20)
+        c = nbd.NBDClient(info['socket']).connect()
+        data = os.urandom(3 << 20)
+        assert c.write(4096 + 7, data) == 0
+        assert c.read(4096 + 7, len(data)) == (0, data)
+        assert c.read(0, 8 << 20)[1][4096 + 7:4096 + 7 + len(data)] == data
+        # above the maximum block size: refused, stream still in step
+        assert c.read(0, (32 << 20) + 1) == (nbd.EINVAL, b'')
+        assert c.read(0, 4) == (0, bytes(4))
+        c.disconnect()
+    finally:
+        p.kill()
+
+
+def test_connections_over_the_limit_are_refused_and_slow_handshakes_cut(
+        memstore_binary, short_dir):
+    p = process.MemstoreProcess(
+        memstore_binary, short_dir, log_path=os.path.join(short_dir, 'log'),
+        extra_args=['--max-connections', '3', '--handshake-timeout', '1'])
+    p.start()
+    try:
+        info, _ = p.client().create_export('m', 1 << 20)
+        held = [nbd.NBDClient(info['socket']).connect() for _ in range(3)]
+        extra = nbd.NBDClient(info['socket'], timeout=30)
+        assert extra.closed_by_server()             # refused at once
+        assert '(--max-connections 3)' in p.log()
+        held.pop().disconnect()
+        # a slot is free again (once the connection's thread has ended)
+        for _ in range(100):
+            again = nbd.NBDClient(info['socket'], timeout=30)
+            try:
+                again.connect()
+                break
+            except (nbd.Closed, OSError, AssertionError):
+                again.close()
+        else:
+            pytest.fail('no connection accepted after one was closed')
+        again.disconnect()
+        # a client that never completes the handshake is dropped
+        silent = nbd.NBDClient(info['socket'], timeout=30)
+        silent.recv(18)                               # the greeting only
+        assert silent.closed_by_server()
+        assert 'no handshake within 1s (--handshake-timeout)' in p.log()
+        for c in held:
+            assert c.read(0, 4) == (0, bytes(4))      # unaffected
+            c.disconnect()
+    finally:
+        p.kill()
