@@ -285,3 +285,38 @@ def test_the_export_follows_the_qemu_pid(manager, memstore, caplog):
     finally:
         qemu.kill()
         qemu.wait()
+
+
+def test_the_agent_rebinds_at_every_poll(memstore):
+    import os
+    import subprocess
+    from memmut.agent import manager as agent_manager
+
+    class PollDriver(FakeDriver):
+        def host_info(self):
+            return virt_driver.HostInfo(memory_total_kb=8 << 20,
+                                        memory_free_kb=4 << 20,
+                                        cpu_count=2, cpu_util=0.1)
+
+        def list_vms(self):
+            return [vm(u) for u in self.vms]
+
+    conf = private_conf(memstore={'enabled': True,
+                                  'socket_dir': memstore.socket_dir,
+                                  'swap_size_mb': 4})
+    driver = PollDriver()
+    v = vm()
+    driver.vms[v.uuid] = FakeVM()
+    qemu = subprocess.Popen(['sleep', '60'])
+    try:
+        driver.pids[v.uuid] = qemu.pid
+        agent = agent_manager.AgentManager(conf, driver, None)
+        agent.poll_once()                              # adopts: ensure
+        ctl = agent.swapdisks.client
+        assert ctl.get_export(v.uuid)['pid'] == qemu.pid
+        driver.pids[v.uuid] = os.getpid()              # QEMU restarted
+        agent.poll_once()
+        assert ctl.get_export(v.uuid)['pid'] == os.getpid()
+    finally:
+        qemu.kill()
+        qemu.wait()
