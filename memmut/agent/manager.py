@@ -135,6 +135,9 @@ class AgentManager:
             for vm in vms:
                 if vm.uuid not in self._adopted:
                     self._adopt(vm)
+                elif self.swapdisks is not None:
+                    # a restarted QEMU has a new pid: follow it
+                    self.swapdisks.follow(vm)
             self.estimates = self.estimation.estimate(vms, now)
             self._actuate(vms, now)
             for vm in vms:
@@ -164,6 +167,8 @@ class AgentManager:
                 LOG.info('VM %s left this host', gone)
                 self.samples.pop(gone)
                 self._adopted.discard(gone)
+                if self.swapdisks is not None:
+                    self.swapdisks.forget(gone)
             self.seq += 1
             report = objects.HostReport(
                 host=self.host, boot_id=self.boot_id, seq=self.seq,

@@ -73,6 +73,16 @@ opts = [
                     '9.2 silently drops <reconnect delay/> from NBD disks, '
                     'and without it a restarted memmut-memstore means '
                     'guest I/O errors.'),
+    cfg.BoolOpt('bind_qemu_pid',
+                default=True,
+                help='Bind each VM\'s export to the pid of the VM\'s QEMU '
+                     '(from the hypervisor driver), so that memmut-memstore '
+                     'lets no other process but its own user and root open '
+                     'that swap disk. The agent re-binds when the QEMU pid '
+                     'changes and unbinds while the VM has no QEMU (so that '
+                     'the next boot can connect). A driver that knows no '
+                     'pid (sim) leaves exports unbound. See "Trust model" '
+                     'in doc/source/memstore.rst.'),
     cfg.IntOpt('histogram_bucket_pages',
                default=256, min=1,
                help='Reuse-distance histogram bucket size, in 4 KiB pages, '

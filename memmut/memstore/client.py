@@ -98,12 +98,22 @@ class ControlClient:
     def hello(self):
         return self.call('hello')
 
-    def create_export(self, name, size, quota=None, bucket_pages=None):
-        """Create (or find, same size) an export; returns (info, created)."""
+    def create_export(self, name, size, quota=None, bucket_pages=None,
+                      pid=None):
+        """Create (or find, same size) an export; returns (info, created).
+        ``pid`` binds it (see :meth:`bind_export`)."""
+        fields = {}
+        if pid is not None:
+            fields['pid'] = int(pid)
         reply = self.call('create', name=name, size=int(size),
                           quota=None if quota is None else int(quota),
-                          bucket_pages=bucket_pages)
+                          bucket_pages=bucket_pages, **fields)
         return reply['export'], reply['created']
+
+    def bind_export(self, name, pid):
+        """Let only process ``pid`` (the VM's QEMU; besides memstore's user
+        and root) open export ``name`` over NBD; ``None`` unbinds."""
+        self.call('bind', name=name, pid=None if pid is None else int(pid))
 
     def delete_export(self, name, force=False):
         self.call('delete', name=name, force=bool(force))

@@ -37,6 +37,7 @@ fn export_info(server: &Server, e: &Export) -> Value {
         "ram_bytes": g.ram().ram_bytes(),
         "stored_bytes": g.file().stored_pages() * PAGE_SIZE,
         "clients": e.clients.load(Ordering::SeqCst),
+        "pid": e.bound_pid(),
         "connections": e.connections.load(Ordering::SeqCst),
         "last_io": g.counters.last_io,
     })
@@ -73,6 +74,15 @@ fn field_u64(req: &Request, k: &str) -> Result<Option<u64>, String> {
     }
 }
 
+/// `pid`: a process id (1 .. 2^31 - 1) or null/absent.
+fn field_pid(req: &Request) -> Result<Option<u32>, String> {
+    match field_u64(req, "pid")? {
+        None => Ok(None),
+        Some(p) if p >= 1 && p <= i32::MAX as u64 => Ok(Some(p as u32)),
+        Some(p) => Err(format!("pid {} out of range", p)),
+    }
+}
+
 fn need_u64(req: &Request, k: &str) -> Result<u64, String> {
     field_u64(req, k)?.ok_or_else(|| format!("missing {}", k))
 }
@@ -91,8 +101,49 @@ fn field_bool(req: &Request, k: &str) -> Result<bool, String> {
     }
 }
 
-/// Handle one request object; returns the reply's fields (without v/ok).
-pub fn handle(server: &Arc<Server>, req: &Request) -> Result<Value, String> {
+/// A control request, parsed and checked (types and ranges; whether the
+/// export exists is the server's business).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    Hello,
+    Create {
+        name: String,
+        size: u64,
+        quota: Option<u64>,
+        bucket_pages: Option<u64>,
+        pid: Option<u32>,
+    },
+    Bind {
+        name: String,
+        pid: Option<u32>,
+    },
+    Delete {
+        name: String,
+        force: bool,
+    },
+    List,
+    SetQuota {
+        name: String,
+        quota: u64,
+    },
+    SetHostQuota {
+        quota: u64,
+    },
+    Stats {
+        name: String,
+        reset: bool,
+        percentile: f64,
+    },
+    Events {
+        name: String,
+        since: u64,
+        max: usize,
+    },
+}
+
+/// Check a request object's version and fields: a pure function (no
+/// server), fuzzed by memstore/fuzz.
+pub fn parse_request(req: &Request) -> Result<Op, String> {
     match req.get("v") {
         Some(v) if v.as_u64() == Some(PROTOCOL_VERSION) => {}
         Some(v) => {
@@ -103,9 +154,79 @@ pub fn handle(server: &Arc<Server>, req: &Request) -> Result<Value, String> {
         }
         None => return Err("missing protocol version \"v\"".into()),
     }
-    let op = need_str(req, "op")?;
+    let name = || need_str(req, "name").map(str::to_string);
+    Ok(match need_str(req, "op")? {
+        "hello" => Op::Hello,
+        "create" => Op::Create {
+            name: name()?,
+            size: need_u64(req, "size")?,
+            quota: field_u64(req, "quota")?,
+            bucket_pages: field_u64(req, "bucket_pages")?,
+            pid: field_pid(req)?,
+        },
+        "bind" => {
+            let name = name()?;
+            if !req.contains_key("pid") {
+                return Err("missing pid (a process id, or null to unbind)".into());
+            }
+            Op::Bind {
+                name,
+                pid: field_pid(req)?,
+            }
+        }
+        "delete" => Op::Delete {
+            name: name()?,
+            force: field_bool(req, "force")?,
+        },
+        "list" => Op::List,
+        "set_quota" => Op::SetQuota {
+            name: name()?,
+            quota: need_u64(req, "quota")?,
+        },
+        "set_host_quota" => Op::SetHostQuota {
+            quota: need_u64(req, "quota")?,
+        },
+        "stats" => {
+            let name = name()?;
+            let percentile = match req.get("percentile") {
+                None | Some(Value::Null) => 95.0,
+                Some(v) => v
+                    .as_f64()
+                    .filter(|p| *p > 0.0 && *p <= 100.0)
+                    .ok_or("percentile must be in (0, 100]")?,
+            };
+            Op::Stats {
+                name,
+                reset: field_bool(req, "reset")?,
+                percentile,
+            }
+        }
+        "events" => Op::Events {
+            name: name()?,
+            since: field_u64(req, "since")?.unwrap_or(0),
+            max: std::cmp::min(field_u64(req, "max")?.unwrap_or(4096), MAX_EVENTS as u64) as usize,
+        },
+        other => return Err(format!("unknown op {:?}", other)),
+    })
+}
+
+/// Parse one request line (JSON object) into an `Op`: pure.
+pub fn parse_line(line: &[u8]) -> Result<Op, String> {
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Object(req)) => parse_request(&req),
+        Ok(_) => Err("a request must be a JSON object".into()),
+        Err(e) => Err(format!("malformed JSON: {}", e)),
+    }
+}
+
+/// Handle one request object; returns the reply's fields (without v/ok).
+pub fn handle(server: &Arc<Server>, req: &Request) -> Result<Value, String> {
+    execute(server, parse_request(req)?)
+}
+
+fn execute(server: &Arc<Server>, op: Op) -> Result<Value, String> {
     let out = match op {
-        "hello" => json!({
+        Op::Hello => json!({
             "server": "memmut-memstore",
             "version": env!("CARGO_PKG_VERSION"),
             "protocol": PROTOCOL_VERSION,
@@ -116,22 +237,25 @@ pub fn handle(server: &Arc<Server>, req: &Request) -> Result<Value, String> {
             "state_dir": server.opts.state_dir.to_string_lossy(),
             "socket_dir": server.opts.socket_dir.to_string_lossy(),
         }),
-        "create" => {
-            let name = need_str(req, "name")?;
-            let size = need_u64(req, "size")?;
-            let (e, created) = server.create(
-                name,
-                size,
-                field_u64(req, "quota")?,
-                field_u64(req, "bucket_pages")?,
-            )?;
+        Op::Create {
+            name,
+            size,
+            quota,
+            bucket_pages,
+            pid,
+        } => {
+            let (e, created) = server.create(&name, size, quota, bucket_pages, pid)?;
             json!({"created": created, "export": export_info(server, &e)})
         }
-        "delete" => {
-            server.delete(need_str(req, "name")?, field_bool(req, "force")?)?;
+        Op::Bind { name, pid } => {
+            server.bind_export(&name, pid)?;
             json!({})
         }
-        "list" => {
+        Op::Delete { name, force } => {
+            server.delete(&name, force)?;
+            json!({})
+        }
+        Op::List => {
             let list: Vec<Value> = server
                 .names()
                 .iter()
@@ -140,25 +264,20 @@ pub fn handle(server: &Arc<Server>, req: &Request) -> Result<Value, String> {
                 .collect();
             json!({ "exports": list })
         }
-        "set_quota" => {
-            let n = server.set_export_quota(need_str(req, "name")?, need_u64(req, "quota")?)?;
+        Op::SetQuota { name, quota } => {
+            let n = server.set_export_quota(&name, quota)?;
             json!({ "evicted_pages": n })
         }
-        "set_host_quota" => {
-            let freed = server.set_host_quota(need_u64(req, "quota")?);
+        Op::SetHostQuota { quota } => {
+            let freed = server.set_host_quota(quota);
             json!({ "evicted_bytes": freed })
         }
-        "stats" => {
-            let name = need_str(req, "name")?;
-            let percent = match req.get("percentile") {
-                None | Some(Value::Null) => 95.0,
-                Some(v) => v
-                    .as_f64()
-                    .filter(|p| *p > 0.0 && *p <= 100.0)
-                    .ok_or("percentile must be in (0, 100]")?,
-            };
-            let reset = field_bool(req, "reset")?;
-            let e = server.get(name).ok_or_else(|| format!("no export {}", name))?;
+        Op::Stats {
+            name,
+            reset,
+            percentile: percent,
+        } => {
+            let e = server.get(&name).ok_or_else(|| format!("no export {}", name))?;
             let export = export_info(server, &e);
             let mut g = e.lock();
             let counters = json!(StatsCounters {
@@ -184,11 +303,8 @@ pub fn handle(server: &Arc<Server>, req: &Request) -> Result<Value, String> {
             }
             json!({"export": export, "counters": counters, "monitor": mon})
         }
-        "events" => {
-            let name = need_str(req, "name")?;
-            let e = server.get(name).ok_or_else(|| format!("no export {}", name))?;
-            let since = field_u64(req, "since")?.unwrap_or(0);
-            let max = std::cmp::min(field_u64(req, "max")?.unwrap_or(4096) as usize, MAX_EVENTS);
+        Op::Events { name, since, max } => {
+            let e = server.get(&name).ok_or_else(|| format!("no export {}", name))?;
             let g = e.lock();
             let first = g.geiger.first_seq();
             let (events, next) = g.geiger.events_since(since, max);
@@ -203,13 +319,12 @@ pub fn handle(server: &Arc<Server>, req: &Request) -> Result<Value, String> {
                 "lost": first.saturating_sub(since),
             })
         }
-        other => return Err(format!("unknown op {:?}", other)),
     };
     Ok(out)
 }
 
 /// `{"v": 1, "ok": true, <fields>}` or `{"v": 1, "ok": false, "error": why}`, one line.
-fn reply_line(result: Result<Value, String>) -> String {
+pub fn reply_line(result: Result<Value, String>) -> String {
     let (ok, mut reply) = match result {
         Ok(fields) => (true, fields),
         Err(e) => (false, json!({ "error": e })),
@@ -223,22 +338,15 @@ fn reply_line(result: Result<Value, String>) -> String {
 
 /// Parse and handle one request line.
 pub fn handle_line(server: &Arc<Server>, line: &[u8]) -> String {
-    let result = match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(req)) => {
-            let r = handle(server, &req);
-            if let Err(e) = &r {
-                warn(&format!(
-                    "control: request {} failed: {}",
-                    String::from_utf8_lossy(line).trim(),
-                    e
-                ));
-            }
-            r
-        }
-        Ok(_) => Err("a request must be a JSON object".into()),
-        Err(e) => Err(format!("malformed JSON: {}", e)),
-    };
-    reply_line(result)
+    let r = parse_line(line).and_then(|op| execute(server, op));
+    if let Err(e) = &r {
+        warn(&format!(
+            "control: request {} failed: {}",
+            String::from_utf8_lossy(line).trim(),
+            e
+        ));
+    }
+    reply_line(r)
 }
 
 fn serve_client(server: Arc<Server>, stream: UnixStream) -> io::Result<()> {
@@ -266,7 +374,16 @@ fn serve_client(server: Arc<Server>, stream: UnixStream) -> io::Result<()> {
 pub fn serve(server: Arc<Server>, listener: UnixListener) {
     for stream in listener.incoming() {
         match stream {
-            Ok(s) => {
+            Ok(mut s) => {
+                // only memstore's user and root: the agent, admin tools
+                let verdict = crate::peer::peer_cred(&s)
+                    .map_err(|e| format!("cannot read peer credentials: {}", e))
+                    .and_then(|c| crate::peer::control_allowed(&c, crate::peer::own_uid()));
+                if let Err(why) = verdict {
+                    warn(&format!("control: {}", why));
+                    let _ = s.write_all(reply_line(Err(why)).as_bytes());
+                    continue;
+                }
                 let srv = server.clone();
                 let _ = thread::Builder::new().name("control".into()).spawn(move || {
                     if let Err(e) = serve_client(srv, s) {
@@ -289,11 +406,9 @@ mod tests {
         let d = std::env::temp_dir().join(format!("memstore-ctl-{}-{}", tag, std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         Server::new(Options {
-            state_dir: d.join("state"),
-            socket_dir: d.clone(),
-            host_quota: 1 << 30,
             bucket_pages: 1,
             event_ring: 100,
+            ..Options::new(d.join("state"), d.clone())
         })
         .unwrap()
     }
@@ -381,7 +496,7 @@ mod tests {
         );
         assert_eq!(
             keys(&r["export"]),
-            "backing_file clients connections last_io name quota ram_bytes size socket stored_bytes"
+            "backing_file clients connections last_io name pid quota ram_bytes size socket stored_bytes"
         );
         assert_eq!(
             keys(&r["monitor"]),

@@ -48,35 +48,34 @@ pub fn errno(e: &std::io::Error) -> Errno {
     e.raw_os_error().unwrap_or(libc::EIO)
 }
 
-/// A device in memory, for the layers' tests; `fail` makes every request
-/// fail with EIO.
-#[cfg(test)]
+/// A device in memory, for the layers' tests and the fuzzers; `fail`
+/// makes every request fail with `fail_errno` (EIO by default).
 pub struct MemDevice {
     pub data: Vec<u8>,
     pub fail: bool,
+    pub fail_errno: Errno,
     pub flushes: u64,
 }
 
-#[cfg(test)]
 impl MemDevice {
     pub fn new(size: usize) -> MemDevice {
         MemDevice {
             data: vec![0; size],
             fail: false,
+            fail_errno: libc::EIO,
             flushes: 0,
         }
     }
 
     fn check(&self) -> Result<(), Errno> {
         if self.fail {
-            Err(libc::EIO)
+            Err(self.fail_errno)
         } else {
             Ok(())
         }
     }
 }
 
-#[cfg(test)]
 impl Device for MemDevice {
     fn size(&self) -> u64 {
         self.data.len() as u64

@@ -19,7 +19,7 @@ use crate::ram::{Host, RamTier};
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// An export's layers, top to bottom.
@@ -47,6 +47,10 @@ pub struct ExportConfig {
     pub quota: u64,
     #[serde(default = "one")]
     pub bucket_pages: u64,
+    /// The only process (besides memstore's user and root) that may open
+    /// the export: the VM's QEMU, told by the agent (`bind`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
 }
 
 fn one() -> u64 {
@@ -74,6 +78,8 @@ pub struct Export {
     pub clients: AtomicUsize,
     pub connections: AtomicU64,
     pub deleted: AtomicBool,
+    /// `ExportConfig::pid`, 0 for none (no process has pid 0)
+    bound_pid: AtomicU32,
 }
 
 impl Export {
@@ -98,6 +104,7 @@ impl Export {
             clients: AtomicUsize::new(0),
             connections: AtomicU64::new(0),
             deleted: AtomicBool::new(false),
+            bound_pid: AtomicU32::new(cfg.pid.unwrap_or(0)),
         })
     }
 
@@ -116,7 +123,19 @@ impl Export {
             size: self.size,
             quota: g.ram().quota(),
             bucket_pages: g.geiger.bucket_pages,
+            pid: self.bound_pid(),
         }
+    }
+
+    pub fn bound_pid(&self) -> Option<u32> {
+        match self.bound_pid.load(Ordering::SeqCst) {
+            0 => None,
+            p => Some(p),
+        }
+    }
+
+    pub fn set_bound_pid(&self, pid: Option<u32>) {
+        self.bound_pid.store(pid.unwrap_or(0), Ordering::SeqCst)
     }
 
     /// Set the RAM quota; returns the pages evicted.
@@ -139,7 +158,6 @@ impl Export {
 mod tests {
     use super::*;
     use crate::device::Device;
-    use std::sync::atomic::Ordering;
 
     fn tmpdir(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("memstore-test-{}-{}", tag, std::process::id()));
@@ -154,6 +172,7 @@ mod tests {
             size,
             quota,
             bucket_pages: 1,
+            pid: None,
         };
         Export::open(dir, &cfg, host.clone(), 16).unwrap()
     }
@@ -202,6 +221,7 @@ mod tests {
             size: 16 * 4096,
             quota: 1 << 20,
             bucket_pages: 1,
+            pid: None,
         };
         let b = Export::open(&dir, &cfg, host.clone(), 0).unwrap();
         a.lock().write(0, &[1; 8192], false).unwrap();
@@ -258,6 +278,11 @@ mod tests {
         assert!(serde_json::from_slice::<ExportConfig>(br#"{"name":"a","size":1}"#).is_err());
         let again: ExportConfig = serde_json::from_slice(&serde_json::to_vec(&cfg).unwrap()).unwrap();
         assert_eq!(again, cfg);
+        assert_eq!(cfg.pid, None);
+        let bound = ExportConfig { pid: Some(42), ..cfg };
+        let json = serde_json::to_string(&bound).unwrap();
+        assert!(json.contains("\"pid\":42"), "{}", json);
+        assert_eq!(serde_json::from_str::<ExportConfig>(&json).unwrap(), bound);
     }
 
     #[test]

@@ -6,13 +6,15 @@
 //! memstore does not lose; the kernel writes it back asynchronously, and a
 //! FLUSH or FUA write makes it durable with `fdatasync`.  Blocks are
 //! reserved with `fallocate` before the first write into a hole, so a full
-//! file system is an ENOSPC reply, not a SIGBUS.  The file always holds
+//! file system is an ENOSPC reply, not a SIGBUS; reads of pages that were
+//! never written are answered from the bitmap without touching the
+//! mapping, for the same reason.  The file always holds
 //! every acknowledged page, so the tiers above are caches of it and a
 //! restarted memstore serves every page from it.
 
 use crate::device::{covers, errno, pages, Device, Errno, PAGE_SIZE};
 use memmap2::{Advice, MmapMut, MmapOptions};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
@@ -61,12 +63,8 @@ pub struct FileBackend {
 impl FileBackend {
     /// Open (or create, `size` bytes) the backing file at `path`.
     pub fn open(path: &Path, size: u64) -> io::Result<FileBackend> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
+        // 0600: the file holds a guest's swapped-out memory
+        let file = crate::fsutil::open_private(path)?;
         let len = file.metadata()?.len();
         if len == 0 {
             file.set_len(size)?;
@@ -155,8 +153,29 @@ impl Device for FileBackend {
     }
 
     fn read(&mut self, off: u64, buf: &mut [u8]) -> Result<(), Errno> {
-        let off = off as usize;
-        buf.copy_from_slice(&self.map[off..off + buf.len()]);
+        // A page never written (or trimmed whole) is a hole: its zeros come
+        // from the bitmap, not the mapping.  Reading a hole through a
+        // shared mapping makes tmpfs allocate a page, and on a full tmpfs
+        // that is a SIGBUS that kills every export (issue 17).
+        let end = off + buf.len() as u64;
+        let mut pos = off;
+        while pos < end {
+            let page = pos / PAGE_SIZE;
+            let stored = self.stored.get(page);
+            // the run of pages with the same state
+            let mut q = page + 1;
+            while q * PAGE_SIZE < end && self.stored.get(q) == stored {
+                q += 1;
+            }
+            let run_end = std::cmp::min(q * PAGE_SIZE, end);
+            let dst = &mut buf[(pos - off) as usize..(run_end - off) as usize];
+            if stored {
+                dst.copy_from_slice(&self.map[pos as usize..run_end as usize]);
+            } else {
+                dst.fill(0);
+            }
+            pos = run_end;
+        }
         Ok(())
     }
 
@@ -168,10 +187,11 @@ impl Device for FileBackend {
         self.reserve(range.clone())?;
         let o = off as usize;
         self.map[o..o + data.len()].copy_from_slice(data);
+        // the data is in the file now, whether or not the sync below works
+        range.for_each(|p| self.stored.set(p));
         if fua {
             self.sync()?;
         }
-        range.for_each(|p| self.stored.set(p));
         Ok(())
     }
 
@@ -260,5 +280,46 @@ mod tests {
         f.read(PAGE_SIZE - 1, &mut b).unwrap();
         assert_eq!(b, [0, 7]);
         assert!(FileBackend::open(&p, size + PAGE_SIZE).is_err());
+    }
+
+    /// The bytes of `path` that the file system allocated.
+    fn allocated(p: &Path) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).unwrap().blocks() * 512
+    }
+
+    #[test]
+    fn never_written_pages_are_read_without_touching_the_file() {
+        // on tmpfs (where a read fault on a hole allocates) when there is one
+        let shm = Path::new("/dev/shm");
+        let p = if shm.is_dir() {
+            let d = shm.join(format!("memstore-file-holes-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            std::fs::create_dir_all(&d).unwrap();
+            d.join("e.img")
+        } else {
+            path("holes")
+        };
+        let size = 64 * PAGE_SIZE;
+        let mut f = FileBackend::open(&p, size).unwrap();
+        f.write(3 * PAGE_SIZE + 10, &[9; 20], false).unwrap();
+        f.write(40 * PAGE_SIZE, &[4; PAGE], false).unwrap();
+        let before = allocated(&p);
+        let mut buf = vec![1u8; size as usize];
+        f.read(0, &mut buf).unwrap();
+        // the data is there, every other byte is zero ...
+        assert!(buf[3 * PAGE + 10..3 * PAGE + 30].iter().all(|&b| b == 9));
+        assert!(buf[40 * PAGE..41 * PAGE].iter().all(|&b| b == 4));
+        let nonzero = buf.iter().filter(|&&b| b != 0).count();
+        assert_eq!(nonzero, 20 + PAGE);
+        // ... and no hole was faulted in (on tmpfs a read fault on a hole
+        // of a shared mapping allocates a page: SIGBUS when it is full)
+        assert_eq!(allocated(&p), before);
+        let mut odd = vec![1u8; 3 * PAGE + 7];
+        f.read(PAGE_SIZE - 3, &mut odd).unwrap();
+        assert_eq!(&odd[2 * PAGE + 13..2 * PAGE + 33], &[9; 20]);
+        assert_eq!(allocated(&p), before);
+        drop(f);
+        let _ = std::fs::remove_dir_all(p.parent().unwrap());
     }
 }

@@ -3,9 +3,9 @@
 //! a control socket.  See doc/source/memstore.rst.
 
 use memstore::control;
+use memstore::fsutil;
 use memstore::log::{error, info};
 use memstore::server::{Options, Server};
-use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
 use std::process::exit;
 
@@ -19,6 +19,20 @@ usage: memmut-memstore --state-dir DIR [options]
   --bucket-pages N     default reuse-distance histogram bucket, in 4 KiB
                        pages (default 256 = 1 MiB)
   --event-ring N       recent page events kept per export (default 65536)
+  --nbd-socket-group GROUP
+                       group (name or gid) that may connect to the export
+                       sockets (QEMU's): they are then 0660 and the socket
+                       dir 0710; without it they are 0600 (memstore's user
+                       only).  The control socket is always 0600.
+  --max-connections N  NBD connections open at once, all exports
+                       together; more are refused, logged (default 256)
+  --handshake-timeout SECONDS
+                       time a client has to finish the NBD handshake
+                       (default 10; 0: no limit)
+  --request-buffer-budget SIZE
+                       memory for READ/WRITE buffers in flight, all
+                       connections together; requests are served in chunks
+                       of at most 1 MiB that wait for it (default 64M)
   --pidfile PATH       write the process id there once serving
   --version            print the version and exit
 
@@ -48,6 +62,13 @@ fn main() {
     let mut bucket_pages: u64 = 256;
     let mut event_ring: usize = 65536;
     let mut pidfile: Option<PathBuf> = None;
+    let mut nbd_socket_gid: Option<u32> = None;
+    let mut limits = memstore::limits::Limits::default();
+    // nothing memstore creates is for other users unless said so
+    // SAFETY: umask(2) cannot fail
+    unsafe {
+        libc::umask(0o077);
+    }
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let (key, inline) = match a.split_once('=') {
@@ -81,6 +102,35 @@ fn main() {
                     .parse()
                     .unwrap_or_else(|_| die(&format!("bad --event-ring {:?}", v)))
             }
+            "--nbd-socket-group" => {
+                let v = value();
+                nbd_socket_gid = Some(
+                    fsutil::group_id(&v).unwrap_or_else(|| die(&format!("bad --nbd-socket-group {:?}: no such group", v))),
+                )
+            }
+            "--max-connections" => {
+                let v = value();
+                limits.max_connections = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .unwrap_or_else(|| die(&format!("bad --max-connections {:?}", v)))
+            }
+            "--handshake-timeout" => {
+                let v = value();
+                limits.handshake_timeout = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| s.is_finite() && *s >= 0.0 && *s <= 86400.0)
+                    .map(std::time::Duration::from_secs_f64)
+                    .unwrap_or_else(|| die(&format!("bad --handshake-timeout {:?}", v)))
+            }
+            "--request-buffer-budget" => {
+                let v = value();
+                limits.request_buffer_budget = parse_size(&v)
+                    .filter(|n| *n >= 4096)
+                    .unwrap_or_else(|| die(&format!("bad --request-buffer-budget {:?} (at least 4K)", v)))
+            }
             "--pidfile" => pidfile = Some(PathBuf::from(value())),
             "--version" => {
                 println!(
@@ -105,9 +155,16 @@ fn main() {
         host_quota,
         bucket_pages,
         event_ring,
+        nbd_socket_gid,
+        limits,
     };
     let server = match Server::new(opts.clone()) {
         Ok(s) => s,
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            // another instance holds the directories: say who, one line
+            eprintln!("memmut-memstore: {}", e);
+            exit(1)
+        }
         Err(e) => {
             error(&format!(
                 "cannot create {} / {}: {}",
@@ -120,8 +177,7 @@ fn main() {
     };
     let restored = server.load_all();
     let control_path = opts.socket_dir.join("control.sock");
-    let _ = std::fs::remove_file(&control_path);
-    let listener = match UnixListener::bind(&control_path) {
+    let listener = match server.bind_control() {
         Ok(l) => l,
         Err(e) => {
             error(&format!("cannot listen on {}: {}", control_path.display(), e));

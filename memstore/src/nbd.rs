@@ -16,6 +16,7 @@
 
 use crate::device::Device;
 use crate::export::{Export, Layers};
+use crate::limits::{Budget, Limits};
 use crate::log::{info, warn};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::sync::atomic::Ordering;
@@ -186,8 +187,15 @@ fn parse_go(data: &[u8]) -> Option<(&[u8], Vec<u16>)> {
     Some((name, reqs))
 }
 
-/// Server side of the fixed-newstyle handshake on `s`.
-pub fn handshake<S: Read + Write, E: ExportLookup>(s: &mut S, export: &E) -> io::Result<Handshake> {
+/// Server side of the fixed-newstyle handshake on `s`.  With `denied`
+/// (the peer may not open this export: the reason), every option that
+/// would reveal or open the export is refused with NBD_REP_ERR_POLICY and
+/// NBD_OPT_EXPORT_NAME closes the connection.
+pub fn handshake<S: Read + Write, E: ExportLookup>(
+    s: &mut S,
+    export: &E,
+    denied: Option<&str>,
+) -> io::Result<Handshake> {
     let mut hello = Vec::with_capacity(18);
     hello.extend_from_slice(&NBDMAGIC.to_be_bytes());
     hello.extend_from_slice(&IHAVEOPT.to_be_bytes());
@@ -218,6 +226,9 @@ pub fn handshake<S: Read + Write, E: ExportLookup>(s: &mut S, export: &E) -> io:
         s.read_exact(&mut data)?;
         match opt {
             OPT_EXPORT_NAME => {
+                if denied.is_some() {
+                    return Err(bad("NBD_OPT_EXPORT_NAME refused by policy"));
+                }
                 if !export.matches(&data) {
                     // no error reply exists for this option: close
                     return Err(bad("NBD_OPT_EXPORT_NAME for an unknown export"));
@@ -245,6 +256,10 @@ pub fn handshake<S: Read + Write, E: ExportLookup>(s: &mut S, export: &E) -> io:
                     opt_error(s, opt, REP_ERR_INVALID, "NBD_OPT_LIST takes no data")?;
                     continue;
                 }
+                if let Some(why) = denied {
+                    opt_error(s, opt, REP_ERR_POLICY, why)?;
+                    continue;
+                }
                 for name in export.names() {
                     let mut d = (name.len() as u32).to_be_bytes().to_vec();
                     d.extend_from_slice(name.as_bytes());
@@ -263,6 +278,10 @@ pub fn handshake<S: Read + Write, E: ExportLookup>(s: &mut S, export: &E) -> io:
                         continue;
                     }
                 };
+                if let Some(why) = denied {
+                    opt_error(s, opt, REP_ERR_POLICY, why)?;
+                    continue;
+                }
                 if !export.matches(name) {
                     opt_error(s, opt, REP_ERR_UNKNOWN, "no such export on this socket")?;
                     continue;
@@ -318,6 +337,17 @@ impl Backend for Export {
     }
 }
 
+/// The NBD error for an errno from the layers.  The protocol has a short
+/// list (EPERM, EIO, ENOMEM, EINVAL, ENOSPC, EOVERFLOW, ENOTSUP,
+/// ESHUTDOWN); a full file system or quota is ENOSPC for every command
+/// that writes, the rest is EIO.
+pub fn nbd_error(e: i32) -> u32 {
+    match e {
+        libc::ENOSPC | libc::EDQUOT => ENOSPC,
+        _ => EIO,
+    }
+}
+
 fn reply_header(w: &mut Vec<u8>, error: u32, cookie: u64) {
     w.extend_from_slice(&SIMPLE_REPLY_MAGIC.to_be_bytes());
     w.extend_from_slice(&error.to_be_bytes());
@@ -349,12 +379,20 @@ pub fn validate(cmd: u16, flags: u16, off: u64, len: u32, size: u64) -> Option<u
 }
 
 /// Serve requests until the client disconnects.  Replies are batched: they
-/// are flushed when no further request is already buffered.
-pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &str) -> io::Result<()> {
-    let mut r = BufReader::with_capacity(256 << 10, r);
-    let mut w = BufWriter::with_capacity(256 << 10, w);
+/// are flushed when no further request is already buffered.  READ and
+/// WRITE payloads go through buffers of at most `budget.chunk()` bytes
+/// taken from `budget` (see `limits.rs`).
+pub fn transmission<R: Read, W: Write, B: Backend>(
+    r: R,
+    w: W,
+    store: &B,
+    budget: &Budget,
+    tag: &str,
+) -> io::Result<()> {
+    // small per-connection buffers: they are outside the budget
+    let mut r = BufReader::with_capacity(64 << 10, r);
+    let mut w = BufWriter::with_capacity(64 << 10, w);
     let mut hdr = [0u8; 28];
-    let mut data: Vec<u8> = Vec::new();
     let mut out: Vec<u8> = Vec::with_capacity(16);
     loop {
         if r.buffer().is_empty() {
@@ -407,34 +445,68 @@ pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &
         }
         match cmd {
             CMD_READ => {
-                data.resize(len as usize, 0);
-                match store.lock().read(off, &mut data) {
-                    Ok(()) => {
-                        reply_header(&mut out, 0, cookie);
-                        w.write_all(&out)?;
-                        w.write_all(&data)?;
+                // chunk by chunk, each buffer taken from the global budget
+                // and freed once sent: a 32 MiB READ never holds 32 MiB
+                let len = len as usize;
+                let mut done = 0usize;
+                if len == 0 {
+                    reply_header(&mut out, 0, cookie);
+                    w.write_all(&out)?;
+                }
+                while done < len {
+                    let n = std::cmp::min(budget.chunk(), len - done);
+                    let _grant = budget.acquire(n);
+                    let mut buf = vec![0u8; n];
+                    let at = off + done as u64;
+                    let r = store.lock().read(at, &mut buf);
+                    match r {
+                        Ok(()) => {
+                            if done == 0 {
+                                reply_header(&mut out, 0, cookie);
+                                w.write_all(&out)?;
+                            }
+                            w.write_all(&buf)?;
+                        }
+                        Err(e) if done == 0 => {
+                            warn(&format!("{}: read at {} failed: errno {}", tag, at, e));
+                            reply_header(&mut out, nbd_error(e), cookie);
+                            w.write_all(&out)?;
+                            break;
+                        }
+                        Err(e) => {
+                            // the reply's header said success: a simple
+                            // reply cannot take it back, the connection
+                            // ends (the client retries on a new one)
+                            w.flush()?;
+                            return Err(io::Error::new(
+                                io::ErrorKind::Other,
+                                format!("read at {} failed mid-reply: errno {}: closing", at, e),
+                            ));
+                        }
                     }
-                    Err(e) => {
-                        warn(&format!("{}: read at {} failed: errno {}", tag, off, e));
-                        reply_header(&mut out, EIO, cookie);
-                        w.write_all(&out)?;
-                    }
+                    done += n;
                 }
             }
             CMD_WRITE => {
-                data.resize(len as usize, 0);
-                r.read_exact(&mut data)?;
-                let err = match store.lock().write(off, &data, fua) {
-                    Ok(()) => 0,
-                    Err(e) => {
-                        warn(&format!("{}: write at {} failed: errno {}", tag, off, e));
-                        if e == libc::ENOSPC {
-                            ENOSPC
-                        } else {
-                            EIO
+                // the payload is read and stored chunk by chunk too
+                let len = len as usize;
+                let mut done = 0usize;
+                let mut err = 0;
+                while done < len {
+                    let n = std::cmp::min(budget.chunk(), len - done);
+                    let _grant = budget.acquire(n);
+                    let mut buf = vec![0u8; n];
+                    r.read_exact(&mut buf)?;
+                    let at = off + done as u64;
+                    if err == 0 {
+                        let res = store.lock().write(at, &buf, fua);
+                        if let Err(e) = res {
+                            warn(&format!("{}: write at {} failed: errno {}", tag, at, e));
+                            err = nbd_error(e);
                         }
                     }
-                };
+                    done += n;
+                }
                 reply_header(&mut out, err, cookie);
                 w.write_all(&out)?;
             }
@@ -450,7 +522,7 @@ pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &
                     Ok(()) => 0,
                     Err(e) => {
                         warn(&format!("{}: trim/zero at {} failed: errno {}", tag, off, e));
-                        EIO
+                        nbd_error(e)
                     }
                 };
                 reply_header(&mut out, err, cookie);
@@ -471,10 +543,51 @@ pub fn transmission<R: Read, W: Write, B: Backend>(r: R, w: W, store: &B, tag: &
 }
 
 /// Handshake then transmission on one accepted connection.
-pub fn serve_connection(stream: std::os::unix::net::UnixStream, export: &Export, id: u64) {
+pub fn serve_connection(
+    stream: std::os::unix::net::UnixStream,
+    export: &Export,
+    id: u64,
+    limits: &Limits,
+    budget: &Budget,
+) {
     let tag = format!("export {} conn {}", export.name, id);
     let mut s = stream;
-    match handshake(&mut s, export) {
+    // who connected, from the kernel; checked against the export's binding
+    let denied = match crate::peer::peer_cred(&s) {
+        Ok(c) => {
+            let v = crate::peer::export_allowed(&c, crate::peer::own_uid(), export.bound_pid());
+            match &v {
+                Ok(()) => info(&format!("{}: peer {}", tag, c)),
+                Err(why) => warn(&format!("{}: {}", tag, why)),
+            }
+            v.err()
+        }
+        Err(e) => {
+            let why = format!("cannot read peer credentials: {}", e);
+            warn(&format!("{}: {}", tag, why));
+            Some(why)
+        }
+    };
+    // a client that does not finish the handshake in time is dropped
+    let t = Some(limits.handshake_timeout).filter(|d| !d.is_zero());
+    let hs = s
+        .set_read_timeout(t)
+        .and_then(|_| s.set_write_timeout(t))
+        .and_then(|_| handshake(&mut s, export, denied.as_deref()))
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+                e.kind(),
+                format!("no handshake within {:?} (--handshake-timeout)", limits.handshake_timeout),
+            ),
+            _ => e,
+        })
+        .and_then(|h| {
+            // an idle swap disk is normal: no timeout once transmitting
+            s.set_read_timeout(None)?;
+            s.set_write_timeout(None)?;
+            Ok(h)
+        });
+    match hs {
         Ok(Handshake::Transmission) => {}
         Ok(Handshake::Aborted) => {
             info(&format!("{}: client aborted the handshake", tag));
@@ -495,7 +608,7 @@ pub fn serve_connection(stream: std::os::unix::net::UnixStream, export: &Export,
             return;
         }
     };
-    let r = transmission(reader, s, export, &tag);
+    let r = transmission(reader, s, export, budget, &tag);
     export.clients.fetch_sub(1, Ordering::SeqCst);
     match r {
         Ok(()) => info(&format!("{}: client disconnected", tag)),
@@ -503,52 +616,86 @@ pub fn serve_connection(stream: std::os::unix::net::UnixStream, export: &Export,
     }
 }
 
+/// An in-memory export named "vm1", for the protocol tests and the
+/// fuzzers.
+pub struct Mem(pub std::sync::Mutex<crate::device::MemDevice>);
+
+impl Mem {
+    pub fn new(size: usize) -> Mem {
+        Mem(std::sync::Mutex::new(crate::device::MemDevice::new(size)))
+    }
+}
+
+impl ExportLookup for Mem {
+    fn matches(&self, name: &[u8]) -> bool {
+        name.is_empty() || name == b"vm1"
+    }
+    fn size(&self) -> u64 {
+        self.0.lock().map(|d| d.size()).unwrap_or(0)
+    }
+    fn names(&self) -> Vec<String> {
+        vec!["vm1".into()]
+    }
+}
+
+impl Backend for Mem {
+    type Layers = crate::device::MemDevice;
+    fn size(&self) -> u64 {
+        ExportLookup::size(self)
+    }
+    fn lock(&self) -> MutexGuard<'_, crate::device::MemDevice> {
+        match self.0.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+}
+
+/// One client stream in, replies thrown away: what the NBD fuzzer feeds
+/// the handshake and the transmission phase.
+pub struct Scripted<'a> {
+    pub input: &'a [u8],
+}
+
+impl Read for Scripted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.input.read(buf)
+    }
+}
+
+impl Write for Scripted<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Serve the whole client stream `input` against `mem` (the fuzz target's
+/// body); errors are the connection ending, as on a socket.
+pub fn serve_script(input: &[u8], mem: &Mem, denied: Option<&str>) {
+    let mut s = Scripted { input };
+    if let Ok(Handshake::Transmission) = handshake(&mut s, mem, denied) {
+        let rest = s.input;
+        let budget = Budget::new(4 << 20);
+        let _ = transmission(Scripted { input: rest }, io::sink(), mem, &budget, "fuzz");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::MemDevice;
     use std::os::unix::net::UnixStream;
-    use std::sync::Mutex;
     use std::thread;
-
-    /// An in-memory export for protocol tests.
-    struct Mem(Mutex<MemDevice>);
-
-    impl Mem {
-        fn new(size: usize) -> Mem {
-            Mem(Mutex::new(MemDevice::new(size)))
-        }
-    }
-
-    impl ExportLookup for Mem {
-        fn matches(&self, name: &[u8]) -> bool {
-            name.is_empty() || name == b"vm1"
-        }
-        fn size(&self) -> u64 {
-            self.lock().size()
-        }
-        fn names(&self) -> Vec<String> {
-            vec!["vm1".into()]
-        }
-    }
-
-    impl Backend for Mem {
-        type Layers = MemDevice;
-        fn size(&self) -> u64 {
-            self.lock().size()
-        }
-        fn lock(&self) -> MutexGuard<'_, MemDevice> {
-            self.0.lock().unwrap()
-        }
-    }
 
     fn serve(mem: std::sync::Arc<Mem>) -> (UnixStream, thread::JoinHandle<io::Result<Handshake>>) {
         let (mut server, client) = UnixStream::pair().unwrap();
         let h = thread::spawn(move || {
-            let hs = handshake(&mut server, &*mem)?;
+            let hs = handshake(&mut server, &*mem, None)?;
             if hs == Handshake::Transmission {
                 let r = server.try_clone()?;
-                transmission(r, server, &*mem, "test")?;
+                transmission(r, server, &*mem, &Budget::new(1 << 20), "test")?;
             }
             Ok(hs)
         });
@@ -713,6 +860,58 @@ mod tests {
         request(&mut c, REQUEST_MAGIC, 0, CMD_DISC, 10, 0, 0, &[]);
         assert_eq!(h.join().unwrap().unwrap(), Handshake::Transmission);
         assert_eq!(Backend::lock(&*mem).flushes, 1);
+    }
+
+    #[test]
+    fn full_file_system_is_enospc_for_every_writing_command() {
+        let mem = std::sync::Arc::new(Mem::new(1 << 20));
+        let (mut c, h) = serve(mem.clone());
+        greet(&mut c);
+        go(&mut c);
+        {
+            let mut d = Backend::lock(&*mem);
+            d.fail = true;
+            d.fail_errno = libc::ENOSPC;
+        }
+        request(&mut c, REQUEST_MAGIC, 0, CMD_WRITE, 1, 0, 4, b"abcd");
+        assert_eq!(reply(&mut c), (ENOSPC, 1));
+        request(&mut c, REQUEST_MAGIC, 0, CMD_WRITE_ZEROES, 2, 0, 4096, &[]);
+        assert_eq!(reply(&mut c), (ENOSPC, 2));
+        request(&mut c, REQUEST_MAGIC, CMD_FLAG_NO_HOLE, CMD_WRITE_ZEROES, 3, 0, 4096, &[]);
+        assert_eq!(reply(&mut c), (ENOSPC, 3));
+        request(&mut c, REQUEST_MAGIC, 0, CMD_TRIM, 4, 0, 4096, &[]);
+        assert_eq!(reply(&mut c), (ENOSPC, 4));
+        Backend::lock(&*mem).fail_errno = libc::EDQUOT;
+        request(&mut c, REQUEST_MAGIC, 0, CMD_WRITE_ZEROES, 5, 0, 4096, &[]);
+        assert_eq!(reply(&mut c), (ENOSPC, 5));
+        Backend::lock(&*mem).fail_errno = libc::EIO;
+        request(&mut c, REQUEST_MAGIC, 0, CMD_WRITE_ZEROES, 6, 0, 4096, &[]);
+        assert_eq!(reply(&mut c), (EIO, 6));
+        request(&mut c, REQUEST_MAGIC, 0, CMD_DISC, 7, 0, 0, &[]);
+        h.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn a_denied_peer_gets_policy_errors_and_no_export() {
+        let mem = std::sync::Arc::new(Mem::new(4096));
+        let run = |mem: std::sync::Arc<Mem>| {
+            let (mut server, client) = UnixStream::pair().unwrap();
+            let h = thread::spawn(move || handshake(&mut server, &*mem, Some("bound to pid 1")));
+            (client, h)
+        };
+        let (mut c, h) = run(mem.clone());
+        greet(&mut c);
+        opt(&mut c, OPT_GO, &go_data(b"", &[]));
+        let (_, k, d) = opt_reply_read(&mut c);
+        assert_eq!((k, &d[..]), (REP_ERR_POLICY, &b"bound to pid 1"[..]));
+        opt(&mut c, OPT_INFO, &go_data(b"vm1", &[]));
+        assert_eq!(opt_reply_read(&mut c).1, REP_ERR_POLICY);
+        opt(&mut c, OPT_LIST, &[]);
+        assert_eq!(opt_reply_read(&mut c).1, REP_ERR_POLICY);
+        opt(&mut c, OPT_EXPORT_NAME, b"vm1");
+        assert!(h.join().unwrap().is_err());
+        let mut b = [0u8; 1];
+        assert_eq!(c.read(&mut b).unwrap(), 0);
     }
 
     #[test]

@@ -60,12 +60,15 @@ class MemstoreProcess:
     production it runs as its own service)."""
 
     def __init__(self, binary, state_dir, socket_dir=None, host_quota=None,
-                 bucket_pages=None, log_path=None):
+                 bucket_pages=None, log_path=None, extra_args=(),
+                 user=None):
         self.binary = binary
         self.state_dir = state_dir
         self.socket_dir = socket_dir or state_dir
         self.host_quota = host_quota
         self.bucket_pages = bucket_pages
+        self.extra_args = list(extra_args)
+        self.user = user            # uid to run as (tests of permissions)
         self.log_path = log_path or os.path.join(self.state_dir,
                                                  'memstore.log')
         self.proc = None
@@ -93,15 +96,19 @@ class MemstoreProcess:
             args += ['--host-quota', str(int(self.host_quota))]
         if self.bucket_pages is not None:
             args += ['--bucket-pages', str(int(self.bucket_pages))]
+        args += self.extra_args
         try:
             os.unlink(self.control_path)   # so readiness means *this* one
         except FileNotFoundError:
             pass
         log = open(self.log_path, 'ab')
         try:
+            ids = ({} if self.user is None
+                   else {'user': self.user, 'group': self.user,
+                         'extra_groups': []})
             self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
                                          stdout=log, stderr=log,
-                                         start_new_session=True)
+                                         start_new_session=True, **ids)
         finally:
             log.close()
         deadline = time.monotonic() + timeout

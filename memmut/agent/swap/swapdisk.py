@@ -6,6 +6,9 @@ the agent adopts a VM) makes sure that the VM has
 
 * an export on the local memmut-memstore, named after the VM's UUID, of
   ``[memstore] swap_size_mb`` with a RAM quota of ``export_quota_mb``;
+* the export bound to the pid of the VM's QEMU (``[memstore]
+  bind_qemu_pid``): memstore then lets no other peer but its own user and
+  root open it (:meth:`~SwapDiskManager.bind`, re-checked at every poll);
 * a virtio disk served by that export over NBD on a unix socket, with a
   reconnect delay of ``[memstore] reconnect_delay`` so that QEMU waits for
   a restarted memstore instead of failing guest I/O (that is what lets a
@@ -75,6 +78,51 @@ class SwapDiskManager:
             os.path.join(self.opts.socket_dir, 'control.sock'),
             self.opts.call_timeout)
         self._host_quota_set = False
+        self._bound = {}            # uuid -> pid memstore was told
+        self._exports = set()       # uuids whose export ensure() made
+
+    # -- binding -----------------------------------------------------------
+
+    def bind(self, vm):
+        """Bind ``vm``'s export to its QEMU's pid (unbind when it has
+        none), telling memstore only when that changed; True when memstore
+        agrees.  Failures are logged, never raised."""
+        if not self.opts.bind_qemu_pid:
+            return True
+        name = self.export_name(vm.uuid)
+        try:
+            pid = self.driver.qemu_pid(vm.uuid)
+        except Exception as e:      # any driver error: keep what memstore has
+            LOG.warning('VM %s (%s): cannot find its QEMU pid (export %s '
+                        'keeps its binding): %s', vm.name, vm.uuid, name, e)
+            return False
+        if vm.uuid in self._bound and self._bound[vm.uuid] == pid:
+            return True
+        try:
+            self.client.bind_export(name, pid)
+        except clientmod.MemstoreError as e:
+            LOG.warning('VM %s (%s): cannot bind memstore export %s to '
+                        'pid %s: %s', vm.name, vm.uuid, name, pid, e)
+            return False
+        self._bound[vm.uuid] = pid
+        if pid is None:
+            LOG.info('VM %s (%s): memstore export %s unbound (no QEMU '
+                     'process)', vm.name, vm.uuid, name)
+        else:
+            LOG.info('VM %s (%s): memstore export %s bound to QEMU pid %d',
+                     vm.name, vm.uuid, name, pid)
+        return True
+
+    def follow(self, vm):
+        """At every poll: re-bind when ``vm``'s QEMU pid changed (a
+        restarted VM has a new QEMU), for VMs that have their export."""
+        if vm.uuid in self._exports:
+            self.bind(vm)
+
+    def forget(self, uuid):
+        """``uuid`` left the host: its binding is no longer followed."""
+        self._bound.pop(uuid, None)
+        self._exports.discard(uuid)
 
     # -- helpers -----------------------------------------------------------
 
@@ -110,6 +158,10 @@ class SwapDiskManager:
                 LOG.info('VM %s (%s): created memstore export %s (%d MiB, '
                          'RAM quota %d MiB)', vm.name, vm.uuid, name,
                          self.opts.swap_size_mb, self.opts.export_quota_mb)
+            # before the disk is plugged: its QEMU is the first to connect
+            self._bound.pop(vm.uuid, None)
+            self._exports.add(vm.uuid)
+            self.bind(vm)
             self._attach(vm, info['socket'], name)
             return True
         except FAILURES as e:

@@ -31,6 +31,13 @@ class FakeDriver(fakes.NullDriver):
         self.vms = {}
         self.calls = []
         self.refuse = None          # a SwapDiskRefused to raise
+        self.pids = {}              # uuid -> QEMU pid (or an exception)
+
+    def qemu_pid(self, uuid):
+        pid = self.pids.get(uuid)
+        if isinstance(pid, Exception):
+            raise pid
+        return pid
 
     def _vm(self, uuid):
         if self.refuse is not None:
@@ -238,3 +245,78 @@ def test_agent_gives_adopted_vms_a_swap_disk_only_when_enabled(memstore):
     on._adopt(v)
     assert driver.vms[v.uuid].live
     assert on._memstore_read(v) is not None
+
+
+def test_the_export_follows_the_qemu_pid(manager, memstore, caplog):
+    import os
+    import subprocess
+    caplog.set_level(logging.INFO)
+    v = vm()
+    drv = manager.driver
+    drv.vms[v.uuid] = FakeVM()
+    qemu = subprocess.Popen(['sleep', '60'])
+    try:
+        drv.pids[v.uuid] = qemu.pid
+        assert manager.ensure(v)
+        assert manager.client.get_export(v.uuid)['pid'] == qemu.pid
+        assert ('memstore export %s bound to QEMU pid %d'
+                % (v.uuid, qemu.pid)) in caplog.text
+        caplog.clear()
+        manager.follow(v)                         # unchanged: no call
+        assert 'bound' not in caplog.text
+        drv.pids[v.uuid] = os.getpid()            # a restarted QEMU
+        manager.follow(v)
+        assert manager.client.get_export(v.uuid)['pid'] == os.getpid()
+        drv.pids[v.uuid] = None                   # shut off: next boot
+        manager.follow(v)
+        assert manager.client.get_export(v.uuid)['pid'] is None
+        assert 'unbound (no QEMU process)' in caplog.text
+        drv.pids[v.uuid] = RuntimeError('pid file unreadable')
+        assert not manager.bind(v)
+        assert 'keeps its binding' in caplog.text
+        drv.pids[v.uuid] = qemu.pid
+        manager.forget(v.uuid)
+        manager.follow(v)                         # forgotten: not followed
+        assert manager.client.get_export(v.uuid)['pid'] is None
+        # [memstore] bind_qemu_pid = false: never bound
+        off = _manager(memstore, driver=drv, bind_qemu_pid=False)
+        assert off.ensure(v)
+        assert off.client.get_export(v.uuid)['pid'] is None
+    finally:
+        qemu.kill()
+        qemu.wait()
+
+
+def test_the_agent_rebinds_at_every_poll(memstore):
+    import os
+    import subprocess
+    from memmut.agent import manager as agent_manager
+
+    class PollDriver(FakeDriver):
+        def host_info(self):
+            return virt_driver.HostInfo(memory_total_kb=8 << 20,
+                                        memory_free_kb=4 << 20,
+                                        cpu_count=2, cpu_util=0.1)
+
+        def list_vms(self):
+            return [vm(u) for u in self.vms]
+
+    conf = private_conf(memstore={'enabled': True,
+                                  'socket_dir': memstore.socket_dir,
+                                  'swap_size_mb': 4})
+    driver = PollDriver()
+    v = vm()
+    driver.vms[v.uuid] = FakeVM()
+    qemu = subprocess.Popen(['sleep', '60'])
+    try:
+        driver.pids[v.uuid] = qemu.pid
+        agent = agent_manager.AgentManager(conf, driver, None)
+        agent.poll_once()                              # adopts: ensure
+        ctl = agent.swapdisks.client
+        assert ctl.get_export(v.uuid)['pid'] == qemu.pid
+        driver.pids[v.uuid] = os.getpid()              # QEMU restarted
+        agent.poll_once()
+        assert ctl.get_export(v.uuid)['pid'] == os.getpid()
+    finally:
+        qemu.kill()
+        qemu.wait()
