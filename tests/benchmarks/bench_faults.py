@@ -22,6 +22,9 @@ they did is counted:
   page it wrote. Counted: acknowledged pages lost (memwork checksum
   errors; goal 0), the guest still running, time from kill to the export
   serving again.
+* ``diskfull``: memstore's state directory on a ``--tmpfs-mib`` tmpfs
+  (RAM quota 16 MiB) under a guest that swaps more than fits: memstore
+  alive, writes refused (ENOSPC) counted, acknowledged pages lost (goal 0).
 * ``services``: memmut-agent and memmut-controller as processes over a
   private RabbitMQ and PostgreSQL, the agent managing two real guests: the
   agent SIGKILLed ``--agent-kills`` times at random points and restarted,
@@ -251,6 +254,64 @@ def campaign_memstore(factory, args):
     return result
 
 
+def campaign_diskfull(factory, args, work):
+    """memstore's state directory on a tmpfs too small for what a guest
+    swaps: writes past it must be refused (ENOSPC), memstore must live on
+    and no page it acknowledged may be lost."""
+    import subprocess
+    import uuid as uuidlib
+    from tests.harness import guest as guestmod
+    from tests.harness import memstore as ms
+    mnt = os.path.join(work, 'full-tmpfs')
+    os.makedirs(mnt, exist_ok=True)
+    subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=%dm'
+                    % args.tmpfs_mib, 'tmpfs', mnt], check=True)
+    proc = None
+    try:
+        proc = ms.MemstoreProcess(ms.find_binary(),
+                                  os.path.join(mnt, 'state'),
+                                  socket_dir=os.path.join(work, 'full-sock'))
+        proc.start()
+        name = str(uuidlib.uuid4())
+        c = proc.client()
+        try:
+            c.create_export(name, 512 << 20, quota=16 << 20)
+        finally:
+            c.close()
+        export = guestmod.MemstoreExport(proc, name)
+        swap = domain.SwapDisk(nbd_socket=export.socket, nbd_export=name)
+        g = factory(memory_mib=384, current_mib=256,
+                    schedule=[workloads.Step(288, 60)], alloc='s',
+                    poweroff=True, swap=swap, uuid=name, stat_period=1)
+        try:
+            done = g.wait_done(timeout=400)
+        except Exception as e:          # OOM or a hang: say which
+            done = {'errors': None, 'outcome': '%s' % e}
+        ends = [d for d in g.workload_lines() if d['event'] == 'end']
+        log = g.log()
+        alive = proc.proc.poll() is None
+        counters = export.stats()['counters'] if alive else {}
+        result = {
+            'tmpfs_mib': args.tmpfs_mib, 'ram_quota_mib': 16,
+            'memstore_alive': alive,
+            'memstore_exit': proc.proc.poll(),
+            'requests_refused': counters.get('errors'),
+            'bytes_written': counters.get('write_bytes'),
+            'guest_swap_write_errors': log.count('Write-error on swap'),
+            'guest_oom_kills': log.count('Out of memory'),
+            'memwork_finished': bool(ends),
+            'acknowledged_pages_lost': sum(e['errors'] for e in ends)
+            if ends else None,
+            'memwork_outcome': done,
+        }
+        g.destroy()
+        return result
+    finally:
+        if proc is not None:
+            proc.stop()
+        subprocess.run(['umount', '-l', mnt], check=False)
+
+
 def _wait(what, check, timeout, interval=0.2):
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
@@ -422,6 +483,19 @@ def markdown(res):
                         ms['time_to_serve_again_s']['p50'],
                         ms['time_to_serve_again_s']['max']), ''],
                 ]), '']
+    df = res.get('diskfull')
+    if df:
+        out += ['## Disk full under memstore (real guest)', '',
+                discipline.markdown_table(['figure', 'value', 'goal'], [
+                    ['memstore alive at the end', df['memstore_alive'],
+                     'True'],
+                    ['requests refused (ENOSPC)', df['requests_refused'],
+                     ''],
+                    ['guest swap write errors seen', df[
+                        'guest_swap_write_errors'], ''],
+                    ['acknowledged pages lost', df[
+                        'acknowledged_pages_lost'], '0'],
+                ]), '']
     sv = res.get('services')
     if sv:
         rows = [['agent SIGKILL / broker / DB restarts', '%d / %d / %d' % (
@@ -457,7 +531,7 @@ def markdown(res):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--sections',
-                    default='libvirt,memstore,services,load')
+                    default='libvirt,memstore,diskfull,services,load')
     ap.add_argument('--guests', type=int, default=4)
     ap.add_argument('--p', type=float, default=0.03)
     ap.add_argument('--poll', type=float, default=0.25)
@@ -466,6 +540,7 @@ def main(argv=None):
     ap.add_argument('--seed', type=int, default=17)
     ap.add_argument('--kills', type=int, default=10)
     ap.add_argument('--kill-every', type=float, default=6.0)
+    ap.add_argument('--tmpfs-mib', type=int, default=48)
     ap.add_argument('--agent-kills', type=int, default=10)
     ap.add_argument('--restarts', type=int, default=3)
     ap.add_argument('--outage', type=float, default=5.0)
@@ -483,6 +558,9 @@ def main(argv=None):
         if 'memstore' in sections:
             res['memstore'] = campaign_memstore(factory, args)
             print(json.dumps(res['memstore'], indent=1))
+        if 'diskfull' in sections:
+            res['diskfull'] = campaign_diskfull(factory, args, work)
+            print(json.dumps(res['diskfull'], indent=1, default=str))
         if 'services' in sections:
             res['services'] = campaign_services(factory, daemon, args, work)
             print(json.dumps(res['services'], indent=1))
@@ -499,7 +577,8 @@ def main(argv=None):
         old.update(res)
         res = old
     sv = res.get('services', {})
-    res['total_faults'] = (res.get('libvirt', {}).get('faults', 0) +
+    res['total_faults'] = (int('diskfull' in res) +
+                           res.get('libvirt', {}).get('faults', 0) +
                            res.get('memstore', {}).get('kills', 0) +
                            sv.get('agent_kills', 0) +
                            sv.get('broker_restarts', 0) +
