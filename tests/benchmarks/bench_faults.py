@@ -6,8 +6,9 @@ they did is counted:
 * ``libvirt``: the agent (in-process, the real libvirt driver, on-demand
   Badis, poll every ``--poll`` s) manages ``--guests`` TCG guests running
   memwork while every libvirt call it makes fails with probability
-  ``--p`` with an error code drawn from every code the driver can meet
-  (tests/harness/libvirt_faults.py); then ``--recovery`` s without faults.
+  ``--p`` (balloon changes ``--p-balloon``) with an error code drawn from
+  every code the driver can meet (tests/harness/libvirt_faults.py); then
+  ``--recovery`` s without faults.
   One guest has a flavor floor (``memmut:balloon_floor_mb``), the planners'
   own floor is set low (16 MiB) so that they ask for targets below the hard
   floor. Counted: faults injected, polls that raised (goal 0), balloon
@@ -127,7 +128,8 @@ def campaign_libvirt(factory, daemon, args):
                     200 * MiB if i == 0 else 0)
         floors[g.uuid] = min(384 * MiB, floor)
 
-    inj = libvirt_faults.Injector(args.p, args.seed)
+    inj = libvirt_faults.Injector(args.p, args.seed, {
+        'setMemoryFlags': args.p_balloon})
 
     class FaultyDriver(lv_driver.LibvirtDriver):
         def connect(self):
@@ -191,7 +193,8 @@ def campaign_libvirt(factory, daemon, args):
     for g in guests:
         g.destroy()
     return {
-        'guests': args.guests, 'p': args.p, 'poll_interval_s': args.poll,
+        'guests': args.guests, 'p': args.p, 'p_balloon': args.p_balloon,
+        'poll_interval_s': args.poll,
         'duration_s': args.duration, 'recovery_phase_s': args.recovery,
         'faults': len(inj.faults), 'faults_by_code': by_code,
         'faults_by_call': by_method, 'polls': len(polls),
@@ -533,9 +536,11 @@ def main(argv=None):
     ap.add_argument('--sections',
                     default='libvirt,memstore,diskfull,services,load')
     ap.add_argument('--guests', type=int, default=4)
-    ap.add_argument('--p', type=float, default=0.03)
+    ap.add_argument('--p', type=float, default=0.05)
+    ap.add_argument('--p-balloon', type=float, default=0.3,
+                    help='fault probability of balloon changes')
     ap.add_argument('--poll', type=float, default=0.25)
-    ap.add_argument('--duration', type=float, default=420.0)
+    ap.add_argument('--duration', type=float, default=600.0)
     ap.add_argument('--recovery', type=float, default=30.0)
     ap.add_argument('--seed', type=int, default=17)
     ap.add_argument('--kills', type=int, default=10)

@@ -43,8 +43,11 @@ def injected_error(code, method):
 class Injector:
     """The shared dice and records of one campaign."""
 
-    def __init__(self, p, seed):
+    def __init__(self, p, seed, p_by_method=None):
         self.p = p
+        # e.g. {'setMemoryFlags': 0.3}: balloon changes are few per poll,
+        # so they get a higher rate to be hit often enough
+        self.p_by_method = dict(p_by_method or {})
         self.enabled = True
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
@@ -55,7 +58,7 @@ class Injector:
         if method in _SPARED or not self.enabled:
             return
         with self.lock:
-            if self.rng.random() >= self.p:
+            if self.rng.random() >= self.p_by_method.get(method, self.p):
                 return
             code = self.rng.choice(CODES)
             self.faults.append((time.monotonic(), method, code, uuid))
