@@ -447,7 +447,7 @@ def campaign_load(factory, daemon, args):
     for g in guests:
         g.destroy()
     return {'guests': args.load_guests, 'poll_interval_s': 5.0,
-            'polls': len(times),
+            'polls': len(times), 'poll_times_s': times,
             'poll_s': {'p50': _pct(times, 0.5), 'p99': _pct(times, 0.99),
                        'max': max(times)},
             'agent_cpu_s_per_poll': statistics.mean(cpu),
@@ -455,9 +455,13 @@ def campaign_load(factory, daemon, args):
 
 
 def markdown(res):
+    m = res['machine']
     out = ['# Fault campaign (issue 17)', '',
-           'Produced by `tests/benchmarks/bench_faults.py` on %s.'
-           % res['machine'], '']
+           'Produced by `tests/benchmarks/bench_faults.py` (memmut %s, '
+           'QEMU %s under TCG, libvirt %s, host kernel %s); sections run '
+           'separately are merged.' % (
+               (m.get('memmut_commit') or '?')[:10], m.get('qemu'),
+               m.get('libvirt'), m.get('kernel')), '']
     lv = res.get('libvirt')
     if lv:
         out += ['## libvirt errors at random calls (real guests)', '',
