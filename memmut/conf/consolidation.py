@@ -177,6 +177,28 @@ opts = [
                min=1,
                help='Seconds power_off_command may run before it is killed '
                     'and the power-off counted as failed.'),
+    cfg.StrOpt('power_on_command',
+               default='',
+               help='Command the controller runs for each host memmut '
+                    'powered off that a round needs back (it places VMs '
+                    'on it), e.g. "ipmitool -H {host}-bmc chassis power '
+                    'on". Split and "{host}" replaced as for '
+                    'power_off_command. The round then waits for the '
+                    'host\'s nova-compute service to be up and enabled '
+                    '(power_on_wait) before migrating onto it. Empty (the '
+                    'default): hosts memmut powered off are not planned '
+                    'on again.'),
+    cfg.IntOpt('power_on_timeout',
+               default=120,
+               min=1,
+               help='Seconds power_on_command may run before it is killed '
+                    'and the power-on counted as failed.'),
+    cfg.IntOpt('power_on_wait',
+               default=600,
+               min=1,
+               help='Seconds a round waits, after power_on_command '
+                    'succeeded, for the host\'s nova-compute service to be '
+                    'up; past them the migrations onto it are cancelled.'),
 ]
 
 

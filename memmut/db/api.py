@@ -181,6 +181,17 @@ class Database:
             return list(session.scalars(
                 sa.select(models.Host).order_by(models.Host.name)))
 
+    def set_power_state(self, name, state, reason=None, now=None):
+        """Record that memmut powered host ``name`` on or off."""
+        with self._session() as session:
+            host = session.scalar(
+                sa.select(models.Host).filter_by(name=name))
+            if host is None:
+                raise NotFound('no host named %r' % name)
+            host.power_state = state
+            host.power_reason = reason
+            host.power_changed_at = self._clock() if now is None else now
+
     def get_host(self, name):
         with self._session() as session:
             host = session.scalar(

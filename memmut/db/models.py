@@ -47,6 +47,8 @@ MIGRATION_KINDS = ('underload', 'overload')
 # Consolidation round and migration life cycles (free strings in the
 # database; these are the values memmut itself writes).
 ROUND_RUNNING = 'running'
+POWER_OFF = 'off'
+POWER_ON = 'on'
 MIGRATION_PLANNED = 'planned'
 MIGRATION_RUNNING = 'running'
 MIGRATION_FINISHED_STATES = ('completed', 'failed', 'skipped', 'cancelled')
@@ -105,6 +107,13 @@ class Host(Base):
     # stored report or GMC_inform). Liveness is judged on this, never on
     # the agent's timestamps.
     updated_at: orm.Mapped[float]
+    # 'off' once a round powered the host off, 'on' once one powered it
+    # back on; NULL for a host memmut never switched (migration 0004).
+    power_state: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
+        sa.String(16))
+    power_changed_at: orm.Mapped[typing.Optional[float]]
+    power_reason: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
+        sa.Text)
 
 
 class VM(Base):

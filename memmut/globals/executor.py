@@ -30,7 +30,7 @@ Each row records its outcome with :meth:`Database.update_migration`:
 it (a failed row keeps the planned destination). ``cancelled`` means the
 controller stopped first.
 
-:class:`PowerOffCommand` is the optional hook run for hosts a round
+:class:`PowerCommand` is the optional hook run for hosts a round
 emptied (``[consolidation] power_off_command``).
 """
 
@@ -168,6 +168,30 @@ class NovaExecutor:
             futures = {m.id: pool.submit(self._migrate, conn, m)
                        for m in migrations}
             return {mid: f.result() for mid, f in futures.items()}
+
+    def wait_for_compute(self, host, timeout, poll=None):
+        """Wait until nova says ``host``'s nova-compute is up and enabled
+        (a host just powered on). Returns ``(ok, message)``."""
+        poll = self.options.poll_interval if poll is None else poll
+        deadline = self._clock() + timeout
+        last = 'not in nova\'s service list'
+        while True:
+            try:
+                services = list(self._connection().compute.services(
+                    binary='nova-compute', host=host))
+            except Exception as e:
+                services, last = [], 'service list failed: %s' % (
+                    _describe(e))
+            for svc in services:
+                if svc.state == 'up' and svc.status == 'enabled' and \
+                        not getattr(svc, 'is_forced_down', False):
+                    return True, 'nova-compute on %s is up' % host
+                last = 'nova-compute %s, %s%s' % (
+                    svc.state, svc.status, ', forced down'
+                    if getattr(svc, 'is_forced_down', False) else '')
+            if self._clock() >= deadline or self._stop.wait(poll):
+                return False, ('nova-compute on %s not up within %d s (%s)'
+                               % (host, timeout, last))
 
     def _record(self, mig, outcome, started_at):
         fields = dict(attempts=outcome.attempts, error=outcome.error,
@@ -343,16 +367,19 @@ class NovaExecutor:
         return _Attempt(FAILED, error, server.compute_host, retry=False)
 
 
-class PowerOffCommand:
-    """``[consolidation] power_off_command`` for one emptied host.
+class PowerCommand:
+    """``[consolidation] power_off_command`` or ``power_on_command`` for
+    one host.
 
     Calling it returns ``(ok, message)``; with no command configured it
     is falsy and does nothing.
     """
 
-    def __init__(self, conf):
-        self.template = conf.consolidation.power_off_command.strip()
-        self.timeout = conf.consolidation.power_off_timeout
+    def __init__(self, conf, action='off'):
+        c = conf.consolidation
+        self.action = action
+        self.template = getattr(c, 'power_%s_command' % action).strip()
+        self.timeout = getattr(c, 'power_%s_timeout' % action)
 
     def __bool__(self):
         return bool(self.template)
@@ -363,7 +390,7 @@ class PowerOffCommand:
 
     def __call__(self, host):
         if not self.template:
-            return False, 'no power_off_command'
+            return False, 'no power_%s_command' % self.action
         argv = self.argv(host)
         try:
             done = subprocess.run(argv, capture_output=True, text=True,

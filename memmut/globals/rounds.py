@@ -67,6 +67,7 @@ import numpy as np
 from oslo_log import log as logging
 
 from memmut.consolidation import planner
+from memmut.db import models
 from memmut import sizing
 
 LOG = logging.getLogger(__name__)
@@ -94,6 +95,7 @@ class RoundResult:
     outcomes: typing.Dict[int, typing.Any] = dataclasses.field(
         default_factory=dict)
     powered_off: typing.List[str] = dataclasses.field(default_factory=list)
+    powered_on: typing.List[str] = dataclasses.field(default_factory=list)
     summary: typing.Dict[str, typing.Any] = dataclasses.field(
         default_factory=dict)
 
@@ -107,6 +109,9 @@ class PlannerInput:
     pinned: typing.Dict[str, typing.List[str]]
     # host -> why it was left out.
     excluded_hosts: typing.Dict[str, str]
+    # Hosts memmut powered off, offered to the planner as inactive (they
+    # are switched on before VMs go to them).
+    sleeping: typing.List[str] = dataclasses.field(default_factory=list)
 
 
 # -- histories -------------------------------------------------------------
@@ -171,8 +176,12 @@ def memory_history(samples, end, interval, length, booked_mb, first_seen,
     return out
 
 
-def build_input(conf, db, now, states=None):
-    """The planner's input from the database; see the module doc."""
+def build_input(conf, db, now, states=None, wake=False):
+    """The planner's input from the database; see the module doc.
+
+    ``wake``: hosts memmut powered off (and whose agent is therefore
+    down) are offered to the planner as inactive hosts, at the capacity
+    they last reported."""
     c = conf.consolidation
     interval = float(c.interval)
     length = c.history_length
@@ -181,11 +190,18 @@ def build_input(conf, db, now, states=None):
     span = length * interval + conf.badis.time_slice
     states = states or {}
 
-    up, excluded = {}, {}
+    up, excluded, sleeping = {}, {}, {}
     for h in db.list_hosts():
         if h.last_report_at is None or not h.memory_total_kb or \
                 not h.cpu_count:
             excluded[h.name] = 'no report yet'
+        elif now - h.updated_at > down_after and \
+                h.power_state == models.POWER_OFF:
+            if wake:
+                sleeping[h.name] = h
+            else:
+                excluded[h.name] = ('powered off by memmut (no '
+                                    'power_on_command to wake it)')
         elif now - h.updated_at > down_after:
             excluded[h.name] = 'agent down (last report %.0f s ago)' % (
                 now - h.updated_at)
@@ -232,7 +248,11 @@ def build_input(conf, db, now, states=None):
         max(MIN_CAPACITY, h.memory_total_kb / 1024.0 - pinned_ram[name]),
         active=name in busy, state=states.get(name))
         for name, h in sorted(up.items())]
-    return PlannerInput(hosts, vms, pinned, excluded)
+    hosts += [planner.PlannerHost(
+        name, max(MIN_CAPACITY, h.cpu_count * core),
+        max(MIN_CAPACITY, h.memory_total_kb / 1024.0), active=False,
+        state=states.get(name)) for name, h in sorted(sleeping.items())]
+    return PlannerInput(hosts, vms, pinned, excluded, sorted(sleeping))
 
 
 # -- rounds ----------------------------------------------------------------
@@ -283,9 +303,9 @@ def _default_executor_factory(conf, db, stop):
     return executor.NovaExecutor(conf, db, stop=stop)
 
 
-def _default_power_off(conf):
+def _default_power(conf, action):
     from memmut.globals import executor
-    return executor.PowerOffCommand(conf)
+    return executor.PowerCommand(conf, action)
 
 
 class RoundRunner:
@@ -295,17 +315,21 @@ class RoundRunner:
     ``execute(migration_rows)`` returns ``{migration id: outcome}`` (an
     object with a ``status``) and records each outcome itself
     (:class:`memmut.globals.executor.NovaExecutor` by default).
-    ``power_off(host) -> (ok, message)``, falsy when there is none
-    (:class:`memmut.globals.executor.PowerOffCommand` by default).
+    ``power_off(host)`` and ``power_on(host)`` ``-> (ok, message)``,
+    falsy when there is none (:class:`memmut.globals.executor.
+    PowerCommand` by default); after a power-on the round waits for the
+    host's nova-compute with the executor's ``wait_for_compute`` when it
+    has one.
     """
 
     def __init__(self, conf, db, executor_factory=None, power_off=None,
-                 stop=None, clock=time.time):
+                 stop=None, clock=time.time, power_on=None):
         self.conf = conf
         self.db = db
         self._executor_factory = (executor_factory or
                                   _default_executor_factory)
         self._power_off = power_off
+        self._power_on = power_on
         self._stop = stop or threading.Event()
         self._clock = clock
         self._lock = threading.Lock()
@@ -417,7 +441,10 @@ class RoundRunner:
     def _plan_and_execute(self, result, params, t0):
         now = self._clock()
         states = self._previous_states()
-        data = build_input(self.conf, self.db, now, states)
+        if self._power_on is None:
+            self._power_on = _default_power(self.conf, 'on')
+        data = build_input(self.conf, self.db, now, states,
+                           wake=bool(self._power_on))
         t_plan = time.perf_counter()
         plan = planner.plan(data.hosts, data.vms, params)
         plan_s = time.perf_counter() - t_plan
@@ -457,7 +484,10 @@ class RoundRunner:
                              if result.dry_run else planned)
             return
         executor = self._executor_factory(self.conf, self.db, self._stop)
-        result.outcomes = executor.execute(result.migrations)
+        runnable, cancelled = self._power_on_activated(result, plan, data,
+                                                       executor)
+        result.outcomes = executor.execute(runnable)
+        result.outcomes.update(cancelled)
         by_status = {}
         for outcome in result.outcomes.values():
             by_status[outcome.status] = by_status.get(outcome.status, 0) + 1
@@ -477,13 +507,57 @@ class RoundRunner:
                       getattr(o, 'error', None)]
             if errors:
                 result.reason += '; first error: %s' % errors[0]
+        if result.powered_on:
+            result.reason += '; powered on %s' % ', '.join(result.powered_on)
         self._power_off_emptied(result, plan, data)
+
+    def _power_on_activated(self, result, plan, data, executor):
+        """Switch on the sleeping hosts the plan places VMs on, waiting
+        for their nova-compute; ``(migrations to run, {id: Outcome} of
+        those cancelled because their destination did not come up)``."""
+        from memmut.globals import executor as executor_mod
+        wanted = [h for h in plan.activate if h in data.sleeping]
+        failed, report = {}, {}
+        for host in wanted:
+            if self._stop.is_set():
+                failed[host] = 'the controller is stopping'
+                continue
+            try:
+                ok, message = self._power_on(host)
+            except Exception as e:
+                ok, message = False, '%s: %s' % (type(e).__name__, e)
+            wait = getattr(executor, 'wait_for_compute', None)
+            if ok and wait is not None:
+                ok, up = wait(host, self.conf.consolidation.power_on_wait)
+                message = '%s; %s' % (message, up)
+            report[host] = message
+            if ok:
+                result.powered_on.append(host)
+                self.db.set_power_state(host, models.POWER_ON, message)
+                LOG.info('Powered on host %s: %s', host, message)
+            else:
+                failed[host] = message
+                LOG.error('Power-on of host %s failed: %s', host, message)
+        if report:
+            result.summary['power_on'] = report
+        runnable, cancelled = [], {}
+        for row in result.migrations:
+            if row.dest_host not in failed:
+                runnable.append(row)
+                continue
+            error = 'destination %s was not powered on: %s' % (
+                row.dest_host, failed[row.dest_host])
+            self.db.update_migration(row.id, 'cancelled', error=error,
+                                     finished_at=self._clock())
+            cancelled[row.id] = executor_mod.Outcome('cancelled', 0, error,
+                                                     row.dest_host)
+        return runnable, cancelled
 
     def _power_off_emptied(self, result, plan, data):
         """Run the power-off hook for each host the round emptied."""
         power_off = self._power_off
         if power_off is None:
-            power_off = self._power_off = _default_power_off(self.conf)
+            power_off = self._power_off = _default_power(self.conf, 'off')
         if not power_off:
             return
         sources = {}
@@ -505,6 +579,7 @@ class RoundRunner:
             report[host] = message
             if ok:
                 result.powered_off.append(host)
+                self.db.set_power_state(host, models.POWER_OFF, message)
                 LOG.info('Powered off emptied host %s: %s', host, message)
             else:
                 LOG.error('Power-off of emptied host %s failed: %s', host,

@@ -285,3 +285,70 @@ class NovaExecutorTest(integrated_helpers.ProviderUsageBaseTestCase):
         again = self.placement.get(url, version='1.26').body
         self.assertAlmostEqual(done['host1'], again['allocation_ratio'],
                                places=3)
+
+    def test_a_sleeping_host_is_powered_on_and_receives_the_vm(self):
+        """host2 was powered off by memmut (its nova-compute stopped and
+        forced down); host1 is overloaded on memory: the round runs the
+        power-on hook, waits for nova to list host2's compute as up, and
+        only then live-migrates the server there."""
+        server = self._boot_and_check_allocations(self.flavor, 'host1')
+        (svc,) = self.admin_api.get_services(binary='nova-compute',
+                                             host='host2')
+        self.compute2.stop()
+        self.admin_api.put_service_force_down(svc['id'], True)
+
+        # host2 reported two hours ago, then memmut powered it off
+        past = db_api.Database(self.db.url, clock=lambda: time.time() - 7200)
+        self.addCleanup(past.close)
+        past.store_report(objects.HostReport(
+            host='host2', boot_id='b-host2', seq=1,
+            timestamp=time.time() - 7200, hypervisor='kvm',
+            memory_total_kb=8 * GIB_KB, memory_free_kb=8 * GIB_KB,
+            cpu_count=4, cpu_util=0.0, vms=[]))
+        self.db.set_power_state('host2', 'off', 'round 1')
+        self._report_host1_only([(server['id'], 2 * GIB_KB, 2000 << 10)],
+                                2 * GIB_KB)
+
+        woken = []
+
+        def power_on(host):
+            # what a BMC and a booting node do: nova-compute comes back
+            woken.append(host)
+            self.compute2 = self.restart_compute_service(self.compute2)
+            self.admin_api.put_service_force_down(svc['id'], False)
+            return True, 'powered on'
+        self.conf.set_override('power_on_wait', 60, group='consolidation')
+        runner = rounds.RoundRunner(
+            self.conf, self.db, power_on=power_on,
+            executor_factory=lambda conf, db, stop: self._executor(
+                conf, db, stop))
+        result = runner.run(dry_run=False)
+
+        self.assertEqual('completed', result.status, result.reason)
+        self.assertEqual(['host2'], woken)
+        self.assertEqual(['host2'], result.powered_on)
+        self.assertIn('nova-compute on host2 is up',
+                      result.summary['power_on']['host2'])
+        (row,) = self.db.list_migrations(round_id=result.round_id)
+        self.assertEqual(('host2', 'completed'), (row.dest_host, row.status))
+        self.assertEqual('host2', self._host_of(server))
+        self.assertEqual('on', self.db.get_host('host2').power_state)
+
+    def _report_host1_only(self, vms, host1_kb, duration=7200.0,
+                           step=300.0):
+        now = time.time()
+        start = now - duration
+        seq, t = 0, start
+        while t <= now + 1e-6:
+            seq += 1
+            self.db.store_report(objects.HostReport(
+                host='host1', boot_id='b-host1', seq=seq, timestamp=t,
+                hypervisor='kvm', memory_total_kb=host1_kb,
+                memory_free_kb=host1_kb // 4, cpu_count=4, cpu_util=0.2,
+                vms=[objects.VMReport(
+                    uuid=uuid, name='instance-%d' % i, timestamp=t,
+                    state='running', booked_kb=booked, balloon_kb=booked,
+                    cpu_time_ns=int(0.2 * (t - start) * 1e9),
+                    nova_instance=True, wss_kb=wss, wss_estimator='badis')
+                    for i, (uuid, booked, wss) in enumerate(vms)]))
+            t += step

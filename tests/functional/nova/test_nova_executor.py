@@ -24,6 +24,7 @@ CASES = (
     'test_a_failing_migration_is_retried_then_recorded_failed',
     'test_a_destination_down_is_refused_and_recorded',
     'test_placement_memory_ratio_from_working_sets',
+    'test_a_sleeping_host_is_powered_on_and_receives_the_vm',
 )
 
 

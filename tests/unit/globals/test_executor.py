@@ -282,24 +282,24 @@ def test_the_connection_reads_the_nova_group(nconf):
 
 def test_power_off_command(tmp_path):
     conf = common.private_conf()
-    hook = executor.PowerOffCommand(conf)
+    hook = executor.PowerCommand(conf, 'off')
     assert not hook and hook('h1') == (False, 'no power_off_command')
     out = tmp_path / 'off'
     # The host name is one argument, never parsed by a shell.
     conf.set_override('power_off_command',
                       'sh -c \'printf "%%s\\n" "$1" > %s\' sh {host}' % out,
                       group='consolidation')
-    hook = executor.PowerOffCommand(conf)
+    hook = executor.PowerCommand(conf, 'off')
     assert hook.argv('h1') == ['sh', '-c', 'printf "%%s\\n" "$1" > %s'
                                % out, 'sh', 'h1']
     assert hook('h1;$(x) y') == (True, 'sh succeeded')
     assert out.read_text() == 'h1;$(x) y\n'
     conf.set_override('power_off_command', 'sh -c "echo no >&2; exit 3"',
                       group='consolidation')
-    assert executor.PowerOffCommand(conf)('h1') == (
+    assert executor.PowerCommand(conf, 'off')('h1') == (
         False, 'sh exited with 3: no')
     conf.set_override('power_off_command', '/no/such/tool {host}',
                       group='consolidation')
-    ok, message = executor.PowerOffCommand(conf)('h1')
+    ok, message = executor.PowerCommand(conf, 'off')('h1')
     assert not ok and 'No such file' in message
     conf.reset()

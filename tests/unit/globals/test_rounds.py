@@ -248,6 +248,7 @@ def test_round_executes_and_powers_off_the_emptied_host(db, clock):
     assert rnd.summary['outcomes'] == {'completed': 1}
     assert rnd.summary['power_off'] == {'h2': 'ok'}
     assert 'powered off h2' in rnd.reason
+    assert db.get_host('h2').power_state == 'off'     # a later round wakes it
 
 
 def test_failed_migration_fails_the_round_and_keeps_the_host_on(db, clock):
@@ -330,9 +331,9 @@ def test_states_carry_over_to_the_next_round(db, clock):
     seen = []
     real = rounds.build_input
 
-    def spy(conf, db_, now, states=None):
+    def spy(conf, db_, now, states=None, wake=False):
         seen.append(states)
-        return real(conf, db_, now, states)
+        return real(conf, db_, now, states, wake)
     rounds.build_input = spy
     try:
         runner.run(dry_run=True)
@@ -503,3 +504,68 @@ def test_a_stopping_controller_gives_up_and_the_next_start_closes_it(
     assert db.get_round(result.round_id).status == 'running'
     monkeypatch.undo()
     assert runner.recover() == [result.round_id]
+
+
+# -- power-on of hosts memmut powered off -----------------------------------
+
+
+def sleeping_and_overloaded(db, clock):
+    """h2 reported, then memmut powered it off (agent down since); h1 is
+    overloaded on memory now."""
+    populate(db, clock, {'h2': (4, 8 * GIB_KB, [])}, duration=600.0,
+             start=50000.0)
+    db.set_power_state('h2', 'off', 'powered off by round 1')
+    populate(db, clock, {'h1': (4, 2 * GIB_KB, [
+        VMSpec('a', booked_kb=2 * GIB_KB, wss_kb=2000 << 10)])})
+
+
+def test_a_sleeping_host_is_powered_on_before_vms_go_to_it(db, clock):
+    sleeping_and_overloaded(db, clock)
+    fake = FakeExecutor(db)
+    woken = []
+    runner = rounds.RoundRunner(
+        round_conf(), db, executor_factory=fake.factory, clock=clock,
+        power_on=lambda host: (woken.append(host), (True, 'bmc ok'))[1])
+    result = runner.run()
+    assert woken == ['h2'] and result.powered_on == ['h2']
+    assert result.plan.activate == ['h2']
+    assert fake.calls == [['a']]
+    (mig,) = db.list_migrations(round_id=result.round_id)
+    assert (mig.dest_host, mig.status) == ('h2', 'completed')
+    assert db.get_host('h2').power_state == 'on'
+    assert 'powered on h2' in result.reason
+    assert db.get_round(result.round_id).summary['power_on'] == {
+        'h2': 'bmc ok'}
+
+
+def test_a_host_that_does_not_come_up_gets_no_migration(db, clock):
+    sleeping_and_overloaded(db, clock)
+    fake = FakeExecutor(db)
+
+    class SlowCompute(FakeExecutor):
+        def wait_for_compute(self, host, timeout):
+            return False, 'nova-compute on %s not up within %d s' % (
+                host, timeout)
+    slow = SlowCompute(db)
+    for ex, hook in ((fake, lambda h: (False, 'bmc unreachable')),
+                     (slow, lambda h: (True, 'bmc ok'))):
+        runner = rounds.RoundRunner(round_conf(), db,
+                                    executor_factory=ex.factory,
+                                    clock=clock, power_on=hook)
+        result = runner.run()
+        assert ex.calls == [[]] or ex.calls == []
+        (mig,) = db.list_migrations(round_id=result.round_id)
+        assert mig.status == 'cancelled'
+        assert 'destination h2 was not powered on' in mig.error
+        assert result.status == 'failed'
+        assert db.get_host('h2').power_state == 'off'
+    assert 'not up within 600 s' in mig.error
+
+
+def test_without_a_power_on_command_sleeping_hosts_are_left_out(db, clock):
+    sleeping_and_overloaded(db, clock)
+    runner = rounds.RoundRunner(round_conf(dry_run=True), db, clock=clock)
+    result = runner.run()
+    assert result.plan.activate == []
+    assert 'powered off by memmut' in db.get_round(
+        result.round_id).summary['excluded_hosts']['h2']
