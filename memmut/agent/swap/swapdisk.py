@@ -120,9 +120,22 @@ class SwapDiskManager:
             self.bind(vm)
 
     def forget(self, uuid):
-        """``uuid`` left the host: its binding is no longer followed."""
-        self._bound.pop(uuid, None)
+        """``uuid`` left the host (shut off, or migrated away): its QEMU is
+        gone, so the export is unbound (the VM's next QEMU must be able to
+        connect at boot, before the agent sees its pid) and no longer
+        followed."""
+        pid = self._bound.pop(uuid, None)
         self._exports.discard(uuid)
+        if pid is not None and self.opts.bind_qemu_pid:
+            try:
+                self.client.bind_export(self.export_name(uuid), None)
+                LOG.info('VM %s left: memstore export %s unbound (its QEMU '
+                         'pid %d is gone)', uuid, self.export_name(uuid), pid)
+            except clientmod.MemstoreError as e:
+                LOG.warning('VM %s left: cannot unbind memstore export %s '
+                            '(a restart of the VM on this host is refused '
+                            'until the agent binds its new QEMU): %s', uuid,
+                            self.export_name(uuid), e)
 
     # -- helpers -----------------------------------------------------------
 

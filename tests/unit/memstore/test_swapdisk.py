@@ -275,7 +275,13 @@ def test_the_export_follows_the_qemu_pid(manager, memstore, caplog):
         assert not manager.bind(v)
         assert 'keeps its binding' in caplog.text
         drv.pids[v.uuid] = qemu.pid
+        assert manager.bind(v)
+        assert manager.client.get_export(v.uuid)['pid'] == qemu.pid
+        # the VM left the host (shut off: no longer listed): unbound, so
+        # its next QEMU can connect at boot
         manager.forget(v.uuid)
+        assert manager.client.get_export(v.uuid)['pid'] is None
+        assert 'unbound (its QEMU pid %d is gone)' % qemu.pid in caplog.text
         manager.follow(v)                         # forgotten: not followed
         assert manager.client.get_export(v.uuid)['pid'] is None
         # [memstore] bind_qemu_pid = false: never bound
