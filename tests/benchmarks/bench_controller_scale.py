@@ -1,0 +1,362 @@
+"""Benchmark: the controller at scale (issue 19).
+
+Simulated agents — sender processes speaking the controller's real RPC API
+(``report``, version 1.3, one context per simulated host) over a private
+RabbitMQ — report ``--hosts`` hosts of ``--vms`` VMs each, every host once
+per ``--interval`` seconds at its own phase, for ``--duration`` seconds,
+into ``--controllers`` memmut-controller processes (the same topic:
+RabbitMQ shares the reports between them) over a private PostgreSQL.
+Meanwhile one consolidation round (dry run, ``memmut-consolidate run``)
+runs, and controller 0 is SIGKILLed at mid-run and restarted
+(``--kill-controller``).
+
+A report whose call fails or times out is sent again later with the same
+(boot id, seq), as an agent's backlog does. Measured: ingestion latency
+(send to the controller's "stored" answer) p50/p99, reports generated vs
+stored (lost or doubled: goal 0), the round's wall time, the database's
+growth per simulated day, and the controllers' CPU.
+
+One machine plays every part here (senders, broker, database, controllers
+on 2 shared cores), so the figures are a floor for a real control plane,
+not a ceiling. Writes tests/benchmarks/results/controller_scale.json and
+.md; take the TCG lock so that no guest benchmark runs beside it::
+
+    flock /tmp/memmut-tcg.lock .tox/functional/bin/python -m \\
+        tests.benchmarks.bench_controller_scale --hosts 1000
+
+Not part of CI.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid as uuidlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, 'results')
+GIB_KB = 1 << 20
+
+
+def _pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values \
+        else None
+
+
+# -- the sender (a child process) --------------------------------------------
+
+
+def sender(args):
+    from oslo_config import cfg
+    import oslo_messaging as messaging
+
+    from memmut import conf as memmut_conf
+    from memmut.globals import rpcapi
+    from memmut import objects
+    from memmut import rpc
+
+    conf = cfg.ConfigOpts()
+    memmut_conf.register_opts(conf)
+    rpc.set_defaults(conf)
+    conf(['--config-file', args.conf], project='memmut')
+    client = rpc.get_client(rpc.get_transport(conf), conf.controller_topic,
+                            rpcapi.VERSION)
+    hosts = ['sim-%05d' % i for i in range(args.first,
+                                           args.first + args.count)]
+    vms = {h: [str(uuidlib.uuid5(uuidlib.NAMESPACE_DNS, '%s-%d' % (h, j)))
+               for j in range(args.vms)] for h in hosts}
+    boot = {h: str(uuidlib.uuid4()) for h in hosts}
+    seq = dict.fromkeys(hosts, 0)
+    pending = []                 # reports to send again
+    in_flight = [0]
+    lock = threading.Lock()
+    out = open(args.out, 'w')
+    start = time.time()
+
+    def build(h, s, t):
+        return objects.HostReport(
+            host=h, boot_id=boot[h], seq=s, timestamp=t, hypervisor='kvm',
+            memory_total_kb=256 * GIB_KB, memory_free_kb=64 * GIB_KB,
+            cpu_count=64, cpu_util=0.3, vms=[objects.VMReport(
+                uuid=u, name='vm-%d' % j, timestamp=t, state='running',
+                booked_kb=8 * GIB_KB, balloon_kb=8 * GIB_KB,
+                cpu_time_ns=int((t - start) * 0.5e9) + j,
+                nova_instance=True, wss_kb=3 * GIB_KB,
+                wss_max_avg_kb=3 * GIB_KB, max_avg_window=5,
+                max_avg_slice_s=3600.0, wss_estimator='badis',
+                badis_mode='V') for j, u in enumerate(vms[h])])
+
+    def send(h, s, t):
+        report = build(h, s, t)
+        t0 = time.time()
+        try:
+            client.prepare(timeout=args.timeout).call(
+                {'host': h}, 'report', report=report.to_primitive())
+            ok = True
+        except messaging.MessagingException:
+            ok = False
+        dt = time.time() - t0
+        with lock:
+            out.write(json.dumps([h, s, t0, dt, ok]) + '\n')
+            if not ok:
+                pending.append((h, s, t))
+            in_flight[0] -= 1
+
+    def submit(pool, *item):
+        with lock:
+            in_flight[0] += 1
+        pool.submit(send, *item)
+
+    with concurrent.futures.ThreadPoolExecutor(args.threads) as pool:
+        n = len(hosts)
+        step = args.interval / max(1, n)
+        k = 0
+        while time.time() - start < args.duration:
+            h = hosts[k % n]
+            due = start + k * step
+            time.sleep(max(0.0, due - time.time()))
+            seq[h] += 1
+            submit(pool, h, seq[h], time.time())
+            k += 1
+            with lock:
+                retry, pending[:] = list(pending), []
+            for item in retry:
+                submit(pool, *item)
+        # drain: resend until every report is acknowledged (bounded)
+        deadline = time.time() + args.drain
+        while time.time() < deadline:
+            time.sleep(0.5)
+            with lock:
+                retry, pending[:] = list(pending), []
+                idle = not retry and in_flight[0] == 0
+            if idle:
+                break
+            for item in retry:
+                submit(pool, *item)
+    out.close()
+    with open(args.out + '.sum', 'w') as f:
+        json.dump({'generated': sum(seq.values())}, f)
+
+
+# -- the driver ---------------------------------------------------------------
+
+
+def _pg_size(url):
+    import sqlalchemy as sa
+    eng = sa.create_engine(url)
+    with eng.connect() as c:
+        size = c.execute(sa.text(
+            'SELECT pg_database_size(current_database())')).scalar()
+    eng.dispose()
+    return int(size)
+
+
+def _cpu_seconds(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf(
+            'SC_CLK_TCK')
+    except OSError:
+        return 0.0
+
+
+def run(args):
+    from memmut.db import api as db_api
+    from memmut.db import migration
+    from tests.harness import services
+    work = pathlib.Path(tempfile.mkdtemp(prefix='memmut-scale-'))
+    pg = services.PrivatePostgres().start()
+    rabbit = services.PrivateRabbit().start()
+    controllers, senders = [], []
+    try:
+        url = pg.create_database()
+        migration.upgrade(url)
+        conf_file = work / 'memmut.conf'
+        conf_file.write_text(
+            '[DEFAULT]\nhost = controller-0\ntransport_url = %s\n'
+            'rpc_response_timeout = %d\nexecutor_thread_pool_size = %d\n'
+            '[database]\nconnection = %s\n'
+            '[controller]\nhost_down_after = %d\n'
+            '[consolidation]\ninterval = %d\nhistory_length = 6\n'
+            % (rabbit.url, args.timeout, args.pool, url,
+               3 * args.interval, args.interval))
+        size0 = _pg_size(url)
+
+        def start_controller(i):
+            cfile = work / ('controller-%d.conf' % i)
+            cfile.write_text(conf_file.read_text().replace(
+                'host = controller-0', 'host = controller-%d' % i))
+            return services.ServiceProcess(
+                'memmut.cmd.controller', str(cfile),
+                work / ('controller-%d.log' % i)).start()
+        controllers = [start_controller(i) for i in range(args.controllers)]
+        time.sleep(5)
+        per = -(-args.hosts // args.senders)
+        for i in range(args.senders):
+            first = i * per
+            count = min(per, args.hosts - first)
+            if count <= 0:
+                break
+            out = work / ('sender-%d.jsonl' % i)
+            senders.append((out, subprocess.Popen(
+                [sys.executable, '-m', 'tests.benchmarks.'
+                 'bench_controller_scale', 'sender', '--conf',
+                 str(conf_file), '--first', str(first), '--count',
+                 str(count), '--vms', str(args.vms), '--interval',
+                 str(args.interval), '--duration', str(args.duration),
+                 '--timeout', str(args.timeout), '--threads',
+                 str(args.threads), '--out', str(out)])))
+        t0 = time.time()
+        cpu0 = {}
+        killed_at = round_s = None
+        round_out = ''
+        while any(p.poll() is None for _, p in senders):
+            el = time.time() - t0
+            if args.kill_controller and killed_at is None and \
+                    el > args.duration / 2:
+                os.killpg(controllers[0].proc.pid, signal.SIGKILL)
+                controllers[0].proc.wait()
+                controllers[0].log.close()
+                killed_at = el
+                time.sleep(2)
+                controllers[0] = start_controller(0)
+            if round_s is None and el > args.duration * 0.6:
+                r0 = time.time()
+                done = subprocess.run(
+                    [sys.executable, '-m', 'memmut.cmd.consolidate',
+                     '--config-file', str(conf_file), 'run', '--dry-run'],
+                    capture_output=True, text=True)
+                round_s = time.time() - r0
+                round_out = (done.stdout or done.stderr).strip()[:300]
+            for c in controllers:
+                cpu0.setdefault(c.proc.pid, 0.0)
+                cpu0[c.proc.pid] = _cpu_seconds(c.proc.pid)
+            time.sleep(1)
+        wall = time.time() - t0
+        lat, failed, generated = [], 0, 0
+        for out, _ in senders:
+            with open(out) as f:
+                for line in f:
+                    h, s, ts, dt, ok = json.loads(line)
+                    if ok:
+                        lat.append(dt)
+                    else:
+                        failed += 1
+            with open(str(out) + '.sum') as f:
+                generated += json.load(f)['generated']
+        db = db_api.Database(url)
+        stored = db.count_reports()
+        size1 = _pg_size(url)
+        growth = size1 - size0
+        per_day = growth * 86400.0 / max(1.0, args.duration)
+        res = {
+            'hosts': args.hosts, 'vms_per_host': args.vms,
+            'interval_s': args.interval, 'duration_s': args.duration,
+            'controllers': args.controllers, 'senders': args.senders,
+            'reports_per_s_offered': args.hosts / args.interval,
+            'reports_generated': generated, 'reports_stored': stored,
+            'lost_or_doubled': generated - stored,
+            'failed_calls_resent': failed,
+            'latency_s': {'p50': _pct(lat, 0.5), 'p99': _pct(lat, 0.99),
+                          'max': max(lat) if lat else None},
+            'controller_killed_at_s': killed_at,
+            'round_wall_s': round_s, 'round_output': round_out,
+            'db_growth_bytes': growth,
+            'db_bytes_per_day': per_day,
+            'controller_cpu_s': sum(cpu0.values()),
+            'controller_cpu_share_of_a_core': sum(cpu0.values()) / wall,
+            'wall_s': wall,
+        }
+        return res
+    finally:
+        for _, p in senders:
+            if p.poll() is None:
+                p.kill()
+        for c in controllers:
+            c.kill()
+        rabbit.stop()
+        pg.stop()
+
+
+def markdown(results):
+    from tests.benchmarks import discipline
+    rows = []
+    for r in results:
+        rows.append([r['hosts'], r['controllers'],
+                     '%.1f' % r['reports_per_s_offered'],
+                     '%.3f / %.3f' % (r['latency_s']['p50'] or 0,
+                                      r['latency_s']['p99'] or 0),
+                     r['lost_or_doubled'], r['failed_calls_resent'],
+                     '%.1f' % (r['round_wall_s'] or 0),
+                     '%.2f' % (r['db_bytes_per_day'] / 2 ** 30),
+                     '%.2f' % r['controller_cpu_share_of_a_core']])
+    return '\n'.join([
+        '# The controller at scale (issue 19)', '',
+        'Produced by `tests/benchmarks/bench_controller_scale.py`; every '
+        'part on one 2-core machine.', '',
+        discipline.markdown_table(
+            ['hosts', 'controllers', 'reports/s', 'latency p50 / p99 (s)',
+             'lost or doubled', 'calls resent', 'round (s)',
+             'DB GiB/day', 'controller cores'], rows), ''])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    sub = ap.add_subparsers(dest='cmd')
+    s = sub.add_parser('sender')
+    s.add_argument('--conf', required=True)
+    s.add_argument('--first', type=int, required=True)
+    s.add_argument('--count', type=int, required=True)
+    s.add_argument('--vms', type=int, default=30)
+    s.add_argument('--interval', type=float, default=60.0)
+    s.add_argument('--duration', type=float, default=180.0)
+    s.add_argument('--timeout', type=int, default=30)
+    s.add_argument('--threads', type=int, default=32)
+    s.add_argument('--drain', type=float, default=120.0)
+    s.add_argument('--out', required=True)
+    ap.add_argument('--hosts', default='1000',
+                    help='comma-separated host counts, one run each')
+    ap.add_argument('--vms', type=int, default=30)
+    ap.add_argument('--interval', type=int, default=60)
+    ap.add_argument('--duration', type=float, default=180.0)
+    ap.add_argument('--controllers', default='1',
+                    help='comma-separated controller counts')
+    ap.add_argument('--senders', type=int, default=2)
+    ap.add_argument('--threads', type=int, default=32)
+    ap.add_argument('--timeout', type=int, default=30)
+    ap.add_argument('--pool', type=int, default=64)
+    ap.add_argument('--no-kill', dest='kill_controller',
+                    action='store_false')
+    ap.add_argument('--out', default=os.path.join(RESULTS,
+                                                  'controller_scale'))
+    args = ap.parse_args(argv)
+    if args.cmd == 'sender':
+        args.drain = getattr(args, 'drain', 120.0)
+        return sender(args)
+    results = []
+    for hosts in [int(h) for h in args.hosts.split(',')]:
+        for n in [int(c) for c in args.controllers.split(',')]:
+            one = argparse.Namespace(**vars(args))
+            one.hosts, one.controllers = hosts, n
+            r = run(one)
+            print(json.dumps(r, indent=1))
+            results.append(r)
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out + '.json', 'w') as f:
+        json.dump(results, f, indent=1)
+    with open(args.out + '.md', 'w') as f:
+        f.write(markdown(results))
+    print('wrote %s.json and .md' % args.out)
+
+
+if __name__ == '__main__':
+    main()
