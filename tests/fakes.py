@@ -21,7 +21,7 @@ class NullDriver(driver.Driver):
         pass
 
     def _floor_inputs(self, uuid):
-        return 1 << 40, {}, None
+        return 1 << 40, None, None
 
     def _set_balloon(self, uuid, kib):
         pass

@@ -39,10 +39,23 @@ def boot_reserved_kb(memory_stats):
     return actual - available
 
 
-def guest_minimum_kb(memory_stats, reserve_kb):
-    """The guest's own minimum: its boot reservation plus ``reserve_kb``.
-    Without statistics only ``reserve_kb`` is known."""
-    return (boot_reserved_kb(memory_stats) or 0) + reserve_kb
+def guest_minimum_kb(reserved_kb, reserve_kb):
+    """The guest's own minimum: its boot reservation (None: unknown) plus
+    ``reserve_kb``."""
+    return (reserved_kb or 0) + reserve_kb
+
+
+def settled_reserved_kb(previous, memory_stats):
+    """The boot reservation from a reading, if it can be trusted: the
+    balloon's ``actual`` comes from QEMU at once, ``available`` from the
+    guest's last statistics, so while the balloon moves their difference
+    is off (too small during a shrink). A reading equal to the previous
+    one (``previous``, an ``(actual, available)`` pair) is settled.
+    Returns ``(pair to keep, reservation or None)``."""
+    pair = (memory_stats.get('actual'), memory_stats.get('available'))
+    if previous != pair:
+        return pair, None
+    return pair, boot_reserved_kb(memory_stats)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,11 +65,12 @@ class Floor:
     reason: str
 
 
-def floor_for(booked_kb, configured_kb, vm_floor_kb, memory_stats,
+def floor_for(booked_kb, configured_kb, vm_floor_kb, reserved_kb,
               reserve_kb):
-    """The hard floor of one VM (KiB, whole pages, at most booked)."""
+    """The hard floor of one VM (KiB, whole pages, at most booked);
+    ``reserved_kb`` is the guest's boot reservation (None: unknown)."""
     parts = [(configured_kb, 'configured floor'),
-             (guest_minimum_kb(memory_stats, reserve_kb),
+             (guest_minimum_kb(reserved_kb, reserve_kb),
               'guest minimum (boot reservation + reserve)')]
     if vm_floor_kb:
         parts.append((vm_floor_kb, 'the VM\'s own floor'))

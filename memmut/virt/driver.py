@@ -121,9 +121,9 @@ class Driver(abc.ABC):
         """Set the VM's balloon target (live), never below its hard floor;
         returns the target applied (KiB). Every balloon change of every
         planner goes through here."""
-        booked_kb, stats, vm_floor_kb = self._floor_inputs(uuid)
+        booked_kb, reserved_kb, vm_floor_kb = self._floor_inputs(uuid)
         floor = balloon_floor.floor_for(booked_kb, self.balloon_floor_kb,
-                                        vm_floor_kb, stats,
+                                        vm_floor_kb, reserved_kb,
                                         self.guest_reserve_kb)
         applied, raised = balloon_floor.clamp(kib, floor)
         if raised:
@@ -139,8 +139,8 @@ class Driver(abc.ABC):
 
     @abc.abstractmethod
     def _floor_inputs(self, uuid):
-        """``(booked_kb, memory_stats, vm_floor_kb or None)`` of a VM, read
-        now: what its hard floor is computed from."""
+        """``(booked_kb, boot reservation KiB or None, vm_floor_kb or
+        None)`` of a VM: what its hard floor is computed from."""
 
     @abc.abstractmethod
     def _set_balloon(self, uuid, kib):

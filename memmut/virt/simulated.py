@@ -16,6 +16,7 @@ import uuid as uuidlib
 from oslo_log import log as logging
 
 from memmut.evaluation import workloads
+from memmut.virt import balloon_floor
 from memmut.virt import driver
 
 LOG = logging.getLogger(__name__)
@@ -219,8 +220,8 @@ class SimDriver(driver.Driver):
     def _floor_inputs(self, uuid):
         with self._lock:
             vm = self._vm(uuid)
-            return (vm.booked_kb, self._info(vm, self.now()).memory_stats,
-                    vm.floor_kb or None)
+            return (vm.booked_kb, balloon_floor.boot_reserved_kb(
+                self._info(vm, self.now()).memory_stats), vm.floor_kb or None)
 
     def _set_balloon(self, uuid, kib):
         with self._lock:

@@ -192,3 +192,40 @@ def test_a_failed_host_read_keeps_the_connection(monkeypatch):
     with pytest.raises(virt_driver.HostReadFailed):
         drv.list_vms()
     assert conn.alive and drv._conn is conn
+
+
+def test_the_floor_uses_the_reservation_read_when_the_balloon_settled(
+        monkeypatch):
+    from tests import common
+    monkeypatch.setattr(driver, 'libvirt', _FakeLibvirt)
+    _FakeLibvirt.VIR_DOMAIN_AFFECT_LIVE = 1
+    drv = driver.LibvirtDriver(common.private_conf(
+        libvirt={'domain_type': 'qemu'},
+        agent={'balloon_floor_kb': 16 * 1024, 'guest_reserve_kb': 0}))
+
+    class Dom(_Dom):
+        stats = {'actual': 393216, 'available': 393216 - 53 * 1024}
+        targets = []
+
+        def memoryStats(self):
+            return dict(self.stats)
+
+        def maxMemory(self):
+            return 393216
+
+        def setMemoryFlags(self, kib, flags):
+            self.targets.append(kib)
+
+    d = Dom('u1', 'qemu')
+
+    class Conn(_AliveConn):
+        def lookupByUUIDString(self, uuid):
+            return d
+    drv._conn = Conn([d])
+    drv.list_vms()
+    drv.list_vms()                      # twice the same: settled
+    # the balloon shrinks: QEMU's actual drops, the guest's MemTotal lags
+    Dom.stats = {'actual': 300 * 1024, 'available': 393216 - 53 * 1024}
+    drv.list_vms()
+    assert drv.set_balloon('u1', 1024) == 53 * 1024
+    assert d.targets == [53 * 1024]

@@ -105,6 +105,9 @@ class LibvirtDriver(driver.Driver):
         self._nova = {}            # uuid -> nova display name or None
         self._types = {}           # uuid -> domain type (read once)
         self._last = {}            # uuid -> last VMInfo read
+        # the guest's boot reservation, from settled balloon statistics
+        self._readings = {}        # uuid -> last (actual, available)
+        self._reserved = {}        # uuid -> reservation KiB
         self._unreadable_logged = {}   # uuid -> libvirt error code logged
         self._last_cpu = None
         # libvirt prints every error to stderr by default; we log instead.
@@ -257,9 +260,15 @@ class LibvirtDriver(driver.Driver):
                 domain_type=dtype)
             self._last[uuid] = info
             self._unreadable_logged.pop(uuid, None)
+            pair, reserved = balloon_floor.settled_reserved_kb(
+                self._readings.get(uuid), info.memory_stats)
+            self._readings[uuid] = pair
+            if reserved is not None:
+                self._reserved[uuid] = reserved
             vms.append(info)
         for cache in (self._nova, self._types, self._last,
-                      self._unreadable_logged):
+                      self._unreadable_logged, self._readings,
+                      self._reserved):
             for gone in set(cache) - live:
                 cache.pop(gone, None)
         return vms
@@ -306,8 +315,12 @@ class LibvirtDriver(driver.Driver):
 
     def _floor_inputs(self, uuid):
         dom = self._domain(uuid)
-        stats = self._call(dom.memoryStats)
-        return (self._call(dom.maxMemory), stats,
+        reserved = self._reserved.get(uuid)
+        if reserved is None:
+            # not seen settled yet: the reading of now, the best known
+            reserved = balloon_floor.boot_reserved_kb(
+                self._call(dom.memoryStats))
+        return (self._call(dom.maxMemory), reserved,
                 vm_floor_kb(self._call(dom.XMLDesc, 0)))
 
     def _set_balloon(self, uuid, kib):

@@ -83,8 +83,8 @@ class BalloonHost(virt_driver.Driver):
     def _floor_inputs(self, uuid):
         g = self.guests.get(uuid)
         if g is None:
-            return 1 << 40, {}, None
-        return g.booked_kb, {'actual': g.actual_kb}, g.floor_kb
+            return 1 << 40, None, None
+        return g.booked_kb, None, g.floor_kb
 
     def _set_balloon(self, uuid, kib):
         self.connect()
