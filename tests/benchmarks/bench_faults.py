@@ -282,7 +282,8 @@ def campaign_diskfull(factory, args, work):
         finally:
             c.close()
         export = guestmod.MemstoreExport(proc, name)
-        swap = domain.SwapDisk(nbd_socket=export.socket, nbd_export=name)
+        swap = domain.SwapDisk(nbd_socket=export.socket, nbd_export=name,
+                               error_policy=args.error_policy)
         g = factory(memory_mib=384, current_mib=256,
                     schedule=[workloads.Step(288, 60)], alloc='s',
                     poweroff=True, swap=swap, uuid=name, stat_period=1)
@@ -292,10 +293,14 @@ def campaign_diskfull(factory, args, work):
             done = {'errors': None, 'outcome': '%s' % e}
         ends = [d for d in g.workload_lines() if d['event'] == 'end']
         log = g.log()
+        state, reason = g.dom.state()
         alive = proc.proc.poll() is None
         counters = export.stats()['counters'] if alive else {}
         result = {
             'tmpfs_mib': args.tmpfs_mib, 'ram_quota_mib': 16,
+            'error_policy': args.error_policy,
+            # libvirt: 1 running, 3 paused (reason 3: I/O error)
+            'domain_state': [state, reason],
             'memstore_alive': alive,
             'memstore_exit': proc.proc.poll(),
             'requests_refused': counters.get('errors'),
@@ -377,9 +382,9 @@ def campaign_services(factory, daemon, args, work):
                 ('db_restart', pg.stop_server, pg.start_server)):
             for _ in range(args.restarts):
                 time.sleep(rng.uniform(2.0, 5.0))
+                before = n()
                 down()
                 time.sleep(args.outage)
-                before = n()
                 up()
                 recover[kind].append(_wait(
                     'reports after the %s' % kind,
@@ -550,6 +555,9 @@ def main(argv=None):
     ap.add_argument('--kills', type=int, default=10)
     ap.add_argument('--kill-every', type=float, default=6.0)
     ap.add_argument('--tmpfs-mib', type=int, default=48)
+    ap.add_argument('--error-policy', default='report',
+                    help='libvirt error_policy of the swap disk (memmut '
+                         'sets report; QEMU\'s default pauses on ENOSPC)')
     ap.add_argument('--agent-kills', type=int, default=10)
     ap.add_argument('--restarts', type=int, default=3)
     ap.add_argument('--outage', type=float, default=5.0)

@@ -30,6 +30,9 @@ class SwapDisk:
     nbd_export: typing.Optional[str] = None
     target: str = 'vdb'
     cache: typing.Optional[str] = None      # libvirt driver cache mode
+    # libvirt error_policy/rerror_policy (None: QEMU's default, which
+    # pauses the VM on ENOSPC)
+    error_policy: typing.Optional[str] = None
     # NBD only: seconds QEMU waits for a restarted server (<reconnect/>)
     reconnect_delay: typing.Optional[int] = None
 
@@ -42,6 +45,9 @@ class SwapDisk:
         driver = ET.SubElement(disk, 'driver', name='qemu', type='raw')
         if self.cache:
             driver.set('cache', self.cache)
+        if self.error_policy:
+            driver.set('error_policy', self.error_policy)
+            driver.set('rerror_policy', self.error_policy)
         if self.file:
             ET.SubElement(disk, 'source', file=self.file)
         else:

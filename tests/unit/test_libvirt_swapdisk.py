@@ -148,6 +148,9 @@ def test_disk_xml():
     assert src.find('reconnect').get('delay') == '5'
     assert d.find('target').attrib == {'dev': 'vdz', 'bus': 'virtio'}
     assert d.find('serial').text == 'memmut-swap'
+    # memstore full (ENOSPC) is the guest's write error, not a paused VM
+    assert d.find('driver').get('error_policy') == 'report'
+    assert d.find('driver').get('rerror_policy') == 'report'
     assert swapdisk.find_disk(DOMAIN % xml, '/run/s/vm.sock') is not None
     assert swapdisk.find_disk(DOMAIN % xml, '/other.sock') is None
     assert ET.fromstring(swapdisk.disk_xml('/s', 'v', reconnect_delay=0)
@@ -161,8 +164,10 @@ def test_passthrough_args_round_trip():
     assert node == {'driver': 'nbd', 'node-name': 'memmut-swap',
                     'server': {'type': 'unix', 'path': '/run/m/u.sock'},
                     'export': 'u', 'reconnect-delay': 30}
+    # I/O errors are reported to the guest, never a paused VM
     assert args[3] == ('virtio-blk-pci,drive=memmut-swap,id=memmut-swap0,'
-                       'serial=memmut-swap,bus=pci.0,addr=0x1e')
+                       'serial=memmut-swap,bus=pci.0,addr=0x1e,'
+                       'werror=report,rerror=report')
     assert 'reconnect-delay' not in swapdisk.blockdev('/s', 'u', 0)
     base = DOMAIN % ''
     xml = swapdisk.add_passthrough(base, args)

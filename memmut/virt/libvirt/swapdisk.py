@@ -48,6 +48,8 @@ PASSTHROUGH_ID = 'memmut-swap0'
 PASSTHROUGH_BUS = 'pci.0'
 PASSTHROUGH_PCI_ADDR = '0x1e'
 MODES = ('libvirt', 'qemu-passthrough')
+# What QEMU does with an I/O error of the swap disk (memstore full: ENOSPC)
+ERROR_POLICY = 'report'
 
 
 # -- pure XML / QMP argument helpers -----------------------------------------
@@ -55,7 +57,10 @@ MODES = ('libvirt', 'qemu-passthrough')
 def disk_xml(socket_path, export, target='vdz', reconnect_delay=10):
     """libvirt <disk> XML of a memstore swap disk."""
     disk = ET.Element('disk', type='network', device='disk')
-    ET.SubElement(disk, 'driver', name='qemu', type='raw')
+    # Errors go to the guest, whose swap keeps a page it could not write in
+    # RAM: QEMU's default would pause the whole VM when memstore is full.
+    ET.SubElement(disk, 'driver', name='qemu', type='raw',
+                  error_policy=ERROR_POLICY, rerror_policy=ERROR_POLICY)
     src = ET.SubElement(disk, 'source', protocol='nbd', name=export)
     ET.SubElement(src, 'host', transport='unix', socket=socket_path)
     if reconnect_delay:
@@ -79,7 +84,8 @@ def frontend():
     """QEMU device_add arguments of the swap disk's virtio-blk device."""
     return {'driver': 'virtio-blk-pci', 'drive': PASSTHROUGH_NODE,
             'id': PASSTHROUGH_ID, 'serial': SERIAL,
-            'bus': PASSTHROUGH_BUS, 'addr': PASSTHROUGH_PCI_ADDR}
+            'bus': PASSTHROUGH_BUS, 'addr': PASSTHROUGH_PCI_ADDR,
+            'werror': ERROR_POLICY, 'rerror': ERROR_POLICY}
 
 
 def passthrough_args(socket_path, export, reconnect_delay=10):
