@@ -507,7 +507,18 @@ def markdown(res):
                         'guest_swap_write_errors'], ''],
                     ['acknowledged pages lost', df[
                         'acknowledged_pages_lost'], '0'],
-                ]), '']
+                    ['VM paused on ENOSPC', df['domain_state'][0] == 3,
+                     'False'],
+                    ['guest OOM kills', df['guest_oom_kills'], ''],
+                ]), '',
+                'The swap disk reports I/O errors to the guest (memmut '
+                'sets libvirt\'s error_policy to report; QEMU\'s default '
+                'pauses the VM). When memwork finished, its page checksums '
+                'give the pages lost; when the guest OOM-killed it (swap '
+                'full, working set above RAM) there is no such figure '
+                '("None"): acknowledged writes on a full file system are '
+                'then covered by tests/unit/memstore/test_hardening.py '
+                '(test_full_tmpfs_reads_zeros_and_writes_get_enospc).', '']
     sv = res.get('services')
     if sv:
         rows = [['agent SIGKILL / broker / DB restarts', '%d / %d / %d' % (
@@ -564,7 +575,15 @@ def main(argv=None):
     ap.add_argument('--load-guests', type=int, default=20)
     ap.add_argument('--load-polls', type=int, default=24)
     ap.add_argument('--out', default=os.path.join(RESULTS, 'faults'))
+    ap.add_argument('--report-only', action='store_true',
+                    help='rewrite the .md from the .json, run nothing')
     args = ap.parse_args(argv)
+    if args.report_only:
+        with open(args.out + '.json') as f:
+            res = json.load(f)
+        with open(args.out + '.md', 'w') as f:
+            f.write(markdown(res))
+        return
     sections = args.sections.split(',')
     daemon, img, work, factory = bed.start('memmut-faults-')
     res = {'machine': discipline.versions(), 'args': vars(args)}
