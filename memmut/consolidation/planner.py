@@ -53,6 +53,7 @@ move is *caused by memory* when its resource includes memory.
 
 import collections
 import dataclasses
+import gc
 import typing
 
 import numpy as np
@@ -188,10 +189,21 @@ class Plan:
 
 
 def _sum_right_aligned(series_list):
+    """Sum of series of any lengths, aligned on their last values.
+
+    Element by element the series are added in list order (numpy's
+    reduction over the first axis is sequential), so the last value is
+    exactly the Python sum of the series' last values."""
+    if not series_list:
+        return np.zeros(0)
+    try:
+        stacked = np.array(series_list, dtype=float)
+    except ValueError:                   # lengths differ
+        stacked = None
+    if stacked is not None and stacked.ndim == 2:
+        return stacked.sum(axis=0)
     arrays = [np.asarray(s, dtype=float) for s in series_list]
-    length = max((len(a) for a in arrays), default=0)
-    if all(len(a) == length for a in arrays):
-        return np.sum(arrays, axis=0) if arrays else np.zeros(0)
+    length = max(len(a) for a in arrays)
     out = np.zeros(length)
     for a in arrays:
         if len(a):
@@ -210,7 +222,25 @@ def _resource(cpu, mem):
 
 
 def plan_round(hosts, vms, algorithms, params=None):
-    """Plan one consolidation round; see the module documentation."""
+    """Plan one consolidation round; see the module documentation.
+
+    The cyclic garbage collector is paused during the round: a round
+    allocates many small tuples (moves, sort keys) while hundreds of
+    thousands of VM objects are alive, and the collections this triggers
+    scanned all of them again and again (a third of a 10 000-host
+    round); whatever cycles it leaves are collected once it is
+    re-enabled.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _plan_round(hosts, vms, algorithms, params)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _plan_round(hosts, vms, algorithms, params=None):
     params = params or PlanParams()
     by_name = {h.name: h for h in hosts}
     on = collections.defaultdict(list)
@@ -231,8 +261,9 @@ def plan_round(hosts, vms, algorithms, params=None):
         cpu = _sum_right_aligned([v.cpu_history for v in hv])
         mem = _sum_right_aligned([v.mem_history for v in hv])
         cpu_hist[name], mem_hist[name] = cpu, mem
-        cpu_use[name] = sum(_last(v.cpu_history) for v in hv)
-        ram_use[name] = float(sum(v.ram for v in hv))
+        # = sum of the VMs' last CPU values (see _sum_right_aligned)
+        cpu_use[name] = float(cpu[-1]) if len(cpu) else 0.0
+        ram_use[name] = float(sum([v.ram for v in hv]))
         state = dict(h.state or {})
         cu, mu = cpu / h.cpu_mhz, mem / h.ram
         over_c, state['cpu_overload'] = algorithms.cpu_overload(
@@ -270,7 +301,32 @@ def plan_round(hosts, vms, algorithms, params=None):
     active = set(on)
     receivers, emptied = set(), set()
 
-    def place(vm_list, source, kind, resource, allow_inactive):
+    # A placement that offers a session (``decide.session``, see
+    # :class:`memmut.consolidation.placement.ThresholdSession`) keeps the
+    # hosts' free capacities sorted for the whole round: each placement
+    # then costs O(log hosts) per VM instead of rebuilding every host's
+    # figures (O(hosts)) for every overloaded host. Same plans.
+    session = None
+    make_session = getattr(algorithms.placement, 'session', None)
+    if make_session is not None:
+        targets0 = sorted(active - set(plan.overloaded))
+        off = set(plan.deactivate)
+        inactive0 = [h.name for h in hosts if h.name not in active
+                     and h.name not in off]
+        session = make_session(
+            {t: cpu_use[t] for t in targets0},
+            {t: cpu_total[t] for t in targets0},
+            {t: ram_use[t] for t in targets0},
+            {t: ram_total[t] for t in targets0},
+            {t: cpu_total[t] for t in inactive0},
+            {t: ram_total[t] for t in inactive0})
+
+    def placement_mapping(vm_list, source, allow_inactive):
+        vms_cpu = {v.uuid: v.cpu_history for v in vm_list}
+        vms_ram = {v.uuid: v.ram for v in vm_list}
+        if session is not None:
+            return session.place(vms_cpu, vms_ram, allow_inactive,
+                                 exclude=(source,))
         targets = sorted(active - {source} - set(plan.overloaded)
                          - emptied)
         inactive = ([h.name for h in hosts
@@ -284,11 +340,15 @@ def plan_round(hosts, vms, algorithms, params=None):
             {t: ram_total[t] for t in targets},
             {t: cpu_total[t] for t in inactive},
             {t: ram_total[t] for t in inactive},
-            {v.uuid: v.cpu_history for v in vm_list},
-            {v.uuid: v.ram for v in vm_list})
+            vms_cpu, vms_ram)
+        return mapping
+
+    def place(vm_list, source, kind, resource, allow_inactive):
+        mapping = placement_mapping(vm_list, source, allow_inactive)
         if not mapping or len(mapping) != len(vm_list):
             plan.failed.append((source, kind))
             return False
+        changed = {source}
         for v in vm_list:
             dest = mapping[v.uuid]
             if dest not in active:
@@ -301,12 +361,17 @@ def plan_round(hosts, vms, algorithms, params=None):
             ram_use[dest] += v.ram
             cpu_use[source] -= c
             ram_use[source] -= v.ram
+            changed.add(dest)
+            plan.migrations.append(
+                Move(v.uuid, source, dest, resource, kind))
+        for dest in changed - {source}:
             receivers.add(dest)
             st = plan.states.setdefault(dest, {})
             st['received'] = True
             st['rounds_since_received'] = 0
-            plan.migrations.append(
-                Move(v.uuid, source, dest, resource, kind))
+        if session is not None:
+            for h in changed:
+                session.set_usage(h, cpu_use[h], ram_use[h])
         return True
 
     # -- 2. overloaded hosts ------------------------------------------------
@@ -352,6 +417,8 @@ def plan_round(hosts, vms, algorithms, params=None):
         if place(on[name], name, UNDERLOAD, plan.underloaded[name], False):
             emptied.add(name)
             plan.deactivate.append(name)
+            if session is not None:
+                session.discard(name)
     return plan
 
 
