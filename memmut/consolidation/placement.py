@@ -93,11 +93,37 @@ def best_fit_decreasing_scan(last_n_vm_cpu, hosts_cpu, hosts_ram,
     return mapping
 
 
-def _vm_order(last_n_vm_cpu, vms_cpu, vms_ram):
-    """VMs by decreasing CPU demand, then memory, then id."""
-    return sorted(((_mean_last(vms_cpu[vm], last_n_vm_cpu),
-                    float(vms_ram[vm]), vm) for vm in vms_cpu),
+def _vm_order(last_n_vm_cpu, vms_cpu, vms_ram, demand=None):
+    """VMs by decreasing CPU demand, then memory, then id. ``demand``:
+    a VM's CPU demand from its history (default: the mean of its last
+    ``last_n_vm_cpu`` values)."""
+    if demand is None:
+        def demand(h):
+            return _mean_last(h, last_n_vm_cpu)
+    return sorted(((demand(vms_cpu[vm]), float(vms_ram[vm]), vm)
+                   for vm in vms_cpu),
                   key=lambda t: (-t[0], -t[1], t[2]))
+
+
+def _peak_last(history, n):
+    if np.isscalar(history):
+        return float(history)
+    tail = history[-n:]
+    return float(max(tail)) if len(tail) else 0.0
+
+
+def dense_cpu_threshold(cpu_threshold, ram_fraction, dense_ram_fraction,
+                        dense_cpu_margin):
+    """The CPU threshold of a host whose memory is ``ram_fraction`` full:
+    ``cpu_threshold`` up to ``dense_ram_fraction``, then lowered linearly
+    to ``cpu_threshold - dense_cpu_margin`` at full memory. A host full
+    of memory holds VMs that are slow to move away (migration time grows
+    with memory), so it keeps more CPU free for their peaks."""
+    if dense_cpu_margin <= 0 or ram_fraction <= dense_ram_fraction:
+        return cpu_threshold
+    span = max(1e-9, 1.0 - dense_ram_fraction)
+    f = min(1.0, (ram_fraction - dense_ram_fraction) / span)
+    return cpu_threshold - dense_cpu_margin * f
 
 
 class BestFitIndex:
@@ -272,34 +298,54 @@ class ThresholdSession:
     """A planner's view of the hosts for a whole round (see
     :class:`BestFitIndex`): available = ``threshold * capacity - usage``
     per resource, the placement's VM order, and the usage the planner
-    sets after each move."""
+    sets after each move. ``cpu_threshold_of(ram_fraction)``: the CPU
+    threshold of a host whose memory is that full (default: constant);
+    ``demand(history)``: a VM's CPU demand (default: the mean of its last
+    ``last_n`` values)."""
 
     def __init__(self, cpu_t, ram_t, last_n, hosts_cpu_usage,
                  hosts_cpu_total, hosts_ram_usage, hosts_ram_total,
-                 inactive_hosts_cpu, inactive_hosts_ram):
+                 inactive_hosts_cpu, inactive_hosts_ram,
+                 cpu_threshold_of=None, demand=None):
         self.cpu_t, self.ram_t, self.last_n = cpu_t, ram_t, last_n
+        self.cpu_threshold_of = cpu_threshold_of
+        self.demand = demand
         self.cpu_total = dict(hosts_cpu_total)
         self.ram_total = dict(hosts_ram_total)
         self.cpu_total.update(inactive_hosts_cpu)
         self.ram_total.update(inactive_hosts_ram)
+        if cpu_threshold_of is None:
+            cpu_avail = get_available_resources(cpu_t, hosts_cpu_usage,
+                                                hosts_cpu_total)
+        else:
+            cpu_avail = {h: self._cpu_t(h, hosts_ram_usage[h])
+                         * hosts_cpu_total[h] - u
+                         for h, u in hosts_cpu_usage.items()}
         self.index = BestFitIndex(
-            get_available_resources(cpu_t, hosts_cpu_usage,
-                                    hosts_cpu_total),
+            cpu_avail,
             get_available_resources(ram_t, hosts_ram_usage,
                                     hosts_ram_total),
             {h: cpu_t * c for h, c in inactive_hosts_cpu.items()},
             {h: ram_t * r for h, r in inactive_hosts_ram.items()})
 
+    def _cpu_t(self, host, ram_usage):
+        if self.cpu_threshold_of is None:
+            return self.cpu_t
+        total = self.ram_total[host]
+        return self.cpu_threshold_of(ram_usage / total if total else 1.0)
+
     def place(self, vms_cpu, vms_ram, allow_inactive=True, exclude=()):
         """VM -> host for all of them, or ``{}`` (nothing changed)."""
-        return self.index.place(_vm_order(self.last_n, vms_cpu, vms_ram),
+        return self.index.place(_vm_order(self.last_n, vms_cpu, vms_ram,
+                                          self.demand),
                                 allow_inactive, exclude)
 
     def set_usage(self, host, cpu_usage, ram_usage):
         """A target host's usage changed (ignored for other hosts)."""
         if host in self.index:
             self.index.set_available(
-                host, self.cpu_t * self.cpu_total[host] - cpu_usage,
+                host, self._cpu_t(host, ram_usage) * self.cpu_total[host]
+                - cpu_usage,
                 self.ram_t * self.ram_total[host] - ram_usage)
 
     def discard(self, host):
@@ -339,3 +385,54 @@ def best_fit_decreasing_factory(time_step, migration_time, params):
 
 
 # Neat's defaults (Terracotta's config; neat.conf used cpu 0.95).
+
+
+@algorithm.parameters(cpu_threshold=0.8, ram_threshold=0.95, window=48,
+                      dense_ram_fraction=0.8, dense_cpu_margin=0.1)
+def peak_best_fit_decreasing_factory(time_step, migration_time, params):
+    """Best Fit Decreasing on the recent peaks (memmut's, issue 19).
+
+    A VM's CPU demand is the largest of its last ``window`` values, and
+    the planner gives each host's CPU use as the largest of the last
+    ``window`` values of its VMs' summed history (``decide.usage_window``;
+    a VM that moves counts with its own peak): a VM goes where its recent
+    peak fits beside the host's, the forecast being that the last hours
+    repeat. Hosts whose memory is more than ``dense_ram_fraction`` full
+    get a lower CPU threshold, down to ``cpu_threshold -
+    dense_cpu_margin`` at full memory (:func:`dense_cpu_threshold`).
+    Same index as :func:`best_fit_decreasing` (within one call the
+    threshold of a host is the one of its memory at the call's start).
+    """
+    cpu_t = float(params['cpu_threshold'])
+    ram_t = float(params['ram_threshold'])
+    window = int(params['window'])
+    if window < 1:
+        raise ValueError('window must be at least 1')
+    dense_f = float(params['dense_ram_fraction'])
+    margin = float(params['dense_cpu_margin'])
+    if not 0 <= dense_f <= 1 or margin < 0:
+        raise ValueError('need 0 <= dense_ram_fraction <= 1 and '
+                         'dense_cpu_margin >= 0')
+
+    def threshold_of(ram_fraction):
+        return dense_cpu_threshold(cpu_t, ram_fraction, dense_f, margin)
+
+    def demand(history):
+        return _peak_last(history, window)
+
+    def session(hosts_cpu_usage, hosts_cpu_total, hosts_ram_usage,
+                hosts_ram_total, inactive_hosts_cpu, inactive_hosts_ram):
+        return ThresholdSession(cpu_t, ram_t, 1, hosts_cpu_usage,
+                                hosts_cpu_total, hosts_ram_usage,
+                                hosts_ram_total, inactive_hosts_cpu,
+                                inactive_hosts_ram, threshold_of, demand)
+
+    def decide(hosts_cpu_usage, hosts_cpu_total, hosts_ram_usage,
+               hosts_ram_total, inactive_hosts_cpu, inactive_hosts_ram,
+               vms_cpu, vms_ram, state=None):
+        s = session(hosts_cpu_usage, hosts_cpu_total, hosts_ram_usage,
+                    hosts_ram_total, inactive_hosts_cpu, inactive_hosts_ram)
+        return s.place(vms_cpu, vms_ram), state
+    decide.session = session
+    decide.usage_window = window
+    return decide

@@ -89,6 +89,11 @@ class PlannerVM:
     cpu_history: typing.Sequence[float]
     ram: float
     mem_history: typing.Sequence[float] = ()
+    # Rounds since the VM last arrived by live migration (None: unknown,
+    # or never): with PlanParams.min_dwell_rounds, a VM that moved less
+    # than that many rounds ago is not moved again unless nothing else
+    # fixes an overload.
+    rounds_since_migration: typing.Optional[int] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,6 +113,9 @@ class PlanParams:
     max_overload_moves: int = 0
     # Rounds after receiving VMs during which a host is not emptied.
     underload_grace_rounds: int = 12
+    # Rounds a VM stays where a migration put it before it moves again
+    # (0: no minimum; see PlannerVM.rounds_since_migration).
+    min_dwell_rounds: int = 0
     spec: typing.Any = None
     time_step: float = 300.0
     migration_time: typing.Optional[float] = None
@@ -121,6 +129,7 @@ class PlanParams:
         return cls(underload_combination=c.underload_combination,
                    max_overload_moves=c.max_overload_moves,
                    underload_grace_rounds=c.underload_grace_rounds,
+                   min_dwell_rounds=c.min_dwell_rounds,
                    spec=loader.AlgorithmSpec.from_conf(conf),
                    time_step=float(c.interval),
                    bandwidth_mb_s=c.network_migration_bandwidth)
@@ -139,6 +148,8 @@ class PlanParams:
             raise ValueError('max_overload_moves must not be negative')
         if self.underload_grace_rounds < 0:
             raise ValueError('underload_grace_rounds must not be negative')
+        if self.min_dwell_rounds < 0:
+            raise ValueError('min_dwell_rounds must not be negative')
 
 
 class Move(typing.NamedTuple):
@@ -215,6 +226,11 @@ def _last(history):
     return float(history[-1]) if len(history) else 0.0
 
 
+def _peak(history, window):
+    tail = history[-window:]
+    return float(max(tail)) if len(tail) else 0.0
+
+
 def _resource(cpu, mem):
     if cpu and mem:
         return BOTH
@@ -251,6 +267,28 @@ def _plan_round(hosts, vms, algorithms, params=None):
                                  % (vm.uuid, vm.host))
             on[vm.host].append(vm)
     plan = Plan()
+    # A placement may ask for hosts' CPU use as their peak over the last
+    # ``usage_window`` samples (and a VM's share as its own peak) instead
+    # of the last value (Neat): see placement.peak_best_fit_decreasing.
+    usage_window = int(getattr(algorithms.placement, 'usage_window', 0)
+                       or 0)
+
+    def dwelling(v):
+        return (params.min_dwell_rounds and
+                v.rounds_since_migration is not None and
+                v.rounds_since_migration < params.min_dwell_rounds)
+
+    def host_context(h, candidates, cpu, mem):
+        """What a host-aware selection (``decide.host_aware``) is told
+        besides the candidates: the host's capacities, its CPU and
+        memory-load histories with the VMs selected so far removed, and
+        the candidates' memory-load histories."""
+        if not getattr(algorithms.vm_selection, 'host_aware', False):
+            return {}
+        return {'host_cpu': h.cpu_mhz, 'host_ram': h.ram,
+                'host_cpu_history': cpu, 'host_mem_history': mem,
+                'vms_mem': {u: v.mem_history
+                            for u, v in candidates.items()}}
 
     # -- 1. detection ---------------------------------------------------
     cpu_hist, mem_hist = {}, {}
@@ -262,7 +300,8 @@ def _plan_round(hosts, vms, algorithms, params=None):
         mem = _sum_right_aligned([v.mem_history for v in hv])
         cpu_hist[name], mem_hist[name] = cpu, mem
         # = sum of the VMs' last CPU values (see _sum_right_aligned)
-        cpu_use[name] = float(cpu[-1]) if len(cpu) else 0.0
+        cpu_use[name] = (_peak(cpu, usage_window) if usage_window
+                         else float(cpu[-1]) if len(cpu) else 0.0)
         ram_use[name] = float(sum([v.ram for v in hv]))
         state = dict(h.state or {})
         cu, mu = cpu / h.cpu_mhz, mem / h.ram
@@ -356,7 +395,8 @@ def _plan_round(hosts, vms, algorithms, params=None):
                 cpu_use.setdefault(dest, 0.0)
                 ram_use.setdefault(dest, 0.0)
                 plan.activate.append(dest)
-            c = _last(v.cpu_history)
+            c = (_peak(v.cpu_history, usage_window) if usage_window
+                 else _last(v.cpu_history))
             cpu_use[dest] += c
             ram_use[dest] += v.ram
             cpu_use[source] -= c
@@ -378,16 +418,20 @@ def _plan_round(hosts, vms, algorithms, params=None):
     for name in sorted(plan.overloaded):
         h = by_name[name]
         state = h.state or {}
-        candidates = {v.uuid: v for v in on[name]}
+        candidates = {v.uuid: v for v in on[name] if not dwelling(v)}
+        reserve = {v.uuid: v for v in on[name] if dwelling(v)}
         cpu, mem = cpu_hist[name].copy(), mem_hist[name].copy()
         selected = []
         selection_state = None
-        while candidates and (not params.max_overload_moves or
-                              len(selected) < params.max_overload_moves):
+        while (candidates or reserve) and (
+                not params.max_overload_moves or
+                len(selected) < params.max_overload_moves):
+            if not candidates:      # only VMs that just came are left
+                candidates, reserve = reserve, {}
             chosen, selection_state = algorithms.vm_selection(
                 {u: v.cpu_history for u, v in candidates.items()},
                 {u: v.ram for u, v in candidates.items()},
-                selection_state)
+                selection_state, **host_context(h, candidates, cpu, mem))
             chosen = [u for u in chosen if u in candidates]
             if not chosen:
                 break
@@ -414,6 +458,8 @@ def _plan_round(hosts, vms, algorithms, params=None):
     for name in order:
         if name in receivers or name in emptied:
             continue
+        if any(dwelling(v) for v in on[name]):
+            continue        # emptying it would move a VM that just came
         if place(on[name], name, UNDERLOAD, plan.underloaded[name], False):
             emptied.add(name)
             plan.deactivate.append(name)

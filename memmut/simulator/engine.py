@@ -253,6 +253,8 @@ def simulate(trace, mode, settings=None, progress=None):
     # on and steps CPU-overloaded; per VM, CPU asked for and CPU lost to
     # its copies (MHz x s).
     host_on = np.zeros(n_h)
+    # The round that last planned a VM's migration (-1: none yet).
+    moved_in = np.full(trace.n_vms, -1, dtype=int)
     host_over = np.zeros(n_h)
     vm_requested = np.zeros(trace.n_vms)
     vm_degraded = np.zeros(trace.n_vms)
@@ -341,8 +343,10 @@ def simulate(trace, mode, settings=None, progress=None):
                 active=bool(busy[i]), state=states.get(name)))
         vms = [planner.PlannerVM(trace.names[v], pool.names[pool.where[v]],
                                  cpu[v, lo:t + 1], float(d_mem[v, t]),
-                                 m_mem[v, lo:t + 1]) for v in placed
-               if v not in fly]
+                                 m_mem[v, lo:t + 1],
+                                 int(n_rounds - moved_in[v])
+                                 if moved_in[v] >= 0 else None)
+               for v in placed if v not in fly]
         return planner.plan_round(hosts, vms, algos, settings.plan)
 
     def switch_over(m):
@@ -369,6 +373,7 @@ def simulate(trace, mode, settings=None, progress=None):
             states.update(plan.states)
             for m in plan.migrations:
                 v = vm_index[m.vm]
+                moved_in[v] = n_rounds
                 sched.add(v, pool.index[m.source],
                           pool.index[m.destination], d_mem[v, t], t_start)
                 key = '%s %s' % (m.kind, m.resource)

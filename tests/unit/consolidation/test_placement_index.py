@@ -10,6 +10,7 @@ so that ties (equal free CPU, equal free memory) are frequent: the
 tie-break is where the two could differ.
 """
 
+import pytest
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -78,16 +79,20 @@ def rounds(draw):
                                      underload_grace_rounds=0)
 
 
+@pytest.mark.parametrize('spec', [loader.AlgorithmSpec.neat(),
+                                  loader.AlgorithmSpec()],
+                         ids=['neat', 'migration_aware'])
 @settings(max_examples=300, deadline=None)
-@given(rounds())
-def test_planner_session_gives_the_same_plan(case):
+@given(case=rounds())
+def test_planner_session_gives_the_same_plan(spec, case):
     hosts, vms, params = case
-    algos = loader.build_all(loader.AlgorithmSpec(), 300.0, 30.0)
+    algos = loader.build_all(spec, 300.0, 30.0)
     fast = pl.plan_round(hosts, vms, algos, params)
     decide = algos.placement
 
     def no_session(*args, **kwargs):
         return decide(*args, **kwargs)
+    no_session.usage_window = getattr(decide, 'usage_window', 0)
     slow_algos = loader.Algorithms(
         algos.cpu_underload, algos.cpu_overload, algos.memory_underload,
         algos.memory_overload, algos.vm_selection, no_session)

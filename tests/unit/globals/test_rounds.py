@@ -225,7 +225,8 @@ def test_dry_run_round_stores_the_plan_and_executes_nothing(db, clock):
     rnd = db.get_round(result.round_id)
     assert rnd.dry_run and rnd.status == 'completed'
     assert rnd.parameters['memory_basis'] == 'wss'
-    assert rnd.parameters['algorithms']['placement'] == 'best_fit_decreasing'
+    assert rnd.parameters['algorithms']['placement'] == \
+        'peak_best_fit_decreasing'
     assert rnd.summary['underloaded'] == {'h1': 'cpu', 'h2': 'cpu'}
     assert rnd.summary['deactivate'] == ['h2']
     assert set(rnd.summary['states']) == {'h1', 'h2'}
