@@ -418,6 +418,13 @@ def main(argv=None):
     ap.add_argument('--scaling-only', action='store_true',
                     help='only the planner scaling curve (writes '
                     'results/consolidation/planner_scaling.json and .png)')
+    ap.add_argument('--sweep', action='store_true',
+                    help='only the trade-off sweep (issue 19): every '
+                    'configuration of tests/benchmarks/consolidation_sweep'
+                    '.py on the trace windows and the synthetic profiles; '
+                    'writes results/consolidation/tradeoff.*')
+    ap.add_argument('--sweep-seeds', type=int, default=2,
+                    help='seeds per synthetic profile in the sweep')
     args = ap.parse_args(argv)
     if args.scaling_only:
         return scaling_main()
@@ -443,6 +450,15 @@ def main(argv=None):
         load_s = time.perf_counter() - t0
         sys.stderr.write('trace: %(vms)d VMs, %(days)s days\n'
                          % real.summary())
+    elif not args.synthetic_only:
+        sys.stderr.write('bench_consolidation: no trace at %s: synthetic '
+                         'inputs only\n' % DEFAULT_TRACE)
+    if args.sweep:
+        from tests.benchmarks import consolidation_sweep
+        command = ('python -m tests.benchmarks.bench_consolidation '
+                   + ' '.join(argv if argv is not None else sys.argv[1:]))
+        return consolidation_sweep.main(real, settings, args, rec,
+                                        SWEEP_OUT, command)
 
     variants = {}
     if not args.skip_variants:
