@@ -109,7 +109,9 @@ def _peak_last(history, n):
     if np.isscalar(history):
         return float(history)
     tail = history[-n:]
-    return float(max(tail)) if len(tail) else 0.0
+    if not len(tail):
+        return 0.0
+    return float(tail.max() if isinstance(tail, np.ndarray) else max(tail))
 
 
 def dense_cpu_threshold(cpu_threshold, ram_fraction, dense_ram_fraction,

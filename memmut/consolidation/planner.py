@@ -228,7 +228,9 @@ def _last(history):
 
 def _peak(history, window):
     tail = history[-window:]
-    return float(max(tail)) if len(tail) else 0.0
+    if not len(tail):
+        return 0.0
+    return float(tail.max() if isinstance(tail, np.ndarray) else max(tail))
 
 
 def _resource(cpu, mem):

@@ -7,6 +7,8 @@ newest last). An underloaded host has all its VMs moved away and is
 suspended.
 """
 
+import numpy as np
+
 from memmut.consolidation import algorithm
 
 
@@ -35,7 +37,7 @@ def forecast_threshold(threshold, n, window, peak_threshold, utilization):
         return False
     if not last_n_average_threshold(threshold, n, utilization):
         return False
-    return bool(max(utilization[-window:]) <= peak_threshold)
+    return bool(np.max(utilization[-window:]) <= peak_threshold)
 
 
 def stateless(check, *args):
