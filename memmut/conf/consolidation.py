@@ -26,7 +26,7 @@ opts = [
                                'last_n_average_threshold {"threshold": '
                                '0.5, "n": 2}; forecast_threshold '
                                '{"threshold": 0.5, "n": 2, "window": 96, '
-                               '"peak_threshold": 0.6}')),
+                               '"peak_threshold": 0.5}')),
     cfg.StrOpt('overload_detection',
                default='threshold',
                help='Overload detection algorithm applied to each host\'s '

@@ -253,11 +253,12 @@ def fit_exponent(rows, key):
 
 
 def measure_scaling(host_counts, vms_per_host=VMS_PER_HOST, repeat=3,
-                    plain_up_to=3000):
+                    plain_up_to=3000, spec=None):
     """Seconds per planning round (best of ``repeat``; wall and CPU time
     of this process) for each host count, with the placement session
-    (the planner's path) and, up to ``plain_up_to`` hosts, without it."""
-    algos = loader.build_all(loader.AlgorithmSpec(), 300.0, 60.0)
+    (the planner's path) and, up to ``plain_up_to`` hosts, without it.
+    ``spec``: the algorithms (default: the migration-aware defaults)."""
+    algos = loader.build_all(spec or loader.AlgorithmSpec(), 300.0, 60.0)
     plain = _without_session(algos)
     rows = []
     for n in host_counts:
@@ -293,21 +294,29 @@ def measure_scaling(host_counts, vms_per_host=VMS_PER_HOST, repeat=3,
     return rows
 
 
-def plot_scaling(rows, path):
+def plot_scaling(rows, path, default_rows=None):
     import matplotlib
     matplotlib.use('Agg')
     from matplotlib import pyplot as plt
     fig, ax = plt.subplots(figsize=(6, 4))
     x = [r['hosts'] for r in rows]
     y = [r['round_cpu_seconds'] for r in rows]
-    ax.loglog(x, y, 'o-', label='sorted best fit, one index per round '
-              '(k = %.2f)' % fit_exponent(rows, 'round_cpu_seconds'))
+    ax.loglog(x, y, 'o-', label='Neat\'s set, sorted best fit, one index '
+              'per round (k = %.2f)' % fit_exponent(rows,
+                                                    'round_cpu_seconds'))
+    if default_rows:
+        ax.loglog([r['hosts'] for r in default_rows],
+                  [r['round_cpu_seconds'] for r in default_rows], 'd-',
+                  color='tab:green', label='migration-aware defaults '
+                  '(k = %.2f)' % fit_exponent(default_rows,
+                                              'round_cpu_seconds'))
     xp = [r['hosts'] for r in rows if r.get('plain_round_cpu_seconds')]
     yp = [r['plain_round_cpu_seconds'] for r in rows
           if r.get('plain_round_cpu_seconds')]
     if len(xp) > 1:
         ax.loglog(xp, yp, 's--', color='tab:red',
-                  label='hosts rebuilt per placement (k = %.2f)'
+                  label='Neat\'s set, hosts rebuilt per placement '
+                  '(k = %.2f)'
                   % fit_exponent(rows, 'plain_round_cpu_seconds'))
     ax.loglog(x, [y[0] * n / x[0] for n in x], ':', color='grey',
               label='linear from %d hosts' % x[0])
@@ -382,20 +391,33 @@ def scaling_main():
     """Only the scaling curve, into results/consolidation/."""
     os.makedirs(SWEEP_OUT, exist_ok=True)
     rec = discipline.Record(seed=0, repeats=3)
-    rows = measure_scaling(SCALING_HOSTS)
+    sets = {}
+    for name, spec, plain_up_to in (
+            ('neat', loader.AlgorithmSpec.neat(), 3000),
+            ('default', loader.AlgorithmSpec(), 0)):
+        sys.stderr.write('%s set:\n' % name)
+        rows = measure_scaling(SCALING_HOSTS, spec=spec,
+                               plain_up_to=plain_up_to)
+        sets[name] = scaling_results(rows)
+        sets[name]['algorithms'] = {k: n for k, (n, _)
+                                    in spec.effective().items()}
     rec.finish()
-    out = scaling_results(rows)
-    out['command'] = ('python -m tests.benchmarks.bench_consolidation '
-                      '--scaling-only')
-    out['discipline'] = rec.as_dict()
+    out = {'sets': sets,
+           'command': ('python -m tests.benchmarks.bench_consolidation '
+                       '--scaling-only'),
+           'discipline': rec.as_dict()}
     report.write_json(os.path.join(SWEEP_OUT, 'planner_scaling.json'), out)
-    plot_scaling(rows, os.path.join(SWEEP_OUT, 'planner_scaling.png'))
-    print('exponent (CPU time) %.2f, wall %.2f; without the session %s; '
-          '10 000 hosts: %.3f s CPU, %.3f s wall'
-          % (out['exponent_cpu'], out['exponent_wall'],
-             '%.2f' % out['exponent_plain_cpu']
-             if out['exponent_plain_cpu'] else '-',
-             rows[-1]['round_cpu_seconds'], rows[-1]['round_seconds']))
+    plot_scaling(sets['neat']['rows'],
+                 os.path.join(SWEEP_OUT, 'planner_scaling.png'),
+                 sets['default']['rows'])
+    for name, d in sets.items():
+        rows = d['rows']
+        print('%s set: exponent (CPU time) %.2f, wall %.2f; without the '
+              'session %s; 10 000 hosts: %.3f s CPU, %.3f s wall'
+              % (name, d['exponent_cpu'], d['exponent_wall'],
+                 '%.2f' % d['exponent_plain_cpu']
+                 if d['exponent_plain_cpu'] else '-',
+                 rows[-1]['round_cpu_seconds'], rows[-1]['round_seconds']))
     return 0
 
 
@@ -423,9 +445,15 @@ def main(argv=None):
                     'configuration of tests/benchmarks/consolidation_sweep'
                     '.py on the trace windows and the synthetic profiles; '
                     'writes results/consolidation/tradeoff.*')
-    ap.add_argument('--sweep-seeds', type=int, default=2,
+    ap.add_argument('--sweep-replot', action='store_true',
+                    help='draw the sweep plots again from tradeoff.json')
+    ap.add_argument('--sweep-seeds', type=int, default=3,
                     help='seeds per synthetic profile in the sweep')
     args = ap.parse_args(argv)
+    if args.sweep_replot:
+        from tests.benchmarks import consolidation_sweep
+        consolidation_sweep.replot(SWEEP_OUT)
+        return 0
     if args.scaling_only:
         return scaling_main()
     os.makedirs(args.out, exist_ok=True)
@@ -600,7 +628,7 @@ def main(argv=None):
     results['goals'] = goals
 
     if not args.skip_scaling:
-        rows = measure_scaling(SCALING_HOSTS)
+        rows = measure_scaling(SCALING_HOSTS, spec=loader.AlgorithmSpec.neat())
         results['scaling'] = scaling_results(rows)
         p = os.path.join(args.out, 'consolidation_scaling.png')
         plot_scaling(rows, p)
