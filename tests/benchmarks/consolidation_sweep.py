@@ -33,6 +33,7 @@ Writes ``tradeoff.json``, ``tradeoff.csv`` (one row per run),
 
 import csv
 import dataclasses
+import json
 import os
 import sys
 import time
@@ -42,7 +43,6 @@ import numpy as np
 from memmut.consolidation import loader
 from memmut.consolidation import planner
 from memmut.simulator import engine
-from memmut.simulator import report
 from memmut.simulator import synthetic
 from tests.benchmarks import discipline
 
@@ -151,6 +151,48 @@ def figures_of(m):
     return out
 
 
+def summarize_rows(rows, configs):
+    """config -> group -> figure -> discipline summary."""
+    summary = {}
+    for cname in configs:
+        for group in sorted({r['group'] for r in rows}):
+            sel = [r for r in rows if r['config'] == cname
+                   and r['group'] == group]
+            if not sel:
+                continue
+            summary.setdefault(cname, {})[group] = {
+                key: discipline.summarize([r[key] for r in sel])
+                for key, *_ in FIGURES}
+    return summary
+
+
+def _sig(obj):
+    """Floats to 6 significant digits (SLAV and ESV are ~1e-7: the
+    simulator's JSON writer rounds to 6 decimals)."""
+    if isinstance(obj, dict):
+        return {k: _sig(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_sig(v) for v in obj]
+    if isinstance(obj, float):
+        return float('%.6g' % obj)
+    return obj
+
+
+def write_json(path, data):
+    with open(path, 'w') as f:
+        json.dump(_sig(data), f, indent=1, sort_keys=True)
+        f.write('\n')
+
+
+def read_csv(path):
+    with open(path, newline='') as f:
+        out = []
+        for r in csv.DictReader(f):
+            out.append({k: (v if k in ('config', 'mode', 'group', 'input')
+                            else float(v)) for k, v in r.items()})
+        return out
+
+
 def run(real, base, window_days, seeds, seed, rec, log=sys.stderr):
     """Every configuration on every input; returns the result dict."""
     configs = configurations()
@@ -182,16 +224,7 @@ def run(real, base, window_days, seeds, seed, rec, log=sys.stderr):
                      f['lower_bound'], f['migrations_per_vm_day'],
                      100 * f['cpu_overload'], f['slav'],
                      time.perf_counter() - t0))
-    summary = {}
-    for cname in configs:
-        for group in sorted({r['group'] for r in rows}):
-            sel = [r for r in rows if r['config'] == cname
-                   and r['group'] == group]
-            if not sel:
-                continue
-            summary.setdefault(cname, {})[group] = {
-                key: discipline.summarize([r[key] for r in sel])
-                for key, *_ in FIGURES}
+    summary = summarize_rows(rows, configs)
     goals = {}
     for group in sorted({r['group'] for r in rows}):
         d = summary['wss default'][group]
@@ -350,10 +383,20 @@ def plot(result, out_dir):
 
 
 def replot(out_dir):
-    """Draw the plots again from ``tradeoff.json`` (no simulation)."""
-    import json
-    with open(os.path.join(out_dir, 'tradeoff.json')) as f:
-        return plot(json.load(f), out_dir)
+    """Summaries and plots again from ``tradeoff.csv`` and the
+    configurations in ``tradeoff.json`` (no simulation)."""
+    path = os.path.join(out_dir, 'tradeoff.json')
+    with open(path) as f:
+        result = json.load(f)
+    rows = read_csv(os.path.join(out_dir, 'tradeoff.csv'))
+    full = summarize_rows(rows, result['configurations'])
+    keep = ('n', 'mean', 'half_width', 'low', 'high')
+    result['summary'] = {
+        c: {g: {k: {x: s[x] for x in keep} for k, s in figs.items()}
+            for g, figs in per.items()}
+        for c, per in full.items()}
+    write_json(path, result)
+    return plot(result, out_dir)
 
 
 def main(real, base, args, rec, out_dir, command):
@@ -364,9 +407,15 @@ def main(real, base, args, rec, out_dir, command):
     result['command'] = command
     result['discipline'] = rec.as_dict()
     result['files'] = [os.path.basename(f) for f in plot(result, out_dir)]
-    small = {k: v for k, v in result.items() if k != 'rows'}
+    small = {k: v for k, v in result.items() if k not in ('rows',
+                                                          'summary')}
     small['rows'] = 'tradeoff.csv'       # one row per run, kept out here
-    report.write_json(os.path.join(out_dir, 'tradeoff.json'), small)
+    keep = ('n', 'mean', 'half_width', 'low', 'high')
+    small['summary'] = {
+        c: {g: {k: {x: s[x] for x in keep} for k, s in figs.items()}
+            for g, figs in per.items()}
+        for c, per in result['summary'].items()}
+    write_json(os.path.join(out_dir, 'tradeoff.json'), small)
     write_csv(os.path.join(out_dir, 'tradeoff.csv'), result['rows'])
     with open(os.path.join(out_dir, 'tradeoff.md'), 'w') as f:
         f.write(markdown(result, command))
