@@ -10,10 +10,13 @@ _PARAMS = ('JSON object of parameters for %s; the keys given override '
 
 opts = [
     cfg.StrOpt('underload_detection',
-               default='last_n_average_threshold',
+               default='forecast_threshold',
                help='Underload detection algorithm applied to each host\'s '
-                    'CPU utilization history: "threshold" or '
-                    '"last_n_average_threshold", or any algorithm '
+                    'CPU utilization history: Neat\'s "threshold" or '
+                    '"last_n_average_threshold", memmut\'s '
+                    '"forecast_threshold" (also the largest value of the '
+                    'last hours must be low: emptying a host that was '
+                    'busy lately would be undone), or any algorithm '
                     'registered under the memmut.consolidation.underload '
                     'entry point.'),
     cfg.StrOpt('underload_detection_parameters',
@@ -21,16 +24,20 @@ opts = [
                help=_PARAMS % ('underload_detection',
                                'threshold {"threshold": 0.3}; '
                                'last_n_average_threshold {"threshold": '
-                               '0.5, "n": 2}')),
+                               '0.5, "n": 2}; forecast_threshold '
+                               '{"threshold": 0.5, "n": 2, "window": 96, '
+                               '"peak_threshold": 0.5}')),
     cfg.StrOpt('overload_detection',
                default='threshold',
                help='Overload detection algorithm applied to each host\'s '
                     'CPU utilization history: "threshold", '
                     '"last_n_average_threshold", "mad_threshold", '
                     '"iqr_threshold", "loess", "loess_robust", "otf", '
-                    '"mhod" or "no_migrations", or any algorithm '
-                    'registered under the memmut.consolidation.overload '
-                    'entry point.'),
+                    '"mhod" or "no_migrations", memmut\'s '
+                    '"forecast_threshold" (the last values or a local '
+                    'regression some steps ahead above the threshold), or '
+                    'any algorithm registered under the '
+                    'memmut.consolidation.overload entry point.'),
     cfg.StrOpt('overload_detection_parameters',
                default='{}',
                help=_PARAMS % ('overload_detection',
@@ -45,9 +52,11 @@ opts = [
                                '{"state_config": [0.8], "otf": 0.1, '
                                '"window_sizes": [30, 40, 50, 60, 70, 80, '
                                '90, 100], "bruteforce_step": 0.5, '
-                               '"learning_steps": 10}')),
+                               '"learning_steps": 10}; forecast_threshold '
+                               '{"threshold": 0.9, "n": 1, "length": 12, '
+                               '"horizon": 0}')),
     cfg.StrOpt('memory_underload_detection',
-               default='last_n_average_threshold',
+               default='forecast_threshold',
                help='Underload detection algorithm applied to each host\'s '
                     'memory load: the sum of its VMs\' working sets '
                     '(WSS^max_avg) over its memory, or of their booked '
@@ -75,7 +84,7 @@ opts = [
                help='How the CPU and memory underload decisions combine. '
                     'An overload on either resource always counts.'),
     cfg.StrOpt('vm_selection',
-               default='minimum_migration_time_per_cpu',
+               default='longest_relief',
                help='VM selection algorithm for overloaded hosts: Neat\'s '
                     '"random", "minimum_utilization", '
                     '"minimum_migration_time" or '
@@ -83,18 +92,28 @@ opts = [
                     '"minimum_migration_time_per_cpu" (the VM freeing the '
                     'most CPU per MiB to migrate: packed on working sets, '
                     'the smallest VMs are mostly idle and Neat\'s choice '
-                    'sheds dozens of them per overload), or any algorithm '
-                    'registered under the '
+                    'sheds dozens of them per overload) or '
+                    '"longest_relief" (the VMs whose departure keeps the '
+                    'host under its CPU and memory targets over the most '
+                    'of its recent history, the least memory first), or '
+                    'any algorithm registered under the '
                     'memmut.consolidation.vm_selection entry point.'),
     cfg.StrOpt('vm_selection_parameters',
                default='{}',
                help=_PARAMS % ('vm_selection',
                                'minimum_migration_time_max_cpu and '
                                'minimum_migration_time_per_cpu '
-                               '{"last_n": 2}; random {"seed": null}')),
+                               '{"last_n": 2}; random {"seed": null}; '
+                               'longest_relief {"window": 12, '
+                               '"cpu_target": 0.8, "ram_target": 0.9, '
+                               '"last_n": 2}')),
     cfg.StrOpt('vm_placement',
-               default='best_fit_decreasing',
-               help='VM placement algorithm: "best_fit_decreasing", or any '
+               default='peak_best_fit_decreasing',
+               help='VM placement algorithm: Neat\'s '
+                    '"best_fit_decreasing", memmut\'s '
+                    '"peak_best_fit_decreasing" (the same on the VMs\' and '
+                    'hosts\' recent CPU peaks, with a lower CPU threshold '
+                    'on hosts whose memory is nearly full), or any '
                     'algorithm registered under the '
                     'memmut.consolidation.placement entry point.'),
     cfg.StrOpt('vm_placement_parameters',
@@ -102,7 +121,10 @@ opts = [
                help=_PARAMS % ('vm_placement',
                                'best_fit_decreasing {"cpu_threshold": 0.8, '
                                '"ram_threshold": 0.95, "last_n_vm_cpu": '
-                               '2}')),
+                               '2}; peak_best_fit_decreasing '
+                               '{"cpu_threshold": 0.8, "ram_threshold": '
+                               '0.95, "window": 48, "dense_ram_fraction": '
+                               '0.8, "dense_cpu_margin": 0.1}')),
     cfg.IntOpt('max_overload_moves',
                default=0,
                min=0,
@@ -116,6 +138,14 @@ opts = [
                     'is not emptied for underload, so a host switched on '
                     'for an overload is not switched off again at once '
                     '(memmut\'s addition to Neat; 0 disables it).'),
+    cfg.IntOpt('min_dwell_rounds',
+               default=0,
+               min=0,
+               help='Rounds a VM stays on the host a live migration put it '
+                    'on before it is moved again: its host is not emptied '
+                    'for underload meanwhile, and an overload selects it '
+                    'only when no other VM is left to select (memmut\'s, '
+                    'issue 19; 0 disables it).'),
     cfg.IntOpt('interval',
                default=300,
                min=1,

@@ -34,6 +34,15 @@ opts = [
                  min=0.0,
                  help='Power of an active host at 100 %% CPU. Suspended '
                       'hosts draw nothing.'),
+    cfg.StrOpt('host_power_model',
+               default='linear',
+               choices=[('linear', 'P(u) = idle + (max - idle) u'),
+                        ('specpower', 'the shape of a measured '
+                         'SPECpower_ssj2008 curve (HP ProLiant ML110 G5, '
+                         'the one Beloglazov & Buyya used) between idle '
+                         'and max: rises faster at low load')],
+               help='How an active host\'s power depends on its CPU '
+                    'utilization, for the energy and ESV figures.'),
     cfg.IntOpt('wss_average_window',
                default=5,
                min=1,

@@ -103,21 +103,40 @@ def build(role, name, time_step, migration_time, params=None):
 
 @dataclasses.dataclass(frozen=True)
 class AlgorithmSpec:
-    """Names and parameters of one consolidation set-up."""
-    underload: str = 'last_n_average_threshold'
+    """Names and parameters of one consolidation set-up.
+
+    The defaults are the migration-aware set of issue 19 (the
+    ``[consolidation]`` option defaults): underload only when the host's
+    recent peak is low too (``forecast_threshold``), selection of the VMs
+    whose departure keeps the host under its targets longest
+    (``longest_relief``), placement on the VMs' and hosts' recent peaks
+    with CPU headroom on memory-dense hosts
+    (``peak_best_fit_decreasing``). :meth:`neat` is the set before it:
+    Neat's detection and placement with memmut's selection.
+    """
+    underload: str = 'forecast_threshold'
     underload_parameters: dict = dataclasses.field(default_factory=dict)
     overload: str = 'threshold'
     overload_parameters: dict = dataclasses.field(default_factory=dict)
-    memory_underload: str = 'last_n_average_threshold'
+    memory_underload: str = 'forecast_threshold'
     memory_underload_parameters: dict = dataclasses.field(
         default_factory=dict)
     memory_overload: str = 'threshold'
     memory_overload_parameters: dict = dataclasses.field(
         default_factory=lambda: {'threshold': 0.95})
-    vm_selection: str = 'minimum_migration_time_per_cpu'
+    vm_selection: str = 'longest_relief'
     vm_selection_parameters: dict = dataclasses.field(default_factory=dict)
-    placement: str = 'best_fit_decreasing'
+    placement: str = 'peak_best_fit_decreasing'
     placement_parameters: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def neat(cls):
+        """The set before issue 19 (Neat's algorithms and defaults, with
+        memmut's ``minimum_migration_time_per_cpu`` selection)."""
+        return cls(underload='last_n_average_threshold',
+                   memory_underload='last_n_average_threshold',
+                   vm_selection='minimum_migration_time_per_cpu',
+                   placement='best_fit_decreasing')
 
     # field -> its [consolidation] option; ``<field>_parameters`` comes
     # from ``<option>_parameters``.

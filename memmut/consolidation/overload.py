@@ -191,6 +191,26 @@ def loess_robust(threshold, param, length, migration_time, utilization):
                           param, length, migration_time, utilization)
 
 
+def forecast_threshold(threshold, n, length, horizon, migration_time,
+                       utilization):
+    """Overloaded now or soon: the mean of the last ``n`` values is above
+    ``threshold``, or (``horizon`` > 0) Neat's local regression over the
+    last ``length`` values (:func:`loess_parameter_estimates`) predicts
+    a value above it ``horizon`` steps after the migration would end.
+    Used on the memory side it sees a working set that grows before it
+    fills the host; on the CPU side it is Neat's LR with a horizon."""
+    if not len(utilization):
+        return False
+    if last_n_average_threshold(threshold, n, utilization):
+        return True
+    length = max(3, int(length))
+    if horizon <= 0 or len(utilization) < length:
+        return False
+    a, b = loess_parameter_estimates(
+        np.asarray(utilization[-length:], dtype=float))
+    return bool(a + b * (length + migration_time + horizon) > threshold)
+
+
 def otf(otf, threshold, limit, migration_time, utilization, state):
     """Neat's OTF (Overload Time Fraction) decision.
 
@@ -281,6 +301,14 @@ def otf_factory(time_step, migration_time, params):
     def decide(utilization, state=None):
         return otf(o, t, limit, mt, utilization, state)
     return decide
+
+
+@algorithm.parameters(threshold=0.9, n=1, length=12, horizon=0)
+def forecast_threshold_factory(time_step, migration_time, params):
+    return stateless(forecast_threshold, float(params['threshold']),
+                     positive(params, 'n'), int(params['length']),
+                     float(params['horizon']),
+                     _steps(time_step, migration_time))
 
 
 # Defaults: Neat's where it has them (neat.conf, its tests); the safety

@@ -17,7 +17,18 @@ switched on. Available = ``threshold * capacity - usage`` per resource
 (``cpu_threshold`` 0.8, ``ram_threshold`` 0.95). Unlike Neat's code the
 thresholds also apply to the hosts it switches on (Neat offered them at
 full capacity) and available amounts are not truncated to integers.
+
+Cost: hosts sorted by free capacity (:class:`BestFitIndex`), a bisect
+per VM, so ``O((hosts + VMs) log hosts)`` while CPU binds; Neat's scan of
+every host per VM stays as :func:`best_fit_decreasing_scan`, the
+reference the index is tested against. A placement may also offer the
+planner a *session* (``decide.session(...)``, :class:`ThresholdSession`)
+that keeps the index for a whole round, so a round with many overloaded
+hosts does not rebuild every host's figures per host; the planner uses it
+when present and the plain call otherwise (same plans either way).
 """
+
+import bisect
 
 import numpy as np
 
@@ -28,6 +39,8 @@ def _mean_last(history, n):
     if np.isscalar(history):
         return float(history)
     tail = history[-n:]
+    if isinstance(tail, np.ndarray):
+        tail = tail.tolist()      # Python floats: same sum, faster
     return float(sum(tail)) / len(tail) if len(tail) else 0.0
 
 
@@ -36,10 +49,14 @@ def get_available_resources(threshold, usage, total):
     return {h: threshold * total[h] - u for h, u in usage.items()}
 
 
-def best_fit_decreasing(last_n_vm_cpu, hosts_cpu, hosts_ram,
-                        inactive_hosts_cpu, inactive_hosts_ram,
-                        vms_cpu, vms_ram):
-    """BFD on available capacities; returns VM -> host or ``{}``."""
+def best_fit_decreasing_scan(last_n_vm_cpu, hosts_cpu, hosts_ram,
+                             inactive_hosts_cpu, inactive_hosts_ram,
+                             vms_cpu, vms_ram):
+    """The reference BFD: a scan of every host per VM (O(VMs x hosts)).
+
+    Kept to check :func:`best_fit_decreasing` against (same mapping on
+    any input, see the unit tests); not used by the planner.
+    """
     vms = sorted(((_mean_last(vms_cpu[vm], last_n_vm_cpu),
                    float(vms_ram[vm]), vm) for vm in vms_cpu),
                  key=lambda t: (-t[0], -t[1], t[2]))
@@ -76,6 +93,267 @@ def best_fit_decreasing(last_n_vm_cpu, hosts_cpu, hosts_ram,
     return mapping
 
 
+def _vm_order(last_n_vm_cpu, vms_cpu, vms_ram, demand=None):
+    """VMs by decreasing CPU demand, then memory, then id. ``demand``:
+    a VM's CPU demand from its history (default: the mean of its last
+    ``last_n_vm_cpu`` values)."""
+    if demand is None:
+        def demand(h):
+            return _mean_last(h, last_n_vm_cpu)
+    return sorted(((demand(vms_cpu[vm]), float(vms_ram[vm]), vm)
+                   for vm in vms_cpu),
+                  key=lambda t: (-t[0], -t[1], t[2]))
+
+
+def _peak_last(history, n):
+    if np.isscalar(history):
+        return float(history)
+    tail = history[-n:]
+    if not len(tail):
+        return 0.0
+    return float(tail.max() if isinstance(tail, np.ndarray) else max(tail))
+
+
+def dense_cpu_threshold(cpu_threshold, ram_fraction, dense_ram_fraction,
+                        dense_cpu_margin):
+    """The CPU threshold of a host whose memory is ``ram_fraction`` full:
+    ``cpu_threshold`` up to ``dense_ram_fraction``, then lowered linearly
+    to ``cpu_threshold - dense_cpu_margin`` at full memory. A host full
+    of memory holds VMs that are slow to move away (migration time grows
+    with memory), so it keeps more CPU free for their peaks."""
+    if dense_cpu_margin <= 0 or ram_fraction <= dense_ram_fraction:
+        return cpu_threshold
+    span = max(1e-9, 1.0 - dense_ram_fraction)
+    f = min(1.0, (ram_fraction - dense_ram_fraction) / span)
+    return cpu_threshold - dense_cpu_margin * f
+
+
+class BestFitIndex:
+    """Hosts' available CPU and memory, ordered for best fit.
+
+    Active hosts sit in one list sorted by ``(available CPU, available
+    memory, rank)``, rank being ``(0, name)``, or ``(1, n)`` for the n-th
+    host switched on during the current :meth:`place` (Neat's BFD puts
+    hosts it switches on after the known ones in its tie-break). The best
+    fit for a VM needing ``(c, r)`` is the first entry at or after
+    ``bisect((c,))`` whose memory is at least ``r``: the lexicographic
+    minimum over the hosts that fit, which is exactly what the reference
+    scan (:func:`best_fit_decreasing_scan`) picks. Finding it costs
+    ``O(log n)`` plus the entries skipped for lack of memory; updating a
+    host costs one removal and one insertion (``bisect`` on a Python list:
+    ``O(log n)`` comparisons and one ``memmove``). Suspended hosts wait in
+    a list sorted by ``(CPU, memory, name)``, smallest switched on first.
+
+    Used through :meth:`place` (all or nothing: a VM set that does not
+    fit leaves the index as it was), :meth:`set_available` and
+    :meth:`discard`, so a planner can keep one index for a whole round
+    instead of rebuilding the hosts' dictionaries for every overloaded
+    host (which made a round quadratic in the hosts).
+    """
+
+    def __init__(self, cpu_available, ram_available, inactive_cpu=None,
+                 inactive_ram=None):
+        self._keys = []                  # sorted (cpu, ram, rank)
+        self._key = {}                   # host -> its key in _keys
+        for h in cpu_available:
+            self._insert(h, float(cpu_available[h]),
+                         float(ram_available[h]), (0, h))
+        inactive_cpu = inactive_cpu or {}
+        inactive_ram = inactive_ram or {}
+        # Descending, so pop() takes the smallest.
+        self._inactive = sorted(((float(inactive_cpu[h]),
+                                  float(inactive_ram[h]), h)
+                                 for h in inactive_cpu), reverse=True)
+
+    # -- the sorted list ---------------------------------------------------
+
+    def _insert(self, host, cpu, ram, rank):
+        key = (cpu, ram, rank)
+        bisect.insort(self._keys, key)
+        self._key[host] = key
+
+    def _remove(self, host):
+        key = self._key.pop(host)
+        i = bisect.bisect_left(self._keys, key)
+        del self._keys[i]
+        return key
+
+    def __contains__(self, host):
+        return host in self._key
+
+    def __len__(self):
+        return len(self._key)
+
+    def available(self, host):
+        """``(cpu, ram)`` available on an active host of the index."""
+        cpu, ram, _ = self._key[host]
+        return cpu, ram
+
+    def set_available(self, host, cpu, ram):
+        """Set an active host's available CPU and memory (adds it)."""
+        if host in self._key:
+            self._remove(host)
+        self._insert(host, float(cpu), float(ram), (0, host))
+
+    def discard(self, host):
+        """Take a host out (it is no longer a target)."""
+        if host in self._key:
+            self._remove(host)
+
+    def best(self, cpu, ram):
+        """The best-fit host's key for ``(cpu, ram)``, or None."""
+        i = self._best(cpu, ram)
+        return None if i is None else self._keys[i]
+
+    def _best(self, cpu, ram):
+        keys = self._keys
+        for i in range(bisect.bisect_left(keys, (cpu,)), len(keys)):
+            if keys[i][1] >= ram:
+                return i
+        return None
+
+    def _take(self, i, cpu, ram):
+        """Lower the entry at ``i`` by ``(cpu, ram) >= 0``: it moves
+        left, so only the entries in between shift."""
+        keys = self._keys
+        old = keys[i]
+        new = (old[0] - cpu, old[1] - ram, old[2])
+        if not new <= old:               # a negative demand: the slow way
+            del keys[i]
+            bisect.insort(keys, new)
+            return old, new
+        j = bisect.bisect_left(keys, new, 0, i)
+        keys[j + 1:i + 1] = keys[j:i]
+        keys[j] = new
+        return old, new
+
+    # -- placing a set of VMs ------------------------------------------------
+
+    def place(self, vms, allow_inactive=True, exclude=()):
+        """Best Fit Decreasing of ``vms`` (``(cpu, ram, id)`` in the
+        order to place them) -> ``{id: host}``, or ``{}`` (nothing
+        changed) when they do not all fit. ``exclude``: hosts that are
+        not targets for this call only."""
+        hidden = [(h, self._remove(h)) for h in exclude if h in self._key]
+        touched = {}                      # host -> key before the call
+        switched = []                     # inactive entries switched on
+        mapping = {}
+        ok = True
+        for vm_cpu, vm_ram, vm in vms:
+            while True:
+                i = self._best(vm_cpu, vm_ram)
+                if i is not None:
+                    old, new = self._take(i, vm_cpu, vm_ram)
+                    rank = old[2]
+                    host = rank[1] if rank[0] == 0 else switched[rank[1]][2]
+                    touched.setdefault(host, old)
+                    self._key[host] = new
+                    mapping[vm] = host
+                    break
+                if not allow_inactive or not self._inactive:
+                    ok = False
+                    break
+                entry = self._inactive.pop()
+                switched.append(entry)
+                self._insert(entry[2], entry[0], entry[1],
+                             (1, len(switched) - 1))
+                touched.setdefault(entry[2], None)
+            if not ok:
+                break
+        if ok:
+            for _, _, h in switched:     # known hosts from now on
+                cpu, ram, _ = self._remove(h)
+                self._insert(h, cpu, ram, (0, h))
+        else:
+            for h, key in touched.items():
+                self._remove(h)
+                if key is not None:
+                    self._put(h, key)
+            if switched:
+                self._inactive = sorted(self._inactive + switched,
+                                        reverse=True)
+            mapping = {}
+        for h, key in hidden:
+            self._put(h, key)
+        return mapping
+
+    def _put(self, host, key):
+        self._keys.insert(bisect.bisect_left(self._keys, key), key)
+        self._key[host] = key
+
+
+def best_fit_decreasing(last_n_vm_cpu, hosts_cpu, hosts_ram,
+                        inactive_hosts_cpu, inactive_hosts_ram,
+                        vms_cpu, vms_ram):
+    """BFD on available capacities; returns VM -> host or ``{}``.
+
+    Same mapping as :func:`best_fit_decreasing_scan` (Neat's scan) in
+    ``O((hosts + VMs) log hosts)`` when memory does not bind (see
+    :class:`BestFitIndex`).
+    """
+    index = BestFitIndex(hosts_cpu, hosts_ram, inactive_hosts_cpu,
+                         inactive_hosts_ram)
+    return index.place(_vm_order(last_n_vm_cpu, vms_cpu, vms_ram))
+
+
+class ThresholdSession:
+    """A planner's view of the hosts for a whole round (see
+    :class:`BestFitIndex`): available = ``threshold * capacity - usage``
+    per resource, the placement's VM order, and the usage the planner
+    sets after each move. ``cpu_threshold_of(ram_fraction)``: the CPU
+    threshold of a host whose memory is that full (default: constant);
+    ``demand(history)``: a VM's CPU demand (default: the mean of its last
+    ``last_n`` values)."""
+
+    def __init__(self, cpu_t, ram_t, last_n, hosts_cpu_usage,
+                 hosts_cpu_total, hosts_ram_usage, hosts_ram_total,
+                 inactive_hosts_cpu, inactive_hosts_ram,
+                 cpu_threshold_of=None, demand=None):
+        self.cpu_t, self.ram_t, self.last_n = cpu_t, ram_t, last_n
+        self.cpu_threshold_of = cpu_threshold_of
+        self.demand = demand
+        self.cpu_total = dict(hosts_cpu_total)
+        self.ram_total = dict(hosts_ram_total)
+        self.cpu_total.update(inactive_hosts_cpu)
+        self.ram_total.update(inactive_hosts_ram)
+        if cpu_threshold_of is None:
+            cpu_avail = get_available_resources(cpu_t, hosts_cpu_usage,
+                                                hosts_cpu_total)
+        else:
+            cpu_avail = {h: self._cpu_t(h, hosts_ram_usage[h])
+                         * hosts_cpu_total[h] - u
+                         for h, u in hosts_cpu_usage.items()}
+        self.index = BestFitIndex(
+            cpu_avail,
+            get_available_resources(ram_t, hosts_ram_usage,
+                                    hosts_ram_total),
+            {h: cpu_t * c for h, c in inactive_hosts_cpu.items()},
+            {h: ram_t * r for h, r in inactive_hosts_ram.items()})
+
+    def _cpu_t(self, host, ram_usage):
+        if self.cpu_threshold_of is None:
+            return self.cpu_t
+        total = self.ram_total[host]
+        return self.cpu_threshold_of(ram_usage / total if total else 1.0)
+
+    def place(self, vms_cpu, vms_ram, allow_inactive=True, exclude=()):
+        """VM -> host for all of them, or ``{}`` (nothing changed)."""
+        return self.index.place(_vm_order(self.last_n, vms_cpu, vms_ram,
+                                          self.demand),
+                                allow_inactive, exclude)
+
+    def set_usage(self, host, cpu_usage, ram_usage):
+        """A target host's usage changed (ignored for other hosts)."""
+        if host in self.index:
+            self.index.set_available(
+                host, self._cpu_t(host, ram_usage) * self.cpu_total[host]
+                - cpu_usage,
+                self.ram_t * self.ram_total[host] - ram_usage)
+
+    def discard(self, host):
+        self.index.discard(host)
+
+
 @algorithm.parameters(cpu_threshold=0.8, ram_threshold=0.95, last_n_vm_cpu=2)
 def best_fit_decreasing_factory(time_step, migration_time, params):
     cpu_t = float(params['cpu_threshold'])
@@ -97,7 +375,66 @@ def best_fit_decreasing_factory(time_step, migration_time, params):
             {h: ram_t * r for h, r in inactive_hosts_ram.items()},
             vms_cpu, vms_ram)
         return mapping, state
+
+    def session(hosts_cpu_usage, hosts_cpu_total, hosts_ram_usage,
+                hosts_ram_total, inactive_hosts_cpu, inactive_hosts_ram):
+        return ThresholdSession(cpu_t, ram_t, last_n, hosts_cpu_usage,
+                                hosts_cpu_total, hosts_ram_usage,
+                                hosts_ram_total, inactive_hosts_cpu,
+                                inactive_hosts_ram)
+    decide.session = session
     return decide
 
 
 # Neat's defaults (Terracotta's config; neat.conf used cpu 0.95).
+
+
+@algorithm.parameters(cpu_threshold=0.8, ram_threshold=0.95, window=48,
+                      dense_ram_fraction=0.8, dense_cpu_margin=0.1)
+def peak_best_fit_decreasing_factory(time_step, migration_time, params):
+    """Best Fit Decreasing on the recent peaks (memmut's, issue 19).
+
+    A VM's CPU demand is the largest of its last ``window`` values, and
+    the planner gives each host's CPU use as the largest of the last
+    ``window`` values of its VMs' summed history (``decide.usage_window``;
+    a VM that moves counts with its own peak): a VM goes where its recent
+    peak fits beside the host's, the forecast being that the last hours
+    repeat. Hosts whose memory is more than ``dense_ram_fraction`` full
+    get a lower CPU threshold, down to ``cpu_threshold -
+    dense_cpu_margin`` at full memory (:func:`dense_cpu_threshold`).
+    Same index as :func:`best_fit_decreasing` (within one call the
+    threshold of a host is the one of its memory at the call's start).
+    """
+    cpu_t = float(params['cpu_threshold'])
+    ram_t = float(params['ram_threshold'])
+    window = int(params['window'])
+    if window < 1:
+        raise ValueError('window must be at least 1')
+    dense_f = float(params['dense_ram_fraction'])
+    margin = float(params['dense_cpu_margin'])
+    if not 0 <= dense_f <= 1 or margin < 0:
+        raise ValueError('need 0 <= dense_ram_fraction <= 1 and '
+                         'dense_cpu_margin >= 0')
+
+    def threshold_of(ram_fraction):
+        return dense_cpu_threshold(cpu_t, ram_fraction, dense_f, margin)
+
+    def demand(history):
+        return _peak_last(history, window)
+
+    def session(hosts_cpu_usage, hosts_cpu_total, hosts_ram_usage,
+                hosts_ram_total, inactive_hosts_cpu, inactive_hosts_ram):
+        return ThresholdSession(cpu_t, ram_t, 1, hosts_cpu_usage,
+                                hosts_cpu_total, hosts_ram_usage,
+                                hosts_ram_total, inactive_hosts_cpu,
+                                inactive_hosts_ram, threshold_of, demand)
+
+    def decide(hosts_cpu_usage, hosts_cpu_total, hosts_ram_usage,
+               hosts_ram_total, inactive_hosts_cpu, inactive_hosts_ram,
+               vms_cpu, vms_ram, state=None):
+        s = session(hosts_cpu_usage, hosts_cpu_total, hosts_ram_usage,
+                    hosts_ram_total, inactive_hosts_cpu, inactive_hosts_ram)
+        return s.place(vms_cpu, vms_ram), state
+    decide.session = session
+    decide.usage_window = window
+    return decide

@@ -53,6 +53,7 @@ move is *caused by memory* when its resource includes memory.
 
 import collections
 import dataclasses
+import gc
 import typing
 
 import numpy as np
@@ -88,6 +89,11 @@ class PlannerVM:
     cpu_history: typing.Sequence[float]
     ram: float
     mem_history: typing.Sequence[float] = ()
+    # Rounds since the VM last arrived by live migration (None: unknown,
+    # or never): with PlanParams.min_dwell_rounds, a VM that moved less
+    # than that many rounds ago is not moved again unless nothing else
+    # fixes an overload.
+    rounds_since_migration: typing.Optional[int] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,6 +113,9 @@ class PlanParams:
     max_overload_moves: int = 0
     # Rounds after receiving VMs during which a host is not emptied.
     underload_grace_rounds: int = 12
+    # Rounds a VM stays where a migration put it before it moves again
+    # (0: no minimum; see PlannerVM.rounds_since_migration).
+    min_dwell_rounds: int = 0
     spec: typing.Any = None
     time_step: float = 300.0
     migration_time: typing.Optional[float] = None
@@ -120,6 +129,7 @@ class PlanParams:
         return cls(underload_combination=c.underload_combination,
                    max_overload_moves=c.max_overload_moves,
                    underload_grace_rounds=c.underload_grace_rounds,
+                   min_dwell_rounds=c.min_dwell_rounds,
                    spec=loader.AlgorithmSpec.from_conf(conf),
                    time_step=float(c.interval),
                    bandwidth_mb_s=c.network_migration_bandwidth)
@@ -138,6 +148,8 @@ class PlanParams:
             raise ValueError('max_overload_moves must not be negative')
         if self.underload_grace_rounds < 0:
             raise ValueError('underload_grace_rounds must not be negative')
+        if self.min_dwell_rounds < 0:
+            raise ValueError('min_dwell_rounds must not be negative')
 
 
 class Move(typing.NamedTuple):
@@ -188,10 +200,21 @@ class Plan:
 
 
 def _sum_right_aligned(series_list):
+    """Sum of series of any lengths, aligned on their last values.
+
+    Element by element the series are added in list order (numpy's
+    reduction over the first axis is sequential), so the last value is
+    exactly the Python sum of the series' last values."""
+    if not series_list:
+        return np.zeros(0)
+    try:
+        stacked = np.array(series_list, dtype=float)
+    except ValueError:                   # lengths differ
+        stacked = None
+    if stacked is not None and stacked.ndim == 2:
+        return stacked.sum(axis=0)
     arrays = [np.asarray(s, dtype=float) for s in series_list]
-    length = max((len(a) for a in arrays), default=0)
-    if all(len(a) == length for a in arrays):
-        return np.sum(arrays, axis=0) if arrays else np.zeros(0)
+    length = max(len(a) for a in arrays)
     out = np.zeros(length)
     for a in arrays:
         if len(a):
@@ -203,6 +226,13 @@ def _last(history):
     return float(history[-1]) if len(history) else 0.0
 
 
+def _peak(history, window):
+    tail = history[-window:]
+    if not len(tail):
+        return 0.0
+    return float(tail.max() if isinstance(tail, np.ndarray) else max(tail))
+
+
 def _resource(cpu, mem):
     if cpu and mem:
         return BOTH
@@ -210,7 +240,25 @@ def _resource(cpu, mem):
 
 
 def plan_round(hosts, vms, algorithms, params=None):
-    """Plan one consolidation round; see the module documentation."""
+    """Plan one consolidation round; see the module documentation.
+
+    The cyclic garbage collector is paused during the round: a round
+    allocates many small tuples (moves, sort keys) while hundreds of
+    thousands of VM objects are alive, and the collections this triggers
+    scanned all of them again and again (a third of a 10 000-host
+    round); whatever cycles it leaves are collected once it is
+    re-enabled.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _plan_round(hosts, vms, algorithms, params)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _plan_round(hosts, vms, algorithms, params=None):
     params = params or PlanParams()
     by_name = {h.name: h for h in hosts}
     on = collections.defaultdict(list)
@@ -221,6 +269,28 @@ def plan_round(hosts, vms, algorithms, params=None):
                                  % (vm.uuid, vm.host))
             on[vm.host].append(vm)
     plan = Plan()
+    # A placement may ask for hosts' CPU use as their peak over the last
+    # ``usage_window`` samples (and a VM's share as its own peak) instead
+    # of the last value (Neat): see placement.peak_best_fit_decreasing.
+    usage_window = int(getattr(algorithms.placement, 'usage_window', 0)
+                       or 0)
+
+    def dwelling(v):
+        return (params.min_dwell_rounds and
+                v.rounds_since_migration is not None and
+                v.rounds_since_migration < params.min_dwell_rounds)
+
+    def host_context(h, candidates, cpu, mem):
+        """What a host-aware selection (``decide.host_aware``) is told
+        besides the candidates: the host's capacities, its CPU and
+        memory-load histories with the VMs selected so far removed, and
+        the candidates' memory-load histories."""
+        if not getattr(algorithms.vm_selection, 'host_aware', False):
+            return {}
+        return {'host_cpu': h.cpu_mhz, 'host_ram': h.ram,
+                'host_cpu_history': cpu, 'host_mem_history': mem,
+                'vms_mem': {u: v.mem_history
+                            for u, v in candidates.items()}}
 
     # -- 1. detection ---------------------------------------------------
     cpu_hist, mem_hist = {}, {}
@@ -231,8 +301,10 @@ def plan_round(hosts, vms, algorithms, params=None):
         cpu = _sum_right_aligned([v.cpu_history for v in hv])
         mem = _sum_right_aligned([v.mem_history for v in hv])
         cpu_hist[name], mem_hist[name] = cpu, mem
-        cpu_use[name] = sum(_last(v.cpu_history) for v in hv)
-        ram_use[name] = float(sum(v.ram for v in hv))
+        # = sum of the VMs' last CPU values (see _sum_right_aligned)
+        cpu_use[name] = (_peak(cpu, usage_window) if usage_window
+                         else float(cpu[-1]) if len(cpu) else 0.0)
+        ram_use[name] = float(sum([v.ram for v in hv]))
         state = dict(h.state or {})
         cu, mu = cpu / h.cpu_mhz, mem / h.ram
         over_c, state['cpu_overload'] = algorithms.cpu_overload(
@@ -270,7 +342,32 @@ def plan_round(hosts, vms, algorithms, params=None):
     active = set(on)
     receivers, emptied = set(), set()
 
-    def place(vm_list, source, kind, resource, allow_inactive):
+    # A placement that offers a session (``decide.session``, see
+    # :class:`memmut.consolidation.placement.ThresholdSession`) keeps the
+    # hosts' free capacities sorted for the whole round: each placement
+    # then costs O(log hosts) per VM instead of rebuilding every host's
+    # figures (O(hosts)) for every overloaded host. Same plans.
+    session = None
+    make_session = getattr(algorithms.placement, 'session', None)
+    if make_session is not None:
+        targets0 = sorted(active - set(plan.overloaded))
+        off = set(plan.deactivate)
+        inactive0 = [h.name for h in hosts if h.name not in active
+                     and h.name not in off]
+        session = make_session(
+            {t: cpu_use[t] for t in targets0},
+            {t: cpu_total[t] for t in targets0},
+            {t: ram_use[t] for t in targets0},
+            {t: ram_total[t] for t in targets0},
+            {t: cpu_total[t] for t in inactive0},
+            {t: ram_total[t] for t in inactive0})
+
+    def placement_mapping(vm_list, source, allow_inactive):
+        vms_cpu = {v.uuid: v.cpu_history for v in vm_list}
+        vms_ram = {v.uuid: v.ram for v in vm_list}
+        if session is not None:
+            return session.place(vms_cpu, vms_ram, allow_inactive,
+                                 exclude=(source,))
         targets = sorted(active - {source} - set(plan.overloaded)
                          - emptied)
         inactive = ([h.name for h in hosts
@@ -284,11 +381,15 @@ def plan_round(hosts, vms, algorithms, params=None):
             {t: ram_total[t] for t in targets},
             {t: cpu_total[t] for t in inactive},
             {t: ram_total[t] for t in inactive},
-            {v.uuid: v.cpu_history for v in vm_list},
-            {v.uuid: v.ram for v in vm_list})
+            vms_cpu, vms_ram)
+        return mapping
+
+    def place(vm_list, source, kind, resource, allow_inactive):
+        mapping = placement_mapping(vm_list, source, allow_inactive)
         if not mapping or len(mapping) != len(vm_list):
             plan.failed.append((source, kind))
             return False
+        changed = {source}
         for v in vm_list:
             dest = mapping[v.uuid]
             if dest not in active:
@@ -296,33 +397,43 @@ def plan_round(hosts, vms, algorithms, params=None):
                 cpu_use.setdefault(dest, 0.0)
                 ram_use.setdefault(dest, 0.0)
                 plan.activate.append(dest)
-            c = _last(v.cpu_history)
+            c = (_peak(v.cpu_history, usage_window) if usage_window
+                 else _last(v.cpu_history))
             cpu_use[dest] += c
             ram_use[dest] += v.ram
             cpu_use[source] -= c
             ram_use[source] -= v.ram
+            changed.add(dest)
+            plan.migrations.append(
+                Move(v.uuid, source, dest, resource, kind))
+        for dest in changed - {source}:
             receivers.add(dest)
             st = plan.states.setdefault(dest, {})
             st['received'] = True
             st['rounds_since_received'] = 0
-            plan.migrations.append(
-                Move(v.uuid, source, dest, resource, kind))
+        if session is not None:
+            for h in changed:
+                session.set_usage(h, cpu_use[h], ram_use[h])
         return True
 
     # -- 2. overloaded hosts ------------------------------------------------
     for name in sorted(plan.overloaded):
         h = by_name[name]
         state = h.state or {}
-        candidates = {v.uuid: v for v in on[name]}
+        candidates = {v.uuid: v for v in on[name] if not dwelling(v)}
+        reserve = {v.uuid: v for v in on[name] if dwelling(v)}
         cpu, mem = cpu_hist[name].copy(), mem_hist[name].copy()
         selected = []
         selection_state = None
-        while candidates and (not params.max_overload_moves or
-                              len(selected) < params.max_overload_moves):
+        while (candidates or reserve) and (
+                not params.max_overload_moves or
+                len(selected) < params.max_overload_moves):
+            if not candidates:      # only VMs that just came are left
+                candidates, reserve = reserve, {}
             chosen, selection_state = algorithms.vm_selection(
                 {u: v.cpu_history for u, v in candidates.items()},
                 {u: v.ram for u, v in candidates.items()},
-                selection_state)
+                selection_state, **host_context(h, candidates, cpu, mem))
             chosen = [u for u in chosen if u in candidates]
             if not chosen:
                 break
@@ -349,9 +460,13 @@ def plan_round(hosts, vms, algorithms, params=None):
     for name in order:
         if name in receivers or name in emptied:
             continue
+        if any(dwelling(v) for v in on[name]):
+            continue        # emptying it would move a VM that just came
         if place(on[name], name, UNDERLOAD, plan.underloaded[name], False):
             emptied.add(name)
             plan.deactivate.append(name)
+            if session is not None:
+                session.discard(name)
     return plan
 
 

@@ -7,6 +7,8 @@ newest last). An underloaded host has all its VMs moved away and is
 suspended.
 """
 
+import numpy as np
+
 from memmut.consolidation import algorithm
 
 
@@ -23,6 +25,19 @@ def last_n_average_threshold(threshold, n, utilization):
         tail = utilization[-n:]
         return bool(sum(tail) / float(len(tail)) <= threshold)
     return False
+
+
+def forecast_threshold(threshold, n, window, peak_threshold, utilization):
+    """Underloaded now and over the forecast: the mean of the last ``n``
+    values is at most ``threshold`` and the largest of the last
+    ``window`` values at most ``peak_threshold`` (the recent peak is the
+    forecast of the next hours: a host that was busy within the window
+    will likely be again, and emptying it would be undone)."""
+    if not len(utilization):
+        return False
+    if not last_n_average_threshold(threshold, n, utilization):
+        return False
+    return bool(np.max(utilization[-window:]) <= peak_threshold)
 
 
 def stateless(check, *args):
@@ -49,6 +64,13 @@ def threshold_factory(time_step, migration_time, params):
 def last_n_average_threshold_factory(time_step, migration_time, params):
     return stateless(last_n_average_threshold, float(params['threshold']),
                      positive(params, 'n'))
+
+
+@algorithm.parameters(threshold=0.5, n=2, window=96, peak_threshold=0.5)
+def forecast_threshold_factory(time_step, migration_time, params):
+    return stateless(forecast_threshold, float(params['threshold']),
+                     positive(params, 'n'), positive(params, 'window'),
+                     float(params['peak_threshold']))
 
 
 # Neat's defaults (neat.conf: last_n_average_threshold {threshold 0.5, n 2};

@@ -15,6 +15,8 @@ code it returns one even when all those means are 0.
 
 import random as _random
 
+import numpy as np
+
 from memmut.consolidation import algorithm
 
 
@@ -118,3 +120,90 @@ def minimum_migration_time_per_cpu_factory(time_step, migration_time,
     last_n = _last_n(params)
     return _one_vm(lambda cpu, ram: minimum_migration_time_per_cpu(
         last_n, cpu, ram))
+
+
+def longest_relief(window, cpu_target, ram_target, vms_cpu, vms_ram,
+                   host_cpu, host_ram, host_cpu_history, host_mem_history,
+                   vms_mem):
+    """The VMs whose departure keeps the host under its targets longest.
+
+    Over the last ``window`` samples of the host's CPU and memory-load
+    histories (the forecast: the recent past repeats), count the samples
+    still above ``cpu_target * host_cpu`` or ``ram_target * host_ram``
+    without each candidate; pick the candidate leaving the fewest, then
+    the least excess (summed overshoot, relative to the targets), then
+    the least memory (the shortest migration), then the smallest id;
+    repeat on what is left until no sample is above the targets (or no
+    candidate is left). The targets sit below the overload thresholds, so
+    a host leaves an overload with headroom (hysteresis) instead of just
+    under the threshold, and the VMs chosen are those that cause its
+    peaks, not the ones that happen to be busy at the last sample.
+    """
+    names = sorted(vms_ram)
+    if not names:
+        return []
+    tc = cpu_target * float(host_cpu)
+    tm = ram_target * float(host_ram)
+
+    def tail(series):
+        a = np.zeros(window)
+        s = np.asarray(series, dtype=float)[-window:]
+        if len(s):
+            a[window - len(s):] = s
+        return a
+    hc = tail(host_cpu_history)
+    hm = tail(host_mem_history)
+    vc = np.array([tail(vms_cpu.get(n, ())) for n in names])
+    vm = np.array([tail(vms_mem.get(n, ())) for n in names])
+    ram = np.array([float(vms_ram[n]) for n in names])
+    left = np.ones(len(names), dtype=bool)
+    chosen = []
+    while left.any():
+        if not ((hc > tc).any() or (hm > tm).any()):
+            break
+        ac = hc[None, :] - vc
+        am = hm[None, :] - vm
+        over = (ac > tc).sum(axis=1) + (am > tm).sum(axis=1)
+        excess = (np.maximum(0.0, ac - tc).sum(axis=1) / max(tc, 1e-9)
+                  + np.maximum(0.0, am - tm).sum(axis=1) / max(tm, 1e-9))
+        idx = np.flatnonzero(left)
+        # lexicographic: over, excess, ram, position (names are sorted)
+        best = min(idx, key=lambda i: (over[i], excess[i], ram[i], i))
+        chosen.append(names[best])
+        left[best] = False
+        hc = hc - vc[best]
+        hm = hm - vm[best]
+    return chosen
+
+
+@algorithm.parameters(window=12, cpu_target=0.8, ram_target=0.9,
+                      last_n=2)
+def longest_relief_factory(time_step, migration_time, params):
+    """Host-aware: the planner passes the host's capacities and
+    histories (``decide.host_aware``); without them (a caller that does
+    not know the host) it falls back to
+    :func:`minimum_migration_time_per_cpu`."""
+    window = int(params['window'])
+    if window < 1:
+        raise ValueError('window must be at least 1')
+    cpu_t, ram_t = float(params['cpu_target']), float(params['ram_target'])
+    last_n = _last_n(params)
+
+    def decide(vms_cpu, vms_ram, state=None, host_cpu=None, host_ram=None,
+               host_cpu_history=None, host_mem_history=None, vms_mem=None):
+        if not vms_ram:
+            return [], state
+        if host_cpu is None or host_cpu_history is None:
+            return [minimum_migration_time_per_cpu(last_n, vms_cpu,
+                                                   vms_ram)], state
+        chosen = longest_relief(
+            window, cpu_t, ram_t, vms_cpu, vms_ram, host_cpu, host_ram,
+            host_cpu_history,
+            host_mem_history if host_mem_history is not None else (),
+            vms_mem or {})
+        if not chosen:    # the detector fired, the targets are met
+            chosen = [minimum_migration_time_per_cpu(last_n, vms_cpu,
+                                                     vms_ram)]
+        return chosen, state
+    decide.host_aware = True
+    return decide

@@ -176,6 +176,18 @@ def memory_history(samples, end, interval, length, booked_mb, first_seen,
     return out
 
 
+def last_arrivals(db):
+    """VM uuid -> when its last completed live migration finished (for
+    ``[consolidation] min_dwell_rounds``)."""
+    import sqlalchemy as sa
+    m = models.Migration
+    rows = db.read_rows(
+        sa.select(m.vm_uuid, sa.func.max(m.finished_at))
+        .where(m.status == 'completed', m.finished_at.isnot(None))
+        .group_by(m.vm_uuid))
+    return {uuid: float(t) for uuid, t in rows}
+
+
 def build_input(conf, db, now, states=None, wake=False):
     """The planner's input from the database; see the module doc.
 
@@ -210,6 +222,7 @@ def build_input(conf, db, now, states=None, wake=False):
 
     since = min((h.last_report_at for h in up.values()), default=now) - span
     series = db.vm_series(since) if up else {}
+    arrived = last_arrivals(db) if c.min_dwell_rounds else {}
     vms, pinned = [], {}
     pinned_cpu = dict.fromkeys(up, 0.0)
     pinned_ram = dict.fromkeys(up, 0.0)
@@ -239,7 +252,11 @@ def build_input(conf, db, now, states=None, wake=False):
             pinned_cpu[host.name] += cpu[-1] if cpu else 0.0
             pinned_ram[host.name] += ram
             continue
-        vms.append(planner.PlannerVM(vm.uuid, host.name, cpu, ram, mem))
+        done = arrived.get(vm.uuid)
+        vms.append(planner.PlannerVM(
+            vm.uuid, host.name, cpu, ram, mem,
+            None if done is None else
+            max(0, int((now - done) // interval))))
 
     busy = {v.host for v in vms}
     hosts = [planner.PlannerHost(

@@ -40,9 +40,14 @@ which the round did not know:
 * host memory overload: a host whose VMs' actual ``Memory usage`` (a VM
   being copied counting on both hosts) sums to more than its memory;
 * CPU overload: their CPU use (plus the copies' cost) beyond capacity;
-* energy with Neat's linear power model ``P(u) = P_idle + (P_max -
-  P_idle) u`` of the CPU utilization ``u`` (capped at 1; suspended hosts
-  draw nothing);
+* energy with the host power model of :func:`memmut.simulator.sla.power`
+  (Neat's linear ``P(u) = P_idle + (P_max - P_idle) u`` of the CPU
+  utilization ``u`` capped at 1 by default, or a SPECpower curve;
+  suspended hosts draw nothing);
+* Neat's SLA figures (:mod:`memmut.simulator.sla`): per host its steps on
+  and CPU-overloaded (OTF), per VM the CPU it asked for and 10 % of its
+  CPU while it is copied (PDM), then SLAV = OTF x PDM and ESV = energy x
+  SLAV; and live migrations per VM-day;
 * per-VM memory shortfall: by how much the VM's use at the next sample
   exceeds the memory it is ballooned to (what it is packed on now), i.e.
   what it would swap (independent of the placement);
@@ -66,6 +71,7 @@ from memmut.consolidation import wss as wss_mod
 from memmut import sizing
 from memmut.simulator import migration
 from memmut.simulator import quality
+from memmut.simulator import sla
 
 MODES = ('booked', 'wss')
 
@@ -78,6 +84,7 @@ class HostModel:
     count: int = 0
     idle_watts: float = 175.0
     max_watts: float = 250.0
+    power_model: str = 'linear'
 
     def __post_init__(self):
         if self.cpu_mhz <= 0 or self.memory_mb <= 0:
@@ -86,6 +93,8 @@ class HostModel:
             raise ValueError('host count must not be negative')
         if not 0 <= self.idle_watts <= self.max_watts:
             raise ValueError('need 0 <= idle power <= max power')
+        if self.power_model not in sla.POWER_MODELS:
+            raise ValueError('unknown power model %r' % self.power_model)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,6 +249,16 @@ def simulate(trace, mode, settings=None, progress=None):
     failed = {'overload': 0, 'underload': 0}
     oversize = set()
     plan_time, plan_max, moves_total, n_rounds = 0.0, 0.0, 0, 0
+    # Neat's SLA figures (:mod:`memmut.simulator.sla`): per host, steps
+    # on and steps CPU-overloaded; per VM, CPU asked for and CPU lost to
+    # its copies (MHz x s).
+    host_on = np.zeros(n_h)
+    # The round that last planned a VM's migration (-1: none yet).
+    moved_in = np.full(trace.n_vms, -1, dtype=int)
+    host_over = np.zeros(n_h)
+    vm_requested = np.zeros(trace.n_vms)
+    vm_degraded = np.zeros(trace.n_vms)
+    vm_steps = 0
 
     def reservations(t):
         """Per host: memory and CPU the planner must leave aside for the
@@ -324,8 +343,10 @@ def simulate(trace, mode, settings=None, progress=None):
                 active=bool(busy[i]), state=states.get(name)))
         vms = [planner.PlannerVM(trace.names[v], pool.names[pool.where[v]],
                                  cpu[v, lo:t + 1], float(d_mem[v, t]),
-                                 m_mem[v, lo:t + 1]) for v in placed
-               if v not in fly]
+                                 m_mem[v, lo:t + 1],
+                                 int(n_rounds - moved_in[v])
+                                 if moved_in[v] >= 0 else None)
+               for v in placed if v not in fly]
         return planner.plan_round(hosts, vms, algos, settings.plan)
 
     def switch_over(m):
@@ -352,6 +373,7 @@ def simulate(trace, mode, settings=None, progress=None):
             states.update(plan.states)
             for m in plan.migrations:
                 v = vm_index[m.vm]
+                moved_in[v] = n_rounds
                 sched.add(v, pool.index[m.source],
                           pool.index[m.destination], d_mem[v, t], t_start)
                 key = '%s %s' % (m.kind, m.resource)
@@ -381,16 +403,22 @@ def simulate(trace, mode, settings=None, progress=None):
             cpu_h[m.source] += c * o.before + overhead * o.copy
             cpu_h[m.destination] += c * (1 - o.before) + overhead * o.copy
             act[m.source] = act[m.destination] = True
+            vm_degraded[m.vm] += (sla.MIGRATION_DEGRADATION * c * o.copy
+                                  * step)
         u = np.minimum(1.0, cpu_h[act] / model.cpu_mhz)
+        over = act & (cpu_h > model.cpu_mhz * (1 + 1e-9))
+        host_on += act
+        host_over += over
+        vm_requested[live] += cpu[live, t1] * step
+        vm_steps += len(live)
         series['active_hosts'][k] = act.sum()
         series['migrations'][k] = n_moves
         series['memory_migrations'][k] = mem_moves
         series['memory_violations'][k] = np.count_nonzero(
             used[act] > model.memory_mb)
-        series['cpu_overloads'][k] = np.count_nonzero(
-            cpu_h[act] > model.cpu_mhz * (1 + 1e-9))
-        series['power_w'][k] = (model.idle_watts * len(u) + (
-            model.max_watts - model.idle_watts) * u.sum())
+        series['cpu_overloads'][k] = np.count_nonzero(over)
+        series['power_w'][k] = float(np.sum(sla.power(
+            u, model.idle_watts, model.max_watts, model.power_model)))
         series['used_memory_mb'][k] = used.sum()
         series['allocated_memory_mb'][k] = d_mem[live, t1].sum()
         series['in_flight'][k] = len(sched.waiting) + len(sched.running)
@@ -428,6 +456,10 @@ def simulate(trace, mode, settings=None, progress=None):
     memory_only = sum(n for c, n in causes.items()
                       if c.endswith(' ' + planner.MEMORY))
     avg_active = float(series['active_hosts'].mean()) if n_int else 0.0
+    energy_kwh = float(series['power_w'].sum() * step / 3.6e6)
+    neat = sla.metrics(host_on, host_over, vm_degraded, vm_requested,
+                       energy_kwh)
+    vm_days = vm_steps * step / 86400.0
     lb_mean = float(lb.mean()) if n_int else 0.0
     metrics = {
         'mode': mode,
@@ -476,7 +508,16 @@ def simulate(trace, mode, settings=None, progress=None):
         'cpu_overload_host_time_fraction': (
             float(series['cpu_overloads'].sum() / host_time)
             if host_time else 0.0),
-        'energy_kwh': float(series['power_w'].sum() * step / 3.6e6),
+        'energy_kwh': energy_kwh,
+        'power_model': model.power_model,
+        'otf': neat['otf'],
+        'otf_host_time': neat['otf_host_time'],
+        'pdm': neat['pdm'],
+        'slav': neat['slav'],
+        'esv': neat['esv'],
+        'vm_days': vm_days,
+        'migrations_per_vm_day': (moves_total / vm_days if vm_days
+                                  else 0.0),
         'mean_used_memory_gib': float(series['used_memory_mb'].mean()
                                       / 1024) if n_int else 0.0,
         'mean_allocated_memory_gib': float(
@@ -528,6 +569,7 @@ def settings_from_conf(conf, duration_hours=0.0, step=300.0,
     return Settings(
         hosts=HostModel(cpu_mhz=s.host_cpu_mhz, memory_mb=s.host_memory_mb,
                         count=s.host_count, idle_watts=s.host_idle_watts,
+                        power_model=s.host_power_model,
                         max_watts=s.host_max_watts),
         spec=loader.AlgorithmSpec.from_conf(conf),
         plan=planner.PlanParams.from_conf(conf),

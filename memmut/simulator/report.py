@@ -145,6 +145,13 @@ def summary_lines(results):
                100 * m['memory_overload_host_time_fraction'],
                100 * m['cpu_overload_host_time_fraction'],
                m['energy_kwh']))
+        if 'slav' in m:
+            lines.append(
+                '       %.3f migrations per VM-day | Neat\'s OTF %.3f %%, '
+                'PDM %.4f %%, SLAV %.3g, ESV %.3g kWh (%s power)'
+                % (m['migrations_per_vm_day'], 100 * m['otf'],
+                   100 * m['pdm'], m['slav'], m['esv'],
+                   m.get('power_model', 'linear')))
         if 'shortfall_vm_interval_fraction' in m:
             lines.append(
                 '       shortfall in %.2f %% of VM-intervals (mean %.0f '

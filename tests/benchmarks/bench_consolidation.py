@@ -81,6 +81,8 @@ GOALS = {
     'wall_seconds_max': 600.0,
 }
 SCALING_HOSTS = (100, 300, 1000, 3000, 10000)
+VMS_PER_HOST = 30
+SWEEP_OUT = os.path.join(RESULTS, 'consolidation')
 
 # Headline figures: (key, label, where from, format, scale, unit)
 HEADLINES = (
@@ -202,7 +204,9 @@ def scaling_round(n_hosts, vms_per_host=5, history=100, seed=0):
 
     Host CPU loads are spread so that about 5 % of hosts are overloaded
     (above 0.9), 20 % underloaded (below 0.5) and the rest in between;
-    10 % of the hosts are suspended (targets for overloads).
+    10 % of the hosts are suspended (targets for overloads). Working sets
+    are drawn from 1-16 GiB scaled by ``5 / vms_per_host``, so the hosts'
+    memory load does not depend on the VMs per host.
     """
     rng = np.random.default_rng(seed)
     cap_cpu, cap_mem = 83200.0, 262144.0
@@ -220,50 +224,127 @@ def scaling_round(n_hosts, vms_per_host=5, history=100, seed=0):
             level = load[h] * cap_cpu * share[k]
             cpu = np.maximum(0.0, level * rng.normal(1.0, 0.05, history))
             cpu[-1] = level
-            wss = float(rng.uniform(1024, 16384))
+            wss = float(rng.uniform(1024, 16384)) * 5.0 / vms_per_host
             vms.append(planner.PlannerVM('vm-%d-%d' % (h, k), name, cpu,
                                          wss * 1.05, np.full(history, wss)))
     return hosts, vms
 
 
-def measure_scaling(host_counts, repeat=3):
-    algos = loader.build_all(loader.AlgorithmSpec(), 300.0, 60.0)
+def _without_session(algos):
+    """The same algorithms, the placement without its session: the
+    planner then rebuilds every host's figures per placement (the path of
+    a third-party placement, and the planner before issue 19)."""
+    decide = algos.placement
+
+    def placement(*args, **kwargs):
+        return decide(*args, **kwargs)
+    return dataclasses.replace(algos, placement=placement)
+
+
+def fit_exponent(rows, key):
+    """Least-squares slope of log(time) over log(hosts): the measured
+    exponent ``k`` of ``time ~ hosts^k``."""
+    pts = [(r['hosts'], r[key]) for r in rows if r.get(key)]
+    if len(pts) < 2:
+        return None
+    x = np.log([p[0] for p in pts])
+    y = np.log([p[1] for p in pts])
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def measure_scaling(host_counts, vms_per_host=VMS_PER_HOST, repeat=3,
+                    plain_up_to=3000, spec=None):
+    """Seconds per planning round (best of ``repeat``; wall and CPU time
+    of this process) for each host count, with the placement session
+    (the planner's path) and, up to ``plain_up_to`` hosts, without it.
+    ``spec``: the algorithms (default: the migration-aware defaults)."""
+    algos = loader.build_all(spec or loader.AlgorithmSpec(), 300.0, 60.0)
+    plain = _without_session(algos)
     rows = []
     for n in host_counts:
-        hosts, vms = scaling_round(n)
-        times, plan = [], None
-        for _ in range(repeat if n <= 1000 else 1):
-            t0 = time.perf_counter()
-            plan = planner.plan_round(hosts, vms, algos)
-            times.append(time.perf_counter() - t0)
-        rows.append({'hosts': n, 'vms': len(vms),
-                     'round_seconds': min(times),
-                     'overloaded': len(plan.overloaded),
-                     'underloaded': len(plan.underloaded),
-                     'migrations': len(plan.migrations)})
-        sys.stderr.write('  scaling: %5d hosts, %6d VMs: %.3f s per round '
-                         '(%d migrations)\n' % (n, len(vms), min(times),
-                                                len(plan.migrations)))
+        hosts, vms = scaling_round(n, vms_per_host)
+        row = {'hosts': n, 'vms': len(vms)}
+        variants = [('', algos)]
+        if n <= plain_up_to:
+            variants.append(('plain_', plain))
+        plans = {}
+        for prefix, al in variants:
+            walls, cpus = [], []
+            for _ in range(repeat):
+                t0, c0 = time.perf_counter(), time.process_time()
+                plans[prefix] = planner.plan_round(hosts, vms, al)
+                walls.append(time.perf_counter() - t0)
+                cpus.append(time.process_time() - c0)
+            row[prefix + 'round_seconds'] = min(walls)
+            row[prefix + 'round_cpu_seconds'] = min(cpus)
+        plan = plans['']
+        row.update(overloaded=len(plan.overloaded),
+                   underloaded=len(plan.underloaded),
+                   migrations=len(plan.migrations),
+                   same_plan_as_plain=(plans[''] == plans['plain_']
+                                       if 'plain_' in plans else None))
+        rows.append(row)
+        sys.stderr.write(
+            '  scaling: %5d hosts, %6d VMs: %.3f s per round (CPU %.3f s; '
+            'without the session %s) %d migrations\n'
+            % (n, len(vms), row['round_seconds'], row['round_cpu_seconds'],
+               '%.3f s' % row['plain_round_seconds']
+               if 'plain_round_seconds' in row else '-',
+               len(plan.migrations)))
     return rows
 
 
-def plot_scaling(rows, path):
+def plot_scaling(rows, path, default_rows=None):
     import matplotlib
     matplotlib.use('Agg')
     from matplotlib import pyplot as plt
     fig, ax = plt.subplots(figsize=(6, 4))
     x = [r['hosts'] for r in rows]
-    y = [r['round_seconds'] for r in rows]
-    ax.loglog(x, y, 'o-', label='measured')
+    y = [r['round_cpu_seconds'] for r in rows]
+    ax.loglog(x, y, 'o-', label='Neat\'s set, sorted best fit, one index '
+              'per round (k = %.2f)' % fit_exponent(rows,
+                                                    'round_cpu_seconds'))
+    if default_rows:
+        ax.loglog([r['hosts'] for r in default_rows],
+                  [r['round_cpu_seconds'] for r in default_rows], 'd-',
+                  color='tab:green', label='migration-aware defaults '
+                  '(k = %.2f)' % fit_exponent(default_rows,
+                                              'round_cpu_seconds'))
+    xp = [r['hosts'] for r in rows if r.get('plain_round_cpu_seconds')]
+    yp = [r['plain_round_cpu_seconds'] for r in rows
+          if r.get('plain_round_cpu_seconds')]
+    if len(xp) > 1:
+        ax.loglog(xp, yp, 's--', color='tab:red',
+                  label='Neat\'s set, hosts rebuilt per placement '
+                  '(k = %.2f)'
+                  % fit_exponent(rows, 'plain_round_cpu_seconds'))
     ax.loglog(x, [y[0] * n / x[0] for n in x], ':', color='grey',
-              label='linear from 100 hosts')
-    ax.set_xlabel('simulated hosts (5 VMs each)')
-    ax.set_ylabel('seconds per planning round')
+              label='linear from %d hosts' % x[0])
+    ax.axhline(1.0, color='black', lw=0.6, ls='-.')
+    ax.set_xlabel('simulated hosts (90 %% on, %d VMs each)'
+                  % VMS_PER_HOST)
+    ax.set_ylabel('CPU seconds per planning round')
     ax.set_title('Planning time of one consolidation round')
-    ax.legend()
+    ax.legend(fontsize='small')
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def scaling_results(rows):
+    """The scaling rows with their fitted exponents (for the JSON)."""
+    return {'vms_per_active_host': VMS_PER_HOST,
+            'rows': rows,
+            'exponent_cpu': fit_exponent(rows, 'round_cpu_seconds'),
+            'exponent_wall': fit_exponent(rows, 'round_seconds'),
+            'exponent_plain_cpu': fit_exponent(rows,
+                                               'plain_round_cpu_seconds'),
+            'goal': 'one round for 10 000 hosts x 30 VMs in <= 1 s on '
+                    'one core (issue 19)',
+            'note': 'best of 3 per point; CPU time of this process, wall '
+                    'time beside it (the machine is shared). "plain": '
+                    'the placement called without a session, the '
+                    'planner path before issue 19.'}
 
 
 # ---------------------------------------------------------------------------
@@ -306,6 +387,40 @@ def markdown(results):
     return '\n'.join(lines)
 
 
+def scaling_main():
+    """Only the scaling curve, into results/consolidation/."""
+    os.makedirs(SWEEP_OUT, exist_ok=True)
+    rec = discipline.Record(seed=0, repeats=3)
+    sets = {}
+    for name, spec, plain_up_to in (
+            ('neat', loader.AlgorithmSpec.neat(), 3000),
+            ('default', loader.AlgorithmSpec(), 0)):
+        sys.stderr.write('%s set:\n' % name)
+        rows = measure_scaling(SCALING_HOSTS, spec=spec,
+                               plain_up_to=plain_up_to)
+        sets[name] = scaling_results(rows)
+        sets[name]['algorithms'] = {k: n for k, (n, _)
+                                    in spec.effective().items()}
+    rec.finish()
+    out = {'sets': sets,
+           'command': ('python -m tests.benchmarks.bench_consolidation '
+                       '--scaling-only'),
+           'discipline': rec.as_dict()}
+    report.write_json(os.path.join(SWEEP_OUT, 'planner_scaling.json'), out)
+    plot_scaling(sets['neat']['rows'],
+                 os.path.join(SWEEP_OUT, 'planner_scaling.png'),
+                 sets['default']['rows'])
+    for name, d in sets.items():
+        rows = d['rows']
+        print('%s set: exponent (CPU time) %.2f, wall %.2f; without the '
+              'session %s; 10 000 hosts: %.3f s CPU, %.3f s wall'
+              % (name, d['exponent_cpu'], d['exponent_wall'],
+                 '%.2f' % d['exponent_plain_cpu']
+                 if d['exponent_plain_cpu'] else '-',
+                 rows[-1]['round_cpu_seconds'], rows[-1]['round_seconds']))
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--trace', default=None,
@@ -322,7 +437,25 @@ def main(argv=None):
     ap.add_argument('--skip-variants', action='store_true')
     ap.add_argument('--skip-month', action='store_true')
     ap.add_argument('--skip-scaling', action='store_true')
+    ap.add_argument('--scaling-only', action='store_true',
+                    help='only the planner scaling curve (writes '
+                    'results/consolidation/planner_scaling.json and .png)')
+    ap.add_argument('--sweep', action='store_true',
+                    help='only the trade-off sweep (issue 19): every '
+                    'configuration of tests/benchmarks/consolidation_sweep'
+                    '.py on the trace windows and the synthetic profiles; '
+                    'writes results/consolidation/tradeoff.*')
+    ap.add_argument('--sweep-replot', action='store_true',
+                    help='draw the sweep plots again from tradeoff.json')
+    ap.add_argument('--sweep-seeds', type=int, default=3,
+                    help='seeds per synthetic profile in the sweep')
     args = ap.parse_args(argv)
+    if args.sweep_replot:
+        from tests.benchmarks import consolidation_sweep
+        consolidation_sweep.replot(SWEEP_OUT)
+        return 0
+    if args.scaling_only:
+        return scaling_main()
     os.makedirs(args.out, exist_ok=True)
     t_all = time.perf_counter()
     rec = discipline.Record(seed=args.seed, repeats=args.repeats)
@@ -345,6 +478,15 @@ def main(argv=None):
         load_s = time.perf_counter() - t0
         sys.stderr.write('trace: %(vms)d VMs, %(days)s days\n'
                          % real.summary())
+    elif not args.synthetic_only:
+        sys.stderr.write('bench_consolidation: no trace at %s: synthetic '
+                         'inputs only\n' % DEFAULT_TRACE)
+    if args.sweep:
+        from tests.benchmarks import consolidation_sweep
+        command = ('python -m tests.benchmarks.bench_consolidation '
+                   + ' '.join(argv if argv is not None else sys.argv[1:]))
+        return consolidation_sweep.main(real, settings, args, rec,
+                                        SWEEP_OUT, command)
 
     variants = {}
     if not args.skip_variants:
@@ -486,8 +628,8 @@ def main(argv=None):
     results['goals'] = goals
 
     if not args.skip_scaling:
-        rows = measure_scaling(SCALING_HOSTS)
-        results['scaling'] = rows
+        rows = measure_scaling(SCALING_HOSTS, spec=loader.AlgorithmSpec.neat())
+        results['scaling'] = scaling_results(rows)
         p = os.path.join(args.out, 'consolidation_scaling.png')
         plot_scaling(rows, p)
         files.append(p)

@@ -1,17 +1,24 @@
 """One round of consolidation, worked by hand.
 
-Hosts have 1000 MHz and 1000 MiB; the defaults apply: CPU overload above
-0.9 (last value), memory overload above 0.95, underload when the mean of
-the last 2 values is at most 0.5 on both resources, placement up to 0.8
-CPU and 0.95 memory, selection of the VM freeing most CPU per MiB.
+Hosts have 1000 MHz and 1000 MiB; Neat's set applies
+(``AlgorithmSpec.neat()``, the defaults before issue 19): CPU overload
+above 0.9 (last value), memory overload above 0.95, underload when the
+mean of the last 2 values is at most 0.5 on both resources, placement up
+to 0.8 CPU and 0.95 memory, selection of the VM freeing most CPU per MiB.
+The migration-aware defaults are worked in test_migration_aware.py.
 """
 
+import dataclasses
 import json
 
 import pytest
 
 from memmut.consolidation import loader
 from memmut.consolidation import planner as pl
+
+
+NEAT_SPEC = loader.AlgorithmSpec.neat()
+NEAT = pl.PlanParams(spec=NEAT_SPEC)
 
 
 def host(name, active=True, state=None):
@@ -30,7 +37,7 @@ def test_cpu_overload_switches_a_host_on():
     hosts = [host('h1'), host('h2'), host('h3', active=False)]
     vms = [vm('a', 'h1', 400, 100), vm('b', 'h1', 300, 100),
            vm('c', 'h1', 250, 300), vm('d', 'h2', 600, 100)]
-    plan = pl.plan(hosts, vms)
+    plan = pl.plan(hosts, vms, NEAT)
     assert plan.migrations == [('a', 'h1', 'h3', 'cpu', 'overload')]
     assert plan.activate == ['h3'] and plan.deactivate == []
     assert plan.overloaded == {'h1': 'cpu'}
@@ -44,7 +51,7 @@ def test_memory_overload_is_caused_by_memory():
     hosts = [host('h1'), host('h2')]
     vms = [vm('a', 'h1', 100, 500), vm('b', 'h1', 100, 470, [400, 470]),
            vm('c', 'h2', 600, 100)]
-    plan = pl.plan(hosts, vms)
+    plan = pl.plan(hosts, vms, NEAT)
     assert plan.migrations == [('b', 'h1', 'h2', 'memory', 'overload')]
     assert plan.migrations[0].memory_caused
     assert plan.counts() == {('overload', 'memory'): 1}
@@ -54,10 +61,10 @@ def test_selection_stops_when_the_host_recovers():
     # 4 x 240 = 960 MHz: one VM out leaves 720 <= 900.
     hosts = [host('h1'), host('h2', active=False), host('h3', active=False)]
     vms = [vm(n, 'h1', 240, 100) for n in 'abcd']
-    plan = pl.plan(hosts, vms)
+    plan = pl.plan(hosts, vms, NEAT)
     assert [m.vm for m in plan.migrations] == ['a']     # tie: by id
-    params = pl.PlanParams(spec=loader.AlgorithmSpec(
-        overload_parameters={'threshold': 0.5}))
+    params = pl.PlanParams(spec=dataclasses.replace(
+        NEAT_SPEC, overload_parameters={'threshold': 0.5}))
     # down to 480 <= 500: two VMs leave, together onto one new host
     plan = pl.plan(hosts, vms, params)
     assert [(m.vm, m.destination) for m in plan.migrations] == \
@@ -69,7 +76,7 @@ def test_underload_empties_the_lightest_host():
     # moves to h2, h1 is suspended; h2 received VMs, so it stays.
     hosts = [host('h1'), host('h2')]
     vms = [vm('a', 'h1', 100, 100), vm('b', 'h2', 300, 100)]
-    plan = pl.plan(hosts, vms)
+    plan = pl.plan(hosts, vms, NEAT)
     assert plan.migrations == [('a', 'h1', 'h2', 'cpu', 'underload')]
     assert plan.deactivate == ['h1']
     assert plan.states['h2']['received'] is True
@@ -82,7 +89,7 @@ def test_underload_blamed_on_memory_when_memory_released_it():
                                'memory_underload_rounds': 0}),
              host('h2')]
     vms = [vm('a', 'h1', 100, 100), vm('b', 'h2', 600, 100)]
-    plan = pl.plan(hosts, vms)
+    plan = pl.plan(hosts, vms, NEAT)
     assert plan.migrations == [('a', 'h1', 'h2', 'memory', 'underload')]
     assert plan.states['h1']['cpu_underload_rounds'] == 6
     assert plan.states['h1']['memory_underload_rounds'] == 1
@@ -92,8 +99,9 @@ def test_underload_needs_both_resources_unless_any():
     # h1: CPU 0.1 but memory 0.6 of the host: not underloaded under 'all'
     hosts = [host('h1'), host('h2')]
     vms = [vm('a', 'h1', 100, 600), vm('b', 'h2', 600, 100)]
-    assert pl.plan(hosts, vms).migrations == []
-    plan = pl.plan(hosts, vms, pl.PlanParams(underload_combination='any'))
+    assert pl.plan(hosts, vms, NEAT).migrations == []
+    plan = pl.plan(hosts, vms, pl.PlanParams(
+        underload_combination='any', spec=NEAT_SPEC))
     assert plan.migrations == [('a', 'h1', 'h2', 'cpu', 'underload')]
 
 
@@ -104,7 +112,7 @@ def test_underload_moves_nothing_when_the_vms_do_not_all_fit():
     hosts = [host('h1'), host('h2')]
     vms = [vm('a', 'h1', 50, 400, [200, 200]),
            vm('b', 'h1', 50, 400, [200, 200]), vm('c', 'h2', 600, 300)]
-    plan = pl.plan(hosts, vms)
+    plan = pl.plan(hosts, vms, NEAT)
     assert plan.migrations == []
     assert plan.failed == [('h1', 'underload')]
     assert plan.deactivate == []
@@ -114,18 +122,19 @@ def test_grace_rounds_protect_a_host_that_just_received_vms():
     hosts = [host('h1', state={'received': True,
                                'rounds_since_received': 0}), host('h2')]
     vms = [vm('a', 'h1', 100, 100), vm('b', 'h2', 600, 100)]
-    plan = pl.plan(hosts, vms)
+    plan = pl.plan(hosts, vms, NEAT)
     assert plan.migrations == []
     assert plan.states['h1']['rounds_since_received'] == 1
-    plan = pl.plan(hosts, vms, pl.PlanParams(underload_grace_rounds=0))
+    plan = pl.plan(hosts, vms, pl.PlanParams(
+        underload_grace_rounds=0, spec=NEAT_SPEC))
     assert len(plan.migrations) == 1
 
 
 def test_idle_hosts_are_suspended_and_states_are_json():
     hosts = [host('h1'), host('h2'), host('h3', active=False)]
     vms = [vm('a', 'h1', 600, 100)]
-    plan = pl.plan(hosts, vms, pl.PlanParams(spec=loader.AlgorithmSpec(
-        overload='otf', memory_overload='mhod',
+    plan = pl.plan(hosts, vms, pl.PlanParams(spec=dataclasses.replace(
+        NEAT_SPEC, overload='otf', memory_overload='mhod',
         memory_overload_parameters={})))
     assert plan.deactivate == ['h2']
     json.dumps(plan.states)
@@ -135,7 +144,7 @@ def test_idle_hosts_are_suspended_and_states_are_json():
 def test_moves_unpack_as_tuples_and_apply():
     hosts = [host('h1'), host('h2')]
     vms = [vm('a', 'h1', 100, 100), vm('b', 'h2', 300, 100)]
-    plan = pl.plan(hosts, vms)
+    plan = pl.plan(hosts, vms, NEAT)
     ((v, src, dst, resource, kind),) = plan.migrations
     assert (v, src, dst, resource, kind) == ('a', 'h1', 'h2', 'cpu',
                                              'underload')

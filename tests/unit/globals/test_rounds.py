@@ -198,6 +198,22 @@ def test_a_young_vm_counts_at_its_booking(db, clock):
     assert vm.ram == 1024.0 and vm.mem_history[-1] == 1024.0
 
 
+def test_build_input_counts_rounds_since_a_vm_arrived(db, clock):
+    populate(db, clock, {'h1': (4, 8 * GIB_KB, [VMSpec('a'), VMSpec('b')])},
+             duration=1200.0)
+    rnd = db.create_round(started_at=clock() - 1000.0)
+    mig = db.add_migration(rnd.id, 'a', 'h0', 'h1', 'cpu', 'overload')
+    db.update_migration(mig.id, 'completed', finished_at=clock() - 700.0)
+    vms = {v.uuid: v for v in rounds.build_input(
+        round_conf(min_dwell_rounds=12), db, clock()).vms}
+    # 700 s ago at 300 s rounds: 2 rounds
+    assert vms['a'].rounds_since_migration == 2
+    assert vms['b'].rounds_since_migration is None
+    # without a dwell time the migrations are not read
+    vms = rounds.build_input(round_conf(), db, clock()).vms
+    assert all(v.rounds_since_migration is None for v in vms)
+
+
 # -- rounds ------------------------------------------------------------------
 
 
@@ -225,7 +241,8 @@ def test_dry_run_round_stores_the_plan_and_executes_nothing(db, clock):
     rnd = db.get_round(result.round_id)
     assert rnd.dry_run and rnd.status == 'completed'
     assert rnd.parameters['memory_basis'] == 'wss'
-    assert rnd.parameters['algorithms']['placement'] == 'best_fit_decreasing'
+    assert rnd.parameters['algorithms']['placement'] == \
+        'peak_best_fit_decreasing'
     assert rnd.summary['underloaded'] == {'h1': 'cpu', 'h2': 'cpu'}
     assert rnd.summary['deactivate'] == ['h2']
     assert set(rnd.summary['states']) == {'h1', 'h2'}

@@ -32,7 +32,7 @@ def test_default_run_writes_results_and_plots(tmp_path, capsys):
     assert results['trace']['vms'] == 30
     assert results['comparison']['active_host_ratio_booked_over_wss'] >= 1
     assert results['algorithms']['vm_selection']['name'] == \
-        'minimum_migration_time_per_cpu'
+        'longest_relief'
     for name in ('active_hosts.png', 'migrations.png', 'memory.png'):
         assert (out / name).read_bytes()[:4] == b'\x89PNG'
     header = (out / 'timeseries.csv').read_text().splitlines()[0]

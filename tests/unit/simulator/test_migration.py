@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from memmut.consolidation import loader
 from memmut.simulator import engine
 from memmut.simulator import migration
 from memmut.simulator import trace as tr
@@ -86,7 +87,10 @@ def test_a_vm_in_flight_is_not_replanned_and_counts_on_both_hosts():
     mem = np.full((6, steps), 10.0)
     t = make_trace(mem, [40] * 6, cpu_mhz=100.0)
     t.cpu[:, :20] = 70000.0                 # each needs a host of its own
-    m, series = engine.simulate(t, 'wss')
+    # Neat's underload (mean of the last 2 values): the migration-aware
+    # one waits for the busy hours to leave its window
+    m, series = engine.simulate(t, 'wss', engine.Settings(
+        spec=loader.AlgorithmSpec.neat()))
     assert m['migrations'] >= 1
     assert m['migrations_spilled'] >= 1
     assert m['mean_migration_s'] == pytest.approx(10.0 * 1.05 * 1024 / 10,

@@ -6,6 +6,7 @@ import os
 import numpy as np
 import pytest
 
+from memmut.consolidation import loader
 from memmut.simulator import engine
 from memmut.simulator import quality
 from memmut.simulator import synthetic
@@ -29,9 +30,10 @@ def test_interval_changes_the_run():
     # small hosts (20 GHz) so that CPU bursts make work for the rounds
     t = synthetic.generate(n_vms=40, days=1.0, seed=1)
     hosts = engine.HostModel(cpu_mhz=20000.0)
-    a, _ = engine.simulate(t, 'wss', engine.Settings(hosts=hosts,
+    neat = loader.AlgorithmSpec.neat()
+    a, _ = engine.simulate(t, 'wss', engine.Settings(hosts=hosts, spec=neat,
                                                      interval=300.0))
-    b, sb = engine.simulate(t, 'wss', engine.Settings(hosts=hosts,
+    b, sb = engine.simulate(t, 'wss', engine.Settings(hosts=hosts, spec=neat,
                                                       interval=1800.0))
     assert a['intervals'] == b['intervals'] == a['rounds']
     assert b['rounds'] == -(-a['rounds'] // 6)

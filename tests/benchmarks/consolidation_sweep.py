@@ -1,0 +1,429 @@
+"""The consolidation trade-off curve (issue 19, items 1 and 3).
+
+Run through ``bench_consolidation --sweep``. Every configuration (a
+packing and an algorithm set) runs on every input:
+
+* the Bitbrains month in windows of ``--window-days`` (warm starts, as in
+  the main benchmark) when the trace is present, else left out;
+* synthetic traces of different character (:mod:`memmut.simulator.
+  synthetic` profiles: ``default``, ``bursty``, ``memory_spikes``,
+  ``dense`` with four times the VMs, ``diurnal``), ``--sweep-seeds``
+  seeds each.
+
+Configurations: the pre-issue-19 defaults (Neat's detection and placement,
+memmut's selection) in both packings, the migration-aware defaults in both
+packings, and one-at-a-time variations of the main knobs around the
+defaults (placement CPU threshold in both packings; in WSS packing also
+the underload forecast's peak threshold and the minimum dwell time). The
+placement's forecast window (48 samples) was not swept: 11 configurations
+x 15 inputs already take about half an hour on the shared machine.
+
+Per input group (Bitbrains windows, or one synthetic profile's seeds)
+every figure is a mean with its 95 % interval over the repeats
+(:mod:`tests.benchmarks.discipline`). Distance from the lower bound:
+``active hosts / lower bound - 1``, the lower bound being, per step,
+``max over resources of ceil(sum of demands / host capacity)`` (CPU, and
+memory as the packing counts it: booked, or WSS^max_avg plus headroom),
+averaged over the steps (:func:`memmut.simulator.quality.lower_bound`).
+
+Writes ``tradeoff.json``, ``tradeoff.csv`` (one row per run),
+``tradeoff.md`` and ``tradeoff_{migrations,slav}.png`` into
+``tests/benchmarks/results/consolidation/``.
+"""
+
+import csv
+import dataclasses
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+from memmut.consolidation import loader
+from memmut.consolidation import planner
+from memmut.simulator import engine
+from memmut.simulator import synthetic
+from tests.benchmarks import discipline
+
+SYNTHETIC = (('default', 300), ('bursty', 300), ('memory_spikes', 300),
+             ('dense', 1200), ('diurnal', 300))
+SYNTHETIC_DAYS = 3.0
+
+GOALS = {
+    'migrations_per_vm_day': ('<=', 0.15, 1, ''),
+    'cpu_overload': ('<=', 0.003, 100, ' %'),
+    'over_lower_bound': ('<=', 0.15, 100, ' %'),
+    'memory_caused_share': ('<=', 0.03, 100, ' %'),
+    'memory_overload': ('<=', 0.002, 100, ' %'),
+}
+
+FIGURES = (
+    # key, metric, label, format, scale, unit
+    ('hosts', 'avg_active_hosts', 'active hosts', '.2f', 1, ''),
+    ('lower_bound', 'lower_bound_hosts', 'lower bound', '.2f', 1, ''),
+    ('over_lower_bound', None, 'above the lower bound', '.1f', 100, ' %'),
+    ('migrations_per_vm_day', 'migrations_per_vm_day',
+     'migrations per VM-day', '.3f', 1, ''),
+    ('cpu_overload', 'cpu_overload_host_time_fraction',
+     'CPU overload (host time)', '.3f', 100, ' %'),
+    ('otf', 'otf', 'OTF (per host)', '.3f', 100, ' %'),
+    ('pdm', 'pdm', 'PDM', '.4f', 100, ' %'),
+    ('slav', 'slav', 'SLAV', '.3g', 1, ''),
+    ('energy_kwh', 'energy_kwh', 'energy (kWh)', '.1f', 1, ''),
+    ('esv', 'esv', 'ESV (kWh)', '.3g', 1, ''),
+    ('memory_caused_share', 'memory_caused_share',
+     'migrations caused by memory', '.2f', 100, ' %'),
+    ('memory_overload', 'memory_overload_host_time_fraction',
+     'memory overload (host time)', '.3f', 100, ' %'),
+)
+
+
+def configurations():
+    """name -> (mode, AlgorithmSpec, PlanParams, what it changes)."""
+    neat = loader.AlgorithmSpec.neat()
+    aware = loader.AlgorithmSpec()
+    p_neat = planner.PlanParams(spec=neat, min_dwell_rounds=0)
+    p_aware = planner.PlanParams(spec=aware)
+    place = loader.parameters('placement', aware.placement,
+                              aware.placement_parameters)
+    under = loader.parameters('underload', aware.underload,
+                              aware.underload_parameters)
+
+    def vary(spec_field, key, value, base):
+        params = dict(base)
+        params[key] = value
+        spec = dataclasses.replace(aware, **{spec_field: params})
+        return spec, dataclasses.replace(p_aware, spec=spec)
+
+    out = {
+        'booked pre-19 (Neat)': ('booked', neat, p_neat, 'baseline'),
+        'wss pre-19': ('wss', neat, p_neat, 'baseline'),
+        'booked default': ('booked', aware, p_aware, 'default'),
+        'wss default': ('wss', aware, p_aware, 'default'),
+    }
+    for mode in ('booked', 'wss'):
+        for c in (0.7, 0.9):
+            if c == place['cpu_threshold']:
+                continue
+            spec, p = vary('placement_parameters', 'cpu_threshold', c,
+                           place)
+            out['%s cpu_threshold=%g' % (mode, c)] = (
+                mode, spec, p, 'placement cpu_threshold')
+    for v in (0.4, 0.6):
+        if v != under['peak_threshold']:
+            spec, p = vary('underload_parameters', 'peak_threshold', v,
+                           under)
+            out['wss peak_threshold=%g' % v] = (
+                'wss', spec, p, 'underload peak_threshold')
+    for d in (0, 288):
+        if d != p_aware.min_dwell_rounds:
+            out['wss dwell=%d' % d] = (
+                'wss', aware, dataclasses.replace(p_aware,
+                                                  min_dwell_rounds=d),
+                'min_dwell_rounds')
+    return out
+
+
+def inputs(real, window_days, seeds):
+    """(group, label, trace, start_steps, duration_steps)."""
+    out = []
+    if real is not None:
+        n = int(round(window_days * 86400.0 / real.step))
+        for k in range(real.n_steps // n):
+            out.append(('bitbrains', 'days %g-%g' % (k * window_days,
+                                                     (k + 1) * window_days),
+                        real, k * n, n))
+    for profile, n_vms in SYNTHETIC:
+        for seed in range(seeds):
+            out.append(('synthetic ' + profile, 'seed %d' % seed,
+                        (profile, n_vms, seed), 0, 0))
+    return out
+
+
+def figures_of(m):
+    out = {}
+    for key, metric, *_ in FIGURES:
+        if metric:
+            out[key] = float(m.get(metric) or 0.0)
+    lb = out['lower_bound']
+    out['over_lower_bound'] = out['hosts'] / lb - 1.0 if lb else 0.0
+    return out
+
+
+def summarize_rows(rows, configs):
+    """config -> group -> figure -> discipline summary."""
+    summary = {}
+    for cname in configs:
+        for group in sorted({r['group'] for r in rows}):
+            sel = [r for r in rows if r['config'] == cname
+                   and r['group'] == group]
+            if not sel:
+                continue
+            summary.setdefault(cname, {})[group] = {
+                key: discipline.summarize([r[key] for r in sel])
+                for key, *_ in FIGURES}
+    return summary
+
+
+def _sig(obj):
+    """Floats to 6 significant digits (SLAV and ESV are ~1e-7: the
+    simulator's JSON writer rounds to 6 decimals)."""
+    if isinstance(obj, dict):
+        return {k: _sig(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_sig(v) for v in obj]
+    if isinstance(obj, float):
+        return float('%.6g' % obj)
+    return obj
+
+
+def write_json(path, data):
+    with open(path, 'w') as f:
+        json.dump(_sig(data), f, indent=1, sort_keys=True)
+        f.write('\n')
+
+
+def read_csv(path):
+    with open(path, newline='') as f:
+        out = []
+        for r in csv.DictReader(f):
+            out.append({k: (v if k in ('config', 'mode', 'group', 'input')
+                            else float(v)) for k, v in r.items()})
+        return out
+
+
+def run(real, base, window_days, seeds, seed, rec, log=sys.stderr):
+    """Every configuration on every input; returns the result dict."""
+    configs = configurations()
+    ins = inputs(real, window_days, seeds)
+    cases = [[c, i] for c in sorted(configs) for i in range(len(ins))]
+    order = rec.order(cases, repeats=1, name='sweep')
+    traces = {}
+    rows = []
+    t_all = time.perf_counter()
+    for done, ((cname, i), _) in enumerate(order):
+        group, label, tr, start, steps = ins[i]
+        mode, spec, plan, _ = configs[cname]
+        if isinstance(tr, tuple):
+            if tr not in traces:
+                profile, n_vms, s = tr
+                traces[tr] = synthetic.generate(n_vms, SYNTHETIC_DAYS, s,
+                                                profile=profile)
+            tr = traces[tr]
+        s = dataclasses.replace(base, spec=spec, plan=plan,
+                                start_steps=start, duration_steps=steps)
+        t0 = time.perf_counter()
+        m, _ = engine.simulate(tr, mode, s)
+        f = figures_of(m)
+        rows.append(dict(config=cname, mode=mode, group=group, input=label,
+                         seconds=time.perf_counter() - t0, **f))
+        log.write('  [%3d/%d] %-28s %-24s %-10s hosts %.2f (lb %.2f) '
+                  'mig/VM-day %.3f cpu-ovl %.3f %% slav %.2g  %.0f s\n'
+                  % (done + 1, len(order), cname, group, label, f['hosts'],
+                     f['lower_bound'], f['migrations_per_vm_day'],
+                     100 * f['cpu_overload'], f['slav'],
+                     time.perf_counter() - t0))
+    summary = summarize_rows(rows, configs)
+    goals = {}
+    for group in sorted({r['group'] for r in rows}):
+        d = summary['wss default'][group]
+        g = {}
+        for key, (op, limit, scale, unit) in GOALS.items():
+            met = discipline.goal_met(d[key], high=limit)
+            g[key] = {'value': discipline.fmt(d[key], '.3g', scale, unit),
+                      'goal': '%s %g%s' % (op, limit * scale, unit),
+                      'met': met, 'mean_met': d[key]['mean'] <= limit}
+        esv_w = summary['wss default'][group]['esv']
+        esv_b = summary['booked pre-19 (Neat)'][group]['esv']
+        g['esv_below_neat'] = {
+            'value': '%s vs %s' % (discipline.fmt(esv_w, '.3g'),
+                                   discipline.fmt(esv_b, '.3g')),
+            'goal': 'WSS default < booked Neat',
+            'met': (esv_w['high'] is not None and esv_b['low'] is not None
+                    and esv_w['high'] < esv_b['low']),
+            'mean_met': esv_w['mean'] < esv_b['mean']}
+        goals[group] = g
+    return {
+        'configurations': {
+            name: {'mode': mode, 'varies': what,
+                   'algorithms': {k: {'name': n, 'parameters': p}
+                                  for k, (n, p) in spec.effective().items()},
+                   'min_dwell_rounds': plan.min_dwell_rounds,
+                   'underload_grace_rounds': plan.underload_grace_rounds}
+            for name, (mode, spec, plan, what) in configs.items()},
+        'inputs': [{'group': g, 'input': lab,
+                    'trace': (t.source if not isinstance(t, tuple) else
+                              'synthetic(profile=%s, vms=%d, days=%g, '
+                              'seed=%d)' % (t[0], t[1], SYNTHETIC_DAYS,
+                                            t[2])),
+                    'start_steps': s0, 'steps': n}
+                   for g, lab, t, s0, n in ins],
+        'summary': summary,
+        'goals': goals,
+        'rows': rows,
+        'sweep_wall_seconds': time.perf_counter() - t_all,
+    }
+
+
+def write_csv(path, rows):
+    keys = ['config', 'mode', 'group', 'input'] + [k for k, *_ in FIGURES] \
+        + ['seconds']
+    with open(path, 'w', newline='') as f:
+        w = csv.writer(f)
+        w.writerow(keys)
+        for r in rows:
+            w.writerow([('%.6g' % r[k]) if isinstance(r[k], float) else r[k]
+                        for k in keys])
+
+
+def markdown(result, command):
+    lines = ['# Consolidation trade-off (issue 19)', '',
+             'Command: `%s`' % command, '',
+             'Mean ± half-width of the 95 % Student-t interval over the '
+             'repeats of each input group (Bitbrains windows, or synthetic '
+             'seeds). "above the lower bound": active hosts / per-step '
+             'lower bound - 1.', '']
+    groups = sorted({r['group'] for r in result['rows']})
+    cols = ('hosts', 'over_lower_bound', 'migrations_per_vm_day',
+            'cpu_overload', 'slav', 'esv', 'memory_caused_share',
+            'memory_overload')
+    spec = {k: (fmt, scale, unit) for k, _, _, fmt, scale, unit in FIGURES}
+    label = {k: lab for k, _, lab, *_ in FIGURES}
+    for group in groups:
+        lines += ['## %s' % group, '']
+        rows = []
+        for cname in sorted(result['summary']):
+            s = result['summary'][cname].get(group)
+            if not s:
+                continue
+            rows.append([cname] + [discipline.fmt(s[k], *spec[k])
+                                   for k in cols])
+        lines += [discipline.markdown_table(['configuration'] +
+                                            [label[k] for k in cols], rows),
+                  '']
+        g = result['goals'][group]
+        lines += ['Goals, WSS default (met: whole interval inside; mean: '
+                  'the mean alone):', '']
+        lines += [discipline.markdown_table(
+            ['goal', 'value', 'target', 'met', 'mean inside'],
+            [[k, v['value'], v['goal'], 'yes' if v['met'] else 'NO',
+              'yes' if v['mean_met'] else 'no'] for k, v in g.items()]), '']
+    return '\n'.join(lines)
+
+
+def plot(result, out_dir):
+    """Two PNGs: hosts vs migrations per VM-day, hosts vs SLAV; one panel
+    per input group, error bars = 95 % intervals (cut at 0)."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot as plt
+    groups = sorted({g for per in result['summary'].values() for g in per})
+    files = []
+    for xkey, xlabel, name in (
+            ('migrations_per_vm_day', 'live migrations per VM per day',
+             'tradeoff_migrations.png'),
+            ('slav', 'SLAV = OTF x PDM', 'tradeoff_slav.png')):
+        cols = 3
+        rows_n = int(np.ceil(len(groups) / float(cols)))
+        size_in = (5 * cols, 3.8 * rows_n)
+        fig, axes = plt.subplots(rows_n, cols, figsize=size_in,
+                                 squeeze=False)
+        floor = 1e-3 if xkey == 'migrations_per_vm_day' else 1e-9
+        for ax, group in zip(axes.flat, groups):
+            lbs = {}
+            for cname, per in sorted(result['summary'].items()):
+                s = per.get(group)
+                if not s:
+                    continue
+                mode = result['configurations'][cname]['mode']
+                varies = result['configurations'][cname]['varies']
+                color = 'tab:red' if mode == 'booked' else 'tab:blue'
+                marker = {'default': '*', 'baseline': 'X'}.get(varies, 'o')
+                size = 16 if marker == '*' else 8 if marker == 'X' else 6
+                x, y = s[xkey], s['hosts']
+                xm = max(x['mean'], floor)
+                xhw = x['half_width'] or 0.0
+                yhw = y['half_width'] or 0.0
+                ax.errorbar(
+                    xm, y['mean'],
+                    xerr=[[min(xhw, xm - floor)], [xhw]],
+                    yerr=[[min(yhw, y['mean'])], [yhw]], fmt=marker,
+                    color=color, ms=size, alpha=0.9, lw=0.7,
+                    markeredgecolor='black' if marker != 'o' else color,
+                    zorder=3 if marker != 'o' else 2)
+                if varies != 'default':
+                    ax.annotate(cname.split(' ', 1)[1], (xm, y['mean']),
+                                fontsize=6, alpha=0.7, xytext=(3, 3),
+                                textcoords='offset points')
+                lbs[mode] = s['lower_bound']['mean']
+            for mode, lb in lbs.items():
+                ax.axhline(lb, ls=':', lw=0.8, color='tab:red'
+                           if mode == 'booked' else 'tab:blue')
+            if xkey == 'migrations_per_vm_day':
+                ax.axvline(0.15, ls='--', lw=0.6, color='grey')
+            ax.set_xscale('log')
+            ax.set_ylim(bottom=0)
+            ax.set_title(group, fontsize=9)
+            ax.set_xlabel(xlabel + ' (log)', fontsize=8)
+            ax.set_ylabel('active hosts (mean)', fontsize=8)
+            ax.tick_params(labelsize=7)
+        for ax in list(axes.flat)[len(groups):]:
+            ax.axis('off')
+        fig.suptitle('Active hosts vs %s: booked (red, Neat) and WSS (blue, '
+                     'memmut) packing; * defaults, X pre-issue-19 '
+                     'defaults, dotted: lower bounds; bars: 95 %% '
+                     'intervals' % xlabel, fontsize=9)
+        fig.tight_layout()
+        path = os.path.join(out_dir, name)
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        files.append(path)
+    return files
+
+
+def replot(out_dir):
+    """Summaries and plots again from ``tradeoff.csv`` and the
+    configurations in ``tradeoff.json`` (no simulation)."""
+    path = os.path.join(out_dir, 'tradeoff.json')
+    with open(path) as f:
+        result = json.load(f)
+    rows = read_csv(os.path.join(out_dir, 'tradeoff.csv'))
+    full = summarize_rows(rows, result['configurations'])
+    keep = ('n', 'mean', 'half_width', 'low', 'high')
+    result['summary'] = {
+        c: {g: {k: {x: s[x] for x in keep} for k, s in figs.items()}
+            for g, figs in per.items()}
+        for c, per in full.items()}
+    write_json(path, result)
+    return plot(result, out_dir)
+
+
+def main(real, base, args, rec, out_dir, command):
+    os.makedirs(out_dir, exist_ok=True)
+    result = run(real, base, args.window_days, args.sweep_seeds, args.seed,
+                 rec)
+    rec.finish()
+    result['command'] = command
+    result['discipline'] = rec.as_dict()
+    result['files'] = [os.path.basename(f) for f in plot(result, out_dir)]
+    small = {k: v for k, v in result.items() if k not in ('rows',
+                                                          'summary')}
+    small['rows'] = 'tradeoff.csv'       # one row per run, kept out here
+    keep = ('n', 'mean', 'half_width', 'low', 'high')
+    small['summary'] = {
+        c: {g: {k: {x: s[x] for x in keep} for k, s in figs.items()}
+            for g, figs in per.items()}
+        for c, per in result['summary'].items()}
+    write_json(os.path.join(out_dir, 'tradeoff.json'), small)
+    write_csv(os.path.join(out_dir, 'tradeoff.csv'), result['rows'])
+    with open(os.path.join(out_dir, 'tradeoff.md'), 'w') as f:
+        f.write(markdown(result, command))
+    for group, g in result['goals'].items():
+        print('%s:' % group)
+        for k, v in g.items():
+            print('  %-24s %-34s %-22s %s' % (k, v['value'], v['goal'],
+                                              'met' if v['met'] else
+                                              'mean only' if v['mean_met']
+                                              else 'NOT MET'))
+    return 0

@@ -1,0 +1,128 @@
+"""The migration-aware algorithms of issue 19, worked by hand."""
+
+import pytest
+
+from memmut.consolidation import loader
+from memmut.consolidation import overload
+from memmut.consolidation import placement
+from memmut.consolidation import planner as pl
+from memmut.consolidation import underload
+from memmut.consolidation import vm_selection
+
+
+def test_forecast_underload_needs_a_low_recent_peak():
+    # mean of the last 2 = 0.3 <= 0.5, but 0.8 two hours ago > 0.6
+    history = [0.2, 0.8, 0.3, 0.3, 0.3]
+    assert not underload.forecast_threshold(0.5, 2, 24, 0.6, history)
+    # the peak left the window (window 3: 0.3, 0.3, 0.3)
+    assert underload.forecast_threshold(0.5, 2, 3, 0.6, history)
+    assert not underload.forecast_threshold(0.5, 2, 3, 0.6, [])
+
+
+def test_forecast_overload_sees_a_rising_series():
+    rising = [0.5, 0.6, 0.7, 0.8, 0.85]
+    # last value 0.85 <= 0.9: not now
+    assert not overload.forecast_threshold(0.9, 1, 5, 0, 0, rising)
+    # the LR over 5 points predicts ~0.96 one step after, above 0.9
+    assert overload.forecast_threshold(0.9, 1, 5, 1, 0, rising)
+    assert overload.forecast_threshold(0.9, 1, 5, 0, 0, rising + [0.95])
+
+
+def test_longest_relief_picks_the_vm_behind_the_peaks():
+    # Host 1000 MHz, target 800. Host history over 4 samples: a peaks at
+    # samples 1-2 and is idle at the last one, b and c are steady.
+    # Without a: 600 600 600 600 (never above 800); without b or c: 300
+    # 900 900 300 (2 samples above). a goes although it has the most
+    # memory; the per-CPU choice (last values) would have taken b.
+    vms_cpu = {'a': [0, 600, 600, 0], 'b': [300, 300, 300, 300],
+               'c': [300, 300, 300, 300]}
+    ram = {'a': 900, 'b': 100, 'c': 100}
+    host = [600, 1200, 1200, 600]
+    chosen = vm_selection.longest_relief(
+        4, 0.8, 0.9, vms_cpu, ram, 1000.0, 1000.0, host, [0, 0, 0, 0], {})
+    assert chosen == ['a']
+    assert vm_selection.minimum_migration_time_per_cpu(2, vms_cpu, ram) \
+        == 'b'
+    # Targets already met (target 1.2): nothing
+    assert vm_selection.longest_relief(
+        4, 1.2, 0.9, vms_cpu, ram, 1000.0, 1000.0, host, [0, 0, 0, 0],
+        {}) == []
+
+
+def test_longest_relief_keeps_selecting_until_the_targets_hold():
+    # four VMs of 240 MHz: 960 > 800; one leaves -> 720 <= 800
+    vms = {n: [240, 240] for n in 'abcd'}
+    assert vm_selection.longest_relief(
+        2, 0.8, 0.9, vms, {n: 100 for n in 'abcd'}, 1000.0, 1000.0,
+        [960, 960], [0, 0], {}) == ['a']
+    # target 0.5: two leave (960 -> 480)
+    assert vm_selection.longest_relief(
+        2, 0.5, 0.9, vms, {n: 100 for n in 'abcd'}, 1000.0, 1000.0,
+        [960, 960], [0, 0], {}) == ['a', 'b']
+
+
+def test_dense_hosts_keep_cpu_headroom():
+    assert placement.dense_cpu_threshold(0.8, 0.5, 0.8, 0.1) == 0.8
+    assert placement.dense_cpu_threshold(0.8, 0.9, 0.8, 0.1) == \
+        pytest.approx(0.75)
+    assert placement.dense_cpu_threshold(0.8, 1.0, 0.8, 0.1) == \
+        pytest.approx(0.7)
+
+
+def test_peak_placement_uses_peaks_and_dense_threshold():
+    alg = loader.build('placement', 'peak_best_fit_decreasing', 300, 0,
+                       {'window': 3})
+    # v peaks at 300 MHz (last value 50). h1: 1000 MHz, 450 used: 800 -
+    # 450 = 350 free -> fits at the plain threshold; with 900 of 1000 MiB
+    # used (dense: threshold 0.8 - 0.1 * 0.5 = 0.75) 300 free: still
+    # fits; h2 has 200 free: does not.
+    mapping, _ = alg({'h1': 450, 'h2': 600}, {'h1': 1000, 'h2': 1000},
+                     {'h1': 900, 'h2': 0}, {'h1': 1000, 'h2': 1000}, {}, {},
+                     {'v': [300, 100, 50]}, {'v': 10})
+    assert mapping == {'v': 'h1'}
+    # 470 used on the dense host: 280 free < 300 -> nowhere
+    mapping, _ = alg({'h1': 470, 'h2': 600}, {'h1': 1000, 'h2': 1000},
+                     {'h1': 900, 'h2': 0}, {'h1': 1000, 'h2': 1000}, {}, {},
+                     {'v': [300, 100, 50]}, {'v': 10})
+    assert mapping == {}
+    assert alg.usage_window == 3
+
+
+def host(name, active=True):
+    return pl.PlannerHost(name, 1000.0, 1000.0, active=active)
+
+
+def test_dwell_time_protects_vms_that_just_moved():
+    # Neat's set; h1 at 960 MHz is overloaded. 'a' (the per-CPU choice)
+    # arrived 2 rounds ago: with a dwell of 12 rounds 'b' goes instead.
+    spec = loader.AlgorithmSpec.neat()
+    vms = [pl.PlannerVM(n, 'h1', [240, 240], 100.0, [100, 100],
+                        rounds_since_migration=2 if n == 'a' else None)
+           for n in 'abcd']
+    hosts = [host('h1'), host('h2', active=False)]
+    plan = pl.plan(hosts, vms, pl.PlanParams(spec=spec))
+    assert [m.vm for m in plan.migrations] == ['a']
+    plan = pl.plan(hosts, vms, pl.PlanParams(spec=spec,
+                                             min_dwell_rounds=12))
+    assert [m.vm for m in plan.migrations] == ['b']
+    # an underloaded host holding a VM that just came is not emptied
+    vms = [pl.PlannerVM('x', 'h1', [100, 100], 100.0, [100, 100],
+                        rounds_since_migration=1),
+           pl.PlannerVM('y', 'h2', [600, 600], 100.0, [100, 100])]
+    hosts = [host('h1'), host('h2')]
+    assert len(pl.plan(hosts, vms, pl.PlanParams(spec=spec)).migrations) \
+        == 1
+    assert pl.plan(hosts, vms, pl.PlanParams(
+        spec=spec, min_dwell_rounds=12)).migrations == []
+
+
+def test_default_set_is_migration_aware_and_builds():
+    spec = loader.AlgorithmSpec()
+    assert (spec.underload, spec.vm_selection, spec.placement) == (
+        'forecast_threshold', 'longest_relief', 'peak_best_fit_decreasing')
+    algos = loader.build_all(spec, 300.0, 60.0)
+    assert algos.vm_selection.host_aware
+    # selection without host context falls back to per-CPU choice
+    chosen, _ = algos.vm_selection({'a': [1, 1], 'b': [50, 50]},
+                                   {'a': 10, 'b': 10})
+    assert chosen == ['b']
