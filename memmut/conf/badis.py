@@ -87,6 +87,59 @@ opts = [
                      'wasted, not a swapping VM) and is replaced by the '
                      'correction learned in VG at the first swapping '
                      'round.'),
+    cfg.BoolOpt('pinned_relearn',
+                default=True,
+                help='Re-estimate the pinned-page correction in quiet '
+                     'rounds so that it can fall (pinned_decay, the '
+                     'm_cur - sampled bound) and restore it after a shrink '
+                     'followed by swap-ins (issue 13). False: the '
+                     'correction only rises or is relearned in VG.'),
+    cfg.BoolOpt('shrink_guard',
+                default=True,
+                help='Never lower a sampled estimate (nor the demand) '
+                     'below the allocation a VM swapped in at, in the '
+                     'swapping round and shrink_hold_rounds rounds after '
+                     '(issue 13). False: shrinks followed by swap-ins are '
+                     'still counted (bad_shrinks), nothing is held.'),
+    cfg.FloatOpt('pinned_decay',
+                 default=0.1,
+                 min=0.0,
+                 max=1.0,
+                 help='Fraction of the pinned-page correction above its '
+                      'floor (the guest kernel\'s reservation, or '
+                      'initial_pinned_kb) given back in every round without '
+                      'swap activity whose sample was taken at a steady '
+                      'allocation, outside the shrink guard. The '
+                      'correction also never stays above m_cur - sampled '
+                      'in such a round. A correction learned from data the '
+                      'guest loaded and left cold, or from a sample taken '
+                      'while it stalled on swap, is thus unlearned; a '
+                      'right one is learned again in VG when the smaller '
+                      'allocation swaps. 0: only the m_cur - sampled '
+                      'bound.'),
+    cfg.FloatOpt('shrink_swapin_window',
+                 default=180.0,
+                 min=0.0,
+                 help='Seconds after a shrink of the balloon during which '
+                      'swap-ins count against it: the shrink is counted '
+                      '(Estimate.bad_shrinks, logged) and holds the '
+                      'estimate for the next shrink hold.'),
+    cfg.IntOpt('shrink_hold_rounds',
+               default=2,
+               min=0,
+               help='Rounds after a round with swap-ins during which a '
+                    'sampled estimate may not fall below the allocation the '
+                    'guest swapped at (no shrink on sampled evidence: a '
+                    'guest stalled on swap touches fewer pages per second). '
+                    'Also the hold after a first shrink followed by '
+                    'swap-ins; each further one doubles it.'),
+    cfg.IntOpt('shrink_hold_max_rounds',
+               default=16,
+               min=0,
+               help='Longest hold after shrinks followed by swap-ins '
+                    '(rounds); a shrink with no swap-ins within '
+                    'shrink_swapin_window resets the hold to '
+                    'shrink_hold_rounds.'),
     cfg.FloatOpt('pinned_max_free_fraction',
                  default=0.03,
                  min=0.0,
