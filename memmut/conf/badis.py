@@ -117,6 +117,17 @@ opts = [
                       'right one is learned again in VG when the smaller '
                       'allocation swaps. 0: only the m_cur - sampled '
                       'bound.'),
+    cfg.BoolOpt('pinned_decay_evidence',
+                default=True,
+                help='Pace the decay of the pinned-page correction by '
+                     'evidence: take the next pinned_decay step only when '
+                     'neither the correction nor swap activity changed '
+                     'for time_slice + shrink_swapin_window seconds (the '
+                     'lower estimate had time to shrink the balloon and '
+                     'the shrink to show swap-ins); a shrink followed by '
+                     'swap-ins restores the value before the last step '
+                     'and keeps it as the correction\'s floor. False: '
+                     'decay by pinned_decay in every quiet round.'),
     cfg.FloatOpt('shrink_swapin_window',
                  default=180.0,
                  min=0.0,

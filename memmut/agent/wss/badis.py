@@ -145,6 +145,7 @@ class BadisParams:
     shrink_hold_max_rounds: int = 16
     pinned_relearn: bool = True
     shrink_guard: bool = True
+    pinned_decay_evidence: bool = True
 
     def __post_init__(self):
         if not 0 < self.vg_threshold <= 1:
@@ -257,6 +258,12 @@ class BadisState:
     hold_rounds: int = 0
     guard_kb: int = 0
     next_hold: int = 0
+    # Evidence-paced decay (pinned_decay_evidence): the last round with
+    # swap activity, and the correction before the latest decay step
+    # (what a shrink followed by swap-ins restores, and then keeps as
+    # its floor: shrinking below it was shown to swap).
+    swap_at: typing.Optional[float] = None
+    step_from_kb: int = 0
 
     @classmethod
     def initial(cls, params=None, pinned_floor_kb=0, now=None):
@@ -575,6 +582,8 @@ def _recheck_pinned(state, obs, params, pinned, guarded):
         return pinned, None
     if state.pinned_at is not None and state.pinned_at >= obs.timestamp:
         return pinned, None         # set this very round (calibration)
+    if params.pinned_decay_evidence and not _decay_due(state, obs, params):
+        return pinned, None
     bound = pinned
     if obs.sampled.source == techniques.SOURCE_VMWARE_REFERENCED:
         bound = obs.m_cur_kb - obs.sampled.wss_kb
@@ -592,6 +601,19 @@ def _recheck_pinned(state, obs, params, pinned, guarded):
 
 
 _DECAY_NOTES = ('decayed', 'lowered')
+
+
+def _decay_due(state, obs, params):
+    """Evidence-paced decay: the next step only once the last change
+    of the correction (or the last swap activity, if later) is at least
+    ``time_slice`` + ``shrink_swapin_window`` old: the max-average lets
+    a lower estimate move the balloon only after ``time_slice``, and the
+    shrink it causes then had ``shrink_swapin_window`` to show swap-ins.
+    A step is thus taken only when the previous one cost nothing."""
+    last = max(t for t in (state.pinned_at, state.swap_at, -1e18)
+               if t is not None)
+    return obs.timestamp - last >= (params.time_slice +
+                                    params.shrink_swapin_window)
 
 
 def _peak(state, note, pinned):
@@ -638,14 +660,26 @@ def step(state, obs, params=None):
     events = list(g.events)
     pinned, note = r.pinned_kb, r.pinned_note
     decayed_from = state.pinned_peak_kb
+    floor_kb = state.pinned_floor_kb
+    step_from = state.step_from_kb
+    if params.pinned_decay_evidence:
+        decayed_from = step_from
     if params.pinned_relearn and note is None and (
             g.bad_shrinks > state.bad_shrinks and pinned < decayed_from):
         # a shrink followed by swap-ins after the correction decayed:
         # the decay went too far; take it back and slow it down
         pinned, note = decayed_from, 'restored: shrink followed by swap-ins'
+        if params.pinned_decay_evidence:
+            # the step below it was shown to swap: not again
+            floor_kb = max(floor_kb, pinned)
+            note += ' (kept as its floor)'
     if note is None and params.pinned_relearn:
         pinned, note = _recheck_pinned(state, obs, params, pinned, g.active)
     decay_scale = state.decay_scale
+    if note is not None and note.startswith(_DECAY_NOTES):
+        step_from = state.pinned_kb
+    elif note is not None and pinned > state.pinned_kb:
+        step_from = pinned
     if note is not None and pinned != state.pinned_kb:
         events.append('pinned-page correction %s -> %s, %s'
                       % (_mib(state.pinned_kb), _mib(pinned), note))
@@ -662,7 +696,10 @@ def step(state, obs, params=None):
                            pinned_kb=pinned, short_kb=short,
                            learned=state.learned or r.learned, recent=recent,
                            window=tuple(window),
-                           pinned_floor_kb=state.pinned_floor_kb,
+                           pinned_floor_kb=floor_kb,
+                           swap_at=(obs.timestamp if obs.short
+                                    else state.swap_at),
+                           step_from_kb=step_from,
                            decay_scale=decay_scale,
                            pinned_peak_kb=_peak(state, note, pinned),
                            pinned_note=(note if note is not None
