@@ -102,12 +102,14 @@ opts = [
                      '(issue 13). False: shrinks followed by swap-ins are '
                      'still counted (bad_shrinks), nothing is held.'),
     cfg.FloatOpt('pinned_decay',
-                 default=0.1,
+                 default=0.25,
                  min=0.0,
                  max=1.0,
                  help='Fraction of the pinned-page correction above its '
                       'floor (the guest kernel\'s reservation, or '
-                      'initial_pinned_kb) given back in every round without '
+                      'initial_pinned_kb) given back per decay step: with '
+                      'pinned_decay_evidence one step per probe (see '
+                      'there), else in every round without '
                       'swap activity whose sample was taken at a steady '
                       'allocation, outside the shrink guard. The '
                       'correction also never stays above m_cur - sampled '
@@ -124,10 +126,26 @@ opts = [
                      'neither the correction nor swap activity changed '
                      'for time_slice + shrink_swapin_window seconds (the '
                      'lower estimate had time to shrink the balloon and '
-                     'the shrink to show swap-ins); a shrink followed by '
+                     'the shrink to show swap-ins), and only after the '
+                     'previous step made the guest evict, without '
+                     'swap-ins, below what the old correction asked for '
+                     '(the pages it counted were cold data, not pinned); '
+                     'a step without such evictions is taken back and the '
+                     'wait doubles (up to 16 times); a shrink followed by '
                      'swap-ins restores the value before the last step '
                      'and keeps it as the correction\'s floor. False: '
-                     'decay by pinned_decay in every quiet round.'),
+                     'decay by pinned_decay in every quiet round (branch '
+                     'patterns).'),
+    cfg.BoolOpt('shrink_noise_filter',
+                default=True,
+                help='Swap-ins in the first round after a shrink while the '
+                     'corrected sample is below vg_threshold of the '
+                     'allocation neither arm the shrink guard nor count as '
+                     'a bad shrink: a guest reclaiming what the balloon '
+                     'took reads a few hot pages back (measured: 0.1-10 MiB '
+                     'after 12-32 MiB shrinks of a 256 MiB guest 35 MiB '
+                     'above its working set). A shortage keeps swapping '
+                     'the next round and arms the guard then.'),
     cfg.FloatOpt('shrink_swapin_window',
                  default=180.0,
                  min=0.0,
@@ -145,7 +163,7 @@ opts = [
                     'Also the hold after a first shrink followed by '
                     'swap-ins; each further one doubles it.'),
     cfg.IntOpt('shrink_hold_max_rounds',
-               default=16,
+               default=4,
                min=0,
                help='Longest hold after shrinks followed by swap-ins '
                     '(rounds); a shrink with no swap-ins within '

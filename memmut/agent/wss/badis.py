@@ -139,13 +139,14 @@ class BadisParams:
     average_window: int = 5
     time_slice: float = 3600.0
     initial_pinned_kb: int = 0
-    pinned_decay: float = 0.1
+    pinned_decay: float = 0.25
     shrink_swapin_window: float = 180.0
     shrink_hold_rounds: int = 2
-    shrink_hold_max_rounds: int = 16
+    shrink_hold_max_rounds: int = 4
     pinned_relearn: bool = True
     shrink_guard: bool = True
     pinned_decay_evidence: bool = True
+    shrink_noise_filter: bool = True
 
     def __post_init__(self):
         if not 0 < self.vg_threshold <= 1:
@@ -207,6 +208,7 @@ class Observation:
     pressure_kb: int = 0
     shrunk: bool = False
     shrunk_from_kb: typing.Optional[int] = None
+    evicted_kb: int = 0
 
     def __post_init__(self):
         if self.m_cur_kb < 0 or self.booked_kb <= 0:
@@ -264,6 +266,13 @@ class BadisState:
     # its floor: shrinking below it was shown to swap).
     swap_at: typing.Optional[float] = None
     step_from_kb: int = 0
+    # the latest decay step is a probe not judged yet; whether the guest
+    # evicted below the old estimate since (cold data: the step was
+    # right); the wait before the next step, in units of time_slice +
+    # shrink_swapin_window (doubles after each unproductive probe)
+    probing: bool = False
+    probe_evicted: bool = False
+    probe_wait: int = 1
 
     @classmethod
     def initial(cls, params=None, pinned_floor_kb=0, now=None):
@@ -522,7 +531,8 @@ def _guard(state, obs, params, wss):
     # rise of the working set, not the shrink's doing.
     rise = (obs.ghost is not None and shrink_from is not None and
             obs.ghost.wss_kb > shrink_from)
-    if obs.swapping:
+    swapping = obs.swapping and not _noise(state, obs, params)
+    if swapping:
         if (shrink_at is not None and not counted and not rise and
                 obs.timestamp - shrink_at <= window):
             bad += 1
@@ -554,7 +564,7 @@ def _guard(state, obs, params, wss):
     return _Guard(wss=wss, held=held, active=active, shrink_at=shrink_at,
                   shrink_from_kb=shrink_from, shrink_counted=counted,
                   bad_shrinks=bad, hold_rounds=hold,
-                  guard_kb=guard_kb if hold or obs.swapping else 0,
+                  guard_kb=guard_kb if hold or swapping else 0,
                   next_hold=next_hold, events=tuple(events),
                   floor_kb=floor if active else 0)
 
@@ -612,8 +622,32 @@ def _decay_due(state, obs, params):
     A step is thus taken only when the previous one cost nothing."""
     last = max(t for t in (state.pinned_at, state.swap_at, -1e18)
                if t is not None)
-    return obs.timestamp - last >= (params.time_slice +
-                                    params.shrink_swapin_window)
+    return obs.timestamp - last >= state.probe_wait * (
+        params.time_slice + params.shrink_swapin_window)
+
+
+def _evicted_below(state, obs):
+    """Whether the guest evicted, without swap-ins, at an allocation
+    below what the correction before the latest step asked for: the
+    pages the step stopped counting as pinned were swappable and not
+    needed back (cold data)."""
+    return (obs.evicted_kb > 0 and not obs.swapping and
+            obs.sampled is not None and
+            obs.m_cur_kb < obs.sampled.wss_kb + state.step_from_kb)
+
+
+def _noise(state, obs, params):
+    """Swap-ins that do not arm the shrink guard nor count as a bad
+    shrink (``shrink_noise_filter``): the first swapping round after a
+    shrink while the corrected sample is well under the allocation -- a
+    guest reclaiming what the balloon took evicts a few hot pages with
+    the cold ones and reads them back (choice 1 of the state machine). A
+    shortage keeps swapping the next round and arms the guard then."""
+    if not (params.shrink_noise_filter and obs.swapping and obs.shrunk):
+        return False
+    if state.short_kb or state.hold_rounds:
+        return False
+    return _far_below(_sampled_wss(state, obs), obs, params)
 
 
 def _peak(state, note, pinned):
@@ -673,8 +707,28 @@ def step(state, obs, params=None):
             # the step below it was shown to swap: not again
             floor_kb = max(floor_kb, pinned)
             note += ' (kept as its floor)'
+    probing, evicted = state.probing, state.probe_evicted
+    probe_wait = state.probe_wait
+    if params.pinned_decay_evidence and probing:
+        evicted = evicted or _evicted_below(state, obs)
+        if note is not None:
+            probing = False              # restored or learned: judged
+        elif (params.pinned_relearn and not evicted and
+              _decay_due(state, obs, params)):
+            # the step made the guest evict nothing below the old
+            # estimate: no sign of cold data; take it back, wait longer
+            probing = False
+            if pinned < step_from:
+                pinned = step_from
+                note = ('restored: no evictions below the old estimate '
+                        'since the last step')
+                probe_wait = min(16, probe_wait * 2)
     if note is None and params.pinned_relearn:
         pinned, note = _recheck_pinned(state, obs, params, pinned, g.active)
+        if note is not None and params.pinned_decay_evidence:
+            if probing and evicted:
+                probe_wait = 1           # the last step was right
+            probing, evicted = True, False
     decay_scale = state.decay_scale
     if note is not None and note.startswith(_DECAY_NOTES):
         step_from = state.pinned_kb
@@ -700,6 +754,8 @@ def step(state, obs, params=None):
                            swap_at=(obs.timestamp if obs.short
                                     else state.swap_at),
                            step_from_kb=step_from,
+                           probing=probing, probe_evicted=evicted,
+                           probe_wait=probe_wait,
                            decay_scale=decay_scale,
                            pinned_peak_kb=_peak(state, note, pinned),
                            pinned_note=(note if note is not None

@@ -607,6 +607,11 @@ def test_bad_shrink_restores_the_decayed_correction(evidence, pinned_mib,
     st = badis.BadisState(pinned_kb=500 * MiB, pinned_floor_kb=100 * MiB,
                           pinned_at=0.0, pinned_note='calibrated')
     st, _ = badis.step(st, _quiet(7.0), params)          # 500 -> 300
+    if evidence:
+        # the lower estimate made the guest evict below the old one
+        # (cold data): the step was right, the next one is due
+        st, _ = badis.step(st, dataclasses.replace(
+            _quiet(9.0), m_cur_kb=700 * MiB, evicted_kb=8 * MiB), params)
     t = 14.0 if evidence else 8.0                         # the next step
     st, _ = badis.step(st, _quiet(t), params)            # 300 -> 200
     assert st.pinned_kb == 200 * MiB
@@ -659,3 +664,46 @@ def test_shrink_guard_holds_sampled_estimates_after_swap_ins(guard, hold,
     st, r = badis.step(st, _quiet(1.0), params)
     assert r.wss.wss_kb == wss_mib * MiB
     assert r.demand_kb >= (wss_mib * MiB if guard and hold else 0)
+
+
+@pytest.mark.parametrize('evicted_kb, m_cur_mib, pinned_mib, wait', [
+    # no eviction since the step: taken back, the next probe waits twice
+    (0, 700, 500, 2),
+    # evictions, but above the old estimate (300 + 500): not cold data
+    (8 * MiB, 900, 500, 2),
+    # evictions below the old estimate: the next step (300 -> 200)
+    (8 * MiB, 700, 200, 1),
+])
+def test_evidence_paced_decay_probe(evicted_kb, m_cur_mib, pinned_mib,
+                                    wait):
+    params = _params()
+    st = badis.BadisState(pinned_kb=500 * MiB, pinned_floor_kb=100 * MiB,
+                          pinned_at=0.0, pinned_note='calibrated')
+    st, _ = badis.step(st, _quiet(7.0), params)          # 500 -> 300
+    assert st.pinned_kb == 300 * MiB and st.probing
+    st, _ = badis.step(st, dataclasses.replace(
+        _quiet(9.0), m_cur_kb=m_cur_mib * MiB, evicted_kb=evicted_kb),
+        params)
+    st, _ = badis.step(st, _quiet(14.0), params)
+    assert st.pinned_kb == pinned_mib * MiB
+    assert st.probe_wait == wait
+
+
+@pytest.mark.parametrize('noise_filter, sampled_mib, prior_short, held', [
+    (False, 300, False, True),     # branch patterns: every swap-in arms
+    (True, 300, False, False),     # reclaim noise after a shrink
+    (True, 980, False, True),      # the sample is close: a shortage
+    (True, 300, True, True),       # swapping already: a shortage
+])
+def test_shrink_noise_filter(noise_filter, sampled_mib, prior_short, held):
+    params = _params(pinned_relearn=False, shrink_noise_filter=noise_filter)
+    st = badis.BadisState(short_kb=M_CUR if prior_short else 0)
+    after_shrink = badis.Observation(
+        timestamp=1.0, m_cur_kb=M_CUR, booked_kb=BOOKED,
+        sampled=sampled(sampled_mib * MiB), ghost=geiger(1010 * MiB),
+        swapping=True, steady=False, shrunk=True,
+        shrunk_from_kb=1100 * MiB)
+    st, r = badis.step(st, after_shrink, params)
+    assert (r.bad_shrinks == 1) is held
+    st, r = badis.step(st, _quiet(2.0), params)
+    assert (r.wss.source == badis.SOURCE_SHRINK_GUARD) is held
