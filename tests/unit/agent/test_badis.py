@@ -471,8 +471,8 @@ def test_sampling_restarts_in_g_one_round_before_g_to_v():
     (False, sampled(400 * MiB)),            # main: the low sample
     (True, est.TechniqueEstimate(M_CUR, badis.SOURCE_SHRINK_GUARD)),
 ])
-def test_v_ignores_swap_ins_of_a_shrink_while_sampling_sees_room(guard,
-                                                                  first):
+def test_v_ignores_swap_ins_of_a_shrink_while_sampling_sees_room(
+        guard, first):
     params = badis.BadisParams(shrink_guard=guard)
     # the balloon shrank during the interval; sampling sees 400 of 1000
     shrink = dataclasses.replace(obs(s=sampled(400 * MiB),
