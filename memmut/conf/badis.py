@@ -88,19 +88,23 @@ opts = [
                      'correction learned in VG at the first swapping '
                      'round.'),
     cfg.BoolOpt('pinned_relearn',
-                default=True,
+                default=False,
                 help='Re-estimate the pinned-page correction in quiet '
                      'rounds so that it can fall (pinned_decay, the '
                      'm_cur - sampled bound) and restore it after a shrink '
                      'followed by swap-ins (issue 13). False: the '
-                     'correction only rises or is relearned in VG.'),
+                     'correction only rises or is relearned in VG. Off by '
+                     'default: on the W1-W5 benchmark it raised the mean '
+                     'error (doc/source/badis.rst, issue 13).'),
     cfg.BoolOpt('shrink_guard',
-                default=True,
+                default=False,
                 help='Never lower a sampled estimate (nor the demand) '
                      'below the allocation a VM swapped in at, in the '
                      'swapping round and shrink_hold_rounds rounds after '
                      '(issue 13). False: shrinks followed by swap-ins are '
-                     'still counted (bad_shrinks), nothing is held.'),
+                     'still counted (bad_shrinks), nothing is held. Off by '
+                     'default: on the W1-W5 benchmark it raised the mean '
+                     'error (doc/source/badis.rst, issue 13).'),
     cfg.FloatOpt('pinned_decay',
                  default=0.25,
                  min=0.0,

@@ -554,7 +554,8 @@ def _quiet(t, s_kb=300 * MiB, **kw):
 
 
 def _params(**kw):
-    base = dict(time_slice=4.0, shrink_swapin_window=3.0, pinned_decay=0.5)
+    base = dict(time_slice=4.0, shrink_swapin_window=3.0, pinned_decay=0.5,
+                pinned_relearn=True, shrink_guard=True)
     base.update(kw)
     return badis.BadisParams(**base)
 
