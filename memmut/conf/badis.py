@@ -87,6 +87,92 @@ opts = [
                      'wasted, not a swapping VM) and is replaced by the '
                      'correction learned in VG at the first swapping '
                      'round.'),
+    cfg.BoolOpt('pinned_relearn',
+                default=False,
+                help='Re-estimate the pinned-page correction in quiet '
+                     'rounds so that it can fall (pinned_decay, the '
+                     'm_cur - sampled bound) and restore it after a shrink '
+                     'followed by swap-ins (issue 13). False: the '
+                     'correction only rises or is relearned in VG. Off by '
+                     'default: on the W1-W5 benchmark it raised the mean '
+                     'error (doc/source/badis.rst, issue 13).'),
+    cfg.BoolOpt('shrink_guard',
+                default=False,
+                help='Never lower a sampled estimate (nor the demand) '
+                     'below the allocation a VM swapped in at, in the '
+                     'swapping round and shrink_hold_rounds rounds after '
+                     '(issue 13). False: shrinks followed by swap-ins are '
+                     'still counted (bad_shrinks), nothing is held. Off by '
+                     'default: on the W1-W5 benchmark it raised the mean '
+                     'error (doc/source/badis.rst, issue 13).'),
+    cfg.FloatOpt('pinned_decay',
+                 default=0.25,
+                 min=0.0,
+                 max=1.0,
+                 help='Fraction of the pinned-page correction above its '
+                      'floor (the guest kernel\'s reservation, or '
+                      'initial_pinned_kb) given back per decay step: with '
+                      'pinned_decay_evidence one step per probe (see '
+                      'there), else in every round without '
+                      'swap activity whose sample was taken at a steady '
+                      'allocation, outside the shrink guard. The '
+                      'correction also never stays above m_cur - sampled '
+                      'in such a round. A correction learned from data the '
+                      'guest loaded and left cold, or from a sample taken '
+                      'while it stalled on swap, is thus unlearned; a '
+                      'right one is learned again in VG when the smaller '
+                      'allocation swaps. 0: only the m_cur - sampled '
+                      'bound.'),
+    cfg.BoolOpt('pinned_decay_evidence',
+                default=True,
+                help='Pace the decay of the pinned-page correction by '
+                     'evidence: take the next pinned_decay step only when '
+                     'neither the correction nor swap activity changed '
+                     'for time_slice + shrink_swapin_window seconds (the '
+                     'lower estimate had time to shrink the balloon and '
+                     'the shrink to show swap-ins), and only after the '
+                     'previous step made the guest evict, without '
+                     'swap-ins, below what the old correction asked for '
+                     '(the pages it counted were cold data, not pinned); '
+                     'a step without such evictions is taken back and the '
+                     'wait doubles (up to 16 times); a shrink followed by '
+                     'swap-ins restores the value before the last step '
+                     'and keeps it as the correction\'s floor. False: '
+                     'decay by pinned_decay in every quiet round (branch '
+                     'patterns).'),
+    cfg.BoolOpt('shrink_noise_filter',
+                default=True,
+                help='Swap-ins in the first round after a shrink while the '
+                     'corrected sample is below vg_threshold of the '
+                     'allocation neither arm the shrink guard nor count as '
+                     'a bad shrink: a guest reclaiming what the balloon '
+                     'took reads a few hot pages back (measured: 0.1-10 MiB '
+                     'after 12-32 MiB shrinks of a 256 MiB guest 35 MiB '
+                     'above its working set). A shortage keeps swapping '
+                     'the next round and arms the guard then.'),
+    cfg.FloatOpt('shrink_swapin_window',
+                 default=180.0,
+                 min=0.0,
+                 help='Seconds after a shrink of the balloon during which '
+                      'swap-ins count against it: the shrink is counted '
+                      '(Estimate.bad_shrinks, logged) and holds the '
+                      'estimate for the next shrink hold.'),
+    cfg.IntOpt('shrink_hold_rounds',
+               default=2,
+               min=0,
+               help='Rounds after a round with swap-ins during which a '
+                    'sampled estimate may not fall below the allocation the '
+                    'guest swapped at (no shrink on sampled evidence: a '
+                    'guest stalled on swap touches fewer pages per second). '
+                    'Also the hold after a first shrink followed by '
+                    'swap-ins; each further one doubles it.'),
+    cfg.IntOpt('shrink_hold_max_rounds',
+               default=4,
+               min=0,
+               help='Longest hold after shrinks followed by swap-ins '
+                    '(rounds); a shrink with no swap-ins within '
+                    'shrink_swapin_window resets the hold to '
+                    'shrink_hold_rounds.'),
     cfg.FloatOpt('pinned_max_free_fraction',
                  default=0.03,
                  min=0.0,

@@ -511,7 +511,12 @@ def main(argv=None):
                         '"none" measures Badis from the swap path and the '
                         'balloon statistics alone (a KVM host without the '
                         'kernel helper or page_idle)')
+    p.add_argument('--badis-option', action='append', default=[],
+                   metavar='KEY=VALUE',
+                   help='override a [badis] option of the agent loop '
+                        '(repeatable), e.g. shrink_guard=false')
     args = p.parse_args(argv)
+    badis_run.set_badis_options(args.badis_option)
     AGENT_OPTIONS['agent']['sampling_backend'] = args.sampling_backend
     if args.report_only:
         with open(os.path.join(args.out, 'badis.jsonl')) as f:

@@ -336,7 +336,12 @@ def main(argv=None):
     p.add_argument('--runs-command', default=None,
                    help='with --report-only: the commands that recorded '
                         'the runs, for the results\' header')
+    p.add_argument('--badis-option', action='append', default=[],
+                   metavar='KEY=VALUE',
+                   help='override a [badis] option of the agent loop '
+                        '(repeatable), e.g. shrink_guard=false')
     args = p.parse_args(argv)
+    badis_run.set_badis_options(args.badis_option)
     if args.report_only:
         with open(os.path.join(args.out, 'patterns.jsonl')) as f:
             runs = [json.loads(x) for x in f if x.strip()]

@@ -37,7 +37,9 @@ AGENT_OPTIONS = {
               'floor_kb': 96 * MIB, 'min_change_kb': 4 * MIB,
               'max_step_fraction': 0.125, 'max_grow_fraction': 0.5,
               'swap_in_threshold_kb': 1024, 'round_tolerance': 0.1,
-              'react_to_swapping': True},
+              'react_to_swapping': True,
+              # bad shrinks: swap-ins within 3 rounds (180 s at 60 s)
+              'shrink_swapin_window': 3.0},
     'agent': {'sampling_backend': 'smaps', 'balloon_actuation': True},
 }
 POLL_S = 0.5
@@ -49,6 +51,26 @@ ORACLE_TARGET = badis.TargetParams(**{
 
 _STEP = re.compile(r'^MEMWORK (end )?step=(\d+) wss_mib=(\d+)', re.M)
 _DONE = re.compile(r'^MEMWORK done .*passes=(\d+)', re.M)
+
+
+def set_badis_options(pairs):
+    """Apply ``KEY=VALUE`` overrides (a benchmark's ``--badis-option``)
+    to :data:`AGENT_OPTIONS` ``[badis]``: true/false, int, float or str.
+    """
+    for pair in pairs or ():
+        key, _, value = pair.partition('=')
+        low = value.lower()
+        if low in ('true', 'false'):
+            v = low == 'true'
+        else:
+            try:
+                v = int(value)
+            except ValueError:
+                try:
+                    v = float(value)
+                except ValueError:
+                    v = value
+        AGENT_OPTIONS['badis'][key.strip()] = v
 
 
 def agent_conf(libvirt_options, **groups):

@@ -61,6 +61,14 @@ Choices where the seed is silent (see doc/source/badis.rst):
   was learned; until then the caller may set an initial value
   (``initial_pinned_kb``, or one calibrated from the balloon statistics,
   see :mod:`memmut.agent.wss.pipeline`).
+* Issue 13: the pinned-page correction is re-estimated in every quiet
+  round sampled at a steady allocation (:func:`_recheck_pinned`: at most
+  m_cur - sampled, and what is above its floor, the pages known to be
+  pinned, decays by ``pinned_decay``), so it can fall as well as rise;
+  and a round with swap-ins, or one of the hold rounds after it or after
+  a shrink followed by swap-ins, never lowers a sampled estimate below
+  the allocation the guest swapped at (:func:`_guard`; such shrinks are
+  counted in :attr:`Result.bad_shrinks`, and each one doubles the hold).
 * Sampling restarts in G one round before G → V can happen (after
   ``g_to_v_rounds`` - 1 quiet rounds), so that the transition round, a V
   round, has a fresh sample instead of holding Geiger's last estimate (the
@@ -101,6 +109,7 @@ SOURCE_SWAPPING = 'swapping'         # swapping, no Geiger estimate: m_cur
 SOURCE_HOLD = 'hold'                 # no data this round: last estimate
 SOURCE_GEIGER_IDLE = 'geiger-idle'   # G without swap activity: m_cur
 SOURCE_SWAP_GROWTH = 'swap-growth'   # m_cur + what went to swap
+SOURCE_SHRINK_GUARD = 'shrink-guard'  # sampled, held at m_cur (guard)
 
 # Estimates that mean "short of memory now".
 SHORTAGE_SOURCES = frozenset((techniques.SOURCE_GEIGER,
@@ -130,6 +139,16 @@ class BadisParams:
     average_window: int = 5
     time_slice: float = 3600.0
     initial_pinned_kb: int = 0
+    pinned_decay: float = 0.25
+    shrink_swapin_window: float = 180.0
+    shrink_hold_rounds: int = 2
+    shrink_hold_max_rounds: int = 4
+    # issue 13 mechanisms: off by default, see doc/source/badis.rst
+    # (measured: both regress W1-W5 on the benchmark guests)
+    pinned_relearn: bool = False
+    shrink_guard: bool = False
+    pinned_decay_evidence: bool = True
+    shrink_noise_filter: bool = True
 
     def __post_init__(self):
         if not 0 < self.vg_threshold <= 1:
@@ -142,6 +161,13 @@ class BadisParams:
             raise ValueError('time_slice must be positive')
         if self.initial_pinned_kb < 0:
             raise ValueError('initial_pinned_kb must not be negative')
+        if not 0 <= self.pinned_decay <= 1:
+            raise ValueError('pinned_decay must be in [0, 1]')
+        if self.shrink_swapin_window < 0:
+            raise ValueError('shrink_swapin_window must not be negative')
+        if not 0 <= self.shrink_hold_rounds <= self.shrink_hold_max_rounds:
+            raise ValueError('shrink_hold_rounds must be in [0, '
+                             'shrink_hold_max_rounds]')
 
     @classmethod
     def from_conf(cls, conf):
@@ -167,7 +193,10 @@ class Observation:
     an allocation that did not shrink, with no free memory: it had to
     evict to make room for memory it touched, so it lacks at least that
     (0: no such sign; the caller applies the threshold and the
-    conditions, see :mod:`memmut.agent.wss.pipeline`).
+    conditions, see :mod:`memmut.agent.wss.pipeline`); ``shrunk`` whether
+    the balloon shrank since the last round or the sampling interval's
+    start (swap-ins soon after count against the shrink, see
+    :func:`_guard`).
     """
     timestamp: float
     m_cur_kb: int
@@ -179,6 +208,9 @@ class Observation:
     grew_from_kb: typing.Optional[int] = None
     full: bool = True
     pressure_kb: int = 0
+    shrunk: bool = False
+    shrunk_from_kb: typing.Optional[int] = None
+    evicted_kb: int = 0
 
     def __post_init__(self):
         if self.m_cur_kb < 0 or self.booked_kb <= 0:
@@ -208,11 +240,57 @@ class BadisState:
     # Candidates for the sliding maximum: (timestamp, moving average),
     # averages strictly decreasing, all within the last time slice.
     window: tuple = ()
+    # What the pinned-page correction may not decay below (pages known to
+    # be pinned: the guest kernel's reservation, initial_pinned_kb), and
+    # why and when pinned_kb last changed (shown in the logs).
+    pinned_floor_kb: int = 0
+    pinned_note: str = ''
+    pinned_at: typing.Optional[float] = None
+    # The decay's pace: halved each time a swapping round learns the
+    # correction back above what it had decayed to (down to 1/16)
+    decay_scale: float = 1.0
+    # the correction before its decay began (what a bad shrink restores)
+    pinned_peak_kb: int = 0
+    # The shrink guard (see _guard): when the balloon last shrank, whether
+    # swap-ins followed it already, shrinks followed by swap-ins so far,
+    # rounds left during which sampling may not lower the estimate below
+    # guard_kb, and the hold the next bad shrink gets.
+    shrink_at: typing.Optional[float] = None
+    shrink_from_kb: typing.Optional[int] = None
+    shrink_counted: bool = False
+    bad_shrinks: int = 0
+    hold_rounds: int = 0
+    guard_kb: int = 0
+    next_hold: int = 0
+    # Evidence-paced decay (pinned_decay_evidence): the last round with
+    # swap activity, and the correction before the latest decay step
+    # (what a shrink followed by swap-ins restores, and then keeps as
+    # its floor: shrinking below it was shown to swap).
+    swap_at: typing.Optional[float] = None
+    step_from_kb: int = 0
+    # the latest decay step is a probe not judged yet; whether the guest
+    # evicted below the old estimate since (cold data: the step was
+    # right); the wait before the next step, in units of time_slice +
+    # shrink_swapin_window (doubles after each unproductive probe)
+    probing: bool = False
+    probe_evicted: bool = False
+    probe_wait: int = 1
 
     @classmethod
-    def initial(cls, params=None):
+    def initial(cls, params=None, pinned_floor_kb=0, now=None):
+        """A new VM's state; ``pinned_floor_kb`` pages known to be pinned
+        (the guest kernel's reservation): the correction starts at the
+        larger of it and ``initial_pinned_kb`` and never decays below."""
         params = params or BadisParams()
-        return cls(pinned_kb=params.initial_pinned_kb)
+        floor = max(params.initial_pinned_kb, pinned_floor_kb)
+        note = ''
+        if floor:
+            note = ('initial: %s' % ('guest kernel reservation'
+                                     if pinned_floor_kb >=
+                                     params.initial_pinned_kb
+                                     else 'initial_pinned_kb'))
+        return cls(pinned_kb=floor, pinned_floor_kb=floor, pinned_note=note,
+                   pinned_at=now if floor else None)
 
     @property
     def sampling_on(self):
@@ -245,6 +323,12 @@ class Result:
     max_avg_kb: int              # WSS^max_avg
     demand_kb: int               # what the allocation should cover
     transition: typing.Optional[str] = None
+    # shrinks followed by swap-ins within shrink_swapin_window, so far
+    bad_shrinks: int = 0
+    held: bool = False           # the shrink guard held the estimate up
+    pinned_kb: int = 0           # the correction after this round
+    # what happened to the correction or the guard this round (log lines)
+    events: tuple = ()
 
 
 fmt_kb = units.fmt_kb
@@ -308,6 +392,7 @@ class _Round:
     pinned_kb: int = 0
     learned: bool = False
     transition: typing.Optional[str] = None
+    pinned_note: typing.Optional[str] = None
 
 
 def _fsm(state, obs, params):
@@ -338,11 +423,15 @@ def _fsm(state, obs, params):
 
     if state.mode is Mode.VG:
         if obs.short:
+            note = None
             if obs.sampled is not None and obs.steady and obs.full:
                 # Swapping: all of m_cur is in use; what sampling misses
                 # now are pinned (unswappable, rarely touched) pages.
-                pinned = max(0, obs.m_cur_kb - obs.sampled.wss_kb)
+                pinned = max(state.pinned_floor_kb if params.pinned_relearn
+                             else 0, obs.m_cur_kb - obs.sampled.wss_kb)
                 learned = True
+                note = ('learned in VG: swapping at %s, sampled %s'
+                        % (_mib(obs.m_cur_kb), _mib(obs.sampled.wss_kb)))
             elif (obs.sampled is not None and obs.grew_from_kb is not None
                   and obs.full):
                 # The balloon grew during the interval: the guest swapped
@@ -350,15 +439,21 @@ def _fsm(state, obs, params):
                 # touched after the grow, so start - sampled is a lower
                 # bound of the pinned pages: it may raise the correction,
                 # never lower it.
-                pinned = max(pinned, obs.grew_from_kb - obs.sampled.wss_kb)
+                bound = obs.grew_from_kb - obs.sampled.wss_kb
+                if bound > pinned:
+                    pinned = bound
+                    note = ('raised in VG: swapping after a grow from %s, '
+                            'sampled %s' % (_mib(obs.grew_from_kb),
+                                            _mib(obs.sampled.wss_kb)))
             swaps = state.swap_rounds + 1
             wss = _shortage_wss(state, obs)
             if swaps >= params.vg_to_g_rounds:
                 return _Round(Mode.G, wss, pinned_kb=pinned, learned=learned,
                               transition='VG->G: swap activity in %d '
-                                         'consecutive rounds' % swaps)
+                                         'consecutive rounds' % swaps,
+                              pinned_note=note)
             return _Round(Mode.VG, wss, swap_rounds=swaps, pinned_kb=pinned,
-                          learned=learned)
+                          learned=learned, pinned_note=note)
         quiet = state.quiet_rounds + 1
         wss = sampled or _hold(state, obs)
         if quiet >= params.vg_to_v_rounds and not _close(sampled, obs,
@@ -385,6 +480,188 @@ def _fsm(state, obs, params):
     return _Round(Mode.G, wss, quiet_rounds=quiet, pinned_kb=pinned)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Guard:
+    """The shrink guard after one round (see :func:`_guard`)."""
+    wss: techniques.TechniqueEstimate
+    held: bool
+    active: bool                 # sampled evidence may not lower anything
+    shrink_at: typing.Optional[float]
+    shrink_from_kb: typing.Optional[int]
+    shrink_counted: bool
+    bad_shrinks: int
+    hold_rounds: int
+    guard_kb: int
+    next_hold: int
+    events: tuple
+    floor_kb: int = 0            # what demand may not fall below (active)
+
+
+def _guard(state, obs, params, wss):
+    """The thrashing guard: a VM that swaps in is not shrunk on sampled
+    evidence, and shrinks are paced by the swap-ins that follow them.
+
+    * A round with swap-ins (``obs.swapping``) or one of the
+      ``hold_rounds`` rounds after it does not let a sampling estimate
+      (or a held one), nor the demand, fall below the allocation the
+      guest swapped at (``guard_kb``, at most m_cur): a guest stalled on
+      swap touches fewer pages per second, so its sample reads low; it is
+      not a working-set measurement.
+    * A shrink (``obs.shrunk``) followed by swap-ins within
+      ``shrink_swapin_window`` seconds counts once in ``bad_shrinks``
+      and holds the estimate for ``next_hold`` rounds; every such shrink
+      doubles the next hold (up to ``shrink_hold_max_rounds``), and a
+      shrink that the window passes without swap-ins resets it to
+      ``shrink_hold_rounds``.
+    """
+    events = []
+    base_hold = params.shrink_hold_rounds
+    shrink_at, counted = state.shrink_at, state.shrink_counted
+    shrink_from = state.shrink_from_kb
+    bad, hold, guard_kb = state.bad_shrinks, state.hold_rounds, state.guard_kb
+    next_hold = state.next_hold or base_hold
+    window = params.shrink_swapin_window
+    if (shrink_at is not None and not counted and
+            obs.timestamp - shrink_at > window):
+        next_hold = base_hold            # the last shrink held: unwind
+        shrink_at = None
+    if obs.shrunk:
+        shrink_at, counted = obs.timestamp, False
+        shrink_from = obs.shrunk_from_kb
+    active = hold > 0
+    # Swap-ins that Geiger puts above the size before the shrink are a
+    # rise of the working set, not the shrink's doing.
+    rise = (obs.ghost is not None and shrink_from is not None and
+            obs.ghost.wss_kb > shrink_from)
+    swapping = obs.swapping and not _noise(state, obs, params)
+    if swapping:
+        if (shrink_at is not None and not counted and not rise and
+                obs.timestamp - shrink_at <= window):
+            bad += 1
+            counted = True
+            hold = max(hold, next_hold)
+            events.append('shrink followed by swap-ins within %gs '
+                          '(%d so far): no shrink on sampled evidence for '
+                          '%d rounds' % (window, bad, hold))
+            next_hold = min(params.shrink_hold_max_rounds,
+                            max(1, next_hold * 2))
+        hold = max(hold, base_hold)
+        guard_kb = obs.m_cur_kb
+        active = True
+    elif hold > 0:
+        hold -= 1
+    if not params.shrink_guard:
+        # bad shrinks are still counted (a metric), nothing is held
+        return _Guard(wss=wss, held=False, active=False,
+                      shrink_at=shrink_at, shrink_from_kb=shrink_from,
+                      shrink_counted=counted, bad_shrinks=bad,
+                      hold_rounds=0, guard_kb=0, next_hold=next_hold,
+                      events=tuple(events))
+    held = False
+    floor = min(guard_kb, obs.m_cur_kb)
+    if (active and wss.source not in SHORTAGE_SOURCES and
+            wss.wss_kb < floor):
+        wss = techniques.TechniqueEstimate(floor, SOURCE_SHRINK_GUARD)
+        held = True
+    return _Guard(wss=wss, held=held, active=active, shrink_at=shrink_at,
+                  shrink_from_kb=shrink_from, shrink_counted=counted,
+                  bad_shrinks=bad, hold_rounds=hold,
+                  guard_kb=guard_kb if hold or swapping else 0,
+                  next_hold=next_hold, events=tuple(events),
+                  floor_kb=floor if active else 0)
+
+
+def _recheck_pinned(state, obs, params, pinned, guarded):
+    """The pinned-page correction re-estimated in a quiet round with a
+    sample taken at a steady allocation, outside the shrink guard.
+
+    * The guest did not swap at m_cur, so its pinned pages are at most
+      m_cur - sampled: an upper bound whatever learned the correction,
+      taken only from a sample that read every page (source
+      ``vmware-referenced``: the error of n randomly sampled pages, about
+      5 % of m_cur at n = 100, would drag it down on every high sample).
+    * What is above the floor (pages known to be pinned) decays by
+      ``pinned_decay`` x ``decay_scale`` each such round, so that a
+      correction learned from cold data or a stalled sample is given
+      back. A correction that was right comes back the way it was
+      learned (the smaller allocation swaps, VG learns it again), and
+      each such return halves ``decay_scale``.
+
+    Returns ``(pinned_kb, note)`` (note None: unchanged)."""
+    floor = state.pinned_floor_kb
+    if (obs.sampled is None or not obs.steady or obs.short or guarded or
+            pinned <= floor):
+        return pinned, None
+    if state.pinned_at is not None and state.pinned_at >= obs.timestamp:
+        return pinned, None         # set this very round (calibration)
+    if params.pinned_decay_evidence and not _decay_due(state, obs, params):
+        return pinned, None
+    bound = pinned
+    if obs.sampled.source == techniques.SOURCE_VMWARE_REFERENCED:
+        bound = obs.m_cur_kb - obs.sampled.wss_kb
+    rate = params.pinned_decay * state.decay_scale
+    decayed = pinned
+    if rate > 0:
+        decayed = pinned - max(1, int(rate * (pinned - floor)))
+    new = max(floor, min(decayed, bound))
+    if new >= pinned:
+        return pinned, None
+    if bound < decayed:
+        return new, ('lowered: no swap-ins at %s with %s sampled'
+                     % (_mib(obs.m_cur_kb), _mib(obs.sampled.wss_kb)))
+    return new, 'decayed: no swap-ins (floor %s)' % _mib(floor)
+
+
+_DECAY_NOTES = ('decayed', 'lowered')
+
+
+def _decay_due(state, obs, params):
+    """Evidence-paced decay: the next step only once the last change
+    of the correction (or the last swap activity, if later) is at least
+    ``time_slice`` + ``shrink_swapin_window`` old: the max-average lets
+    a lower estimate move the balloon only after ``time_slice``, and the
+    shrink it causes then had ``shrink_swapin_window`` to show swap-ins.
+    A step is thus taken only when the previous one cost nothing."""
+    last = max(t for t in (state.pinned_at, state.swap_at, -1e18)
+               if t is not None)
+    return obs.timestamp - last >= state.probe_wait * (
+        params.time_slice + params.shrink_swapin_window)
+
+
+def _evicted_below(state, obs):
+    """Whether the guest evicted, without swap-ins, at an allocation
+    below what the correction before the latest step asked for: the
+    pages the step stopped counting as pinned were swappable and not
+    needed back (cold data)."""
+    return (obs.evicted_kb > 0 and not obs.swapping and
+            obs.sampled is not None and
+            obs.m_cur_kb < obs.sampled.wss_kb + state.step_from_kb)
+
+
+def _noise(state, obs, params):
+    """Swap-ins that do not arm the shrink guard nor count as a bad
+    shrink (``shrink_noise_filter``): the first swapping round after a
+    shrink while the corrected sample is well under the allocation -- a
+    guest reclaiming what the balloon took evicts a few hot pages with
+    the cold ones and reads them back (choice 1 of the state machine). A
+    shortage keeps swapping the next round and arms the guard then."""
+    if not (params.shrink_noise_filter and obs.swapping and obs.shrunk):
+        return False
+    if state.short_kb or state.hold_rounds:
+        return False
+    return _far_below(_sampled_wss(state, obs), obs, params)
+
+
+def _peak(state, note, pinned):
+    """The correction before its current decay began."""
+    decaying = state.pinned_note.startswith(_DECAY_NOTES)
+    if note is not None and note.startswith(_DECAY_NOTES):
+        return state.pinned_peak_kb if decaying else state.pinned_kb
+    if note is None and decaying:
+        return state.pinned_peak_kb
+    return pinned
+
+
 def step(state, obs, params=None):
     """One Badis round for one VM: ``(new_state, result)``.
 
@@ -394,9 +671,10 @@ def step(state, obs, params=None):
     if state is None:
         state = BadisState.initial(params)
     r = _fsm(state, obs, params)
+    g = _guard(state, obs, params, r.wss)
     wss = techniques.TechniqueEstimate(
-        max(0, min(r.wss.wss_kb, obs.booked_kb)),
-        r.wss.source)
+        max(0, min(g.wss.wss_kb, obs.booked_kb)),
+        g.wss.source)
 
     recent = (state.recent + (wss.wss_kb,))[-params.average_window:]
     avg = sum(recent) // len(recent)
@@ -411,17 +689,92 @@ def step(state, obs, params=None):
     demand = max_avg
     if wss.source in SHORTAGE_SOURCES:
         demand = max(demand, wss.wss_kb)
+    # the guard holds the demand too: the moving average still carries
+    # the low samples of the rounds before the swap-ins
+    demand = max(demand, min(g.floor_kb, obs.booked_kb))
 
+    events = list(g.events)
+    pinned, note = r.pinned_kb, r.pinned_note
+    decayed_from = state.pinned_peak_kb
+    floor_kb = state.pinned_floor_kb
+    step_from = state.step_from_kb
+    if params.pinned_decay_evidence:
+        decayed_from = step_from
+    if params.pinned_relearn and note is None and (
+            g.bad_shrinks > state.bad_shrinks and pinned < decayed_from):
+        # a shrink followed by swap-ins after the correction decayed:
+        # the decay went too far; take it back and slow it down
+        pinned, note = decayed_from, 'restored: shrink followed by swap-ins'
+        if params.pinned_decay_evidence:
+            # the step below it was shown to swap: not again
+            floor_kb = max(floor_kb, pinned)
+            note += ' (kept as its floor)'
+    probing, evicted = state.probing, state.probe_evicted
+    probe_wait = state.probe_wait
+    if params.pinned_decay_evidence and probing:
+        evicted = evicted or _evicted_below(state, obs)
+        if note is not None:
+            probing = False              # restored or learned: judged
+        elif (params.pinned_relearn and not evicted and
+              _decay_due(state, obs, params)):
+            # the step made the guest evict nothing below the old
+            # estimate: no sign of cold data; take it back, wait longer
+            probing = False
+            if pinned < step_from:
+                pinned = step_from
+                note = ('restored: no evictions below the old estimate '
+                        'since the last step')
+                probe_wait = min(16, probe_wait * 2)
+    if note is None and params.pinned_relearn:
+        pinned, note = _recheck_pinned(state, obs, params, pinned, g.active)
+        if note is not None and params.pinned_decay_evidence:
+            if probing and evicted:
+                probe_wait = 1           # the last step was right
+            probing, evicted = True, False
+    decay_scale = state.decay_scale
+    if note is not None and note.startswith(_DECAY_NOTES):
+        step_from = state.pinned_kb
+    elif note is not None and pinned > state.pinned_kb:
+        step_from = pinned
+    if note is not None and pinned != state.pinned_kb:
+        events.append('pinned-page correction %s -> %s, %s'
+                      % (_mib(state.pinned_kb), _mib(pinned), note))
+        if (pinned > state.pinned_kb and
+                state.pinned_note.startswith(('decayed', 'lowered'))):
+            # learned back above what the decay had left: it was right
+            decay_scale = max(1.0 / 16, decay_scale / 2)
+    else:
+        note = None
     short = wss.wss_kb if (obs.short and
                            wss.source in SHORTAGE_SOURCES) else 0
     new_state = BadisState(mode=r.mode, swap_rounds=r.swap_rounds,
                            quiet_rounds=r.quiet_rounds,
-                           pinned_kb=r.pinned_kb, short_kb=short,
+                           pinned_kb=pinned, short_kb=short,
                            learned=state.learned or r.learned, recent=recent,
-                           window=tuple(window))
+                           window=tuple(window),
+                           pinned_floor_kb=floor_kb,
+                           swap_at=(obs.timestamp if obs.short
+                                    else state.swap_at),
+                           step_from_kb=step_from,
+                           probing=probing, probe_evicted=evicted,
+                           probe_wait=probe_wait,
+                           decay_scale=decay_scale,
+                           pinned_peak_kb=_peak(state, note, pinned),
+                           pinned_note=(note if note is not None
+                                        else state.pinned_note),
+                           pinned_at=(obs.timestamp if note is not None
+                                      else state.pinned_at),
+                           shrink_at=g.shrink_at,
+                           shrink_from_kb=g.shrink_from_kb,
+                           shrink_counted=g.shrink_counted,
+                           bad_shrinks=g.bad_shrinks,
+                           hold_rounds=g.hold_rounds, guard_kb=g.guard_kb,
+                           next_hold=g.next_hold)
     return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,
                              max_avg_kb=max_avg, demand_kb=demand,
-                             transition=r.transition)
+                             transition=r.transition,
+                             bad_shrinks=g.bad_shrinks, held=g.held,
+                             pinned_kb=pinned, events=tuple(events))
 
 
 class BadisEstimator:

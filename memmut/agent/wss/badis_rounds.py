@@ -47,10 +47,10 @@ class BadisRounds(estimators.Estimator):
         if reserved > self.badis.params.initial_pinned_kb:
             # What the guest kernel reserved at boot is pinned by
             # definition (the balloon cannot take it, sampling sees only
-            # its hot part): Badis starts with it as its correction
-            # until it learns one in VG.
-            self.badis.states[vm.uuid] = badis.BadisState(
-                pinned_kb=reserved)
+            # its hot part): Badis starts with it as its correction, and
+            # the correction never decays below it.
+            self.badis.states[vm.uuid] = badis.BadisState.initial(
+                self.badis.params, pinned_floor_kb=reserved)
             LOG.info('VM %s (%s): initial pinned-page correction %s '
                      '(guest kernel reservation: balloon actual - '
                      'available)', vm.name, vm.uuid, _mib(reserved))
@@ -73,7 +73,7 @@ class BadisRounds(estimators.Estimator):
                 # Only from a back-end that reads every page: the error of
                 # n sampled pages (about 5 % of booked at n = 100) would
                 # go into the correction for good.
-                self._calibrate(vm, sampled)
+                self._calibrate(vm, sampled, now)
         sizes = observation.BalloonSizes(
             m_cur_kb=m_cur, last_round_kb=st.last_balloon,
             interval_start_kb=(st.interval_balloon if sample is not None
@@ -151,6 +151,8 @@ class BadisRounds(estimators.Estimator):
         source = 'badis/%s+%s' % (sampler_name, reading.source)
         if r.transition:
             LOG.info('VM %s (%s): Badis %s', vm.name, vm.uuid, r.transition)
+        for event in r.events:
+            LOG.info('VM %s (%s): Badis %s', vm.name, vm.uuid, event)
         LOG.debug('VM %s (%s): Badis %s round%s: sampled %s, swap %s (%s), '
                   'WSS %s (%s), max-avg %s, demand %s', vm.name, vm.uuid,
                   r.mode.value, ' (on swap activity)' if early else '',
@@ -163,7 +165,9 @@ class BadisRounds(estimators.Estimator):
                         source=source, mode=r.mode.value, timestamp=now,
                         transition=r.transition, detail=r.wss.source,
                         max_avg_window=self.badis.params.average_window,
-                        max_avg_slice_s=self.badis.params.time_slice)
+                        max_avg_slice_s=self.badis.params.time_slice,
+                        bad_shrinks=r.bad_shrinks, pinned_kb=r.pinned_kb,
+                        pinned_note=self.badis.state(vm.uuid).pinned_note)
 
     def _evicting(self, reading):
         """Whether the guest wrote to swap over the reading's interval
@@ -205,7 +209,7 @@ class BadisRounds(estimators.Estimator):
         return free is None or free <= (
             self.conf.badis.pinned_max_free_fraction * m_cur)
 
-    def _calibrate(self, vm, sampled):
+    def _calibrate(self, vm, sampled, now):
         """The initial pinned-page correction from the first sample
         (``[badis] calibrate_pinned``): what the guest says it uses
         (balloon ``actual`` - ``usable``) and sampling did not see."""
@@ -214,11 +218,17 @@ class BadisRounds(estimators.Estimator):
             return
         unseen = guest_unseen_kb(vm, sampled.wss_kb)
         if unseen > state.pinned_kb:
+            # Not a floor: it also counts data the guest loaded and left
+            # cold, so it decays like a learned correction
+            # ([badis] pinned_decay).
             self.badis.states[vm.uuid] = dataclasses.replace(
-                state, pinned_kb=unseen)
+                state, pinned_kb=unseen, pinned_at=now,
+                pinned_note='calibrated: guest memory in use not seen by '
+                            'the first sample of %s' % _mib(sampled.wss_kb))
             LOG.info('VM %s (%s): initial pinned-page correction %s '
                      '(guest memory in use, balloon actual - usable, not '
-                     'seen by the first sample of %s)', vm.name, vm.uuid,
+                     'seen by the first sample of %s); it decays while '
+                     'the VM does not swap', vm.name, vm.uuid,
                      _mib(unseen), _mib(sampled.wss_kb))
 
     def _sampler(self, vm, st):

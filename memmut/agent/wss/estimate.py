@@ -33,3 +33,9 @@ class Estimate:
     # estimator has no max-average, max_avg_kb is its estimate).
     max_avg_window: typing.Optional[int] = None
     max_avg_slice_s: typing.Optional[float] = None
+    # Badis: shrinks of the balloon followed by swap-ins within [badis]
+    # shrink_swapin_window (counts against the estimator), and the
+    # pinned-page correction with why it last changed.
+    bad_shrinks: int = 0
+    pinned_kb: typing.Optional[int] = None
+    pinned_note: str = ''

@@ -49,6 +49,15 @@ class BalloonSizes:
                    for b in (self.last_round_kb, self.interval_start_kb))
 
     @property
+    def shrunk_from_kb(self):
+        """The size before the shrink (the larger of the last round's and
+        the interval's start), or None when not shrunk."""
+        if not self.shrunk:
+            return None
+        return max(b for b in (self.last_round_kb, self.interval_start_kb)
+                   if b is not None)
+
+    @property
     def grown(self):
         """Grown since the last round."""
         return (self.last_round_kb is not None and
@@ -94,4 +103,6 @@ def observe(now, booked_kb, sizes, sampled, reading, full, sampled_round):
         sampled=sampled, ghost=reading.ghost, swapping=reading.swapping,
         steady=sampled_round and sizes.steady,
         grew_from_kb=sizes.grew_from_kb if sampled_round else None,
-        full=full, pressure_kb=pressure_kb(reading, sizes.shrunk))
+        full=full, pressure_kb=pressure_kb(reading, sizes.shrunk),
+        shrunk=sizes.shrunk, shrunk_from_kb=sizes.shrunk_from_kb,
+        evicted_kb=reading.out_kb)

@@ -467,22 +467,31 @@ def test_sampling_restarts_in_g_one_round_before_g_to_v():
     assert r.wss == est.TechniqueEstimate(M_CUR, badis.SOURCE_GEIGER_IDLE)
 
 
-def test_v_ignores_swap_ins_of_a_shrink_while_sampling_sees_room():
+@pytest.mark.parametrize('guard, first', [
+    (False, sampled(400 * MiB)),            # main: the low sample
+    (True, est.TechniqueEstimate(M_CUR, badis.SOURCE_SHRINK_GUARD)),
+])
+def test_v_ignores_swap_ins_of_a_shrink_while_sampling_sees_room(
+        guard, first):
+    params = badis.BadisParams(shrink_guard=guard)
     # the balloon shrank during the interval; sampling sees 400 of 1000
     shrink = dataclasses.replace(obs(s=sampled(400 * MiB),
                                      ghost=geiger(1050 * MiB),
                                      swapping=True), steady=False)
-    st, r = badis.step(state(Mode.V), shrink)
-    assert st.mode is Mode.V and r.wss == sampled(400 * MiB)
+    st, r = badis.step(state(Mode.V), shrink, params)
+    # V either way; the shrink guard holds the round at the allocation
+    # the guest swapped at instead of taking the stalled sample
+    assert st.mode is Mode.V and r.wss == first
     # still swapping at a steady size: a real shortage
     st, r = badis.step(st, obs(t=60, s=sampled(400 * MiB),
-                               ghost=geiger(1050 * MiB), swapping=True))
+                               ghost=geiger(1050 * MiB), swapping=True),
+                       params)
     assert st.mode is Mode.VG and r.wss == geiger(1050 * MiB)
     # a moved balloon with sampling near the allocation: VG at once
     near = dataclasses.replace(obs(s=sampled(990 * MiB),
                                    ghost=geiger(1050 * MiB),
                                    swapping=True), steady=False)
-    st, r = badis.step(state(Mode.V), near)
+    st, r = badis.step(state(Mode.V), near, params)
     assert st.mode is Mode.VG
 
 
@@ -535,3 +544,167 @@ def test_negative_pressure_is_refused():
     with pytest.raises(ValueError):
         badis.Observation(timestamp=0, m_cur_kb=M_CUR, booked_kb=BOOKED,
                           pressure_kb=-1)
+
+
+# -- issue 13: the pinned correction can fall; the shrink guard --
+
+def _quiet(t, s_kb=300 * MiB, **kw):
+    return badis.Observation(timestamp=t, m_cur_kb=M_CUR, booked_kb=BOOKED,
+                             sampled=sampled(s_kb), **kw)
+
+
+def _params(**kw):
+    base = dict(time_slice=4.0, shrink_swapin_window=3.0, pinned_decay=0.5,
+                pinned_relearn=True, shrink_guard=True)
+    base.update(kw)
+    return badis.BadisParams(**base)
+
+
+@pytest.mark.parametrize('relearn, evidence, t, expect_mib', [
+    # main: the correction never falls in quiet rounds
+    (False, False, 1.0, 500),
+    (False, True, 100.0, 500),
+    # fixed decay (branch patterns): every quiet steady round, half of
+    # the 400 MiB above the 100 MiB floor
+    (True, False, 1.0, 300),
+    # evidence-paced: not before time_slice + window (7 s) after the last
+    # change of the correction ...
+    (True, True, 6.0, 500),
+    # ... then one step
+    (True, True, 7.0, 300),
+])
+def test_pinned_correction_decays_above_its_floor(relearn, evidence, t,
+                                                  expect_mib):
+    params = _params(pinned_relearn=relearn, pinned_decay_evidence=evidence)
+    st = badis.BadisState(pinned_kb=500 * MiB, pinned_floor_kb=100 * MiB,
+                          pinned_at=0.0, pinned_note='calibrated')
+    st, r = badis.step(st, _quiet(t), params)
+    assert st.pinned_kb == expect_mib * MiB
+    if expect_mib != 500:
+        assert any('decayed' in e for e in r.events)
+
+
+@pytest.mark.parametrize('last_swap_at, decays', [
+    (None, True), (1.0, True), (4.0, False)])
+def test_evidence_paced_decay_waits_for_quiet_after_swap_activity(
+        last_swap_at, decays):
+    st = badis.BadisState(pinned_kb=500 * MiB, pinned_floor_kb=100 * MiB,
+                          pinned_at=0.0, pinned_note='calibrated',
+                          swap_at=last_swap_at)
+    st, _ = badis.step(st, _quiet(10.0), _params())
+    assert (st.pinned_kb < 500 * MiB) is decays
+
+
+@pytest.mark.parametrize('evidence, pinned_mib, floor_mib', [
+    # evidence-paced: back to the value before the last step, kept as
+    # the floor (shrinking below it was shown to swap)
+    (True, 300, 300),
+    # fixed decay (branch patterns): back to where the decay began
+    (False, 500, 100),
+])
+def test_bad_shrink_restores_the_decayed_correction(evidence, pinned_mib,
+                                                    floor_mib):
+    params = _params(pinned_decay_evidence=evidence, shrink_guard=False)
+    st = badis.BadisState(pinned_kb=500 * MiB, pinned_floor_kb=100 * MiB,
+                          pinned_at=0.0, pinned_note='calibrated')
+    st, _ = badis.step(st, _quiet(7.0), params)          # 500 -> 300
+    if evidence:
+        # the lower estimate made the guest evict below the old one
+        # (cold data): the step was right, the next one is due
+        st, _ = badis.step(st, dataclasses.replace(
+            _quiet(9.0), m_cur_kb=700 * MiB, evicted_kb=8 * MiB), params)
+    t = 14.0 if evidence else 8.0                         # the next step
+    st, _ = badis.step(st, _quiet(t), params)            # 300 -> 200
+    assert st.pinned_kb == 200 * MiB
+    assert st.pinned_kb < 500 * MiB
+    # the lower estimate shrinks the balloon ...
+    shrunk = dataclasses.replace(_quiet(t + 1), m_cur_kb=900 * MiB,
+                                 steady=False, shrunk=True,
+                                 shrunk_from_kb=M_CUR)
+    st, _ = badis.step(st, shrunk, params)
+    # ... and swap-ins follow within the window (Geiger: not a rise)
+    st, r = badis.step(st, badis.Observation(
+        timestamp=t + 2, m_cur_kb=900 * MiB, booked_kb=BOOKED,
+        ghost=geiger(950 * MiB), swapping=True), params)
+    assert r.bad_shrinks == 1
+    assert st.pinned_kb == pinned_mib * MiB
+    assert st.pinned_floor_kb == floor_mib * MiB
+
+
+@pytest.mark.parametrize('t_swap, ghost_mib, counted', [
+    (2.0, 950, 1),        # swap-ins within the window: counted
+    (5.0, 950, 0),        # after the window: not the shrink's doing
+    (2.0, 1100, 0),       # Geiger above the size before: a rise
+])
+def test_bad_shrinks_counted(t_swap, ghost_mib, counted):
+    params = _params(pinned_relearn=False, shrink_guard=False)
+    st = badis.BadisState()
+    st, _ = badis.step(st, dataclasses.replace(
+        _quiet(0.0), m_cur_kb=900 * MiB, steady=False, shrunk=True,
+        shrunk_from_kb=M_CUR), params)
+    st, r = badis.step(st, badis.Observation(
+        timestamp=t_swap, m_cur_kb=900 * MiB, booked_kb=BOOKED,
+        ghost=geiger(ghost_mib * MiB), swapping=True), params)
+    assert r.bad_shrinks == counted
+
+
+@pytest.mark.parametrize('guard, hold, wss_mib', [
+    (False, 2, 300),      # main: the round after swap-ins takes the sample
+    (True, 2, 1000),      # held at the allocation the guest swapped at
+    (True, 0, 300),       # no hold rounds: only the swapping round
+])
+def test_shrink_guard_holds_sampled_estimates_after_swap_ins(guard, hold,
+                                                             wss_mib):
+    params = _params(pinned_relearn=False, shrink_guard=guard,
+                     shrink_hold_rounds=hold)
+    st = state(Mode.VG)
+    st, _ = badis.step(st, badis.Observation(
+        timestamp=0.0, m_cur_kb=M_CUR, booked_kb=BOOKED,
+        sampled=sampled(300 * MiB), ghost=geiger(M_CUR), swapping=True,
+        full=False), params)                 # (learns no correction)
+    st, r = badis.step(st, _quiet(1.0), params)
+    assert r.wss.wss_kb == wss_mib * MiB
+    assert r.demand_kb >= (wss_mib * MiB if guard and hold else 0)
+
+
+@pytest.mark.parametrize('evicted_kb, m_cur_mib, pinned_mib, wait', [
+    # no eviction since the step: taken back, the next probe waits twice
+    (0, 700, 500, 2),
+    # evictions, but above the old estimate (300 + 500): not cold data
+    (8 * MiB, 900, 500, 2),
+    # evictions below the old estimate: the next step (300 -> 200)
+    (8 * MiB, 700, 200, 1),
+])
+def test_evidence_paced_decay_probe(evicted_kb, m_cur_mib, pinned_mib,
+                                    wait):
+    params = _params()
+    st = badis.BadisState(pinned_kb=500 * MiB, pinned_floor_kb=100 * MiB,
+                          pinned_at=0.0, pinned_note='calibrated')
+    st, _ = badis.step(st, _quiet(7.0), params)          # 500 -> 300
+    assert st.pinned_kb == 300 * MiB and st.probing
+    st, _ = badis.step(st, dataclasses.replace(
+        _quiet(9.0), m_cur_kb=m_cur_mib * MiB, evicted_kb=evicted_kb),
+        params)
+    st, _ = badis.step(st, _quiet(14.0), params)
+    assert st.pinned_kb == pinned_mib * MiB
+    assert st.probe_wait == wait
+
+
+@pytest.mark.parametrize('noise_filter, sampled_mib, prior_short, held', [
+    (False, 300, False, True),     # branch patterns: every swap-in arms
+    (True, 300, False, False),     # reclaim noise after a shrink
+    (True, 980, False, True),      # the sample is close: a shortage
+    (True, 300, True, True),       # swapping already: a shortage
+])
+def test_shrink_noise_filter(noise_filter, sampled_mib, prior_short, held):
+    params = _params(pinned_relearn=False, shrink_noise_filter=noise_filter)
+    st = badis.BadisState(short_kb=M_CUR if prior_short else 0)
+    after_shrink = badis.Observation(
+        timestamp=1.0, m_cur_kb=M_CUR, booked_kb=BOOKED,
+        sampled=sampled(sampled_mib * MiB), ghost=geiger(1010 * MiB),
+        swapping=True, steady=False, shrunk=True,
+        shrunk_from_kb=1100 * MiB)
+    st, r = badis.step(st, after_shrink, params)
+    assert (r.bad_shrinks == 1) is held
+    st, r = badis.step(st, _quiet(2.0), params)
+    assert (r.wss.source == badis.SOURCE_SHRINK_GUARD) is held
