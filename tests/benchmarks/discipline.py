@@ -133,6 +133,79 @@ def case_order(cases, repeats=1, seed=0):
     return pairs
 
 
+def blocked_order(cases, repeats=1, seed=0):
+    """Every (case, repeat) pair, repeat by repeat (all of repeat 0, then
+    all of repeat 1, ...), the cases shuffled afresh inside each repeat
+    by one generator drawn from ``seed``.
+
+    Unlike ``case_order`` the runs of one repeat stay close in time, so
+    a ratio between two cases of the same repeat (``paired_ratio``)
+    compares runs that met the same machine state, while no case is
+    always first or last."""
+    rng = random.Random(seed)
+    pairs = []
+    for r in range(repeats):
+        block = list(cases)
+        rng.shuffle(block)
+        pairs += [(c, r) for c in block]
+    return pairs
+
+
+def paired_ratio(numerators, denominators):
+    """Geometric mean and 95 % interval of per-repeat ratios.
+
+    ``numerators[i] / denominators[i]`` is the ratio of repeat ``i``
+    (pairs where either is None are left out); the interval is Student's
+    t on the logarithms of the ratios, taken back with ``exp``, so it is
+    multiplicative (a ratio and its inverse get mirrored intervals) and
+    never below zero. Returns ``{'n', 'mean' (the geometric mean),
+    'low', 'high', 'half_width' (in log space), 'method', 'values' (the
+    ratios)}``; with one pair ``low``, ``high`` and ``half_width`` are
+    None, as in ``summarize``."""
+    if len(numerators) != len(denominators):
+        raise ValueError('need as many numerators as denominators')
+    ratios = [float(a) / float(b) for a, b in zip(numerators, denominators)
+              if a is not None and b is not None]
+    if any(r <= 0 for r in ratios):
+        raise ValueError('ratios must be positive')
+    logs = summarize([math.log(r) for r in ratios])
+    out = {'n': logs['n'], 'mean': math.exp(logs['mean']),
+           'values': ratios, 'min': min(ratios), 'max': max(ratios),
+           'half_width': logs['half_width'], 'low': None, 'high': None,
+           'method': 'per-repeat paired ratios; Student t on their '
+                     'logarithms (geometric mean, interval exp(mean log '
+                     '± t sd / sqrt(n)))'}
+    if logs['half_width'] is not None:
+        out.update(low=math.exp(logs['low']), high=math.exp(logs['high']))
+    return out
+
+
+def verdict(summary, low=None, high=None):
+    """``'met'`` if the whole interval is inside ``[low, high]``, ``'not
+    met'`` if it lies wholly outside, else ``'undecided'`` (the interval
+    straddles a bound, or its width is unknown with n = 1)."""
+    if summary.get('low') is None or summary.get('high') is None:
+        return 'undecided'
+    if goal_met(summary, low=low, high=high):
+        return 'met'
+    if low is not None and summary['high'] < low:
+        return 'not met'
+    if high is not None and summary['low'] > high:
+        return 'not met'
+    return 'undecided'
+
+
+def combine_verdicts(verdicts):
+    """Several goals that must all hold: ``'not met'`` if any is not met,
+    else ``'undecided'`` if any is undecided, else ``'met'``."""
+    verdicts = list(verdicts)
+    if 'not met' in verdicts:
+        return 'not met'
+    if 'undecided' in verdicts or not verdicts:
+        return 'undecided'
+    return 'met'
+
+
 # ---------------------------------------------------------------------------
 # Provenance
 

@@ -85,3 +85,69 @@ def test_record_has_versions_load_and_order():
 def test_markdown_table():
     t = discipline.markdown_table(['a', 'b'], [[1, 2]])
     assert t.splitlines() == ['| a | b |', '|---|---|', '| 1 | 2 |']
+
+
+def test_blocked_order_shuffles_inside_each_repeat():
+    a = discipline.blocked_order(['x', 'y', 'z'], repeats=4, seed=7)
+    assert a == discipline.blocked_order(['x', 'y', 'z'], repeats=4, seed=7)
+    assert sorted(a) == sorted((k, r) for k in 'xyz' for r in range(4))
+    # repeat by repeat: the first three runs are repeat 0, and so on
+    assert [r for _, r in a] == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    # the order changes between repeats (seed 7 gives at least two)
+    blocks = {tuple(c for c, r in a if r == i) for i in range(4)}
+    assert len(blocks) > 1
+    many = discipline.blocked_order(list(range(5)), repeats=40, seed=1)
+    firsts = {c for c, r in many[::5]}
+    assert firsts == set(range(5))         # no case is always first
+
+
+def test_paired_ratio_known_interval():
+    # ratios 2, 4, 8: logs ln2 * (1, 2, 3), mean 2 ln2, sd ln2
+    s = discipline.paired_ratio([2, 8, 24], [1, 2, 3])
+    assert s['values'] == [2.0, 4.0, 8.0]
+    assert s['mean'] == pytest.approx(4.0)
+    hw = 4.3027 * math.log(2) / math.sqrt(3)
+    assert s['half_width'] == pytest.approx(hw, abs=1e-4)
+    assert s['low'] == pytest.approx(4.0 * math.exp(-hw), rel=1e-4)
+    assert s['high'] == pytest.approx(4.0 * math.exp(hw), rel=1e-4)
+    # the inverse ratio gets the mirrored interval
+    inv = discipline.paired_ratio([1, 2, 3], [2, 8, 24])
+    assert inv['mean'] == pytest.approx(0.25)
+    assert inv['low'] == pytest.approx(1 / s['high'])
+    assert inv['high'] == pytest.approx(1 / s['low'])
+
+
+def test_paired_ratio_equal_ratios_and_missing_pairs():
+    s = discipline.paired_ratio([3, 6, None, 9], [1, 2, 5, 3])
+    assert s['n'] == 3 and s['mean'] == pytest.approx(3.0)
+    assert s['low'] == pytest.approx(3.0) and s['high'] == pytest.approx(3.0)
+    one = discipline.paired_ratio([3], [2])
+    assert one['mean'] == 1.5 and one['low'] is None
+    with pytest.raises(ValueError):
+        discipline.paired_ratio([1, 2], [1])
+    with pytest.raises(ValueError):
+        discipline.paired_ratio([0, 1], [1, 1])
+
+
+def test_verdict_met_not_met_undecided():
+    s = discipline.summarize([2.6, 2.7, 2.8])      # 2.7 ± 0.248
+    assert discipline.verdict(s, low=2.4) == 'met'
+    assert discipline.verdict(s, low=2.5) == 'undecided'
+    assert discipline.verdict(s, low=3.0) == 'not met'
+    assert discipline.verdict(s, high=3.0) == 'met'
+    assert discipline.verdict(s, high=2.9) == 'undecided'
+    assert discipline.verdict(s, high=2.4) == 'not met'
+    assert discipline.verdict(discipline.summarize([9.0]), low=1) == \
+        'undecided'
+    r = discipline.paired_ratio([2, 8, 24], [1, 2, 3])  # 4, [0.71, 22]
+    assert discipline.verdict(r, low=0.5) == 'met'
+    assert discipline.verdict(r, low=1.0) == 'undecided'
+    assert discipline.verdict(r, low=30.0) == 'not met'
+
+
+def test_combine_verdicts():
+    assert discipline.combine_verdicts(['met', 'met']) == 'met'
+    assert discipline.combine_verdicts(['met', 'undecided']) == 'undecided'
+    assert discipline.combine_verdicts(
+        ['undecided', 'not met', 'met']) == 'not met'
+    assert discipline.combine_verdicts([]) == 'undecided'
