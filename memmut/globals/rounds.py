@@ -320,6 +320,14 @@ def _default_executor_factory(conf, db, stop):
     return executor.NovaExecutor(conf, db, stop=stop)
 
 
+def _call_hook(hook, host):
+    """``hook(host) -> (ok, message)``; a hook that raises failed."""
+    try:
+        return hook(host)
+    except Exception as e:
+        return False, '%s: %s' % (type(e).__name__, e)
+
+
 def _default_power(conf, action):
     from memmut.globals import executor
     return executor.PowerCommand(conf, action)
@@ -539,10 +547,7 @@ class RoundRunner:
             if self._stop.is_set():
                 failed[host] = 'the controller is stopping'
                 continue
-            try:
-                ok, message = self._power_on(host)
-            except Exception as e:
-                ok, message = False, '%s: %s' % (type(e).__name__, e)
+            ok, message = _call_hook(self._power_on, host)
             wait = getattr(executor, 'wait_for_compute', None)
             if ok and wait is not None:
                 ok, up = wait(host, self.conf.consolidation.power_on_wait)
@@ -589,10 +594,7 @@ class RoundRunner:
                    COMPLETED for i in ids):
                 report[host] = 'kept on: not every VM left it'
                 continue
-            try:
-                ok, message = power_off(host)
-            except Exception as e:
-                ok, message = False, '%s: %s' % (type(e).__name__, e)
+            ok, message = _call_hook(power_off, host)
             report[host] = message
             if ok:
                 result.powered_off.append(host)

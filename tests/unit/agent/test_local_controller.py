@@ -23,6 +23,8 @@ class Est:
     demand_kb: int
     source: str = 'test'
     mode: str = 'V'
+    fresh: bool = True
+    probe_kb: int = None
 
 
 def est(uuid, mib):

@@ -1,8 +1,6 @@
 """The hard balloon floor: computed once, applied by the driver to every
 planner's targets."""
 
-import dataclasses
-
 from hypothesis import given, settings, strategies as st
 import pytest
 
@@ -12,6 +10,7 @@ from memmut.virt import balloon_floor as bf
 from memmut.virt.libvirt import driver as libvirt_driver
 from tests import common
 from tests.unit.agent.balloon_host import BalloonHost
+from tests.unit.agent.test_local_controller import Est
 
 MiB = 1024
 
@@ -114,18 +113,6 @@ class CheckingHost(BalloonHost):
         if kib < floor:
             self.violations.append((uuid, kib, floor))
         super()._set_balloon(uuid, kib)
-
-
-@dataclasses.dataclass
-class Est:
-    uuid: str
-    wss_kb: int
-    max_avg_kb: int
-    demand_kb: int
-    source: str = 'test'
-    mode: str = 'V'
-    fresh: bool = True
-    probe_kb: int = None
 
 
 vm_specs = st.lists(st.tuples(
