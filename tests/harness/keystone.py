@@ -83,10 +83,14 @@ class Server:
 
 
 class Keystone:
-    def __init__(self):
+    """``token_expiration`` (seconds) shortens keystone's ``[token]
+    expiration`` (default one hour): for a test that waits a token out."""
+
+    def __init__(self, token_expiration=None):
         self.dir = None
         self.port = services.free_port()
         self.server = None
+        self.token_expiration = token_expiration
 
     @property
     def auth_url(self):
@@ -107,6 +111,9 @@ class Keystone:
                     '[fernet_receipts]\nkey_repository = %s/fernet-receipts\n'
                     '[credential]\nkey_repository = %s/credential-keys\n'
                     % ((self.dir,) * 5))
+            if self.token_expiration is not None:
+                f.write('[token]\nexpiration = %d\n'
+                        % self.token_expiration)
         user = str(os.geteuid())
         group = str(os.getegid())
         self._manage('db_sync')
