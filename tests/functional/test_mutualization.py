@@ -3,8 +3,9 @@
 Two TCG guests booked 384 MiB, started at 256 MiB (their Mem_init), on a
 budget of 512 MiB: no free memory at the start. Guest A idles while B's
 working set grows past its Mem_init; then B falls idle and A grows. memmut's
-real path runs every round: the libvirt driver, Badis over the balloon
-statistics, Algorithm 1, the actuator, the books. Memory must move from A to
+real path runs every round: the libvirt driver, the agent's estimation
+pipeline (Badis with smaps sampling and the balloon statistics' swap
+counters), Algorithm 1, the actuator, the books. Memory must move from A to
 B and back, the guests' MemTotal must follow the balloon, and after every
 round the books must balance with no VM counted below what it may be using.
 """
@@ -13,7 +14,7 @@ import logging
 import subprocess
 import time
 
-from memmut.agent.wss import badis
+from memmut.agent.wss import pipeline
 from memmut.agent.mutualization import local_controller
 from memmut.virt.libvirt import driver as libvirt_driver
 from tests import common
@@ -34,9 +35,11 @@ def test_memory_moves_idle_to_growing_and_back(libvirtd, guest_factory,
                            init_source='adopted', budget_kb=2 * INIT,
                            host_reserve_kb=0, min_change_kb=8 * MIB,
                            reclaim_wait=3.0, settle_timeout=20.0),
+        agent=dict(wss_estimator='badis', sampling_backend='smaps'),
         badis=dict(headroom_kb=24 * MIB, headroom_fraction=0.0,
                    floor_kb=128 * MIB, max_step_fraction=0.25,
-                   round_interval=ROUND))
+                   round_interval=ROUND, average_window=2,
+                   time_slice=2 * ROUND))
     common_args = dict(memory_mib=384, current_mib=256, alloc='d',
                        period_ms=500, swap='file', stat_period=1)
     a = guest_factory(name='mut-a', schedule='24x60,280x70', **common_args)
@@ -48,8 +51,7 @@ def test_memory_moves_idle_to_growing_and_back(libvirtd, guest_factory,
         drv.set_stats_period(g.uuid, 1)
     gmc = mut_support.RecordingController()
     ctl = local_controller.LocalController(conf, drv, gmc)
-    est = mut_support.StatsBadis(badis.BadisParams(average_window=2,
-                                                   time_slice=2 * ROUND))
+    est = pipeline.EstimationPipeline(conf, drv)
     memtotal0 = {g.uuid: g.wait_stat(lambda s: True)['memtotal_kb']
                  for g in (a, b)}
     for g in (a, b):                    # the workloads run
@@ -59,7 +61,7 @@ def test_memory_moves_idle_to_growing_and_back(libvirtd, guest_factory,
     def round_once():
         vms = [v for v in drv.list_vms() if v.uuid in (a.uuid, b.uuid)]
         now = time.time()
-        estimates = est.observe(vms, now)
+        estimates = est.estimate(vms, now)
         result = ctl.step(vms, estimates, now)
         books = ctl.books
         books.check()
