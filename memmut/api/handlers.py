@@ -229,7 +229,7 @@ def _round_id(text):
 def _show_round(req, round_id):
     try:
         r = req.app.db.get_round(round_id)
-    except db_api.NotFound as e:
+    except db_api.RecordNotFound as e:
         raise errors.NotFound(str(e))
     return _round_view(r, req.app.db.list_migrations(round_id=r.id))
 
@@ -275,6 +275,6 @@ def allocation_show(req, allocation_id):
                          schemas.ALLOCATION_SHOW)
     try:
         alloc = req.app.db.get_remote_allocation(allocation_id)
-    except db_api.NotFound as e:
+    except db_api.RecordNotFound as e:
         raise errors.NotFound(str(e))
     return 200, {'allocation': _allocation_view(alloc)}

@@ -101,7 +101,7 @@ def main(argv=None):
     db = controller_cmd.open_database(conf)
     try:
         code = conf.command.func(conf, db)
-    except db_api.NotFound as e:
+    except db_api.RecordNotFound as e:
         service.fail(str(e))
     except db_api.DBError as e:
         service.fail(str(e))

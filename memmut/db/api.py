@@ -24,7 +24,7 @@ class DBError(Exception):
     """The database cannot be reached or used; the message says why."""
 
 
-class NotFound(DBError):
+class RecordNotFound(DBError):
     """A row that the caller named does not exist."""
 
 
@@ -187,7 +187,7 @@ class Database:
             host = session.scalar(
                 sa.select(models.Host).filter_by(name=name))
             if host is None:
-                raise NotFound('no host named %r' % name)
+                raise RecordNotFound('no host named %r' % name)
             host.power_state = state
             host.power_reason = reason
             host.power_changed_at = self._clock() if now is None else now
@@ -197,7 +197,7 @@ class Database:
             host = session.scalar(
                 sa.select(models.Host).filter_by(name=name))
         if host is None:
-            raise NotFound('no host named %r' % name)
+            raise RecordNotFound('no host named %r' % name)
         return host
 
     def list_vms(self, host=None):
@@ -212,7 +212,7 @@ class Database:
         with self._session() as session:
             vm = session.scalar(sa.select(models.VM).filter_by(uuid=uuid))
         if vm is None:
-            raise NotFound('no VM with UUID %s' % uuid)
+            raise RecordNotFound('no VM with UUID %s' % uuid)
         return vm
 
     def _recent(self, query, model, since, limit):
@@ -299,7 +299,7 @@ class Database:
             alloc = session.scalar(sa.select(models.RemoteAllocation)
                                    .filter_by(allocation_id=allocation_id))
         if alloc is None:
-            raise NotFound('no remote allocation %s' % allocation_id)
+            raise RecordNotFound('no remote allocation %s' % allocation_id)
         return alloc
 
     def update_remote_allocation(self, allocation_id, state, uri=None,
@@ -310,7 +310,7 @@ class Database:
             alloc = session.scalar(sa.select(models.RemoteAllocation)
                                    .filter_by(allocation_id=allocation_id))
             if alloc is None:
-                raise NotFound('no remote allocation %s' % allocation_id)
+                raise RecordNotFound('no remote allocation %s' % allocation_id)
             alloc.state = state
             if uri is not None:
                 alloc.uri = uri
@@ -334,7 +334,7 @@ class Database:
                 sa.select(models.RemoteAllocation)
                 .filter_by(allocation_id=allocation_id).with_for_update())
             if alloc is None:
-                raise NotFound('no remote allocation %s' % allocation_id)
+                raise RecordNotFound('no remote allocation %s' % allocation_id)
             old = alloc.state
             if expect is not None and old not in expect:
                 raise allocations.IllegalTransition(old, event)
@@ -381,7 +381,7 @@ class Database:
         with self._session() as session:
             rnd = session.get(models.ConsolidationRound, round_id)
             if rnd is None:
-                raise NotFound('no consolidation round %s' % round_id)
+                raise RecordNotFound('no consolidation round %s' % round_id)
             rnd.status = status
             rnd.reason = reason
             rnd.summary = summary
@@ -420,7 +420,7 @@ class Database:
         with self._session() as session:
             rnd = session.get(models.ConsolidationRound, round_id)
         if rnd is None:
-            raise NotFound('no consolidation round %s' % round_id)
+            raise RecordNotFound('no consolidation round %s' % round_id)
         return rnd
 
     def list_rounds(self, limit=None):
@@ -460,7 +460,7 @@ class Database:
         with self._session() as session:
             mig = session.get(models.Migration, migration_id)
             if mig is None:
-                raise NotFound('no migration %s' % migration_id)
+                raise RecordNotFound('no migration %s' % migration_id)
             mig.status = status
             for key, value in fields.items():
                 setattr(mig, key, value)

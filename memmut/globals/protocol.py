@@ -102,7 +102,7 @@ class GlobalProtocol:
     def _ram_kb(self, host):
         try:
             return self._db.get_host(host).memory_total_kb
-        except db_api.NotFound:
+        except db_api.RecordNotFound:
             return None
 
     @property
@@ -251,7 +251,7 @@ class GlobalProtocol:
     def release(self, ref, sender=None):
         try:
             alloc = self._db.get_remote_allocation(ref.allocation_id)
-        except db_api.NotFound:
+        except db_api.RecordNotFound:
             # A client retrying a release after the database was restored,
             # or naming a wrong id: nothing is lent, so nothing to do.
             LOG.warning('GMC_release of unknown allocation %s ignored',

@@ -129,13 +129,13 @@ def test_purge_drops_old_samples_only(db):
 
 
 def test_not_found_errors_name_what_is_missing(db):
-    with pytest.raises(db_api.NotFound, match='no-host'):
+    with pytest.raises(db_api.RecordNotFound, match='no-host'):
         db.get_host('no-host')
-    with pytest.raises(db_api.NotFound, match='1234'):
+    with pytest.raises(db_api.RecordNotFound, match='1234'):
         db.get_vm('1234')
-    with pytest.raises(db_api.NotFound):
+    with pytest.raises(db_api.RecordNotFound):
         db.update_remote_allocation('x', 'active')
-    with pytest.raises(db_api.NotFound):
+    with pytest.raises(db_api.RecordNotFound):
         db.finish_round(99, 'completed')
 
 
@@ -216,7 +216,7 @@ def test_allocation_transitions_follow_the_state_machine(db, clock):
     db.transition_remote_allocation('x', al.E_FREED, reason='done')
     row = db.get_remote_allocation('x')
     assert (row.state, row.reason, row.psk_key) == ('released', 'done', None)
-    with pytest.raises(db_api.NotFound):
+    with pytest.raises(db_api.RecordNotFound):
         db.transition_remote_allocation('nope', al.E_GRANTED)
     assert [a.allocation_id for a in db.list_remote_allocations(
         state=al.CLOSED_STATES)] == ['x']
