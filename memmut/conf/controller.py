@@ -42,6 +42,22 @@ opts = [
                min=60,
                help='Seconds of per-VM and per-host samples the controller '
                     'keeps in the database; older ones are purged.'),
+    cfg.IntOpt('leader_lease',
+               default=900,
+               min=10,
+               help='Seconds a controller holds the right to run '
+                    'consolidation rounds (the "consolidation" row of the '
+                    'leases table) without renewing it. With several '
+                    'controllers on one database, only the holder runs '
+                    'rounds, scheduled or asked for; it renews the lease '
+                    'at each round start and every third of this time '
+                    'while a round runs, and stops executing (no new '
+                    'migration, no power-off) when a renewal fails. Keep '
+                    'it above [consolidation] interval so that the leader '
+                    'keeps it between rounds; after the leader dies, '
+                    'another controller takes over within this time. '
+                    'Expiry is judged on each controller\'s clock: keep '
+                    'the clocks synchronized well within this time.'),
 ]
 
 

@@ -477,6 +477,65 @@ class Database:
         with self._session() as session:
             return list(session.scalars(query))
 
+    # -- leases (memmut.globals.leader) -------------------------------------
+
+    def acquire_lease(self, name, holder, duration, now=None):
+        """Take or renew lease ``name`` for ``holder`` until ``now +
+        duration``; True if ``holder`` holds it now.
+
+        One conditional UPDATE decides (the row is free, expired, or
+        already ``holder``'s): on PostgreSQL a concurrent UPDATE of the
+        same row waits for the first one and then re-checks the
+        condition, on SQLite writers are serialized, so two controllers
+        never both get it. A missing row is inserted; a controller losing
+        that INSERT race to another does not hold the lease.
+        """
+        now = self._clock() if now is None else now
+        lease = models.Lease
+        update = (sa.update(lease)
+                  .where(lease.name == name,
+                         sa.or_(lease.holder == holder,
+                                lease.expires_at <= now))
+                  .values(acquired_at=sa.case(
+                              (lease.holder == holder, lease.acquired_at),
+                              else_=now),
+                          holder=holder, renewed_at=now,
+                          expires_at=now + duration)
+                  .execution_options(synchronize_session=False))
+        with self._session() as session:
+            if session.execute(update).rowcount == 1:
+                return True
+            if session.get(lease, name) is not None:
+                return False
+        try:
+            with self._session() as session:
+                session.add(lease(name=name, holder=holder, acquired_at=now,
+                                  renewed_at=now, expires_at=now + duration))
+        except DBError as e:
+            if isinstance(e.__cause__, sa_exc.IntegrityError):
+                return False        # another controller inserted it first
+            raise
+        return True
+
+    def release_lease(self, name, holder, now=None):
+        """Give lease ``name`` up if ``holder`` holds it (it expires now);
+        True if it did."""
+        now = self._clock() if now is None else now
+        lease = models.Lease
+        with self._session() as session:
+            return session.execute(
+                sa.update(lease)
+                .where(lease.name == name, lease.holder == holder,
+                       lease.expires_at > now)
+                .values(expires_at=now, renewed_at=now)
+                .execution_options(synchronize_session=False)
+            ).rowcount == 1
+
+    def get_lease(self, name):
+        """The lease row, or None if nobody ever took it."""
+        with self._session() as session:
+            return session.get(models.Lease, name)
+
     # -- read-only statements of the REST API (memmut.api.data) ----------
 
     def read(self, query):

@@ -285,3 +285,20 @@ class Migration(Base):
     error: orm.Mapped[typing.Optional[str]] = orm.mapped_column(sa.Text)
     started_at: orm.Mapped[typing.Optional[float]]
     finished_at: orm.Mapped[typing.Optional[float]]
+
+
+class Lease(Base):
+    """A named lease one controller holds until ``expires_at`` (its own
+    clock): ``consolidation`` is the right to run consolidation rounds
+    (:mod:`memmut.globals.leader`, migration 0005)."""
+    __tablename__ = 'leases'
+
+    name: orm.Mapped[str] = orm.mapped_column(sa.String(64),
+                                              primary_key=True)
+    # Who holds it: host name, process id and a per-start token.
+    holder: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    # When the holder took it over, last renewed it, and until when it
+    # holds it without renewing.
+    acquired_at: orm.Mapped[float]
+    renewed_at: orm.Mapped[float]
+    expires_at: orm.Mapped[float]

@@ -7,6 +7,7 @@ import time
 from oslo_log import log as logging
 
 from memmut.agent import rpcapi as agent_rpcapi
+from memmut.globals import leader
 from memmut.globals import manager
 from memmut.globals import placement
 from memmut.globals import rounds
@@ -30,7 +31,12 @@ class ControllerService:
         self._rounds_thread = None
         self._started = False
         # Stopping the service also ends the waits of a running round.
-        self.rounds = rounds.RoundRunner(conf, db, stop=self._stop)
+        # Several controllers may share the database: rounds run in the
+        # one holding the consolidation lease (memmut.globals.leader).
+        self.leadership = leader.Leadership(
+            db, leader.holder_id(conf.host), conf.controller.leader_lease)
+        self.rounds = rounds.RoundRunner(conf, db, stop=self._stop,
+                                         leader=self.leadership)
 
     def _housekeeping(self):
         while not self._stop.wait(PURGE_EVERY):
@@ -75,7 +81,8 @@ class ControllerService:
         interval = self.conf.consolidation.interval
         while not self._stop.wait(interval):
             try:
-                self.rounds.run()
+                if self.rounds.due(interval):
+                    self.rounds.run()
             except Exception:       # run() records its errors; be sure
                 LOG.exception('Consolidation round failed; next in %d s',
                               interval)
@@ -160,6 +167,8 @@ class ControllerService:
             self._thread.join()
         if self._rounds_thread:
             self._rounds_thread.join()
+        # Another controller takes over at its next round.
+        self.rounds.release()
         if getattr(self, '_reconcile_thread', None):
             self._reconcile_thread.join()
         if getattr(self, '_placement_thread', None):

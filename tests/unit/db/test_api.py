@@ -241,3 +241,30 @@ def test_report_lists_of_remote_allocations(db):
     db.store_report(report(2, 20.0, remote_exports=['old']))  # late
     host = db.get_host('h')
     assert (host.remote_exports, host.remote_attachments) == (['a', 'b'], [])
+
+
+def test_a_lease_has_one_holder_until_it_expires(db):
+    assert db.get_lease('consolidation') is None
+    assert db.acquire_lease('consolidation', 'c1', 60.0, now=100.0)
+    assert not db.acquire_lease('consolidation', 'c2', 60.0, now=130.0)
+    # The holder renews it (acquired_at stays, expires_at moves).
+    assert db.acquire_lease('consolidation', 'c1', 60.0, now=150.0)
+    lease = db.get_lease('consolidation')
+    assert (lease.holder, lease.acquired_at, lease.renewed_at,
+            lease.expires_at) == ('c1', 100.0, 150.0, 210.0)
+    assert not db.acquire_lease('consolidation', 'c2', 60.0, now=209.0)
+    # Expired: another controller takes it over.
+    assert db.acquire_lease('consolidation', 'c2', 60.0, now=210.0)
+    lease = db.get_lease('consolidation')
+    assert (lease.holder, lease.acquired_at) == ('c2', 210.0)
+    assert not db.acquire_lease('consolidation', 'c1', 60.0, now=211.0)
+    # Other names are other leases.
+    assert db.acquire_lease('other', 'c1', 60.0, now=211.0)
+
+
+def test_a_released_lease_is_free_at_once(db):
+    assert db.acquire_lease('consolidation', 'c1', 600.0, now=100.0)
+    assert not db.release_lease('consolidation', 'c2', now=101.0)
+    assert db.release_lease('consolidation', 'c1', now=101.0)
+    assert not db.release_lease('consolidation', 'c1', now=102.0)
+    assert db.acquire_lease('consolidation', 'c2', 600.0, now=102.0)
