@@ -131,17 +131,36 @@ def _bin_index(timestamps, end, interval):
 
 
 def cpu_history(samples, end, interval, length, core_mhz):
-    """CPU use in MHz per interval, oldest first (intervals with data)."""
+    """CPU use in MHz per interval, oldest first (intervals with data).
+
+    ``samples``: raw samples and rolled-up intervals (their CPU seconds
+    count in the planner interval of their newest sample: exactly the
+    raw figures when the intervals line up, within one interval
+    otherwise)."""
     used = np.zeros(length)
     spent = np.zeros(length)
-    for prev, cur in zip(samples, samples[1:]):
-        dt = cur.timestamp - prev.timestamp
-        dcpu = cur.cpu_time_ns - prev.cpu_time_ns
-        if cur.host_id != prev.host_id or dt <= 0 or dcpu < 0:
+    prev = None
+    for cur in samples:
+        # A rolled-up interval (memmut.db.api.RollupRow) brings its own
+        # CPU seconds; it is also the sample the next delta starts at.
+        rolled = getattr(cur, 'cpu_spent_s', None)
+        if rolled is not None:
+            dcpu_s, dt = cur.cpu_used_s, rolled
+        elif prev is None:
+            prev = cur
+            continue
+        else:
+            dt = cur.timestamp - prev.timestamp
+            dcpu_s = (cur.cpu_time_ns - prev.cpu_time_ns) / 1e9
+            if cur.host_id != prev.host_id or dt <= 0 or dcpu_s < 0:
+                prev = cur
+                continue
+        prev = cur
+        if dt <= 0:
             continue
         k = int(_bin_index([cur.timestamp], end, interval)[0])
         if k < length:
-            used[k] += dcpu / 1e9
+            used[k] += dcpu_s
             spent[k] += dt
     have = spent > 0
     values = np.where(have, used / np.where(have, spent, 1.0), 0.0)

@@ -37,17 +37,43 @@ class ControllerService:
             db, leader.holder_id(conf.host), conf.controller.leader_lease)
         self.rounds = rounds.RoundRunner(conf, db, stop=self._stop,
                                          leader=self.leadership)
+        self._rollup_lease = leader.Leadership(
+            db, self.leadership.holder, 3 * PURGE_EVERY, name='rollup')
+
+    def _housekeeping_period(self):
+        raw = self.conf.controller.raw_sample_retention
+        return min(PURGE_EVERY, max(5.0, raw / 4.0)) if raw else PURGE_EVERY
+
+    def _housekeep_once(self, now=None):
+        """Roll old raw VM samples up and purge what is past retention;
+        ``(rolled up, purged)``. With rollups, only the holder of the
+        ``rollup`` lease does it (two controllers rolling the same
+        samples up would count them twice)."""
+        c = self.conf.controller
+        now = time.time() if now is None else now
+        rolled = 0
+        if c.raw_sample_retention:
+            if not self._rollup_lease.acquire():
+                return 0, 0
+            rolled = self.db.rollup_samples(
+                now - c.raw_sample_retention,
+                self.conf.consolidation.interval)
+            purged = self.db.purge_rollups(now - c.rollup_retention)
+        else:
+            purged = 0
+        purged += self.db.purge_samples(now - c.sample_retention)
+        return rolled, purged
 
     def _housekeeping(self):
-        while not self._stop.wait(PURGE_EVERY):
+        while not self._stop.wait(self._housekeeping_period()):
             try:
-                cutoff = time.time() - self.conf.controller.sample_retention
-                purged = self.db.purge_samples(cutoff)
-                if purged:
-                    LOG.info('Purged %d samples older than %d s', purged,
-                             self.conf.controller.sample_retention)
+                rolled, purged = self._housekeep_once()
+                if rolled or purged:
+                    LOG.info('Rolled %d VM samples up, purged %d rows past '
+                             'retention', rolled, purged)
             except Exception:
-                LOG.exception('Purging old samples failed; will retry')
+                LOG.exception('Rolling up or purging old samples failed; '
+                              'will retry')
 
     def _reconcile_once(self):
         try:
@@ -169,6 +195,7 @@ class ControllerService:
             self._rounds_thread.join()
         # Another controller takes over at its next round.
         self.rounds.release()
+        self._rollup_lease.release()
         if getattr(self, '_reconcile_thread', None):
             self._reconcile_thread.join()
         if getattr(self, '_placement_thread', None):

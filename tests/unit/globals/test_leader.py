@@ -116,3 +116,53 @@ def test_a_lease_lost_while_executing_stops_the_executor(db, clock):
     assert powered == []
     assert 'lost the consolidation lease while executing' in result.reason
     assert result.status == 'failed'
+
+
+def test_one_controller_at_a_time_rolls_samples_up(db, clock):
+    from memmut.globals import service as controller_service
+    from memmut import rpc
+    from tests import common
+    end = tr.underloaded_pair(db, clock)
+    services, transports, confs = [], [], []
+    for name in ('c1', 'c2'):
+        conf = common.private_conf(
+            DEFAULT={'host': name},
+            controller={'raw_sample_retention': 1800})
+        transport = rpc.get_transport(conf)
+        services.append(controller_service.ControllerService(
+            conf, transport, db))
+        transports.append(transport)
+        confs.append(conf)
+    try:
+        raw, _ = db.count_samples()
+        rolled, purged = services[0]._housekeep_once(now=end)
+        assert rolled > 0 and purged == 0
+        assert services[1]._housekeep_once(now=end + 600) == (0, 0)
+        assert services[0]._housekeep_once(now=end + 600)[0] > 0
+        left, rollups = db.count_samples()
+        # 2 VMs, 5 polls per 300 s interval: far fewer rows.
+        assert left + rollups < raw / 2
+        services[0]._rollup_lease.release()
+        assert services[1]._housekeep_once(now=end + 900)[0] > 0
+    finally:
+        for t, c in zip(transports, confs):
+            t.cleanup()
+            c.reset()
+
+
+def test_without_rollups_old_samples_are_purged(db, clock):
+    from memmut.globals import service as controller_service
+    from memmut import rpc
+    from tests import common
+    end = tr.underloaded_pair(db, clock)
+    conf = common.private_conf(controller={'raw_sample_retention': 0,
+                                           'sample_retention': 3600})
+    transport = rpc.get_transport(conf)
+    try:
+        svc = controller_service.ControllerService(conf, transport, db)
+        rolled, purged = svc._housekeep_once(now=end)
+        assert rolled == 0 and purged > 0
+        assert db.count_samples()[1] == 0
+    finally:
+        transport.cleanup()
+        conf.reset()
