@@ -7,8 +7,10 @@
 ``run`` plans from the controller's database exactly as a scheduled round
 does (memmut.globals.rounds) and, unless ``--dry-run`` or ``[consolidation]
 dry_run``, live-migrates through nova. Run it where the controller's
-configuration is; do not run it while a scheduled round may be running
-(the one-round-at-a-time lock is per process).
+configuration is. It takes the consolidation lease as a controller does
+(memmut.globals.leader) and gives it back at the end: while a controller
+holds it (it runs scheduled rounds, or did within ``[controller]
+leader_lease`` seconds) the round is not started (``busy``, exit 1).
 """
 
 import sys
@@ -20,6 +22,7 @@ import prettytable
 from memmut.cmd import controller as controller_cmd
 from memmut import conf as memmut_conf
 from memmut.db import api as db_api
+from memmut.globals import leader
 from memmut.globals import rounds
 from memmut import service
 
@@ -45,13 +48,19 @@ def _print_migrations(db, round_id):
 
 def do_run(conf, db):
     dry_run = True if conf.command.dry_run else None
-    result = rounds.RoundRunner(conf, db).run(dry_run=dry_run)
+    lease = leader.Leadership(db, leader.holder_id(conf.host) + ':cli',
+                              conf.controller.leader_lease)
+    runner = rounds.RoundRunner(conf, db, leader=lease)
+    try:
+        result = runner.run(dry_run=dry_run)
+    finally:
+        runner.release()
     print('round %s: %s%s%s' % (
         result.round_id, result.status, ' (dry run)' if result.dry_run
         else '', ': %s' % result.reason if result.reason else ''))
     if result.round_id is not None:
         _print_migrations(db, result.round_id)
-    return 0 if result.status != rounds.FAILED else 1
+    return 0 if result.status not in (rounds.FAILED, rounds.BUSY) else 1
 
 
 def do_list(conf, db):

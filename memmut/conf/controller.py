@@ -40,8 +40,49 @@ opts = [
     cfg.IntOpt('sample_retention',
                default=7 * 24 * 3600,
                min=60,
-               help='Seconds of per-VM and per-host samples the controller '
-                    'keeps in the database; older ones are purged.'),
+               help='Seconds of per-host samples (reports) the controller '
+                    'keeps in the database, and of per-VM samples when '
+                    'raw_sample_retention is 0; older ones are purged.'),
+    cfg.IntOpt('raw_sample_retention',
+               default=12 * 3600,
+               min=0,
+               help='Seconds of raw per-poll VM samples the controller '
+                    'keeps; older ones are rolled up into one row per VM '
+                    'and [consolidation] interval (CPU seconds used and '
+                    'their time span, peak CPU, the newest WSS^max_avg '
+                    'and largest WSS, the newest sample\'s time, host '
+                    'and CPU counter), kept for rollup_retention. '
+                    'Consolidation rounds read both: when rounds read no '
+                    'further back than this (history_length times '
+                    'interval, plus [badis] time_slice: 9.3 h with the '
+                    'defaults) their input is exactly what the raw '
+                    'samples give; older rolled-up intervals are placed '
+                    'by their newest sample (within one interval). 0: no '
+                    'rollups, raw samples are kept for sample_retention. '
+                    'With several controllers, one at a time rolls up '
+                    '(the "rollup" lease).'),
+    cfg.IntOpt('rollup_retention',
+               default=30 * 24 * 3600,
+               min=60,
+               help='Seconds of rolled-up VM samples (see '
+                    'raw_sample_retention) the controller keeps; older '
+                    'ones are purged.'),
+    cfg.IntOpt('leader_lease',
+               default=900,
+               min=10,
+               help='Seconds a controller holds the right to run '
+                    'consolidation rounds (the "consolidation" row of the '
+                    'leases table) without renewing it. With several '
+                    'controllers on one database, only the holder runs '
+                    'rounds, scheduled or asked for; it renews the lease '
+                    'at each round start and every third of this time '
+                    'while a round runs, and stops executing (no new '
+                    'migration, no power-off) when a renewal fails. Keep '
+                    'it above [consolidation] interval so that the leader '
+                    'keeps it between rounds; after the leader dies, '
+                    'another controller takes over within this time. '
+                    'Expiry is judged on each controller\'s clock: keep '
+                    'the clocks synchronized well within this time.'),
 ]
 
 

@@ -93,10 +93,15 @@ def best_fit_decreasing_scan(last_n_vm_cpu, hosts_cpu, hosts_ram,
     return mapping
 
 
-def _vm_order(last_n_vm_cpu, vms_cpu, vms_ram, demand=None):
+def _vm_order(last_n_vm_cpu, vms_cpu, vms_ram, demand=None, demands=None):
     """VMs by decreasing CPU demand, then memory, then id. ``demand``:
     a VM's CPU demand from its history (default: the mean of its last
-    ``last_n_vm_cpu`` values)."""
+    ``last_n_vm_cpu`` values); ``demands``: the demands already computed
+    (VM -> value), which it then does not compute again."""
+    if demands is not None:
+        return sorted(((float(demands[vm]), float(vms_ram[vm]), vm)
+                       for vm in vms_cpu),
+                      key=lambda t: (-t[0], -t[1], t[2]))
     if demand is None:
         def demand(h):
             return _mean_last(h, last_n_vm_cpu)
@@ -105,8 +110,21 @@ def _vm_order(last_n_vm_cpu, vms_cpu, vms_ram, demand=None):
                   key=lambda t: (-t[0], -t[1], t[2]))
 
 
+def peaks(histories, n):
+    """``_peak_last(h, n)`` of each history, in one numpy reduction when
+    they are arrays or lists of one length (a planner placing the VMs of
+    a host), one by one otherwise. The maximum is exact either way."""
+    try:
+        full = np.array(histories, dtype=float)
+    except (ValueError, TypeError):
+        full = None
+    if full is not None and full.ndim == 2 and full.shape[1]:
+        return full[:, -n:].max(axis=1).tolist()
+    return [_peak_last(h, n) for h in histories]
+
+
 def _peak_last(history, n):
-    if np.isscalar(history):
+    if not isinstance(history, (np.ndarray, list, tuple)):
         return float(history)
     tail = history[-n:]
     if not len(tail):
@@ -223,8 +241,11 @@ class BestFitIndex:
             bisect.insort(keys, new)
             return old, new
         j = bisect.bisect_left(keys, new, 0, i)
-        keys[j + 1:i + 1] = keys[j:i]
-        keys[j] = new
+        if j == i:
+            keys[i] = new
+        else:                   # two memmoves, no slice copied
+            del keys[i]
+            keys.insert(j, new)
         return old, new
 
     # -- placing a set of VMs ------------------------------------------------
@@ -308,8 +329,11 @@ class ThresholdSession:
     def __init__(self, cpu_t, ram_t, last_n, hosts_cpu_usage,
                  hosts_cpu_total, hosts_ram_usage, hosts_ram_total,
                  inactive_hosts_cpu, inactive_hosts_ram,
-                 cpu_threshold_of=None, demand=None):
+                 cpu_threshold_of=None, demand=None, peak_window=None):
         self.cpu_t, self.ram_t, self.last_n = cpu_t, ram_t, last_n
+        # The demand is the peak of the last peak_window values (None:
+        # another demand): the planner may then pass it to place().
+        self.peak_window = peak_window
         self.cpu_threshold_of = cpu_threshold_of
         self.demand = demand
         self.cpu_total = dict(hosts_cpu_total)
@@ -336,10 +360,14 @@ class ThresholdSession:
         total = self.ram_total[host]
         return self.cpu_threshold_of(ram_usage / total if total else 1.0)
 
-    def place(self, vms_cpu, vms_ram, allow_inactive=True, exclude=()):
-        """VM -> host for all of them, or ``{}`` (nothing changed)."""
+    def place(self, vms_cpu, vms_ram, allow_inactive=True, exclude=(),
+              demands=None):
+        """VM -> host for all of them, or ``{}`` (nothing changed).
+        ``demands``: the VMs' CPU demands when the caller computed them
+        already (only for a session whose ``peak_window`` says how: the
+        peak of the last that many values)."""
         return self.index.place(_vm_order(self.last_n, vms_cpu, vms_ram,
-                                          self.demand),
+                                          self.demand, demands),
                                 allow_inactive, exclude)
 
     def set_usage(self, host, cpu_usage, ram_usage):
@@ -427,7 +455,8 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
         return ThresholdSession(cpu_t, ram_t, 1, hosts_cpu_usage,
                                 hosts_cpu_total, hosts_ram_usage,
                                 hosts_ram_total, inactive_hosts_cpu,
-                                inactive_hosts_ram, threshold_of, demand)
+                                inactive_hosts_ram, threshold_of, demand,
+                                peak_window=window)
 
     def decide(hosts_cpu_usage, hosts_cpu_total, hosts_ram_usage,
                hosts_ram_total, inactive_hosts_cpu, inactive_hosts_ram,

@@ -58,6 +58,8 @@ import typing
 
 import numpy as np
 
+from memmut.consolidation import placement as placement_mod
+
 CPU = 'cpu'
 MEMORY = 'memory'
 BOTH = 'cpu+memory'
@@ -208,11 +210,14 @@ def _sum_right_aligned(series_list):
     if not series_list:
         return np.zeros(0)
     try:
-        stacked = np.array(series_list, dtype=float)
+        # Without dtype=: float64 arrays stack faster; others converted.
+        stacked = np.array(series_list)
     except ValueError:                   # lengths differ
         stacked = None
     if stacked is not None and stacked.ndim == 2:
-        return stacked.sum(axis=0)
+        if stacked.dtype != np.float64:
+            stacked = stacked.astype(float)
+        return np.add.reduce(stacked, axis=0)
     arrays = [np.asarray(s, dtype=float) for s in series_list]
     length = max(len(a) for a in arrays)
     out = np.zeros(length)
@@ -362,10 +367,17 @@ def _plan_round(hosts, vms, algorithms, params=None):
             {t: cpu_total[t] for t in inactive0},
             {t: ram_total[t] for t in inactive0})
 
-    def placement_mapping(vm_list, source, allow_inactive):
+    def placement_mapping(vm_list, source, allow_inactive, shares):
         vms_cpu = {v.uuid: v.cpu_history for v in vm_list}
         vms_ram = {v.uuid: v.ram for v in vm_list}
         if session is not None:
+            if usage_window and \
+                    getattr(session, 'peak_window', None) == usage_window:
+                # The session's demand is the VM's peak over the same
+                # window as its share of its host's use: computed once.
+                return session.place(
+                    vms_cpu, vms_ram, allow_inactive, exclude=(source,),
+                    demands={v.uuid: c for v, c in zip(vm_list, shares)})
             return session.place(vms_cpu, vms_ram, allow_inactive,
                                  exclude=(source,))
         targets = sorted(active - {source} - set(plan.overloaded)
@@ -385,20 +397,23 @@ def _plan_round(hosts, vms, algorithms, params=None):
         return mapping
 
     def place(vm_list, source, kind, resource, allow_inactive):
-        mapping = placement_mapping(vm_list, source, allow_inactive)
+        # Each VM's CPU share: its peak over the usage window (one numpy
+        # reduction for the whole list), or its last value.
+        shares = (placement_mod.peaks([v.cpu_history for v in vm_list],
+                                      usage_window) if usage_window
+                  else [_last(v.cpu_history) for v in vm_list])
+        mapping = placement_mapping(vm_list, source, allow_inactive, shares)
         if not mapping or len(mapping) != len(vm_list):
             plan.failed.append((source, kind))
             return False
         changed = {source}
-        for v in vm_list:
+        for v, c in zip(vm_list, shares):
             dest = mapping[v.uuid]
             if dest not in active:
                 active.add(dest)
                 cpu_use.setdefault(dest, 0.0)
                 ram_use.setdefault(dest, 0.0)
                 plan.activate.append(dest)
-            c = (_peak(v.cpu_history, usage_window) if usage_window
-                 else _last(v.cpu_history))
             cpu_use[dest] += c
             ram_use[dest] += v.ram
             cpu_use[source] -= c
@@ -420,8 +435,9 @@ def _plan_round(hosts, vms, algorithms, params=None):
     for name in sorted(plan.overloaded):
         h = by_name[name]
         state = h.state or {}
-        candidates = {v.uuid: v for v in on[name] if not dwelling(v)}
-        reserve = {v.uuid: v for v in on[name] if dwelling(v)}
+        candidates, reserve = {}, {}
+        for v in on[name]:
+            (reserve if dwelling(v) else candidates)[v.uuid] = v
         cpu, mem = cpu_hist[name].copy(), mem_hist[name].copy()
         selected = []
         selection_state = None

@@ -10,6 +10,8 @@ Failures to reach or use the database become :class:`DBError` with the URL's
 password masked, so services can print one clear line instead of a traceback.
 """
 
+import collections
+import math
 import time
 
 import sqlalchemy as sa
@@ -235,22 +237,110 @@ class Database:
             .where(models.VM.uuid == uuid), models.VMSample, since, limit)
 
     def vm_series(self, since):
-        """Every VM's samples since ``since`` in one query, only the columns
-        the consolidation rounds need: ``{uuid: [row, ...]}`` oldest first,
-        each row with ``timestamp``, ``host_id``, ``cpu_time_ns``,
-        ``wss_kb`` and ``wss_max_avg_kb`` (loading whole samples, libvirt
-        statistics included, VM by VM is what made rounds slow)."""
+        """Every VM's history since ``since`` in two queries, only the
+        columns the consolidation rounds need: ``{uuid: [row, ...]}``
+        oldest first, each row with ``timestamp``, ``host_id``,
+        ``cpu_time_ns``, ``wss_kb`` and ``wss_max_avg_kb`` (loading whole
+        samples, libvirt statistics included, VM by VM is what made rounds
+        slow). Intervals already rolled up (:meth:`rollup_samples`) come
+        as :class:`RollupRow` (the interval's newest sample, with its CPU
+        seconds ``cpu_used_s`` over ``cpu_spent_s``), dated by their
+        newest sample."""
         s = models.VMSample
+        r = models.VMSampleRollup
         query = (sa.select(models.VM.uuid, s.timestamp, s.host_id,
                            s.cpu_time_ns, s.wss_kb, s.wss_max_avg_kb)
                  .join(models.VM, s.vm_id == models.VM.id)
                  .where(s.timestamp >= since)
                  .order_by(s.vm_id, s.timestamp, s.id))
+        rollups = (sa.select(models.VM.uuid, r.last_timestamp,
+                             r.last_host_id, r.last_cpu_time_ns,
+                             r.wss_max_kb, r.wss_max_avg_kb, r.cpu_used_s,
+                             r.cpu_spent_s)
+                   .join(models.VM, r.vm_id == models.VM.id)
+                   .where(r.last_timestamp >= since)
+                   .order_by(r.vm_id, r.last_timestamp, r.id))
         series = {}
         with self._session() as session:
+            for row in session.execute(rollups):
+                series.setdefault(row.uuid, []).append(RollupRow(*row[1:]))
+            mixed = set(series)
             for row in session.execute(query):
                 series.setdefault(row.uuid, []).append(row)
+        for uuid in mixed:
+            # Stable: a rollup and a raw sample at the same time keep
+            # rollup first (the raw one is the later poll).
+            series[uuid].sort(key=lambda row: row.timestamp)
         return series
+
+    # -- rollups ------------------------------------------------------------
+
+    def rollup_samples(self, before, interval, batch=500):
+        """Roll the raw VM samples of every whole interval ending at or
+        before ``before`` up into :class:`models.VMSampleRollup` rows
+        (intervals ``(k interval, (k+1) interval]``) and delete them; the
+        number of raw samples rolled up. VMs are taken ``batch`` at a
+        time, each batch in one transaction (no sample is both raw and
+        rolled up). The first CPU delta of a VM starts at its newest
+        rollup, as it would have at the raw sample it replaced."""
+        interval = float(interval)
+        bound = math.floor(before / interval) * interval
+        s = models.VMSample
+        r = models.VMSampleRollup
+        with self._session() as session:
+            vm_ids = sorted(session.scalars(
+                sa.select(s.vm_id).where(s.timestamp <= bound).distinct()))
+        done = 0
+        for i in range(0, len(vm_ids), batch):
+            ids = vm_ids[i:i + batch]
+            with self._session() as session:
+                newest = (sa.select(r.vm_id, sa.func.max(r.last_timestamp)
+                                    .label('t'))
+                          .where(r.vm_id.in_(ids)).group_by(r.vm_id)
+                          .subquery())
+                prev = {row.vm_id: row for row in session.execute(
+                    sa.select(r.vm_id, r.last_timestamp.label('timestamp'),
+                              r.last_host_id.label('host_id'),
+                              r.last_cpu_time_ns.label('cpu_time_ns'))
+                    .join(newest, sa.and_(r.vm_id == newest.c.vm_id,
+                                          r.last_timestamp == newest.c.t)))}
+                rows = list(session.execute(
+                    sa.select(s.id, s.vm_id, s.timestamp, s.host_id,
+                              s.cpu_time_ns, s.wss_kb, s.wss_max_avg_kb,
+                              s.booked_kb)
+                    .where(s.vm_id.in_(ids), s.timestamp <= bound)
+                    .order_by(s.vm_id, s.timestamp, s.id)))
+                out = []
+                start = 0
+                for j in range(1, len(rows) + 1):
+                    if j == len(rows) or rows[j].vm_id != rows[start].vm_id:
+                        vm_id = rows[start].vm_id
+                        out.extend(rollup(rows[start:j], prev.get(vm_id),
+                                          interval, vm_id))
+                        start = j
+                if out:
+                    session.execute(sa.insert(r), out)
+                row_ids = [row.id for row in rows]
+                for k in range(0, len(row_ids), 1000):
+                    session.execute(sa.delete(s).where(
+                        s.id.in_(row_ids[k:k + 1000])).execution_options(
+                            synchronize_session=False))
+                done += len(rows)
+        return done
+
+    def purge_rollups(self, before):
+        """Delete the rollups of intervals ending before ``before``."""
+        with self._session() as session:
+            return session.execute(sa.delete(models.VMSampleRollup).where(
+                models.VMSampleRollup.bin_end < before)).rowcount
+
+    def count_samples(self):
+        """(raw VM samples, rollup rows) stored."""
+        with self._session() as session:
+            return (session.scalar(sa.select(sa.func.count(
+                        models.VMSample.id))),
+                    session.scalar(sa.select(sa.func.count(
+                        models.VMSampleRollup.id))))
 
     def host_samples(self, host, since=None, limit=None):
         """Reports of one host oldest first; with ``limit``, the newest."""
@@ -477,6 +567,65 @@ class Database:
         with self._session() as session:
             return list(session.scalars(query))
 
+    # -- leases (memmut.globals.leader) -------------------------------------
+
+    def acquire_lease(self, name, holder, duration, now=None):
+        """Take or renew lease ``name`` for ``holder`` until ``now +
+        duration``; True if ``holder`` holds it now.
+
+        One conditional UPDATE decides (the row is free, expired, or
+        already ``holder``'s): on PostgreSQL a concurrent UPDATE of the
+        same row waits for the first one and then re-checks the
+        condition, on SQLite writers are serialized, so two controllers
+        never both get it. A missing row is inserted; a controller losing
+        that INSERT race to another does not hold the lease.
+        """
+        now = self._clock() if now is None else now
+        lease = models.Lease
+        update = (sa.update(lease)
+                  .where(lease.name == name,
+                         sa.or_(lease.holder == holder,
+                                lease.expires_at <= now))
+                  .values(acquired_at=sa.case(
+                              (lease.holder == holder, lease.acquired_at),
+                              else_=now),
+                          holder=holder, renewed_at=now,
+                          expires_at=now + duration)
+                  .execution_options(synchronize_session=False))
+        with self._session() as session:
+            if session.execute(update).rowcount == 1:
+                return True
+            if session.get(lease, name) is not None:
+                return False
+        try:
+            with self._session() as session:
+                session.add(lease(name=name, holder=holder, acquired_at=now,
+                                  renewed_at=now, expires_at=now + duration))
+        except DBError as e:
+            if isinstance(e.__cause__, sa_exc.IntegrityError):
+                return False        # another controller inserted it first
+            raise
+        return True
+
+    def release_lease(self, name, holder, now=None):
+        """Give lease ``name`` up if ``holder`` holds it (it expires now);
+        True if it did."""
+        now = self._clock() if now is None else now
+        lease = models.Lease
+        with self._session() as session:
+            return session.execute(
+                sa.update(lease)
+                .where(lease.name == name, lease.holder == holder,
+                       lease.expires_at > now)
+                .values(expires_at=now, renewed_at=now)
+                .execution_options(synchronize_session=False)
+            ).rowcount == 1
+
+    def get_lease(self, name):
+        """The lease row, or None if nobody ever took it."""
+        with self._session() as session:
+            return session.get(models.Lease, name)
+
     # -- read-only statements of the REST API (memmut.api.data) ----------
 
     def read(self, query):
@@ -488,6 +637,58 @@ class Database:
         """Run one SELECT of columns; the rows, in order."""
         with self._session() as session:
             return list(session.execute(query))
+
+
+# A rolled-up interval as the histories read it (see Database.vm_series).
+RollupRow = collections.namedtuple('RollupRow', [
+    'timestamp', 'host_id', 'cpu_time_ns', 'wss_kb', 'wss_max_avg_kb',
+    'cpu_used_s', 'cpu_spent_s'])
+
+
+def rollup(rows, prev, interval, vm_id):
+    """One VM's raw samples (oldest first, with ``timestamp``,
+    ``host_id``, ``cpu_time_ns``, ``wss_kb``, ``wss_max_avg_kb``,
+    ``booked_kb``) as rollup rows (dicts of VMSampleRollup columns), one
+    per interval ``(bin_end - interval, bin_end]``. ``prev``: the sample
+    before the first (its ``timestamp``, ``host_id``, ``cpu_time_ns``),
+    or None. A CPU delta counts in the interval of its newer sample, and
+    only between samples of the same host with time going forward and the
+    counter not going back (as :func:`memmut.globals.rounds.cpu_history`
+    reads raw samples)."""
+    bins = {}
+    for row in rows:
+        end = math.ceil(row.timestamp / interval - 1e-9) * interval
+        agg = bins.get(end)
+        if agg is None:
+            agg = bins[end] = dict(
+                vm_id=vm_id, bin_end=end, interval_s=interval, samples=0,
+                cpu_used_s=0.0, cpu_spent_s=0.0, cpu_peak_cores=None,
+                wss_max_kb=None, wss_max_avg_kb=None,
+                booked_kb=row.booked_kb, last_timestamp=row.timestamp,
+                last_host_id=row.host_id,
+                last_cpu_time_ns=row.cpu_time_ns)
+        agg['samples'] += 1
+        if prev is not None:
+            dt = row.timestamp - prev.timestamp
+            dcpu = row.cpu_time_ns - prev.cpu_time_ns
+            if row.host_id == prev.host_id and dt > 0 and dcpu >= 0:
+                agg['cpu_used_s'] += dcpu / 1e9
+                agg['cpu_spent_s'] += dt
+                cores = dcpu / 1e9 / dt
+                if agg['cpu_peak_cores'] is None or \
+                        cores > agg['cpu_peak_cores']:
+                    agg['cpu_peak_cores'] = cores
+        if row.wss_kb is not None and (agg['wss_max_kb'] is None or
+                                       row.wss_kb > agg['wss_max_kb']):
+            agg['wss_max_kb'] = row.wss_kb
+        if row.timestamp >= agg['last_timestamp']:
+            agg.update(last_timestamp=row.timestamp,
+                       last_host_id=row.host_id,
+                       last_cpu_time_ns=row.cpu_time_ns,
+                       wss_max_avg_kb=row.wss_max_avg_kb,
+                       booked_kb=row.booked_kb)
+        prev = row
+    return [bins[k] for k in sorted(bins)]
 
 
 class _Transaction:

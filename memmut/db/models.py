@@ -179,6 +179,50 @@ class VMSample(Base):
     borrowed_kb: orm.Mapped[int] = orm.mapped_column(default=0)
 
 
+class VMSampleRollup(Base):
+    """One VM's raw samples of one interval, rolled up (migration 0006).
+
+    Raw samples older than ``[controller] raw_sample_retention`` become
+    one row per VM and interval ``(bin_end - interval_s, bin_end]``
+    (``bin_end`` a multiple of ``interval_s``, the ``[consolidation]
+    interval`` when it was written), with what the planner's histories
+    read (:func:`memmut.globals.rounds.cpu_history`, ``memory_history``):
+    the CPU seconds used and the seconds they were measured over (the
+    deltas between consecutive samples of the same host whose newer
+    sample falls in the interval), the newest sample's WSS^max_avg, time,
+    host and CPU counter (the next interval's first delta starts there).
+    A late sample of an interval already rolled up adds a second row for
+    it: readers take the rows of an interval together.
+    """
+    __tablename__ = 'vm_sample_rollups'
+    __table_args__ = (
+        sa.Index(None, 'vm_id', 'bin_end'),
+        sa.Index(None, 'bin_end'),
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(BigID, primary_key=True)
+    vm_id: orm.Mapped[int] = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('vms.id'))
+    bin_end: orm.Mapped[float]
+    interval_s: orm.Mapped[float]
+    samples: orm.Mapped[int] = orm.mapped_column(sa.Integer)
+    # CPU: seconds of CPU time used over cpu_spent_s seconds (mean use
+    # in cores = used / spent), and the highest use between two samples.
+    cpu_used_s: orm.Mapped[float]
+    cpu_spent_s: orm.Mapped[float]
+    cpu_peak_cores: orm.Mapped[typing.Optional[float]]
+    # Memory: the largest estimate of the interval, and WSS^max_avg as
+    # the agent reported it in the newest sample (NULL: not reported).
+    wss_max_kb: orm.Mapped[typing.Optional[int]]
+    wss_max_avg_kb: orm.Mapped[typing.Optional[int]]
+    booked_kb: orm.Mapped[int]
+    # The newest sample of the interval.
+    last_timestamp: orm.Mapped[float]
+    last_host_id: orm.Mapped[int] = orm.mapped_column(
+        sa.Integer, sa.ForeignKey('hosts.id'))
+    last_cpu_time_ns: orm.Mapped[int]
+
+
 class HostSample(Base):
     """One report of one host (objects.HostReport without its VMs).
 
@@ -285,3 +329,20 @@ class Migration(Base):
     error: orm.Mapped[typing.Optional[str]] = orm.mapped_column(sa.Text)
     started_at: orm.Mapped[typing.Optional[float]]
     finished_at: orm.Mapped[typing.Optional[float]]
+
+
+class Lease(Base):
+    """A named lease one controller holds until ``expires_at`` (its own
+    clock): ``consolidation`` is the right to run consolidation rounds
+    (:mod:`memmut.globals.leader`, migration 0005)."""
+    __tablename__ = 'leases'
+
+    name: orm.Mapped[str] = orm.mapped_column(sa.String(64),
+                                              primary_key=True)
+    # Who holds it: host name, process id and a per-start token.
+    holder: orm.Mapped[str] = orm.mapped_column(sa.String(255))
+    # When the holder took it over, last renewed it, and until when it
+    # holds it without renewing.
+    acquired_at: orm.Mapped[float]
+    renewed_at: orm.Mapped[float]
+    expires_at: orm.Mapped[float]

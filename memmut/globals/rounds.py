@@ -76,6 +76,8 @@ COMPLETED = 'completed'
 PARTIAL = 'partial'
 FAILED = 'failed'
 BUSY = 'busy'      # not a stored status: another round was running
+LEASE_LOST_BEFORE = ('lost the consolidation lease before executing (held '
+                     'by %s)')
 
 # Domain states of VMs that run (and can live-migrate).
 RUNNING_STATES = ('running', 'blocked', 'paused')
@@ -129,17 +131,36 @@ def _bin_index(timestamps, end, interval):
 
 
 def cpu_history(samples, end, interval, length, core_mhz):
-    """CPU use in MHz per interval, oldest first (intervals with data)."""
+    """CPU use in MHz per interval, oldest first (intervals with data).
+
+    ``samples``: raw samples and rolled-up intervals (their CPU seconds
+    count in the planner interval of their newest sample: exactly the
+    raw figures when the intervals line up, within one interval
+    otherwise)."""
     used = np.zeros(length)
     spent = np.zeros(length)
-    for prev, cur in zip(samples, samples[1:]):
-        dt = cur.timestamp - prev.timestamp
-        dcpu = cur.cpu_time_ns - prev.cpu_time_ns
-        if cur.host_id != prev.host_id or dt <= 0 or dcpu < 0:
+    prev = None
+    for cur in samples:
+        # A rolled-up interval (memmut.db.api.RollupRow) brings its own
+        # CPU seconds; it is also the sample the next delta starts at.
+        rolled = getattr(cur, 'cpu_spent_s', None)
+        if rolled is not None:
+            dcpu_s, dt = cur.cpu_used_s, rolled
+        elif prev is None:
+            prev = cur
+            continue
+        else:
+            dt = cur.timestamp - prev.timestamp
+            dcpu_s = (cur.cpu_time_ns - prev.cpu_time_ns) / 1e9
+            if cur.host_id != prev.host_id or dt <= 0 or dcpu_s < 0:
+                prev = cur
+                continue
+        prev = cur
+        if dt <= 0:
             continue
         k = int(_bin_index([cur.timestamp], end, interval)[0])
         if k < length:
-            used[k] += dcpu / 1e9
+            used[k] += dcpu_s
             spent[k] += dt
     have = spent > 0
     values = np.where(have, used / np.where(have, spent, 1.0), 0.0)
@@ -348,7 +369,7 @@ class RoundRunner:
     """
 
     def __init__(self, conf, db, executor_factory=None, power_off=None,
-                 stop=None, clock=time.time, power_on=None):
+                 stop=None, clock=time.time, power_on=None, leader=None):
         self.conf = conf
         self.db = db
         self._executor_factory = (executor_factory or
@@ -358,6 +379,13 @@ class RoundRunner:
         self._stop = stop or threading.Event()
         self._clock = clock
         self._lock = threading.Lock()
+        # memmut.globals.leader.Leadership, or None: this controller is
+        # the only one (no lease taken).
+        self._leader = leader
+        self._lease_lost = False
+        # Set when the service stops or, with a leader lease, when the
+        # round loses it (the executor and the power hooks watch it).
+        self._round_stop = self._stop
 
     def _previous_states(self):
         """The algorithms' per-host state left by the latest round."""
@@ -371,9 +399,11 @@ class RoundRunner:
         """Run one round now; returns a :class:`RoundResult`, never raises.
 
         ``dry_run``: plan and store only; ``None`` takes ``[consolidation]
-        dry_run``. A round asked for while another runs is not started
-        (status ``busy``, no row). ``started(round_id)`` is called once the
-        round is recorded (memmut-api answers with its id then).
+        dry_run``. A round asked for while another runs, or while another
+        controller holds the consolidation lease (:mod:`memmut.globals.
+        leader`), is not started (status ``busy``, no row).
+        ``started(round_id)`` is called once the round is recorded
+        (memmut-api answers with its id then).
         """
         if dry_run is None:
             dry_run = self.conf.consolidation.dry_run
@@ -383,9 +413,30 @@ class RoundRunner:
             return RoundResult(None, BUSY, 'another round is running',
                                dry_run)
         try:
+            if self._leader is not None:
+                if not self._leader.acquire():
+                    reason = ('another controller (%s) holds the '
+                              'consolidation lease' %
+                              (self._leader.holder_now() or 'unknown'))
+                    LOG.info('Consolidation round not started: %s', reason)
+                    return RoundResult(None, BUSY, reason, dry_run)
+                if self._leader.new:
+                    # The previous leader's rounds end with its lease.
+                    self._abandon()
             return self._run(bool(dry_run), started)
         finally:
             self._lock.release()
+
+    def due(self, interval):
+        """True unless some controller started a round less than half
+        ``interval`` ago (scheduled rounds of several controllers, or a
+        new leader, do not run twice per interval)."""
+        try:
+            latest = self.db.list_rounds(limit=1)
+        except Exception:
+            return True         # the round records the database error
+        return not latest or \
+            self._clock() - latest[0].started_at >= interval / 2.0
 
     def _run(self, dry_run, started=None):
         t0 = time.perf_counter()
@@ -455,7 +506,24 @@ class RoundRunner:
 
     def recover(self):
         """At start: rounds a dead controller left ``running`` are closed
-        as failed. Returns their ids."""
+        as failed. Returns their ids. With a leader lease, only when no
+        other controller holds it (its rounds are alive); a lease taken
+        only for this is given back."""
+        if self._leader is None:
+            return self._abandon()
+        if not self._leader.acquire():
+            return []
+        try:
+            return self._abandon()
+        finally:
+            self._leader.release()
+
+    def release(self):
+        """Give the consolidation lease up (the controller stops)."""
+        if self._leader is not None:
+            self._leader.release()
+
+    def _abandon(self):
         ids = self.db.abandon_running_rounds(
             'abandoned: the controller stopped while the round ran')
         for rid in ids:
@@ -508,7 +576,67 @@ class RoundRunner:
             result.reason = ('dry run: %s, none executed' % planned
                              if result.dry_run else planned)
             return
-        executor = self._executor_factory(self.conf, self.db, self._stop)
+        if self._leader is not None and not self._leader.acquire():
+            self._cancel_all(result, planned, LEASE_LOST_BEFORE % (
+                self._leader.holder_now() or 'unknown'))
+            return
+        if self._leader is None:
+            self._execute(result, plan, data, planned)
+            return
+        # While it executes, the round renews the lease every third of
+        # its duration; a lost lease (or the service stopping) sets the
+        # round's stop event: no new migration or power hook starts.
+        self._round_stop, done = threading.Event(), threading.Event()
+        self._lease_lost = False
+        guard = threading.Thread(target=self._guard, args=(done,),
+                                 name='memmut-controller-lease',
+                                 daemon=True)
+        guard.start()
+        try:
+            self._execute(result, plan, data, planned)
+        finally:
+            done.set()
+            guard.join()
+            self._round_stop = self._stop
+        if self._lease_lost:
+            result.status = PARTIAL if result.status == COMPLETED \
+                else result.status
+            result.reason += ('; lost the consolidation lease while '
+                              'executing: the migrations not started were '
+                              'cancelled, no host powered off')
+
+    def _guard(self, done):
+        """Renew the lease while the round executes; see above."""
+        period = self._leader.duration / 3.0
+        last = time.monotonic()
+        while not done.wait(min(0.5, period)):
+            if self._stop.is_set():
+                self._round_stop.set()
+            if time.monotonic() - last >= period:
+                last = time.monotonic()
+                if not self._leader.acquire():
+                    LOG.error('Consolidation lease lost while the round '
+                              'executes: no new migration starts')
+                    self._lease_lost = True
+                    self._round_stop.set()
+                    return
+
+    def _cancel_all(self, result, planned, error):
+        """Record every planned migration of the round as cancelled."""
+        from memmut.globals import executor as executor_mod
+        for row in result.migrations:
+            self.db.update_migration(row.id, 'cancelled', error=error,
+                                     finished_at=self._clock())
+            result.outcomes[row.id] = executor_mod.Outcome(
+                'cancelled', 0, error, row.dest_host)
+        result.summary['outcomes'] = {'cancelled': len(result.migrations)}
+        result.status = FAILED
+        result.reason = '%s; none executed: %s' % (planned, error)
+        LOG.error('Consolidation round %s: %s', result.round_id, error)
+
+    def _execute(self, result, plan, data, planned):
+        executor = self._executor_factory(self.conf, self.db,
+                                          self._round_stop)
         runnable, cancelled = self._power_on_activated(result, plan, data,
                                                        executor)
         result.outcomes = executor.execute(runnable)
@@ -544,7 +672,7 @@ class RoundRunner:
         wanted = [h for h in plan.activate if h in data.sleeping]
         failed, report = {}, {}
         for host in wanted:
-            if self._stop.is_set():
+            if self._round_stop.is_set():
                 failed[host] = 'the controller is stopping'
                 continue
             ok, message = _call_hook(self._power_on, host)
@@ -588,7 +716,8 @@ class RoundRunner:
         report = {}
         for host in plan.deactivate:
             ids = sources.get(host)
-            if not ids or data.pinned.get(host) or self._stop.is_set():
+            if not ids or data.pinned.get(host) or \
+                    self._round_stop.is_set():
                 continue        # not emptied by this round, or keeps VMs
             if any(getattr(result.outcomes.get(i), 'status', None) !=
                    COMPLETED for i in ids):

@@ -7,6 +7,7 @@ import time
 from oslo_log import log as logging
 
 from memmut.agent import rpcapi as agent_rpcapi
+from memmut.globals import leader
 from memmut.globals import manager
 from memmut.globals import placement
 from memmut.globals import rounds
@@ -30,18 +31,49 @@ class ControllerService:
         self._rounds_thread = None
         self._started = False
         # Stopping the service also ends the waits of a running round.
-        self.rounds = rounds.RoundRunner(conf, db, stop=self._stop)
+        # Several controllers may share the database: rounds run in the
+        # one holding the consolidation lease (memmut.globals.leader).
+        self.leadership = leader.Leadership(
+            db, leader.holder_id(conf.host), conf.controller.leader_lease)
+        self.rounds = rounds.RoundRunner(conf, db, stop=self._stop,
+                                         leader=self.leadership)
+        self._rollup_lease = leader.Leadership(
+            db, self.leadership.holder, 3 * PURGE_EVERY, name='rollup')
+
+    def _housekeeping_period(self):
+        raw = self.conf.controller.raw_sample_retention
+        return min(PURGE_EVERY, max(5.0, raw / 4.0)) if raw else PURGE_EVERY
+
+    def _housekeep_once(self, now=None):
+        """Roll old raw VM samples up and purge what is past retention;
+        ``(rolled up, purged)``. With rollups, only the holder of the
+        ``rollup`` lease does it (two controllers rolling the same
+        samples up would count them twice)."""
+        c = self.conf.controller
+        now = time.time() if now is None else now
+        rolled = 0
+        if c.raw_sample_retention:
+            if not self._rollup_lease.acquire():
+                return 0, 0
+            rolled = self.db.rollup_samples(
+                now - c.raw_sample_retention,
+                self.conf.consolidation.interval)
+            purged = self.db.purge_rollups(now - c.rollup_retention)
+        else:
+            purged = 0
+        purged += self.db.purge_samples(now - c.sample_retention)
+        return rolled, purged
 
     def _housekeeping(self):
-        while not self._stop.wait(PURGE_EVERY):
+        while not self._stop.wait(self._housekeeping_period()):
             try:
-                cutoff = time.time() - self.conf.controller.sample_retention
-                purged = self.db.purge_samples(cutoff)
-                if purged:
-                    LOG.info('Purged %d samples older than %d s', purged,
-                             self.conf.controller.sample_retention)
+                rolled, purged = self._housekeep_once()
+                if rolled or purged:
+                    LOG.info('Rolled %d VM samples up, purged %d rows past '
+                             'retention', rolled, purged)
             except Exception:
-                LOG.exception('Purging old samples failed; will retry')
+                LOG.exception('Rolling up or purging old samples failed; '
+                              'will retry')
 
     def _reconcile_once(self):
         try:
@@ -75,7 +107,8 @@ class ControllerService:
         interval = self.conf.consolidation.interval
         while not self._stop.wait(interval):
             try:
-                self.rounds.run()
+                if self.rounds.due(interval):
+                    self.rounds.run()
             except Exception:       # run() records its errors; be sure
                 LOG.exception('Consolidation round failed; next in %d s',
                               interval)
@@ -160,6 +193,9 @@ class ControllerService:
             self._thread.join()
         if self._rounds_thread:
             self._rounds_thread.join()
+        # Another controller takes over at its next round.
+        self.rounds.release()
+        self._rollup_lease.release()
         if getattr(self, '_reconcile_thread', None):
             self._reconcile_thread.join()
         if getattr(self, '_placement_thread', None):

@@ -449,6 +449,13 @@ def main(argv=None):
                     help='draw the sweep plots again from tradeoff.json')
     ap.add_argument('--sweep-seeds', type=int, default=3,
                     help='seeds per synthetic profile in the sweep')
+    ap.add_argument('--sweep-configs', default='',
+                    help='only the sweep configurations whose names '
+                    'contain one of these comma-separated words (plus '
+                    '"wss default" and "booked pre-19 (Neat)")')
+    ap.add_argument('--sweep-name', default='tradeoff',
+                    help='base name of the sweep\'s files in '
+                    'results/consolidation/')
     args = ap.parse_args(argv)
     if args.sweep_replot:
         from tests.benchmarks import consolidation_sweep

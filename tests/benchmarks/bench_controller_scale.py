@@ -54,6 +54,18 @@ def _pct(values, q):
 # -- the sender (a child process) --------------------------------------------
 
 
+def memory_stats(t, j):
+    """What libvirt's memoryStats() gives for a Linux guest with a
+    balloon driver (the keys an agent stores with each sample)."""
+    n = int(t) + j
+    return {'actual': 8 * GIB_KB, 'swap_in': n % 97, 'swap_out': n % 89,
+            'major_fault': 1000 + n % 1013, 'minor_fault': 500000 + n,
+            'unused': 4 * GIB_KB + n % 4096, 'available': 8 * GIB_KB - 2048,
+            'usable': 5 * GIB_KB + n % 8192, 'last_update': int(t),
+            'disk_caches': GIB_KB + n % 1024, 'hugetlb_pgalloc': 0,
+            'hugetlb_pgfail': 0, 'rss': 8 * GIB_KB + 40000}
+
+
 def sender(args):
     from oslo_config import cfg
     import oslo_messaging as messaging
@@ -88,6 +100,7 @@ def sender(args):
             cpu_count=64, cpu_util=0.3, vms=[objects.VMReport(
                 uuid=u, name='vm-%d' % j, timestamp=t, state='running',
                 booked_kb=8 * GIB_KB, balloon_kb=8 * GIB_KB,
+                memory_stats=memory_stats(t, j),
                 cpu_time_ns=int((t - start) * 0.5e9) + j,
                 nova_instance=True, wss_kb=3 * GIB_KB,
                 wss_max_avg_kb=3 * GIB_KB, max_avg_window=5,
@@ -159,6 +172,22 @@ def _pg_size(url):
     return int(size)
 
 
+def _tables(url):
+    """{table: (rows, bytes with indexes and TOAST)} of the sample tables
+    (after ANALYZE-free exact counts)."""
+    import sqlalchemy as sa
+    eng = sa.create_engine(url)
+    out = {}
+    with eng.connect() as c:
+        for t in ('vm_samples', 'vm_sample_rollups', 'host_samples'):
+            rows = c.execute(sa.text('SELECT count(*) FROM %s' % t)).scalar()
+            size = c.execute(sa.text(
+                "SELECT pg_total_relation_size('%s')" % t)).scalar()
+            out[t] = (int(rows), int(size))
+    eng.dispose()
+    return out
+
+
 def _cpu_seconds(pid):
     try:
         with open('/proc/%d/stat' % pid) as f:
@@ -186,9 +215,11 @@ def run(args):
             'rpc_response_timeout = %d\nexecutor_thread_pool_size = %d\n'
             '[database]\nconnection = %s\n'
             '[controller]\nhost_down_after = %d\n'
+            'raw_sample_retention = %d\n'
             '[consolidation]\ninterval = %d\nhistory_length = 6\n'
             % (rabbit.url, args.timeout, args.pool, url,
-               3 * args.interval, args.interval))
+               3 * args.interval, args.raw_retention,
+               args.round_interval))
         size0 = _pg_size(url)
 
         def start_controller(i):
@@ -255,6 +286,11 @@ def run(args):
                 generated += json.load(f)['generated']
         db = db_api.Database(url)
         stored = db.count_reports()
+        if args.raw_retention:
+            # The rollups the housekeeping has not reached yet.
+            db.rollup_samples(time.time() - args.raw_retention,
+                              args.round_interval)
+        tables = _tables(url)
         size1 = _pg_size(url)
         growth = size1 - size0
         per_day = growth * 86400.0 / max(1.0, args.duration)
@@ -272,6 +308,10 @@ def run(args):
             'round_wall_s': round_s, 'round_output': round_out,
             'db_growth_bytes': growth,
             'db_bytes_per_day': per_day,
+            'round_interval_s': args.round_interval,
+            'raw_sample_retention_s': args.raw_retention,
+            'tables': tables,
+            'history_per_day': history_per_day(args, tables),
             'controller_cpu_s': sum(cpu0.values()),
             'controller_cpu_share_of_a_core': sum(cpu0.values()) / wall,
             'wall_s': wall,
@@ -287,6 +327,30 @@ def run(args):
         pg.stop()
 
 
+def history_per_day(args, tables):
+    """Bytes per day per 1000 hosts of the sample tables, from the bytes
+    per row measured here: raw VM samples (one per VM and poll), rollups
+    (one per VM and round interval), host samples (one per host and
+    poll); and what stays stored with raw samples kept for
+    ``raw_day_fraction`` of a day."""
+    polls = 86400.0 / args.interval
+    vms = 1000.0 * args.vms
+
+    def per_row(table):
+        rows, size = tables.get(table, (0, 0))
+        return size / rows if rows else None
+    raw, roll, host = (per_row('vm_samples'), per_row('vm_sample_rollups'),
+                       per_row('host_samples'))
+    out = {'bytes_per_raw_vm_sample': raw,
+           'bytes_per_rollup': roll,
+           'bytes_per_host_sample': host,
+           'raw_vm_samples': raw and raw * vms * polls,
+           'host_samples': host and host * 1000.0 * polls}
+    if roll:
+        out['rollups'] = roll * vms * 86400.0 / args.round_interval
+    return out
+
+
 def markdown(results):
     from tests.benchmarks import discipline
     rows = []
@@ -299,6 +363,31 @@ def markdown(results):
                      '%.1f' % (r['round_wall_s'] or 0),
                      '%.2f' % (r['db_bytes_per_day'] / 2 ** 30),
                      '%.2f' % r['controller_cpu_share_of_a_core']])
+    store = []
+    gib = 2.0 ** 30
+    for r in results:
+        h = r.get('history_per_day')
+        if not h:
+            continue
+        store.append([
+            r['hosts'], r['raw_sample_retention_s'] or 'off',
+            r['round_interval_s'],
+            ', '.join('%s %d rows %.1f MiB' % (t, n, b / 2.0 ** 20)
+                      for t, (n, b) in sorted(r['tables'].items())),
+            '%.0f' % (h['bytes_per_raw_vm_sample'] or 0),
+            '%.0f' % (h['bytes_per_rollup'] or 0),
+            '%.2f' % ((h['raw_vm_samples'] or 0) / gib),
+            '%.2f' % (h.get('rollups', 0) / gib),
+            '%.2f' % ((h['host_samples'] or 0) / gib)])
+    extra = []
+    if store:
+        extra = ['', 'Sample tables at the end of the run, and what they '
+                 'cost per day per 1000 hosts at the bytes per row '
+                 'measured:', '', discipline.markdown_table(
+                     ['hosts', 'raw retention (s)', 'rollup interval (s)',
+                      'tables', 'B/raw VM sample', 'B/rollup',
+                      'raw VM samples GiB/day', 'rollups GiB/day',
+                      'host samples GiB/day'], store)]
     return '\n'.join([
         '# The controller at scale (issue 19)', '',
         'Produced by `tests/benchmarks/bench_controller_scale.py`; every '
@@ -306,7 +395,7 @@ def markdown(results):
         discipline.markdown_table(
             ['hosts', 'controllers', 'reports/s', 'latency p50 / p99 (s)',
              'lost or doubled', 'calls resent', 'round (s)',
-             'DB GiB/day', 'controller cores'], rows), ''])
+             'DB GiB/day', 'controller cores'], rows)] + extra + [''])
 
 
 def main(argv=None):
@@ -334,6 +423,11 @@ def main(argv=None):
     ap.add_argument('--threads', type=int, default=32)
     ap.add_argument('--timeout', type=int, default=30)
     ap.add_argument('--pool', type=int, default=64)
+    ap.add_argument('--round-interval', type=int, default=300,
+                    help='[consolidation] interval (the rollups\' too)')
+    ap.add_argument('--raw-retention', type=int, default=0,
+                    help='[controller] raw_sample_retention (0: no '
+                         'rollups)')
     ap.add_argument('--no-kill', dest='kill_controller',
                     action='store_false')
     ap.add_argument('--out', default=os.path.join(RESULTS,

@@ -116,6 +116,29 @@ def configurations():
                            under)
             out['wss peak_threshold=%g' % v] = (
                 'wss', spec, p, 'underload peak_threshold')
+    # The forecast windows (samples of 300 s): the placement's peak
+    # window (48: 4 h) and the underload forecast's (96: 8 h), up to a
+    # day, so that a daily peak is in the forecast.
+    sel = loader.parameters('vm_selection', aware.vm_selection,
+                            aware.vm_selection_parameters)
+    spec, p = vary('vm_selection_parameters', 'cpu_target', 0.7, sel)
+    out['wss cpu_target=0.7'] = ('wss', spec, p, 'selection cpu_target')
+    spec, p = vary('placement_parameters', 'dense_cpu_margin', 0.2, place)
+    out['wss dense_margin=0.2'] = ('wss', spec, p,
+                                   'placement dense_cpu_margin')
+    # (windows at or above history_length, 100 samples, are the same.)
+    for w in (72, 144, 288):
+        spec, p = vary('placement_parameters', 'window', w, place)
+        out['wss place_window=%d' % w] = ('wss', spec, p,
+                                          'placement window')
+    for w in (288,):
+        params = dict(under)
+        params['window'] = w
+        spec = dataclasses.replace(aware, underload_parameters=params,
+                                   memory_underload_parameters=params)
+        out['wss under_window=%d' % w] = (
+            'wss', spec, dataclasses.replace(p_aware, spec=spec),
+            'underload forecast window')
     for d in (0, 288):
         if d != p_aware.min_dwell_rounds:
             out['wss dwell=%d' % d] = (
@@ -193,9 +216,42 @@ def read_csv(path):
         return out
 
 
-def run(real, base, window_days, seeds, seed, rec, log=sys.stderr):
+def selected(configs, only):
+    """The configurations whose names contain one of ``only`` (comma-
+    separated; empty: all), with the two the goals compare always in."""
+    if not only:
+        return configs
+    words = [w.strip() for w in only.split(',') if w.strip()]
+    return {k: v for k, v in configs.items()
+            if k in ('wss default', 'booked pre-19 (Neat)')
+            or any(w in k for w in words)}
+
+
+def spread(summary, keys=('migrations_per_vm_day', 'cpu_overload',
+                          'over_lower_bound', 'hosts',
+                          'memory_caused_share', 'memory_overload')):
+    """config -> figure -> {median, worst, worst_group} over the input
+    groups' means (worst: the largest; for every figure here lower is
+    better)."""
+    out = {}
+    for cname, per in summary.items():
+        d = {}
+        for k in keys:
+            means = {g: s[k]['mean'] for g, s in per.items()
+                     if s[k]['mean'] is not None}
+            if not means:
+                continue
+            worst = max(means, key=means.get)
+            d[k] = {'median': float(np.median(list(means.values()))),
+                    'worst': means[worst], 'worst_group': worst}
+        out[cname] = d
+    return out
+
+
+def run(real, base, window_days, seeds, seed, rec, log=sys.stderr,
+        only=''):
     """Every configuration on every input; returns the result dict."""
-    configs = configurations()
+    configs = selected(configurations(), only)
     ins = inputs(real, window_days, seeds)
     cases = [[c, i] for c in sorted(configs) for i in range(len(ins))]
     order = rec.order(cases, repeats=1, name='sweep')
@@ -260,6 +316,7 @@ def run(real, base, window_days, seeds, seed, rec, log=sys.stderr):
                     'start_steps': s0, 'steps': n}
                    for g, lab, t, s0, n in ins],
         'summary': summary,
+        'spread': spread(summary),
         'goals': goals,
         'rows': rows,
         'sweep_wall_seconds': time.perf_counter() - t_all,
@@ -290,6 +347,30 @@ def markdown(result, command):
             'memory_overload')
     spec = {k: (fmt, scale, unit) for k, _, _, fmt, scale, unit in FIGURES}
     label = {k: lab for k, _, lab, *_ in FIGURES}
+    sp = result.get('spread')
+    if sp:
+        keys = (('migrations_per_vm_day', '.3f', 1, ''),
+                ('cpu_overload', '.3f', 100, ' %'),
+                ('over_lower_bound', '.1f', 100, ' %'),
+                ('memory_caused_share', '.2f', 100, ' %'),
+                ('memory_overload', '.3f', 100, ' %'))
+        rows = []
+        for cname in sorted(sp):
+            row = [cname]
+            for k, fmt, scale, unit in keys:
+                d = sp[cname].get(k)
+                row.append('-' if not d else '%s / %s (%s)' % (
+                    format(d['median'] * scale, fmt) + unit,
+                    format(d['worst'] * scale, fmt) + unit,
+                    d['worst_group'].replace('synthetic ', '')))
+            rows.append(row)
+        lines += ['## Spread across inputs', '',
+                  'Median / worst (and which) of the input groups\' means '
+                  '(%d groups: the Bitbrains windows, and each synthetic '
+                  'profile).' % len(groups), '',
+                  discipline.markdown_table(
+                      ['configuration'] + [label[k] for k, *_ in keys],
+                      rows), '']
     for group in groups:
         lines += ['## %s' % group, '']
         rows = []
@@ -312,7 +393,7 @@ def markdown(result, command):
     return '\n'.join(lines)
 
 
-def plot(result, out_dir):
+def plot(result, out_dir, name_prefix='tradeoff'):
     """Two PNGs: hosts vs migrations per VM-day, hosts vs SLAV; one panel
     per input group, error bars = 95 % intervals (cut at 0)."""
     import matplotlib
@@ -322,8 +403,8 @@ def plot(result, out_dir):
     files = []
     for xkey, xlabel, name in (
             ('migrations_per_vm_day', 'live migrations per VM per day',
-             'tradeoff_migrations.png'),
-            ('slav', 'SLAV = OTF x PDM', 'tradeoff_slav.png')):
+             name_prefix + '_migrations.png'),
+            ('slav', 'SLAV = OTF x PDM', name_prefix + '_slav.png')):
         cols = 3
         rows_n = int(np.ceil(len(groups) / float(cols)))
         size_in = (5 * cols, 3.8 * rows_n)
@@ -401,23 +482,25 @@ def replot(out_dir):
 
 def main(real, base, args, rec, out_dir, command):
     os.makedirs(out_dir, exist_ok=True)
+    name = getattr(args, 'sweep_name', None) or 'tradeoff'
     result = run(real, base, args.window_days, args.sweep_seeds, args.seed,
-                 rec)
+                 rec, only=getattr(args, 'sweep_configs', '') or '')
     rec.finish()
     result['command'] = command
     result['discipline'] = rec.as_dict()
-    result['files'] = [os.path.basename(f) for f in plot(result, out_dir)]
+    result['files'] = [os.path.basename(f)
+                       for f in plot(result, out_dir, name)]
     small = {k: v for k, v in result.items() if k not in ('rows',
                                                           'summary')}
-    small['rows'] = 'tradeoff.csv'       # one row per run, kept out here
+    small['rows'] = name + '.csv'       # one row per run, kept out here
     keep = ('n', 'mean', 'half_width', 'low', 'high')
     small['summary'] = {
         c: {g: {k: {x: s[x] for x in keep} for k, s in figs.items()}
             for g, figs in per.items()}
         for c, per in result['summary'].items()}
-    write_json(os.path.join(out_dir, 'tradeoff.json'), small)
-    write_csv(os.path.join(out_dir, 'tradeoff.csv'), result['rows'])
-    with open(os.path.join(out_dir, 'tradeoff.md'), 'w') as f:
+    write_json(os.path.join(out_dir, name + '.json'), small)
+    write_csv(os.path.join(out_dir, name + '.csv'), result['rows'])
+    with open(os.path.join(out_dir, name + '.md'), 'w') as f:
         f.write(markdown(result, command))
     for group, g in result['goals'].items():
         print('%s:' % group)

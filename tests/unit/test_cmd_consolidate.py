@@ -32,3 +32,23 @@ def test_dry_run_round_is_recorded_and_listed(tmp_path):
     missing = _run(tmp_path, 'show', '7')
     assert missing.returncode == 1
     assert 'no consolidation round 7' in missing.stderr
+
+
+def test_no_round_while_a_controller_holds_the_lease(tmp_path):
+    import time
+
+    from memmut.db import api as db_api
+    url = 'sqlite:///%s' % (tmp_path / 'm.sqlite')
+    migration.upgrade(url)
+    db = db_api.Database(url)
+    assert db.acquire_lease('consolidation', 'controller-1:42:ab', 900.0,
+                            now=time.time())
+    done = _run(tmp_path, 'run', '--dry-run')
+    assert done.returncode == 1, done.stderr
+    assert 'busy' in done.stdout and 'controller-1:42:ab' in done.stdout
+    assert db.list_rounds() == []
+    db.release_lease('consolidation', 'controller-1:42:ab')
+    assert _run(tmp_path, 'run', '--dry-run').returncode == 0
+    # ... and the command gave the lease back.
+    assert db.acquire_lease('consolidation', 'controller-1:42:ab', 900.0)
+    db.close()

@@ -98,3 +98,44 @@ def test_planner_session_gives_the_same_plan(spec, case):
         algos.memory_overload, algos.vm_selection, no_session)
     slow = pl.plan_round(hosts, vms, slow_algos, params)
     assert fast == slow
+
+
+def test_peaks_in_one_reduction_equal_the_peaks_one_by_one():
+    import numpy as np
+
+    from memmut.consolidation import placement as pl
+    rng = np.random.default_rng(3)
+    same = [rng.random(60) * 1000 for _ in range(7)]
+    ragged = same[:3] + [rng.random(5), np.zeros(0), [1, 7, 2]]
+    for histories in (same, ragged, [list(h) for h in same],
+                      [[3, 9, 4], [1, 2, 8]]):
+        for n in (1, 4, 48, 100):
+            assert pl.peaks(histories, n) == \
+                [pl._peak_last(h, n) for h in histories]
+
+
+def test_a_session_given_the_demands_places_as_it_computes_them():
+    import numpy as np
+
+    from memmut.consolidation import loader
+    from memmut.consolidation import placement as pl
+    rng = np.random.default_rng(5)
+    decide = loader.build('placement', 'peak_best_fit_decreasing', 300.0,
+                          60.0)
+    hosts = ['h%d' % i for i in range(20)]
+    cpu_use = {h: float(rng.uniform(0, 60000)) for h in hosts}
+    ram_use = {h: float(rng.uniform(0, 200000)) for h in hosts}
+    total_c = dict.fromkeys(hosts, 83200.0)
+    total_r = dict.fromkeys(hosts, 262144.0)
+    vms_cpu = {'v%d' % i: rng.random(100) * 8000 for i in range(30)}
+    vms_ram = {v: float(rng.uniform(1000, 16000)) for v in vms_cpu}
+
+    def session():
+        return decide.session(cpu_use, total_c, ram_use, total_r,
+                              {'off': 83200.0}, {'off': 262144.0})
+    s = session()
+    assert s.peak_window == decide.usage_window
+    demands = dict(zip(vms_cpu, pl.peaks(list(vms_cpu.values()),
+                                         s.peak_window)))
+    assert session().place(vms_cpu, vms_ram, demands=demands) == \
+        s.place(vms_cpu, vms_ram)

@@ -241,3 +241,81 @@ def test_report_lists_of_remote_allocations(db):
     db.store_report(report(2, 20.0, remote_exports=['old']))  # late
     host = db.get_host('h')
     assert (host.remote_exports, host.remote_attachments) == (['a', 'b'], [])
+
+
+def test_a_lease_has_one_holder_until_it_expires(db):
+    assert db.get_lease('consolidation') is None
+    assert db.acquire_lease('consolidation', 'c1', 60.0, now=100.0)
+    assert not db.acquire_lease('consolidation', 'c2', 60.0, now=130.0)
+    # The holder renews it (acquired_at stays, expires_at moves).
+    assert db.acquire_lease('consolidation', 'c1', 60.0, now=150.0)
+    lease = db.get_lease('consolidation')
+    assert (lease.holder, lease.acquired_at, lease.renewed_at,
+            lease.expires_at) == ('c1', 100.0, 150.0, 210.0)
+    assert not db.acquire_lease('consolidation', 'c2', 60.0, now=209.0)
+    # Expired: another controller takes it over.
+    assert db.acquire_lease('consolidation', 'c2', 60.0, now=210.0)
+    lease = db.get_lease('consolidation')
+    assert (lease.holder, lease.acquired_at) == ('c2', 210.0)
+    assert not db.acquire_lease('consolidation', 'c1', 60.0, now=211.0)
+    # Other names are other leases.
+    assert db.acquire_lease('other', 'c1', 60.0, now=211.0)
+
+
+def test_a_released_lease_is_free_at_once(db):
+    assert db.acquire_lease('consolidation', 'c1', 600.0, now=100.0)
+    assert not db.release_lease('consolidation', 'c2', now=101.0)
+    assert db.release_lease('consolidation', 'c1', now=101.0)
+    assert not db.release_lease('consolidation', 'c1', now=102.0)
+    assert db.acquire_lease('consolidation', 'c2', 600.0, now=102.0)
+
+
+def _history(series, end, interval=100.0, length=20):
+    from memmut.globals import rounds
+    return (rounds.cpu_history(series, end, interval, length, 1000.0),
+            rounds.memory_history(series, end, interval, length, 1024.0,
+                                  0.0, 0.0))
+
+
+def test_rollups_keep_what_the_histories_read(db):
+    # Two VMs polled every 30 s for 1000 s; 'a' moves to h2 at t=600 and
+    # its counter resets at t=300; 'b' has no WSS^max_avg at first.
+    for seq in range(1, 35):
+        t = 30.0 * seq
+        a = _vm('a', t, cpu_time_ns=int((t if t < 300 else t - 300) *
+                                        (0.5e9 + 1e6 * (seq % 7))),
+                wss_max_avg_kb=(100 + seq % 5) * 1024)
+        b = _vm('b', t, cpu_time_ns=int(t * 0.25e9),
+                wss_max_avg_kb=None if t < 200 else 200 * 1024)
+        db.store_report(_report(seq, t, host='h1' if t < 600 else 'h2',
+                                boot='b', vms=[a] + ([b] if seq > 2 else [])))
+    end = 1000.0        # the planner's intervals line up with the rollups
+    raw = db.vm_series(0.0)
+    before = {u: _history(raw[u], end) for u in raw}
+    assert db.rollup_samples(before=710.0, interval=100.0) == 23 + 21
+    raw_left, rolled = db.count_samples()
+    assert (raw_left, rolled) == (11 + 11, 7 + 7)
+    mixed = db.vm_series(0.0)
+    assert type(mixed['a'][0]).__name__ == 'RollupRow'
+    assert {u: _history(mixed[u], end) for u in mixed} == before
+    # Again later (the first raw delta starts at the newest rollup).
+    assert db.rollup_samples(before=1000.0, interval=100.0) == 20
+    assert {u: _history(v, end) for u, v in db.vm_series(0.0).items()} \
+        == before
+    assert db.count_samples() == (2, 20)
+    # Rollups past retention go; what is left still reads the same.
+    assert db.purge_rollups(300.0) == 4
+    assert db.count_samples() == (2, 16)
+
+
+def test_a_late_sample_of_a_rolled_up_interval_adds_a_row(db):
+    for seq in range(1, 11):
+        db.store_report(_report(seq, 10.0 * seq, vms=[
+            _vm('a', 10.0 * seq, cpu_time_ns=seq * 10 ** 9)]))
+    assert db.rollup_samples(before=100.0, interval=50.0) == 10
+    db.store_report(_report(99, 45.0, vms=[_vm('a', 45.0,
+                                               cpu_time_ns=10 ** 9)]))
+    assert db.rollup_samples(before=100.0, interval=50.0) == 1
+    assert db.count_samples() == (0, 3)
+    cpu, _ = _history(db.vm_series(0.0)['a'], 100.0, 50.0, 2)
+    assert cpu == [100.0, 100.0]        # 0.1 core, the late one ignored
