@@ -866,7 +866,7 @@ def main(argv=None):
         cases = [tuple(c.split(':')) for c in args.cases.split(',')]
     order = [(c, r + args.first_repeat) for c, r in discipline.blocked_order(
         cases, args.repeats, args.seed)] if args.repeats > 1 or (
-        args.first_repeat) else [(c, 0) for c in cases]
+        args.first_repeat or args.fixed_work) else [(c, 0) for c in cases]
     todo = {c + (r,) for c, r in order}
     runs = []
     if args.keep_other_runs and os.path.exists(jsonl):
