@@ -115,3 +115,24 @@ def test_sampler_fit_recovers_a_linear_cost():
                       recs[0]['summary']['mean']) / math.log(16))
     assert f['loglog_slope'] == pytest.approx(slope)
     assert bench_badis_cost.fit(recs[:1]) is None
+
+
+def test_unfinished_static_counts_at_the_deadline():
+    bm.set_scenario('shortage')
+    static = _line('static', 0, 3000, 300.0, 300.0)
+    del static['record']['completion_s']['blas']
+    static['record']['unfinished'] = ['blas']
+    static['record']['run_s'] = 600.0
+    s = bm.repeat_summary([static, _line('equal', 0, 1000, 300.0, 300.0)])
+    # censored at 600 s: a speed-up of at least 50 %
+    assert s['speedup_pct']['equal']['blas']['values'] == [
+        pytest.approx(50.0)]
+    assert s['completion_s']['static']['blas']['values'] == [600.0]
+    assert s['unfinished']['static'] == 1
+    # an unfinished dynamic run gives no speed-up at all
+    dyn = _line('equal', 0, 1000, 300.0, 300.0)
+    del dyn['record']['completion_s']['grass']
+    dyn['record']['unfinished'] = ['grass']
+    dyn['record']['run_s'] = 600.0
+    s = bm.repeat_summary([_line('static', 0, 3000, 300.0, 300.0), dyn])
+    assert 'grass' not in s['speedup_pct']['equal']
