@@ -1091,8 +1091,9 @@ def repeat_summary(lines):
                              completion(runs[r], n)) /
                     completion(static[r], n) for r in paired
                     if completion(static[r], n) and
-                    completion(runs[r], n) and
-                    n not in (runs[r].get('unfinished') or ())]
+                    completion(runs[r], n) and not (
+                        n in (runs[r].get('unfinished') or ()) and
+                        n in (static[r].get('unfinished') or ()))]
             if vals:
                 sp[n] = discipline.summarize(vals)
         out['speedup_pct'][m] = sp
@@ -1181,8 +1182,10 @@ def repeats_markdown(scenario, summ, provenance):
     if any(summ['unfinished'].values()):
         out.append('* Workloads unfinished at the run\'s deadline (4 x the '
                    'nominal length), counted at the deadline (a lower bound '
-                   'of their completion time, so a lower bound of the '
-                   'speed-up over a static run that did not finish): %s.'
+                   'of their completion time: the speed-up over a static '
+                   'run that did not finish is then a lower bound, that of '
+                   'a dynamic run that did not finish an upper bound; '
+                   'with both unfinished the repeat gives none): %s.'
                    % ', '.join('%s %d' % kv
                                for kv in summ['unfinished'].items()))
     out += ['', '### Provenance', '',
