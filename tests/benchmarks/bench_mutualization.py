@@ -1328,6 +1328,17 @@ def write_headline(head, path):
                     pub['speedup_pct'][m]['blas'],
                     pub['speedup_pct'][m]['grass'], pub['minute_s'])
                 if pub else '- (new)'])
+    for sc, pub in sorted(PUBLISHED.items()):
+        if sc in head:
+            continue
+        for m in ('equal', 'proportional'):
+            rows.append([sc, m, '%gx (n=1)' % pub['swap_reduction_x'][m],
+                         '%g (n=1)' % pub['speedup_pct'][m]['blas'],
+                         '%g (n=1)' % pub['speedup_pct'][m]['grass'],
+                         'undecided (n=1)',
+                         'not repeated: the single run of %s (%g s/min), '
+                         'in `%s.md`' % (pub['commit'], pub['minute_s'],
+                                         prefix_of(sc))])
     out += [discipline.markdown_table(header, rows), '']
     with open(path, 'w') as f:
         f.write('\n'.join(out) + '\n')
