@@ -1084,6 +1084,13 @@ def repeat_summary(lines):
         red = discipline.paired_ratio(list(num), list(den))
         red['dynamic_swapped_nothing'] = sum(
             1 for r in paired if runs[r]['swap_out_total_kb'] < MIB)
+        # a static run stopped at its deadline had not swapped all it
+        # would have: its ratio is a lower bound (and that of a dynamic
+        # run stopped early an upper bound)
+        red['static_unfinished'] = sum(
+            1 for r in paired if static[r].get('unfinished'))
+        red['dynamic_unfinished'] = sum(
+            1 for r in paired if runs[r].get('unfinished'))
         out['swap_reduction_x'][m] = red
         sp = {}
         for n in ('blas', 'grass'):
@@ -1179,6 +1186,16 @@ def repeats_markdown(scenario, summ, provenance):
             out.append('* %s swapped nothing in %d repeat(s): counted as '
                        '1 MiB, the reduction is then a lower bound.'
                        % (m, red['dynamic_swapped_nothing']))
+    for m in ('equal', 'proportional'):
+        red = summ['swap_reduction_x'].get(m)
+        if red and (red.get('static_unfinished') or
+                    red.get('dynamic_unfinished')):
+            out.append('* %s: in %d repeat(s) the static run and in %d the '
+                       'dynamic run stopped at the deadline with work left: '
+                       'their swap totals are truncated, so those ratios are '
+                       'lower (static) or upper (dynamic) bounds.' % (
+                           m, red['static_unfinished'],
+                           red['dynamic_unfinished']))
     if any(summ['unfinished'].values()):
         out.append('* Workloads unfinished at the run\'s deadline (4 x the '
                    'nominal length), counted at the deadline (a lower bound '
