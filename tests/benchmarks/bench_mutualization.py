@@ -1297,14 +1297,19 @@ def aggregate(args):
             'repeat_summary': summ,
             'repeat_records': mine,
             'runs': runs}
-        if all(m in runs for m in MODES):
-            results['summary'] = summarize(results, minute_s)
-            plots(results, minute_s, args.out)
+        if not all(m in runs for m in MODES):
+            # the scenario's own files (and figures) stay as they are
+            # until repeat 0 has every mode
+            LOG.warning('%s: repeat 0 lacks %s: %s.* not rewritten', sc,
+                        ', '.join(m for m in MODES if m not in runs),
+                        PREFIX)
+            continue
+        results['summary'] = summarize(results, minute_s)
+        plots(results, minute_s, args.out)
         with open(os.path.join(args.out, PREFIX + '.json'), 'w') as f:
             json.dump(results, f, separators=(',', ':'))
-        if 'summary' in results:
-            write_markdown(results, minute_s,
-                           os.path.join(args.out, PREFIX + '.md'))
+        write_markdown(results, minute_s,
+                       os.path.join(args.out, PREFIX + '.md'))
     write_headline(head, os.path.join(args.out, 'mutualization_repeats.md'))
     return head
 
