@@ -1340,10 +1340,15 @@ def write_headline(head, path):
             if m not in summ['swap_reduction_x']:
                 continue
             sp = summ['speedup_pct'].get(m, {})
+            red = summ['swap_reduction_x'][m]
+            bound = ''
+            if red.get('static_unfinished') and not red.get(
+                    'dynamic_unfinished'):
+                bound = '>= '      # static's swap total truncated
             rows.append([
                 sc + (' (%s)' % PATTERNS[sc] if sc in PATTERNS else ''),
-                m, _ratio_ci(summ['swap_reduction_x'][m]),
-                _ci(sp.get('blas')), _ci(sp.get('grass')),
+                m, bound + _ratio_ci(red),
+                bound + _ci(sp.get('blas')), bound + _ci(sp.get('grass')),
                 summ['verdicts'][m]['all'],
                 '%gx, %g / %g %% (n=1, %g s/min)' % (
                     pub['swap_reduction_x'][m],
@@ -1361,7 +1366,33 @@ def write_headline(head, path):
                          'not repeated: the single run of %s (%g s/min), '
                          'in `%s.md`' % (pub['commit'], pub['minute_s'],
                                          prefix_of(sc))])
-    out += [discipline.markdown_table(header, rows), '']
+    out += [discipline.markdown_table(header, rows), '',
+            '">=": a static run of the pairs stopped at its deadline with '
+            'work left (its swap total and completion time are lower '
+            'bounds); see each scenario\'s notes.', '',
+            '### Runs in the log', '']
+    rows = []
+    for sc, (summ, prov) in head.items():
+        for m in MODES:
+            lines = [ln for ln in prov['lines'] if ln['mode'] == m]
+            if not lines:
+                rows.append([sc, m, 0, '-', '-', '-'])
+                continue
+            rows.append([
+                sc, m, len(lines),
+                sum(len(ln['record'].get('unfinished') or [])
+                    for ln in lines),
+                ', '.join('%.1f' % ln['load_before'][0] for ln in lines
+                          if ln.get('load_before')),
+                ', '.join('%.1f' % ln['load_after'][0] for ln in lines
+                          if ln.get('load_after'))])
+    out += [discipline.markdown_table(
+        ['scenario', 'mode', 'runs', 'workloads unfinished at the deadline',
+         'load (1 min) before', 'load after'], rows), '']
+    versions = next(iter(head.values()))[1]['versions'] if head else {}
+    out += ['Versions: %s.' % ', '.join(
+        '%s %s' % kv for kv in sorted(versions.items())
+        if kv[1] is not None), '']
     with open(path, 'w') as f:
         f.write('\n'.join(out) + '\n')
     keep_notes(path)
