@@ -138,3 +138,20 @@ def test_unfinished_static_counts_at_the_deadline():
     s = bm.repeat_summary([_line('static', 0, 3000, 400.0, 400.0), dyn])
     assert s['speedup_pct']['equal']['grass']['values'] == [
         pytest.approx(-50.0)]
+
+
+def test_probe_base_rescores_against_the_shifted_truth():
+    booked = 256 * MIB
+    rows = [{'t': float(i), 'balloon_kb': 200 * MIB,
+             'truth_kb': 150 * MIB, 'selfballoon': 150 * MIB}
+            for i in range(10)]
+    r = {'estimator': 'selfballoon', 'rows': rows, 'booked_kb': booked,
+         'base_kb': 70 * MIB, 'probe_base_kb': 78 * MIB}
+    e = bench_badis.run_errors(r, 1.0)['selfballoon']
+    assert e['all'] == 0
+    # the probed base is 8 MiB higher: 8 / 256 of booked
+    assert e['probe_base']['all'] == pytest.approx(3.12, abs=0.01)
+    sens = bench_badis.base_sensitivity([r], [8], 1.0)
+    assert sens['+0']['selfballoon']['all'] == 0
+    assert sens['+8']['selfballoon']['all'] == pytest.approx(3.12,
+                                                             abs=0.01)
