@@ -889,7 +889,10 @@ def _interrupt(signum, frame):
 # them in a blocked random order (discipline.blocked_order) and the
 # aggregation gives means with 95 % intervals.
 
-RAW_DIR = os.path.join(tempfile.gettempdir(), 'memmut-mutualization-raw')
+# full records of repeat 0 (the figures and tables), kept beside the guest
+# image cache so that a series can be resumed another day
+RAW_DIR = os.path.join(os.environ.get('MEMMUT_TEST_CACHE') or
+                       tempfile.gettempdir(), 'mutualization-raw')
 LOCK = '/tmp/memmut-tcg.lock'
 MODES = ('static', 'equal', 'proportional')
 # The figures published before the repeated runs (single runs, 10 s per
