@@ -92,7 +92,17 @@ SCENARIO_SHORTAGE = {
               (2, 150), (2, 265), (6, 100)],
     'wrf': [(30, 110)],
 }
-SCENARIOS = {'ch3': SCENARIO, 'shortage': SCENARIO_SHORTAGE}
+# The third scenario (issue 20): the shortage scenario's sizes, but every
+# guest touches its data Zipf-like (memwork.pattern=zipf:0.8, the pattern
+# of bench_patterns' zipf0.8: each pass draws as many page touches as the
+# step has pages, page of rank r with probability ~ 1/r^0.8, the ranks
+# scattered over the mapping) instead of sweeping all of it every pass: a
+# non-cyclic pattern, so LRU keeps the hot pages and a VM short of memory
+# swaps its cold tail, not its whole working set.
+SCENARIOS = {'ch3': SCENARIO, 'shortage': SCENARIO_SHORTAGE,
+             'zipf': SCENARIO_SHORTAGE}
+PATTERNS = {'zipf': 'zipf:0.8'}
+PATTERN = None                  # memwork.pattern of the current scenario
 PREFIX = 'mutualization'        # of the result files' names
 ESTIMATOR = ('memmut.agent.wss.pipeline.EstimationPipeline, estimator badis '
              '(as AgentManager.poll_once): smaps access sampling of the '
@@ -231,7 +241,7 @@ def run_mode(mode, daemon, img, workdir, minute_s):
                 alloc='d', loops=1, period_ms=PERIOD_MS,
                 cmdline='memwork.work=1', swap='memstore', swap_mib=512,
                 memfd=True, tb_cache_mib=64, stat_period=1,
-                wait_ready=False)
+                pattern=PATTERN, wait_ready=False)
         for g in guests.values():
             g.wait_ready()
         for g in guests.values():
@@ -498,16 +508,33 @@ def plots(results, minute_s, out):
     # Fig 3.4: swapped-out memory
     fig, ax = plt.subplots(figsize=(7, 4.5))
     bottom = [0] * 3
+    reps = results.get('repeat_records')
+    rsum = results.get('repeat_summary')
+
+    def per_vm_swap(m, n):
+        if not reps:
+            return results['runs'][m]['swap_out_kb'].get(n, 0) / MIB
+        xs = [ln['record']['swap_out_kb'].get(n, 0) / MIB for ln in reps
+              if ln['mode'] == m]
+        return sum(xs) / len(xs) if xs else 0
+
     for n in SCENARIO:
-        vals = [results['runs'][m]['swap_out_kb'].get(n, 0) / MIB
-                for m in modes]
+        vals = [per_vm_swap(m, n) for m in modes]
         ax.bar(modes, vals, bottom=bottom, color=colors[n],
                label=VM_LABEL[n])
         bottom = [a + b for a, b in zip(bottom, vals)]
     for i, v in enumerate(bottom):
-        ax.text(i, v, '%.0f MiB' % v, ha='center', va='bottom')
+        hw = None
+        if rsum and modes[i] in rsum['swap_out_total_mib']:
+            hw = rsum['swap_out_total_mib'][modes[i]]['half_width']
+        if hw is not None:
+            ax.errorbar([i], [v], yerr=[hw], color='k', capsize=6)
+        ax.text(i, v + (hw or 0), '%.0f MiB' % v, ha='center',
+                va='bottom')
     ax.set_ylabel('swapped-out memory, MiB')
-    ax.set_title('Swapped-out memory, static vs dynamic')
+    ax.set_title('Swapped-out memory, static vs dynamic' + (
+        ' (mean of %d repeats, 95 %% interval)' % len(rsum['repeats'])
+        if rsum else ''), fontsize=9 if rsum else None)
     ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(out, PREFIX + '_fig3_4.png'), dpi=110)
@@ -520,8 +547,14 @@ def plots(results, minute_s, out):
     for i, m in enumerate(modes):
         vals = [(results['runs'][m]['completion_s'].get(n) or 0)
                 for n in names]
+        errs = None
+        if rsum:
+            cs = rsum['completion_s'].get(m, {})
+            vals = [cs[n]['mean'] if n in cs else 0 for n in names]
+            errs = [(cs[n]['half_width'] or 0) if n in cs else 0
+                    for n in names]
         xs = [j + (i - 1) * width for j in range(len(names))]
-        ax.bar(xs, vals, width, label=m)
+        ax.bar(xs, vals, width, label=m, yerr=errs, capsize=4)
         for x, v in zip(xs, vals):
             ax.text(x, v, '%.0f' % v, ha='center', va='bottom', fontsize=7)
     nominal = nominal_s(minute_s)
@@ -530,7 +563,9 @@ def plots(results, minute_s, out):
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels([VM_LABEL[n] for n in names])
     ax.set_ylabel('completion time, s')
-    ax.set_title('Workload completion time')
+    ax.set_title('Workload completion time' + (
+        ' (mean of %d repeats, 95 %% interval)' % len(rsum['repeats'])
+        if rsum else ''))
     ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(out, PREFIX + '_fig3_5.png'), dpi=110)
@@ -633,7 +668,12 @@ def markdown(results, minute_s):
             for m in range(t, t + mins):
                 totals[m] += mib
             t += mins
-    out = ['# Local memory mutualization: the scenario of seed 004 ch.3', '',
+    scen = setup.get('scenario', 'ch3')
+    title = {'ch3': 'the scenario of seed 004 ch.3',
+             'shortage': 'shortage scenario (the working sets alone '
+                         'exceed the budget)',
+             'zipf': 'shortage sizes with Zipf-like (non-cyclic) access'}
+    out = ['# Local memory mutualization: %s' % title.get(scen, scen), '',
            'Generated by `%s` (%s); raw data in `%s.json`, '
            'figures `%s_fig3_{3,4,5,6}.png`.'
            % (results['command'], results['started'], PREFIX, PREFIX), '',
@@ -667,6 +707,17 @@ def markdown(results, minute_s):
            'passes over its working set (one per %d ms at most), so a '
            'swapping guest finishes late: completion time is the '
            'performance metric.' % setup['memwork_period_ms'],
+           '* Access pattern: %s.' % (
+               'memwork.pattern=%s: each pass draws as many page touches as '
+               'the step has pages, the page of rank r with probability ~ '
+               '1/r^s (ranks scattered over the mapping); not cyclic, so a '
+               'guest short of memory swaps its cold tail. Its working set '
+               'has no single size: the "true WSS" below (and the budget '
+               'comparisons) use the step\'s mapped size, an upper bound'
+               % setup['pattern'] if setup.get('pattern', 'seq') != 'seq'
+               else 'seq, every page of the step once per pass in address '
+               'order (cyclic: a guest short of memory by any amount swaps '
+               'at every pass under LRU)'),
            '* Guests: %s.' % setup.get('guest', '-'),
            '* Estimates: the agent\'s own pipeline, %s; one Badis round '
            'per VM every %g s (%g per scenario minute) and at once when a '
@@ -688,7 +739,18 @@ def markdown(results, minute_s):
            '* The %s run is the one started %s (`--reuse`).'
            % (m, runs[m]['reused_from']) for m in runs
            if runs[m].get('reused_from')]
-    out += ['', '## Results beside the seed', '',
+    if 'repeat_summary' in results:
+        out += [''] + repeats_markdown(scen, results['repeat_summary'], {
+            'seed': results['discipline']['seed'], 'minute_s': minute_s,
+            'versions': results['discipline']['versions'],
+            'lines': results['repeat_records']})
+        out += ['## One run in detail: repeat 0, beside the seed', '',
+                'The tables below and the figures 3.3 and 3.6 are repeat '
+                '0\'s runs; figures 3.4 and 3.5 show the means over the '
+                'repeats with their 95 % intervals.']
+    else:
+        out += ['', '## Results beside the seed']
+    out += ['',
             '| | static | equal | proportional | seed (Xen, 1 GiB VMs) |',
             '|---|---|---|---|---|']
     sw = {m: runs[m]['swap_out_total_kb'] / MIB for m in runs}
@@ -721,9 +783,11 @@ def markdown(results, minute_s):
                    ', '.join('%.0f' % (runs[m]['swap_out_kb'].get(n, 0) /
                                        MIB) for n in SCENARIO)
                    for m in ('static', 'equal', 'proportional')))
-    out += ['', 'Goals met: %s.' % ', '.join(
-        '%s %s' % (m, 'yes' if ok else 'NO')
-        for m, ok in summ['goals']['met'].items()), '']
+    if 'repeat_summary' not in results:
+        out += ['', 'Goals met: %s.' % ', '.join(
+            '%s %s' % (m, 'yes' if ok else 'NO')
+            for m, ok in summ['goals']['met'].items())]
+    out.append('')
     for m, key, title in (('equal', 'table_3_1_equal', 'Table 3.1'),
                           ('proportional', 'table_3_2_proportional',
                            'Table 3.2')):
@@ -819,6 +883,532 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt('signal %d' % signum)
 
 
+# ---------------------------------------------------------------------------
+# Repeated runs (issue 20): one (scenario, mode, repeat) case per process,
+# each under the TCG lock, appended to a JSON-lines log; the series runs
+# them in a blocked random order (discipline.blocked_order) and the
+# aggregation gives means with 95 % intervals.
+
+# full records of repeat 0 (the figures and tables), kept beside the guest
+# image cache so that a series can be resumed another day
+RAW_DIR = os.path.join(os.environ.get('MEMMUT_TEST_CACHE') or
+                       tempfile.gettempdir(), 'mutualization-raw')
+LOCK = '/tmp/memmut-tcg.lock'
+MODES = ('static', 'equal', 'proportional')
+# The figures published before the repeated runs (single runs, 10 s per
+# scenario minute, round 2 s; commits 14c1979 and bc2c61a).
+PUBLISHED = {
+    'shortage': {'commit': '14c1979', 'minute_s': 10,
+                 'swap_reduction_x': {'equal': 2.8, 'proportional': 2.7},
+                 'speedup_pct': {'equal': {'blas': 31.5, 'grass': 31.4},
+                                 'proportional': {'blas': 31.8,
+                                                  'grass': 30.4}}},
+    'ch3': {'commit': 'bc2c61a', 'minute_s': 10,
+            'swap_reduction_x': {'equal': 141.1, 'proportional': 67.7},
+            'speedup_pct': {'equal': {'blas': 42.4, 'grass': 45.5},
+                            'proportional': {'blas': 42.1, 'grass': 45.5}}},
+}
+GOAL_REDUCTION_X = 8
+GOAL_SPEEDUP_PCT = 20
+
+
+def prefix_of(scenario):
+    return 'mutualization' if scenario == 'ch3' else (
+        'mutualization_' + scenario)
+
+
+def set_scenario(name):
+    global SCENARIO, PATTERN
+    SCENARIO = SCENARIOS[name]
+    PATTERN = PATTERNS.get(name)
+
+
+def finish_record(rec, minute_s):
+    """The figures derived from a run's timeline, computed while the
+    timeline is at hand (only repeat 0 keeps it)."""
+    rec['estimates'] = estimate_summary(rec, ROUND)
+    if rec.get('timeline'):
+        # how long the run lasted: a workload unfinished at the deadline
+        # took at least this long (a censored completion time)
+        rec['run_s'] = rec['timeline'][-1]['t']
+    deficit = swap_in_deficit_kb(rec)
+    rec['swap_in_deficit_kb'] = deficit
+    if rec['mode'] != 'static':
+        rec['shortage_table'] = shortage_table(rec, minute_s)
+        rec['role_counts'] = role_counts(rec, minute_s)
+    return rec
+
+
+def slim(rec):
+    """A run's record without its per-poll timeline and rounds."""
+    return {k: v for k, v in rec.items()
+            if k not in ('timeline', 'rounds', 'role_counts')}
+
+
+def read_log(path):
+    rows = []
+    if os.path.exists(path):
+        with open(path) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+    return rows
+
+
+def run_cases(args, img, daemon, work):
+    """The runs of one invocation (``--modes`` of ``--scenario``), each
+    appended to the log ``--append`` with its provenance when
+    ``--repeat`` is given."""
+    from tests.benchmarks import discipline
+    versions = discipline.versions()
+    out = {}
+    for mode in args.modes.split(','):
+        wd = os.path.join(work, mode)
+        os.makedirs(wd)
+        load_before = discipline.loadavg()
+        started = time.time()
+        rec = run_mode(mode, daemon, img, wd, args.minute_seconds)
+        finish_record(rec, args.minute_seconds)
+        out[mode] = rec
+        if args.repeat is None:
+            continue
+        line = {'scenario': args.scenario, 'mode': mode,
+                'repeat': args.repeat, 'minute_s': args.minute_seconds,
+                'round_s': ROUND, 'poll_s': POLL, 'pattern': PATTERN,
+                'started_utc': time.strftime('%Y-%m-%dT%H:%M:%SZ',
+                                             time.gmtime(started)),
+                'elapsed_s': round(time.time() - started, 1),
+                'load_before': load_before,
+                'load_after': discipline.loadavg(),
+                'versions': versions, 'record': slim(rec)}
+        with open(args.append, 'a') as f:
+            f.write(json.dumps(line, separators=(',', ':')) + '\n')
+        if args.repeat == 0:
+            # the representative run of the figures and tables, in full
+            os.makedirs(args.raw_dir, exist_ok=True)
+            with open(os.path.join(args.raw_dir, '%s-%s.json' % (
+                    args.scenario, mode)), 'w') as f:
+                json.dump(rec, f, separators=(',', ':'))
+    return out
+
+
+def series(args):
+    """Run every (scenario, mode, repeat) case missing from the log, in
+    the blocked random order of ``--seed``, one process under the TCG
+    lock per case (so no lock hold lasts longer than one run); stop
+    starting cases after ``--stop-at`` (UTC HH:MM)."""
+    import subprocess
+    import sys
+    from tests.benchmarks import discipline
+    scenarios = args.scenarios.split(',')
+    cases = [(sc, m) for sc in scenarios for m in args.modes.split(',')]
+    order = discipline.blocked_order(cases, args.series, args.seed)
+    for (sc, mode), rep in order:
+        have = {(r['scenario'], r['mode'], r['repeat'])
+                for r in read_log(args.append)}
+        if (sc, mode, rep) in have:
+            continue
+        if args.stop_at and time.strftime('%H:%M', time.gmtime()) >= (
+                args.stop_at):
+            LOG.warning('stop time %s reached: %s %s repeat %d not run',
+                        args.stop_at, sc, mode, rep)
+            break
+        cmd = [sys.executable, '-m', 'tests.benchmarks.bench_mutualization',
+               '--scenario', sc, '--modes', mode, '--repeat', str(rep),
+               '--minute-seconds', '%g' % args.minute_seconds,
+               '--round-seconds', '%g' % ROUND,
+               '--poll-seconds', '%g' % POLL, '--append', args.append,
+               '--raw-dir', args.raw_dir, '--out', args.out]
+        if args.lock:
+            cmd = ['flock', args.lock] + cmd
+        LOG.info('case %s %s repeat %d: %s', sc, mode, rep, ' '.join(cmd))
+        rc = subprocess.call(cmd)
+        if rc:
+            LOG.warning('case %s %s repeat %d failed (exit %d)', sc, mode,
+                        rep, rc)
+    return order
+
+
+def _ratio(a_kb, b_kb):
+    # a dynamic run that swapped nothing counts as 1 MiB (the ratio is
+    # then a lower bound)
+    return a_kb, max(b_kb, MIB)
+
+
+def completion(rec, n):
+    """A VM's completion time in a run; for a workload unfinished at the
+    run's deadline, the run's length (a lower bound: censored)."""
+    c = rec['completion_s'].get(n)
+    if c is None and n in (rec.get('unfinished') or ()):
+        return rec.get('run_s')
+    return c
+
+
+def repeat_summary(lines):
+    """Means and 95 % intervals of one scenario's repeated runs: swapped
+    out per mode, completion per VM and mode, the reduction of swap vs
+    static (paired by repeat, geometric), the speed-up of each starved
+    VM vs static (paired by repeat), and the goals judged on the
+    intervals."""
+    from tests.benchmarks import discipline
+    by = {}
+    for ln in lines:
+        by.setdefault(ln['mode'], {})[ln['repeat']] = ln['record']
+    reps = sorted({ln['repeat'] for ln in lines})
+    out = {'repeats': reps, 'n_runs': {m: len(by.get(m, {}))
+                                       for m in MODES},
+           'swap_out_total_mib': {}, 'swap_out_in_deficit_mib': {},
+           'completion_s': {}, 'swap_reduction_x': {}, 'speedup_pct': {},
+           'verdicts': {}, 'unfinished': {}}
+    for m in MODES:
+        runs = by.get(m, {})
+        if not runs:
+            continue
+        out['swap_out_total_mib'][m] = discipline.summarize(
+            [r['swap_out_total_kb'] / MIB for r in runs.values()])
+        dfc = [r.get('swap_in_deficit_kb') for r in runs.values()]
+        if any(d is not None for d in dfc):
+            out['swap_out_in_deficit_mib'][m] = discipline.summarize(
+                [d / MIB for d in dfc if d is not None])
+        out['completion_s'][m] = {
+            n: discipline.summarize([completion(r, n)
+                                     for r in runs.values()])
+            for n in SCENARIO
+            if any(completion(r, n) for r in runs.values())}
+        out['unfinished'][m] = sum(len(r.get('unfinished') or [])
+                                   for r in runs.values())
+    static = by.get('static', {})
+    for m in ('equal', 'proportional'):
+        runs = by.get(m, {})
+        paired = [r for r in reps if r in runs and r in static]
+        if not paired:
+            continue
+        num, den = zip(*[_ratio(static[r]['swap_out_total_kb'],
+                                runs[r]['swap_out_total_kb'])
+                         for r in paired])
+        red = discipline.paired_ratio(list(num), list(den))
+        red['dynamic_swapped_nothing'] = sum(
+            1 for r in paired if runs[r]['swap_out_total_kb'] < MIB)
+        # a static run stopped at its deadline had not swapped all it
+        # would have: its ratio is a lower bound (and that of a dynamic
+        # run stopped early an upper bound)
+        red['static_unfinished'] = sum(
+            1 for r in paired if static[r].get('unfinished'))
+        red['dynamic_unfinished'] = sum(
+            1 for r in paired if runs[r].get('unfinished'))
+        out['swap_reduction_x'][m] = red
+        sp = {}
+        for n in ('blas', 'grass'):
+            vals = [100.0 * (completion(static[r], n) -
+                             completion(runs[r], n)) /
+                    completion(static[r], n) for r in paired
+                    if completion(static[r], n) and
+                    completion(runs[r], n) and not (
+                        n in (runs[r].get('unfinished') or ()) and
+                        n in (static[r].get('unfinished') or ()))]
+            if vals:
+                sp[n] = discipline.summarize(vals)
+        out['speedup_pct'][m] = sp
+        v = {'swap_reduction_x >= %d' % GOAL_REDUCTION_X:
+             discipline.verdict(red, low=GOAL_REDUCTION_X)}
+        for n, s in sp.items():
+            v['speed-up %s >= %d %%' % (n, GOAL_SPEEDUP_PCT)] = (
+                discipline.verdict(s, low=GOAL_SPEEDUP_PCT))
+        v['all'] = discipline.combine_verdicts(v.values())
+        out['verdicts'][m] = v
+    return out
+
+
+def _ci(s, spec='.1f', unit=''):
+    from tests.benchmarks import discipline
+    if s is None:
+        return '-'
+    return discipline.fmt(s, spec, unit=unit)
+
+
+def _ratio_ci(s):
+    if s is None:
+        return '-'
+    if s.get('low') is None:
+        return '%.1fx [?] (n=%d)' % (s['mean'], s['n'])
+    return '%.1fx [%.1f, %.1f] (n=%d)' % (s['mean'], s['low'], s['high'],
+                                          s['n'])
+
+
+def repeats_markdown(scenario, summ, provenance):
+    """The repeated runs' section of a scenario's markdown."""
+    from tests.benchmarks import discipline
+    pub = PUBLISHED.get(scenario, {})
+    out = ['## Repeated runs (means, 95 % intervals)', '',
+           'Each figure: mean ± half-width of the two-sided 95 %% Student-t '
+           'interval over the repeats (n runs); the swap reduction is the '
+           'geometric mean of the per-repeat ratios static / dynamic '
+           '(paired by repeat; interval exp(mean log ± t sd / sqrt(n)), in '
+           'brackets); a speed-up is 1 - dynamic / static completion of '
+           'the same repeat. Goals (seed): swap reduction >= %dx and each '
+           'starved VM >= %d %% faster than static; a goal is met only if '
+           'its whole interval is inside it, not met if wholly outside, '
+           'else undecided.' % (GOAL_REDUCTION_X, GOAL_SPEEDUP_PCT), '']
+    header = ['', 'static', 'equal', 'proportional']
+    if pub:
+        header.append('published before (single run, %g s/min, %s)'
+                      % (pub['minute_s'], pub['commit']))
+    rows = [['swapped-out memory, MiB'] + [
+        _ci(summ['swap_out_total_mib'].get(m), '.0f') for m in MODES]]
+    rows.append(['of which while the data exceeded the budget, MiB'] + [
+        _ci(summ['swap_out_in_deficit_mib'].get(m), '.0f') for m in MODES])
+    rows.append(['reduction vs static', '1x'] + [
+        _ratio_ci(summ['swap_reduction_x'].get(m))
+        for m in ('equal', 'proportional')])
+    if pub:
+        rows[0].append('-')
+        rows[1].append('-')
+        rows[2].append('%gx / %gx' % (pub['swap_reduction_x']['equal'],
+                                      pub['swap_reduction_x'][
+                                          'proportional']))
+    for n in SCENARIO:
+        rows.append(['completion %s, s (nominal %g)' % (
+            VM_LABEL[n], nominal_s(provenance['minute_s'])[n])] + [
+            _ci(summ['completion_s'].get(m, {}).get(n)) for m in MODES] +
+            (['-'] if pub else []))
+    for n in ('blas', 'grass'):
+        rows.append(['speed-up %s vs static, %%' % VM_LABEL[n], '-'] + [
+            _ci(summ['speedup_pct'].get(m, {}).get(n))
+            for m in ('equal', 'proportional')] + (
+            ['%g / %g' % (pub['speedup_pct']['equal'][n],
+                          pub['speedup_pct']['proportional'][n])]
+            if pub else []))
+    out += [discipline.markdown_table(header, rows), '']
+    for m in ('equal', 'proportional'):
+        v = summ['verdicts'].get(m)
+        if v:
+            out.append('* Goals, %s: %s; overall **%s**.' % (m, '; '.join(
+                '%s: %s' % kv for kv in v.items() if kv[0] != 'all'),
+                v['all']))
+    for m in ('equal', 'proportional'):
+        red = summ['swap_reduction_x'].get(m)
+        if red and red.get('dynamic_swapped_nothing'):
+            out.append('* %s swapped nothing in %d repeat(s): counted as '
+                       '1 MiB, the reduction is then a lower bound.'
+                       % (m, red['dynamic_swapped_nothing']))
+    for m in ('equal', 'proportional'):
+        red = summ['swap_reduction_x'].get(m)
+        if red and (red.get('static_unfinished') or
+                    red.get('dynamic_unfinished')):
+            out.append('* %s: in %d repeat(s) the static run and in %d the '
+                       'dynamic run stopped at the deadline with work left: '
+                       'their swap totals are truncated, so those ratios are '
+                       'lower (static) or upper (dynamic) bounds.' % (
+                           m, red['static_unfinished'],
+                           red['dynamic_unfinished']))
+    if any(summ['unfinished'].values()):
+        out.append('* Workloads unfinished at the run\'s deadline (4 x the '
+                   'nominal length), counted at the deadline (a lower bound '
+                   'of their completion time: the speed-up over a static '
+                   'run that did not finish is then a lower bound, that of '
+                   'a dynamic run that did not finish an upper bound; '
+                   'with both unfinished the repeat gives none): %s.'
+                   % ', '.join('%s %d' % kv
+                               for kv in summ['unfinished'].items()))
+    out += ['', '### Provenance', '',
+            '* Repeats: %s; seed %d; cases (scenario x mode) in a blocked '
+            'random order (`discipline.blocked_order`: every case once per '
+            'repeat, shuffled afresh in each repeat, over all the '
+            'scenarios of the series), one process and one TCG-lock hold '
+            'per case.' % (', '.join(str(r) for r in summ['repeats']),
+                           provenance['seed']),
+            '* Versions: %s.' % ', '.join(
+                '%s %s' % kv for kv in sorted(
+                    provenance['versions'].items()) if kv[1] is not None),
+            '* Load average (1, 5, 15 min) at the start and end of each '
+            'run:', '']
+    rows = [[ln['repeat'], ln['mode'], ln['started_utc'],
+             '%.0f' % ln['elapsed_s'],
+             ' '.join('%.2f' % x for x in ln['load_before'] or []),
+             ' '.join('%.2f' % x for x in ln['load_after'] or [])]
+            for ln in provenance['lines']]
+    out += [discipline.markdown_table(
+        ['repeat', 'mode', 'started (UTC)', 'wall s', 'load before',
+         'load after'], rows), '']
+    return out
+
+
+def aggregate(args):
+    """Per scenario of the log: PREFIX.json (repeat 0's runs in full, the
+    repeats' records, their summary), PREFIX.md and the figures; and the
+    headline file mutualization_repeats.md over the scenarios."""
+    global PREFIX, ROUND
+    lines = read_log(args.aggregate)
+    scenarios = [sc for sc in ('shortage', 'zipf', 'ch3')
+                 if any(ln['scenario'] == sc for ln in lines)]
+    head = {}
+    for sc in scenarios:
+        set_scenario(sc)
+        PREFIX = prefix_of(sc)
+        mine = sorted((ln for ln in lines if ln['scenario'] == sc),
+                      key=lambda ln: (ln['repeat'], ln['started_utc']))
+        minute_s = mine[0]['minute_s']
+        ROUND = mine[0]['round_s']
+        runs = {}
+        for m in MODES:
+            path = os.path.join(args.raw_dir, '%s-%s.json' % (sc, m))
+            if os.path.exists(path):
+                with open(path) as f:
+                    runs[m] = json.load(f)
+        for ln in mine:
+            raw = runs.get(ln['mode'])
+            if (ln['repeat'] == 0 and raw and raw.get('timeline') and
+                    'run_s' not in ln['record']):
+                ln['record']['run_s'] = raw['timeline'][-1]['t']
+        summ = repeat_summary(mine)
+        versions = mine[-1]['versions']
+        provenance = {'seed': args.seed, 'minute_s': minute_s,
+                      'versions': versions, 'lines': mine}
+        head[sc] = (summ, provenance)
+        results = {
+            'benchmark': 'local memory mutualization, seed 004 ch.3, '
+                         'scenario %s, repeated' % sc,
+            'command': 'python -m tests.benchmarks.bench_mutualization '
+                       '--series %d --scenarios %s --minute-seconds %g '
+                       '--round-seconds %g --poll-seconds %g --seed %d'
+                       % (len(summ['repeats']), args.scenarios, minute_s,
+                          ROUND, mine[0]['poll_s'], args.seed),
+            'started': mine[0]['started_utc'],
+            'machine': {'platform': platform.platform(),
+                        'cpus': os.cpu_count(),
+                        'note': 'TCG guests; 2 cores shared with other '
+                                'sessions (compilers, TCG guests)'},
+            'setup': {
+                'booked_mib': BOOKED_MIB, 'mem_init_mib': INIT_MIB,
+                'budget_mib': BUDGET_MIB, 'round_s': ROUND,
+                'poll_s': mine[0]['poll_s'],
+                'reclaim_wait_s': RECLAIM_WAIT, 'minute_s': minute_s,
+                'memwork_period_ms': PERIOD_MS, 'scenario': sc,
+                'pattern': PATTERN or 'seq',
+                'scenario_minutes_mib': SCENARIO,
+                'estimator': ESTIMATOR,
+                'guest': 'TCG, 1 vCPU, memfd RAM, TB cache 64 MiB, '
+                         '512 MiB swap disk on a memmut-memstore '
+                         'export (all modes)',
+                'headroom_mib': 24, 'floor_mib': 128,
+                'max_step_fraction': 0.5},
+            'seed': SEED, 'guest_overhead_mib': 77,
+            'discipline': {'seed': args.seed, 'confidence': 0.95,
+                           'interval': 'Student t, two-sided, n - 1 '
+                                       'degrees of freedom',
+                           'goal_rule': 'met only if the whole interval '
+                                        'is inside the goal',
+                           'versions': versions},
+            'repeat_summary': summ,
+            'repeat_records': mine,
+            'runs': runs}
+        if not all(m in runs for m in MODES):
+            # the scenario's own files (and figures) stay as they are
+            # until repeat 0 has every mode
+            LOG.warning('%s: repeat 0 lacks %s: %s.* not rewritten', sc,
+                        ', '.join(m for m in MODES if m not in runs),
+                        PREFIX)
+            continue
+        results['summary'] = summarize(results, minute_s)
+        plots(results, minute_s, args.out)
+        with open(os.path.join(args.out, PREFIX + '.json'), 'w') as f:
+            json.dump(results, f, separators=(',', ':'))
+        write_markdown(results, minute_s,
+                       os.path.join(args.out, PREFIX + '.md'))
+    write_headline(head, os.path.join(args.out, 'mutualization_repeats.md'))
+    return head
+
+
+def write_headline(head, path):
+    from tests.benchmarks import discipline
+    out = ['# Local memory mutualization: repeated runs (headline)', '',
+           'Generated by `python -m tests.benchmarks.bench_mutualization '
+           '--aggregate ...` from the log `mutualization_repeats.jsonl`; '
+           'per-scenario details in `mutualization_shortage.md` (the '
+           'headline scenario: the working sets alone exceed the budget), '
+           '`mutualization_zipf.md` (the same sizes, Zipf-like access, '
+           'non-cyclic) and `mutualization.md` (seed ch.3, kept beside '
+           'them: its working sets never exceed the budget, so its '
+           'reduction is set by static\'s worst case).', '',
+           'Mean ± 95 % interval half-width (Student t) over n repeats; '
+           'the swap reduction (static / dynamic, paired by repeat) is a '
+           'geometric mean with its interval in brackets.', '']
+    header = ['scenario', 'policy', 'swap reduction vs static',
+              'speed-up BLAS-like, %', 'speed-up GRASS-like, %',
+              'goals (>= %dx, >= %d %%)' % (
+                  GOAL_REDUCTION_X, GOAL_SPEEDUP_PCT),
+              'published before']
+    rows = []
+    for sc, (summ, prov) in head.items():
+        pub = PUBLISHED.get(sc)
+        for m in ('equal', 'proportional'):
+            if m not in summ['swap_reduction_x']:
+                continue
+            sp = summ['speedup_pct'].get(m, {})
+            red = summ['swap_reduction_x'][m]
+            bound = ''
+            if red.get('static_unfinished') and not red.get(
+                    'dynamic_unfinished'):
+                bound = '>= '      # static's swap total truncated
+            rows.append([
+                sc + (' (%s)' % PATTERNS[sc] if sc in PATTERNS else ''),
+                m, bound + _ratio_ci(red),
+                bound + _ci(sp.get('blas')), bound + _ci(sp.get('grass')),
+                summ['verdicts'][m]['all'],
+                '%gx, %g / %g %% (n=1, %g s/min)' % (
+                    pub['swap_reduction_x'][m],
+                    pub['speedup_pct'][m]['blas'],
+                    pub['speedup_pct'][m]['grass'], pub['minute_s'])
+                if pub else '- (new)'])
+    for sc, pub in sorted(PUBLISHED.items()):
+        if sc in head:
+            continue
+        for m in ('equal', 'proportional'):
+            rows.append([sc, m, '%gx (n=1)' % pub['swap_reduction_x'][m],
+                         '%g (n=1)' % pub['speedup_pct'][m]['blas'],
+                         '%g (n=1)' % pub['speedup_pct'][m]['grass'],
+                         'undecided (n=1)',
+                         'not repeated: the single run of %s (%g s/min), '
+                         'in `%s.md`' % (pub['commit'], pub['minute_s'],
+                                         prefix_of(sc))])
+    out += [discipline.markdown_table(header, rows), '',
+            '">=": a static run of the pairs stopped at its deadline with '
+            'work left (its swap total and completion time are lower '
+            'bounds); see each scenario\'s notes.', '',
+            '### Runs in the log', '']
+    rows = []
+    for sc, (summ, prov) in head.items():
+        for m in MODES:
+            lines = [ln for ln in prov['lines'] if ln['mode'] == m]
+            if not lines:
+                rows.append([sc, m, 0, '-', '-', '-'])
+                continue
+            rows.append([
+                sc, m, len(lines),
+                sum(len(ln['record'].get('unfinished') or [])
+                    for ln in lines),
+                ', '.join('%.1f' % ln['load_before'][0] for ln in lines
+                          if ln.get('load_before')),
+                ', '.join('%.1f' % ln['load_after'][0] for ln in lines
+                          if ln.get('load_after'))])
+    out += [discipline.markdown_table(
+        ['scenario', 'mode', 'runs', 'workloads unfinished at the deadline',
+         'load (1 min) before', 'load after'], rows), '']
+    versions = next(iter(head.values()))[1]['versions'] if head else {}
+    out += ['Versions: %s.' % ', '.join(
+        '%s %s' % kv for kv in sorted(versions.items())
+        if kv[1] is not None), '']
+    with open(path, 'w') as f:
+        f.write('\n'.join(out) + '\n')
+    keep_notes(path)
+
+
+def keep_notes(path):
+    """Hand-written notes kept across regenerations (in PATH.notes)."""
+    notes = path + '.notes'
+    if os.path.exists(notes):
+        with open(notes) as f, open(path, 'a') as g:
+            g.write('\n' + f.read())
+
+
 def main():
     global ROUND, POLL, SCENARIO, PREFIX
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -840,7 +1430,9 @@ def main():
                         default='ch3',
                         help='ch3: the default; shortage: higher joint '
                              'peaks, the total working set above the '
-                             'budget at minutes 8-11 and 22-24')
+                             'budget at minutes 8-11 and 22-24; zipf: the '
+                             'shortage sizes with Zipf-like access '
+                             '(memwork.pattern=zipf:0.8)')
     parser.add_argument('--modes', default='static,equal,proportional')
     parser.add_argument('--reuse', metavar='JSON',
                         help='take the runs not in --modes from this '
@@ -848,26 +1440,61 @@ def main():
     parser.add_argument('--prefix', default=None,
                         help='result file names: PREFIX.json, PREFIX.md, '
                              'PREFIX_fig3_N.png (default mutualization, '
-                             'mutualization_shortage for --scenario '
-                             'shortage)')
+                             'mutualization_SCENARIO for another '
+                             'scenario)')
     parser.add_argument('--report', metavar='JSON',
                         help='run nothing: write the markdown summary and '
                              'the figures from this complete results file')
+    rep = parser.add_argument_group('repeated runs (issue 20)')
+    rep.add_argument('--repeat', type=int, default=None,
+                     help='this invocation is repeat R of a series: append '
+                          'each run to --append (repeat 0 also keeps its '
+                          'full record in --raw-dir for the figures)')
+    rep.add_argument('--append', metavar='JSONL',
+                     default=os.path.join(RESULTS,
+                                          'mutualization_repeats.jsonl'),
+                     help='the log of repeated runs (default %(default)s)')
+    rep.add_argument('--raw-dir', default=RAW_DIR,
+                     help='full records of repeat 0 (default %(default)s)')
+    rep.add_argument('--series', type=int, metavar='N',
+                     help='run N repeats of every (scenario, mode) of '
+                          '--scenarios and --modes missing from the log, '
+                          'in a blocked random order, one process under '
+                          '--lock per run, then aggregate')
+    rep.add_argument('--scenarios', default='shortage,zipf,ch3')
+    rep.add_argument('--seed', type=int, default=20)
+    rep.add_argument('--lock', default=LOCK,
+                     help='flock file each run of a series is run under '
+                          '("" for none; default %(default)s)')
+    rep.add_argument('--stop-at', metavar='HH:MM',
+                     help='series: start no run after this UTC time')
+    rep.add_argument('--aggregate', metavar='JSONL',
+                     help='run nothing: summarize the log of repeated runs '
+                          '(means, 95 %% intervals, goal verdicts), write '
+                          'each scenario\'s files and '
+                          'mutualization_repeats.md')
     args = parser.parse_args()
     ROUND = args.round_seconds
     POLL = args.poll_seconds
-    PREFIX = args.prefix or ('mutualization' if args.scenario == 'ch3'
-                             else 'mutualization_' + args.scenario)
-    SCENARIO = SCENARIOS[args.scenario]
+    PREFIX = args.prefix or prefix_of(args.scenario)
+    set_scenario(args.scenario)
+    if args.series or args.aggregate:
+        logging.basicConfig(level=logging.INFO,
+                            format='%(asctime)s %(name)s %(message)s')
+        os.makedirs(args.out, exist_ok=True)
+        if args.series:
+            series(args)
+            args.aggregate = args.append
+        aggregate(args)
+        return
     if args.report:
         with open(args.report) as f:
             results = json.load(f)
         minute_s = results['setup']['minute_s']
         SCENARIO = {n: [tuple(step) for step in steps] for n, steps in
                     results['setup']['scenario_minutes_mib'].items()}
-        if args.prefix is None and results['setup'].get(
-                'scenario', 'ch3') != 'ch3':
-            PREFIX = 'mutualization_' + results['setup']['scenario']
+        if args.prefix is None:
+            PREFIX = prefix_of(results['setup'].get('scenario', 'ch3'))
         ROUND = results['setup']['round_s']
         for mode, rec in results['runs'].items():
             if rec['rounds'] and 'wss_kb' in next(iter(
@@ -892,6 +1519,14 @@ def main():
     daemon = libvirtd_mod.PrivateLibvirtd(
         cache_dir=os.path.join(cache, 'libvirt-cache'))
     work = tempfile.mkdtemp(prefix='memmut-bench-mut-')
+    if args.repeat is not None:
+        try:
+            daemon.start()
+            run_cases(args, img, daemon, work)
+        finally:
+            daemon.stop()
+            shutil.rmtree(work, ignore_errors=True)
+        return
     command = ('python -m tests.benchmarks.bench_mutualization '
                '--minute-seconds %g --round-seconds %g --poll-seconds %g '
                '--scenario %s --modes %s' % (
@@ -912,6 +1547,7 @@ def main():
                   'minute_s': args.minute_seconds,
                   'memwork_period_ms': PERIOD_MS,
                   'scenario': args.scenario,
+                  'pattern': PATTERN or 'seq',
                   'scenario_minutes_mib': SCENARIO,
                   'estimator': ESTIMATOR,
                   'guest': 'TCG, 1 vCPU, memfd RAM, TB cache 64 MiB, '
@@ -929,19 +1565,9 @@ def main():
                 results['runs'][mode] = rec
     try:
         daemon.start()
-        for mode in args.modes.split(','):
-            wd = os.path.join(work, mode)
-            os.makedirs(wd)
-            rec = run_mode(mode, daemon, img, wd, args.minute_seconds)
-            rec['estimates'] = estimate_summary(rec, ROUND)
-            if mode != 'static':
-                rec['shortage_table'] = shortage_table(
-                    rec, args.minute_seconds)
-                rec['role_counts'] = role_counts(rec, args.minute_seconds)
-            results['runs'][mode] = rec
-            with open(os.path.join(args.out, PREFIX + '.json'),
-                      'w') as f:
-                json.dump(results, f, separators=(',', ':'))
+        results['runs'].update(run_cases(args, img, daemon, work))
+        with open(os.path.join(args.out, PREFIX + '.json'), 'w') as f:
+            json.dump(results, f, separators=(',', ':'))
     finally:
         daemon.stop()
         shutil.rmtree(work, ignore_errors=True)

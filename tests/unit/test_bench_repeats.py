@@ -1,0 +1,157 @@
+"""The figures of the repeated benchmarks (issue 20), on synthetic runs:
+fixed-work schedules, paired slowdowns, intervals over repeats, the
+mutualization summary and the sampler-cost fit."""
+
+import math
+
+import pytest
+
+from tests.benchmarks import bench_badis
+from tests.benchmarks import bench_badis_cost
+from tests.benchmarks import bench_mutualization as bm
+
+MIB = 1024
+
+
+@pytest.mark.parametrize('shape', ['W1', 'W3', 'W5'])
+def test_fixed_work_steps_touch_the_same_memory(shape):
+    steps = bench_badis.fixed_work_schedule(shape, 40)
+    for st in steps:
+        passes = st.seconds * 1000.0 / bench_badis.FW_PERIOD_MS
+        assert passes == pytest.approx(round(passes))
+        # every step touches 40 x the peak, to one pass of rounding
+        assert abs(passes * st.mib - 40 * bench_badis.PEAK_MIB) <= st.mib
+
+
+def _run(est, rep, completion=None, passes=100, shape='W1', errors=None):
+    r = {'shape': shape, 'alloc': 'd', 'estimator': est, 'repeat': rep,
+         'passes': passes, 'wall_s': 10.0, 'cpu_s': 0.1}
+    if completion is not None:
+        r['completion_s'] = completion
+    if errors is not None:
+        r['errors'] = {est: errors}
+    return r
+
+
+def test_vm_over_pairs_completion_times_by_repeat():
+    refs = {bench_badis._key(r): r for r in [
+        _run('none', 0, 100.0), _run('none', 1, 200.0)]}
+    assert bench_badis.vm_over_of(_run('badis', 1, 210.0), refs) == (
+        pytest.approx(1.05))
+    assert bench_badis.vm_over_of(_run('badis', 0, 110.0), refs) == (
+        pytest.approx(1.10))
+    # a fixed-time run is not compared with a fixed-work reference
+    assert bench_badis.vm_over_of(_run('badis', 0, None, 50), refs) is None
+    # no reference for that repeat
+    assert bench_badis.vm_over_of(_run('badis', 2, 100.0), refs) is None
+
+
+def test_vm_over_counts_passes_in_fixed_time_mode():
+    refs = {bench_badis._key(r): r for r in [_run('none', 0, None, 100)]}
+    assert bench_badis.vm_over_of(_run('badis', 0, None, 80), refs) == (
+        pytest.approx(1.25))
+
+
+def test_intervals_are_over_repeats_not_runs():
+    e = {'all': 2.0, 'S_more': 1.0, 'S_less': 4.0}
+    runs = [_run('none', 0, 100.0), _run('none', 1, 100.0),
+            _run('badis', 0, 110.0, errors=e),
+            _run('badis', 0, 110.0, shape='W2',
+                 errors=dict(e, all=4.0)),
+            _run('badis', 1, 121.0, errors=dict(e, all=5.0))]
+    runs.append(_run('none', 0, 100.0, shape='W2'))
+    iv = bench_badis.intervals(runs)['badis']
+    # repeat 0: mean of 2 and 4; repeat 1: 5
+    assert iv['booked_all']['n'] == 2
+    assert iv['booked_all']['values'] == [3.0, 5.0]
+    assert iv['vm_over_geomean']['values'] == [pytest.approx(1.1),
+                                               pytest.approx(1.21)]
+
+
+def _line(mode, rep, total_mib, blas, grass):
+    return {'scenario': 'shortage', 'mode': mode, 'repeat': rep,
+            'record': {'swap_out_total_kb': total_mib * MIB,
+                       'swap_out_kb': {}, 'swap_in_deficit_kb': None,
+                       'completion_s': {'blas': blas, 'grass': grass,
+                                        'wrf': 150.0},
+                       'unfinished': []}}
+
+
+def test_mutualization_summary_pairs_repeats():
+    bm.set_scenario('shortage')
+    lines = [_line('static', 0, 3000, 300.0, 300.0),
+             _line('static', 1, 6000, 400.0, 400.0),
+             _line('equal', 0, 1000, 210.0, 240.0),
+             _line('equal', 1, 2000, 280.0, 320.0),
+             _line('proportional', 0, 0, 150.0, 150.0),
+             _line('proportional', 1, 100, 200.0, 200.0)]
+    s = bm.repeat_summary(lines)
+    red = s['swap_reduction_x']['equal']
+    assert red['values'] == [pytest.approx(3.0), pytest.approx(3.0)]
+    assert red['mean'] == pytest.approx(3.0)
+    # both repeats say 3x: the interval is [3, 3], wholly below 8
+    assert s['verdicts']['equal']['swap_reduction_x >= 8'] == 'not met'
+    assert s['speedup_pct']['equal']['blas']['values'] == [
+        pytest.approx(30.0), pytest.approx(30.0)]
+    assert s['verdicts']['equal']['speed-up blas >= 20 %'] == 'met'
+    # a dynamic run that swapped nothing counts as 1 MiB: a lower bound
+    prop = s['swap_reduction_x']['proportional']
+    assert prop['values'][0] == pytest.approx(3000.0)
+    assert prop['dynamic_swapped_nothing'] == 1
+    assert s['swap_out_total_mib']['static']['mean'] == pytest.approx(4500)
+
+
+def test_sampler_fit_recovers_a_linear_cost():
+    recs = []
+    for mib in (256, 1024, 4096):
+        c = 0.002 + 0.003 * mib / 1024.0
+        recs.append({'guest_mib': mib, 'round_cpu_s': [c, c],
+                     'summary': {'mean': c}})
+    f = bench_badis_cost.fit(recs)
+    assert f['a_s'] == pytest.approx(0.002)
+    assert f['b_s_per_gib'] == pytest.approx(0.003)
+    assert f['cost_s_per_round_16gib'] == pytest.approx(0.002 + 0.048)
+    slope = (math.log(recs[-1]['summary']['mean'] /
+                      recs[0]['summary']['mean']) / math.log(16))
+    assert f['loglog_slope'] == pytest.approx(slope)
+    assert bench_badis_cost.fit(recs[:1]) is None
+
+
+def test_unfinished_static_counts_at_the_deadline():
+    bm.set_scenario('shortage')
+    static = _line('static', 0, 3000, 300.0, 300.0)
+    del static['record']['completion_s']['blas']
+    static['record']['unfinished'] = ['blas']
+    static['record']['run_s'] = 600.0
+    s = bm.repeat_summary([static, _line('equal', 0, 1000, 300.0, 300.0)])
+    # censored at 600 s: a speed-up of at least 50 %
+    assert s['speedup_pct']['equal']['blas']['values'] == [
+        pytest.approx(50.0)]
+    assert s['completion_s']['static']['blas']['values'] == [600.0]
+    assert s['unfinished']['static'] == 1
+    # an unfinished dynamic run counts at its deadline too (at most that
+    # speed-up), not left out
+    dyn = _line('equal', 0, 1000, 300.0, 300.0)
+    del dyn['record']['completion_s']['grass']
+    dyn['record']['unfinished'] = ['grass']
+    dyn['record']['run_s'] = 600.0
+    s = bm.repeat_summary([_line('static', 0, 3000, 400.0, 400.0), dyn])
+    assert s['speedup_pct']['equal']['grass']['values'] == [
+        pytest.approx(-50.0)]
+
+
+def test_probe_base_rescores_against_the_shifted_truth():
+    booked = 256 * MIB
+    rows = [{'t': float(i), 'balloon_kb': 200 * MIB,
+             'truth_kb': 150 * MIB, 'selfballoon': 150 * MIB}
+            for i in range(10)]
+    r = {'estimator': 'selfballoon', 'rows': rows, 'booked_kb': booked,
+         'base_kb': 70 * MIB, 'probe_base_kb': 78 * MIB}
+    e = bench_badis.run_errors(r, 1.0)['selfballoon']
+    assert e['all'] == 0
+    # the probed base is 8 MiB higher: 8 / 256 of booked
+    assert e['probe_base']['all'] == pytest.approx(3.12, abs=0.01)
+    sens = bench_badis.base_sensitivity([r], [8], 1.0)
+    assert sens['+0']['selfballoon']['all'] == 0
+    assert sens['+8']['selfballoon']['all'] == pytest.approx(3.12,
+                                                             abs=0.01)
