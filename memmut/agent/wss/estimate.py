@@ -35,7 +35,9 @@ class Estimate:
     max_avg_slice_s: typing.Optional[float] = None
     # Badis: shrinks of the balloon followed by swap-ins within [badis]
     # shrink_swapin_window (counts against the estimator), and the
-    # pinned-page correction with why it last changed.
+    # pinned-page correction with why and when (agent clock, epoch
+    # seconds) it last changed.
     bad_shrinks: int = 0
     pinned_kb: typing.Optional[int] = None
     pinned_note: str = ''
+    pinned_at: typing.Optional[float] = None

@@ -1,6 +1,7 @@
 """The per-VM estimation pipeline, swap monitors and single-VM actuation."""
 
 import logging
+import re
 
 import pytest
 
@@ -226,6 +227,14 @@ def test_badis_learns_the_pinned_correction_when_swapping(caplog):
     # show no kernel reservation) and learns one while swapping in VG
     assert p.badis.state(uuid).pinned_kb > 0
     assert 'V->VG' in caplog.text
+    # the change is logged with why, and the estimate carries it
+    assert re.search(r'pinned-page correction \S+ \S+ -> \S+ \S+, '
+                     r'(learned|raised) in VG: swapping', caplog.text)
+    est = p._vms[uuid].last
+    state = p.badis.state(uuid)
+    assert est.pinned_kb == state.pinned_kb
+    assert est.pinned_note == state.pinned_note
+    assert est.pinned_at == state.pinned_at is not None
 
 
 class Blind(base.Sampler):
