@@ -149,6 +149,10 @@ class BadisParams:
     shrink_guard: bool = False
     pinned_decay_evidence: bool = True
     shrink_noise_filter: bool = True
+    # issue 13, session 3: no correction learned from a sample taken while
+    # the guest stalled on swap (see stalled())
+    stall_filter: bool = False
+    stall_swapin_rate_kb: int = 4096
 
     def __post_init__(self):
         if not 0 < self.vg_threshold <= 1:
@@ -163,6 +167,8 @@ class BadisParams:
             raise ValueError('initial_pinned_kb must not be negative')
         if not 0 <= self.pinned_decay <= 1:
             raise ValueError('pinned_decay must be in [0, 1]')
+        if self.stall_swapin_rate_kb < 0:
+            raise ValueError('stall_swapin_rate_kb must not be negative')
         if self.shrink_swapin_window < 0:
             raise ValueError('shrink_swapin_window must not be negative')
         if not 0 <= self.shrink_hold_rounds <= self.shrink_hold_max_rounds:
@@ -196,7 +202,9 @@ class Observation:
     conditions, see :mod:`memmut.agent.wss.pipeline`); ``shrunk`` whether
     the balloon shrank since the last round or the sampling interval's
     start (swap-ins soon after count against the shrink, see
-    :func:`_guard`).
+    :func:`_guard`); ``swapin_kb`` what the guest read back from swap
+    over the round and ``interval_s`` how long that was (None: unknown),
+    see :func:`stalled`.
     """
     timestamp: float
     m_cur_kb: int
@@ -211,6 +219,8 @@ class Observation:
     shrunk: bool = False
     shrunk_from_kb: typing.Optional[int] = None
     evicted_kb: int = 0
+    swapin_kb: int = 0
+    interval_s: typing.Optional[float] = None
 
     def __post_init__(self):
         if self.m_cur_kb < 0 or self.booked_kb <= 0:
@@ -223,6 +233,13 @@ class Observation:
         """Swap activity, or swap growth under pressure: the VM lacks
         memory this round."""
         return self.swapping or self.pressure_kb > 0
+
+    @property
+    def swapin_rate_kb(self):
+        """KiB/s read back from swap over the round (None: unknown)."""
+        if self.interval_s is None or self.interval_s <= 0:
+            return None
+        return self.swapin_kb / self.interval_s
 
 
 @dataclasses.dataclass(frozen=True)
@@ -275,6 +292,11 @@ class BadisState:
     probing: bool = False
     probe_evicted: bool = False
     probe_wait: int = 1
+    # The last sampled round's raw sample and the last round's swap-in
+    # rate (KiB/s), to see a sample that fell while swap-ins rose
+    # (stalled()).
+    last_sampled_kb: typing.Optional[int] = None
+    last_swapin_rate_kb: float = 0.0
 
     @classmethod
     def initial(cls, params=None, pinned_floor_kb=0, now=None):
@@ -383,6 +405,51 @@ def _close(wss, obs, params):
         params.vg_threshold * obs.m_cur_kb)
 
 
+# A sample lower than the last sampled round's by more than this (or
+# STALL_DROP_FRACTION of m_cur, the larger) "fell" (stalled()): a sample
+# that reads every page varies by a few hundred KiB between rounds at a
+# steady working set.
+STALL_DROP_KB = MiB
+STALL_DROP_FRACTION = 0.01
+
+
+def stalled(state, obs, params):
+    """Why this round's access sample is not a working-set measurement
+    (the guest stalled on swap while it was taken), or None.
+
+    A guest waiting for pages to come back from swap touches fewer
+    pages per second, so the sample reads low, and m_cur - sampled (the
+    pinned-page correction VG learns) reads high: in the W3,s run of
+    badis13-final a correction of 89 MiB was learned this way for a true
+    72 MiB. Two signs:
+
+    * the swap-in rate over the round is at least
+      ``stall_swapin_rate_kb`` KiB/s: at a page-in latency of 50-100 us
+      per 4 KiB page (memstore over NBD), 4 MiB/s keeps a vCPU waiting
+      5-10 % of the time, about as much as the sample then under-reads;
+    * the sample fell below the last sampled round's (by more than
+      ``STALL_DROP_KB`` or ``STALL_DROP_FRACTION`` of m_cur) while the
+      swap-in rate rose above that round's: a working set does not
+      shrink while the guest reads more of it back from swap.
+    """
+    if obs.sampled is None:
+        return None
+    rate = obs.swapin_rate_kb
+    if rate is None:
+        return None
+    if params.stall_swapin_rate_kb and rate >= params.stall_swapin_rate_kb:
+        return ('swap-in rate %d KiB/s >= %d KiB/s'
+                % (rate, params.stall_swapin_rate_kb))
+    last = state.last_sampled_kb
+    drop = max(STALL_DROP_KB, int(STALL_DROP_FRACTION * obs.m_cur_kb))
+    if (last is not None and obs.sampled.wss_kb < last - drop and
+            rate > state.last_swapin_rate_kb):
+        return ('sampled %s fell from %s while the swap-in rate rose '
+                '(%d -> %d KiB/s)' % (_mib(obs.sampled.wss_kb), _mib(last),
+                                      state.last_swapin_rate_kb, rate))
+    return None
+
+
 @dataclasses.dataclass(frozen=True)
 class _Round:
     mode: Mode
@@ -393,6 +460,8 @@ class _Round:
     learned: bool = False
     transition: typing.Optional[str] = None
     pinned_note: typing.Optional[str] = None
+    # why a swapping VG round learned nothing from its sample (log line)
+    skipped: typing.Optional[str] = None
 
 
 def _fsm(state, obs, params):
@@ -423,8 +492,16 @@ def _fsm(state, obs, params):
 
     if state.mode is Mode.VG:
         if obs.short:
-            note = None
-            if obs.sampled is not None and obs.steady and obs.full:
+            note = skipped = None
+            stall = stalled(state, obs, params) if (
+                params.stall_filter and obs.full and (
+                    obs.steady or obs.grew_from_kb is not None)) else None
+            if stall is not None:
+                # not a working-set measurement: learn nothing from it
+                skipped = ('pinned-page correction %s kept: sample taken '
+                           'while the guest stalled on swap (%s)'
+                           % (_mib(pinned), stall))
+            elif obs.sampled is not None and obs.steady and obs.full:
                 # Swapping: all of m_cur is in use; what sampling misses
                 # now are pinned (unswappable, rarely touched) pages.
                 pinned = max(state.pinned_floor_kb if params.pinned_relearn
@@ -451,9 +528,9 @@ def _fsm(state, obs, params):
                 return _Round(Mode.G, wss, pinned_kb=pinned, learned=learned,
                               transition='VG->G: swap activity in %d '
                                          'consecutive rounds' % swaps,
-                              pinned_note=note)
+                              pinned_note=note, skipped=skipped)
             return _Round(Mode.VG, wss, swap_rounds=swaps, pinned_kb=pinned,
-                          learned=learned, pinned_note=note)
+                          learned=learned, pinned_note=note, skipped=skipped)
         quiet = state.quiet_rounds + 1
         wss = sampled or _hold(state, obs)
         if quiet >= params.vg_to_v_rounds and not _close(sampled, obs,
@@ -694,6 +771,8 @@ def step(state, obs, params=None):
     demand = max(demand, min(g.floor_kb, obs.booked_kb))
 
     events = list(g.events)
+    if r.skipped:
+        events.append(r.skipped)
     pinned, note = r.pinned_kb, r.pinned_note
     decayed_from = state.pinned_peak_kb
     floor_kb = state.pinned_floor_kb
@@ -769,7 +848,14 @@ def step(state, obs, params=None):
                            shrink_counted=g.shrink_counted,
                            bad_shrinks=g.bad_shrinks,
                            hold_rounds=g.hold_rounds, guard_kb=g.guard_kb,
-                           next_hold=g.next_hold)
+                           next_hold=g.next_hold,
+                           last_sampled_kb=(obs.sampled.wss_kb
+                                            if obs.sampled is not None
+                                            else state.last_sampled_kb),
+                           last_swapin_rate_kb=(
+                               (obs.swapin_rate_kb or 0.0)
+                               if obs.sampled is not None
+                               else state.last_swapin_rate_kb))
     return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,
                              max_avg_kb=max_avg, demand_kb=demand,
                              transition=r.transition,

@@ -708,3 +708,109 @@ def test_shrink_noise_filter(noise_filter, sampled_mib, prior_short, held):
     assert (r.bad_shrinks == 1) is held
     st, r = badis.step(st, _quiet(2.0), params)
     assert (r.wss.source == badis.SOURCE_SHRINK_GUARD) is held
+
+
+# -- issue 13: no correction learned from a sample taken while the guest
+# stalled on swap (stall_filter) --
+
+def _swapping_vg(sampled_mib, swapin_kb, seconds=1.0, **kw):
+    return badis.Observation(
+        timestamp=10.0, m_cur_kb=M_CUR, booked_kb=BOOKED,
+        sampled=sampled(sampled_mib * MiB), ghost=geiger(1050 * MiB),
+        swapping=True, swapin_kb=swapin_kb, interval_s=seconds, **kw)
+
+
+@pytest.mark.parametrize(
+    'stall, last_sampled_mib, last_rate, sampled_mib, swapin_kb, seconds, '
+    'pinned_mib, why', [
+        # the filter off (main): learned whatever the swap-in rate
+        (False, None, 0.0, 700, 64 * MiB, 1.0, 300, None),
+        (False, 800, 0.0, 700, 1 * MiB, 1.0, 300, None),
+        # a swap-in rate at or above stall_swapin_rate_kb (4 MiB/s)
+        (True, None, 0.0, 700, 4 * MiB, 1.0, 72, 'swap-in rate 4096'),
+        (True, None, 0.0, 700, 40 * MiB, 10.0, 72, 'swap-in rate 4096'),
+        # below it, no earlier sample: learned
+        (True, None, 0.0, 700, 1 * MiB, 1.0, 300, None),
+        # 1 MiB/s below it over 10 s: learned
+        (True, None, 0.0, 700, 10 * MiB, 10.0, 300, None),
+        # the sample fell (800 -> 700) while swap-ins rose (0 -> 1 MiB/s):
+        # the W3,s case of badis13-final (97 -> 83 MiB, 0 -> 1 MiB/s)
+        (True, 800, 0.0, 700, 1 * MiB, 1.0, 72, 'fell from 800 MiB'),
+        # fell, but swap-ins did not rise: learned
+        (True, 800, 2048.0, 700, 1 * MiB, 1.0, 300, None),
+        # rose with swap-ins: learned (a rising working set)
+        (True, 650, 0.0, 700, 1 * MiB, 1.0, 300, None),
+        # fell by no more than the noise (1 % of m_cur = 10 MiB): learned
+        (True, 709, 0.0, 700, 1 * MiB, 1.0, 300, None),
+        # the interval length unknown: no sign, learned
+        (True, 800, 0.0, 700, 1 * MiB, None, 300, None),
+    ])
+def test_no_correction_learned_from_a_stalled_sample(
+        stall, last_sampled_mib, last_rate, sampled_mib, swapin_kb, seconds,
+        pinned_mib, why):
+    params = badis.BadisParams(stall_filter=stall)
+    st = state(Mode.VG, pinned_kb=72 * MiB,
+               last_sampled_kb=(last_sampled_mib * MiB
+                                if last_sampled_mib else None),
+               last_swapin_rate_kb=last_rate)
+    st, r = badis.step(st, _swapping_vg(sampled_mib, swapin_kb, seconds),
+                       params)
+    assert st.pinned_kb == pinned_mib * MiB
+    assert st.learned is (why is None)
+    assert r.wss == geiger(1050 * MiB)          # the estimate: Geiger's
+    skipped = [e for e in r.events if 'stalled on swap' in e]
+    if why is None:
+        assert skipped == []
+    else:
+        (line,) = skipped
+        assert why in line and line.startswith(
+            'pinned-page correction 72 MiB kept')
+
+
+@pytest.mark.parametrize('sampled_mib, swapin_kb, pinned_mib', [
+    (700, 8 * MiB, 100),          # stalled: the lower bound is not taken
+    (700, 0, 200),                # 900 - 700
+])
+def test_a_stalled_grown_interval_raises_nothing(sampled_mib, swapin_kb,
+                                                 pinned_mib):
+    grown = dataclasses.replace(
+        _swapping_vg(sampled_mib, swapin_kb), steady=False,
+        grew_from_kb=900 * MiB)
+    st, _ = badis.step(state(Mode.VG, pinned_kb=100 * MiB), grown,
+                       badis.BadisParams(stall_filter=True))
+    assert st.pinned_kb == pinned_mib * MiB
+
+
+def test_the_last_sampled_round_is_remembered_for_the_stall_sign():
+    params = badis.BadisParams(stall_filter=True)
+    st, _ = badis.step(state(Mode.V), _quiet(1.0, s_kb=800 * MiB,
+                                             swapin_kb=0, interval_s=1.0),
+                       params)
+    assert (st.last_sampled_kb, st.last_swapin_rate_kb) == (800 * MiB, 0.0)
+    # a round without a sample (run on swap activity) keeps them
+    st2, _ = badis.step(st, badis.Observation(
+        timestamp=1.5, m_cur_kb=M_CUR, booked_kb=BOOKED,
+        ghost=geiger(1050 * MiB), swapping=True, swapin_kb=MiB,
+        interval_s=0.5), params)
+    assert (st2.last_sampled_kb, st2.last_swapin_rate_kb) == (800 * MiB,
+                                                              0.0)
+
+
+def test_swap_monitors_report_swap_ins_and_the_interval():
+    from memmut.agent.wss import swap_monitors
+
+    class VM:
+        uuid, name = 'u', 'vm'
+        memory_stats = {'swap_in': 0, 'swap_out': 0}
+
+    clock = iter([0.0, 2.0]).__next__
+    mon = swap_monitors.BalloonStatsSwapMonitor(clock=clock)
+    vm = VM()
+    mon.read(vm, M_CUR)
+    vm.memory_stats = {'swap_in': 8 * MiB, 'swap_out': 9 * MiB}
+    reading = mon.read(vm, M_CUR)
+    assert (reading.in_kb, reading.seconds) == (8 * MiB, 2.0)
+    o = badis.Observation(timestamp=0, m_cur_kb=M_CUR, booked_kb=BOOKED,
+                          swapin_kb=reading.in_kb,
+                          interval_s=reading.seconds)
+    assert o.swapin_rate_kb == 4 * MiB
