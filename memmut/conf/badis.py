@@ -150,6 +150,33 @@ opts = [
                      'after 12-32 MiB shrinks of a 256 MiB guest 35 MiB '
                      'above its working set). A shortage keeps swapping '
                      'the next round and arms the guard then.'),
+    cfg.BoolOpt('pinned_probe',
+                default=False,
+                help='Test whether the pinned-page correction is too high '
+                     'with the balloon instead of lowering the estimate: '
+                     'in a quiet V round (the correction, swap activity '
+                     'and the last probe at least time_slice + '
+                     'shrink_swapin_window old, times a wait that doubles '
+                     'after each probe that did not lower it, up to 16), '
+                     'the balloon is set, without headroom, to the '
+                     'estimate with a correction one step lower (the '
+                     'larger of pinned_probe_step_kb and pinned_decay of '
+                     'what is above its floor) for shrink_swapin_window '
+                     'seconds, while the estimate, max-average and demand '
+                     'stay unchanged; the lower correction is kept only if '
+                     'the guest evicted below the old estimate and read '
+                     'nothing back from swap. A correction that is right '
+                     'thus costs no estimate error, only the swap-ins of '
+                     'one probe per period. Replaces the decay of '
+                     'pinned_relearn when both are on. Only with on-demand '
+                     'allocation (local mutualization does not probe).'),
+    cfg.IntOpt('pinned_probe_step_kb',
+               default=16 * 1024,
+               min=1,
+               help='Smallest step (KiB) by which a balloon probe '
+                    '(pinned_probe) lowers the pinned-page correction under '
+                    'test; the default is the smallest balloon change '
+                    '(min_change_kb).'),
     cfg.BoolOpt('stall_filter',
                 default=False,
                 help='Learn or raise no pinned-page correction in a '

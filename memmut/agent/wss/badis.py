@@ -153,6 +153,10 @@ class BadisParams:
     # the guest stalled on swap (see stalled())
     stall_filter: bool = False
     stall_swapin_rate_kb: int = 4096
+    # issue 13, session 3: test a lower correction with the balloon
+    # instead of lowering the estimate (see _probe())
+    pinned_probe: bool = False
+    pinned_probe_step_kb: int = 16 * MiB
 
     def __post_init__(self):
         if not 0 < self.vg_threshold <= 1:
@@ -167,6 +171,8 @@ class BadisParams:
             raise ValueError('initial_pinned_kb must not be negative')
         if not 0 <= self.pinned_decay <= 1:
             raise ValueError('pinned_decay must be in [0, 1]')
+        if self.pinned_probe_step_kb <= 0:
+            raise ValueError('pinned_probe_step_kb must be positive')
         if self.stall_swapin_rate_kb < 0:
             raise ValueError('stall_swapin_rate_kb must not be negative')
         if self.shrink_swapin_window < 0:
@@ -297,6 +303,17 @@ class BadisState:
     # (stalled()).
     last_sampled_kb: typing.Optional[int] = None
     last_swapin_rate_kb: float = 0.0
+    # The balloon probe of a lower correction (pinned_probe, _probe()):
+    # the correction under test (None: no probe running), the balloon
+    # size it asks for, the estimate it started from, when it started,
+    # whether the guest evicted below that estimate since, and when the
+    # last probe ended (pacing, with probe_wait).
+    probe_pinned_kb: typing.Optional[int] = None
+    probe_size_kb: int = 0
+    probe_from_kb: int = 0
+    probe_at: typing.Optional[float] = None
+    probe_seen_evict: bool = False
+    probe_end_at: typing.Optional[float] = None
 
     @classmethod
     def initial(cls, params=None, pinned_floor_kb=0, now=None):
@@ -351,6 +368,9 @@ class Result:
     pinned_kb: int = 0           # the correction after this round
     # what happened to the correction or the guard this round (log lines)
     events: tuple = ()
+    # a balloon probe of a lower correction is running: the balloon size
+    # to set, without headroom (the estimate itself is unchanged)
+    probe_kb: typing.Optional[int] = None
 
 
 fmt_kb = units.fmt_kb
@@ -739,6 +759,114 @@ def _peak(state, note, pinned):
     return pinned
 
 
+@dataclasses.dataclass(frozen=True)
+class _Probe:
+    """The balloon probe after one round (see :func:`_probe`)."""
+    pinned_kb: int
+    note: typing.Optional[str]
+    fields: dict                 # BadisState fields of the probe
+    probe_kb: typing.Optional[int] = None
+    event: typing.Optional[str] = None
+
+
+_PROBE_FIELDS = ('probe_pinned_kb', 'probe_size_kb', 'probe_from_kb',
+                 'probe_at', 'probe_seen_evict', 'probe_end_at',
+                 'probe_wait')
+
+
+def _probe_due(state, obs, params):
+    """Whether the next probe may start: the correction, swap activity
+    and the last probe all at least ``probe_wait`` x (``time_slice`` +
+    ``shrink_swapin_window``) old, as :func:`_decay_due` paces decay."""
+    last = max(t for t in (state.pinned_at, state.swap_at,
+                           state.probe_end_at, -1e18) if t is not None)
+    return obs.timestamp - last >= state.probe_wait * (
+        params.time_slice + params.shrink_swapin_window)
+
+
+def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
+    """Test a lower pinned-page correction with the balloon
+    (``pinned_probe``) instead of lowering the estimate.
+
+    * Start, in a quiet V round sampled at a steady allocation outside
+      the shrink guard, when the correction is above its floor, the
+      demand has settled on this round's estimate (the max-average
+      holds nothing higher: the balloon is not shrunk faster than it
+      allows) and :func:`_probe_due`: the correction under test is one step lower
+      (the larger of ``pinned_probe_step_kb`` and ``pinned_decay`` of
+      what is above the floor, not below the floor); the balloon is
+      asked for the estimate with that correction, without headroom
+      (``Result.probe_kb``). The estimate, the max-average and the
+      demand stay as they are: a correction that is right costs no
+      estimate error, only the swap-ins of one probe.
+    * While it runs (``shrink_swapin_window`` seconds) the balloon is
+      held at that size. Any swap activity ends it, the correction kept
+      (it was needed; the next probe waits twice as long, up to 16
+      times). Swap-outs at an allocation below the estimate it started
+      from are the guest giving up pages (cold data, not pinned).
+    * At its end the lower correction is kept only if the guest so
+      evicted and read nothing back; otherwise (no evictions: the
+      balloon did not get there, or the guest had free memory) the
+      correction stays and the next probe waits twice as long.
+
+    Returns a :class:`_Probe`."""
+    fields = {k: getattr(state, k) for k in _PROBE_FIELDS}
+    if not params.pinned_probe:
+        return _Probe(pinned, None, fields)
+
+    def ended(wait):
+        return dict(fields, probe_pinned_kb=None, probe_size_kb=0,
+                    probe_from_kb=0, probe_at=None, probe_seen_evict=False,
+                    probe_end_at=obs.timestamp, probe_wait=wait)
+
+    longer = min(16, state.probe_wait * 2)
+    low = state.probe_pinned_kb
+    if low is not None:
+        if obs.short:
+            return _Probe(pinned, None, ended(longer), event=(
+                'balloon probe of a pinned-page correction of %s ended by '
+                'swap activity at %s: %s kept'
+                % (_mib(low), _mib(obs.m_cur_kb), _mib(pinned))))
+        evicted = state.probe_seen_evict or (
+            obs.evicted_kb > 0 and
+            obs.m_cur_kb < state.probe_from_kb - BALLOON_SLACK_KB)
+        if obs.timestamp - state.probe_at < params.shrink_swapin_window:
+            fields.update(probe_seen_evict=evicted)
+            return _Probe(pinned, None, fields,
+                          probe_kb=state.probe_size_kb)
+        if evicted:
+            return _Probe(low, (
+                'lowered by a balloon probe: the guest evicted below the '
+                'estimate of %s (balloon %s) without swap-ins for %gs'
+                % (_mib(state.probe_from_kb), _mib(state.probe_size_kb),
+                   params.shrink_swapin_window)), ended(1))
+        return _Probe(pinned, None, ended(longer), event=(
+            'balloon probe of a pinned-page correction of %s: no '
+            'evictions at %s, %s kept'
+            % (_mib(low), _mib(obs.m_cur_kb), _mib(pinned))))
+    floor = state.pinned_floor_kb
+    step_kb = max(params.pinned_probe_step_kb,
+                  int(params.pinned_decay * (pinned - floor)))
+    if (mode is not Mode.V or obs.sampled is None or not obs.steady or
+            obs.short or guarded or pinned <= floor or
+            demand > wss.wss_kb + params.pinned_probe_step_kb or
+            not _probe_due(state, obs, params)):
+        return _Probe(pinned, None, fields)
+    low = max(floor, pinned - step_kb)
+    size = max(0, wss.wss_kb - (pinned - low))
+    fields.update(probe_pinned_kb=low, probe_size_kb=size,
+                  probe_from_kb=wss.wss_kb, probe_at=obs.timestamp,
+                  probe_seen_evict=False)
+    return _Probe(pinned, None, fields, probe_kb=size, event=(
+        'balloon probe of a pinned-page correction of %s (now %s): '
+        'balloon %s, estimate kept at %s'
+        % (_mib(low), _mib(pinned), _mib(size), _mib(wss.wss_kb))))
+
+
+# Balloon sizes closer than this are the same (observation.py).
+BALLOON_SLACK_KB = 1024
+
+
 def step(state, obs, params=None):
     """One Badis round for one VM: ``(new_state, result)``.
 
@@ -804,12 +932,27 @@ def step(state, obs, params=None):
                 note = ('restored: no evictions below the old estimate '
                         'since the last step')
                 probe_wait = min(16, probe_wait * 2)
-    if note is None and params.pinned_relearn:
+    if (note is None and params.pinned_relearn and
+            not params.pinned_probe):
         pinned, note = _recheck_pinned(state, obs, params, pinned, g.active)
         if note is not None and params.pinned_decay_evidence:
             if probing and evicted:
                 probe_wait = 1           # the last step was right
             probing, evicted = True, False
+    pr = _probe(state, obs, params, wss, r.mode, g.active, pinned, demand)
+    if note is None and pr.note is not None:
+        pinned, note = pr.pinned_kb, pr.note
+    elif note is not None and pr.fields['probe_pinned_kb'] is not None:
+        # the correction changed otherwise (learned in VG...): the probe
+        # of the old one is moot
+        pr = dataclasses.replace(pr, probe_kb=None, fields=dict(
+            pr.fields, probe_pinned_kb=None, probe_size_kb=0,
+            probe_from_kb=0, probe_at=None, probe_seen_evict=False,
+            probe_end_at=obs.timestamp))
+    if pr.event:
+        events.append(pr.event)
+    if params.pinned_probe:
+        probe_wait = pr.fields['probe_wait']
     decay_scale = state.decay_scale
     if note is not None and note.startswith(_DECAY_NOTES):
         step_from = state.pinned_kb
@@ -855,12 +998,15 @@ def step(state, obs, params=None):
                            last_swapin_rate_kb=(
                                (obs.swapin_rate_kb or 0.0)
                                if obs.sampled is not None
-                               else state.last_swapin_rate_kb))
+                               else state.last_swapin_rate_kb),
+                           **{k: v for k, v in pr.fields.items()
+                              if k != 'probe_wait'})
     return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,
                              max_avg_kb=max_avg, demand_kb=demand,
                              transition=r.transition,
                              bad_shrinks=g.bad_shrinks, held=g.held,
-                             pinned_kb=pinned, events=tuple(events))
+                             pinned_kb=pinned, events=tuple(events),
+                             probe_kb=pr.probe_kb)
 
 
 class BadisEstimator:
