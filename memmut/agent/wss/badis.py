@@ -792,7 +792,8 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
       the shrink guard, when the correction is above its floor, the
       demand has settled on this round's estimate (the max-average
       holds nothing higher: the balloon is not shrunk faster than it
-      allows) and :func:`_probe_due`: the correction under test is one step lower
+    pr = _probe(state, obs, params, wss, r.mode, g.active, pinned,
+                demand)
       (the larger of ``pinned_probe_step_kb`` and ``pinned_decay`` of
       what is above the floor, not below the floor); the balloon is
       asked for the estimate with that correction, without headroom
