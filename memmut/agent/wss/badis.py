@@ -792,9 +792,8 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
       the shrink guard, when the correction is above its floor, the
       demand has settled on this round's estimate (the max-average
       holds nothing higher: the balloon is not shrunk faster than it
-    pr = _probe(state, obs, params, wss, r.mode, g.active, pinned,
-                demand)
-      (the larger of ``pinned_probe_step_kb`` and ``pinned_decay`` of
+      allows) and :func:`_probe_due`: the correction under test is one
+      step lower (the larger of ``pinned_probe_step_kb`` and ``pinned_decay`` of
       what is above the floor, not below the floor); the balloon is
       asked for the estimate with that correction, without headroom
       (``Result.probe_kb``). The estimate, the max-average and the
@@ -940,7 +939,8 @@ def step(state, obs, params=None):
             if probing and evicted:
                 probe_wait = 1           # the last step was right
             probing, evicted = True, False
-    pr = _probe(state, obs, params, wss, r.mode, g.active, pinned, demand)
+    pr = _probe(state, obs, params, wss, r.mode, g.active, pinned,
+                demand)
     if note is None and pr.note is not None:
         pinned, note = pr.pinned_kb, pr.note
     elif note is not None and pr.fields['probe_pinned_kb'] is not None:
