@@ -793,8 +793,9 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
       demand has settled on this round's estimate (the max-average
       holds nothing higher: the balloon is not shrunk faster than it
       allows) and :func:`_probe_due`: the correction under test is one
-      step lower (the larger of ``pinned_probe_step_kb`` and ``pinned_decay`` of
-      what is above the floor, not below the floor); the balloon is
+      step lower (the larger of ``pinned_probe_step_kb`` and
+      ``pinned_decay`` of what is above the floor, not below the
+      floor); the balloon is
       asked for the estimate with that correction, without headroom
       (``Result.probe_kb``). The estimate, the max-average and the
       demand stay as they are: a correction that is right costs no
