@@ -110,6 +110,7 @@ SOURCE_HOLD = 'hold'                 # no data this round: last estimate
 SOURCE_GEIGER_IDLE = 'geiger-idle'   # G without swap activity: m_cur
 SOURCE_SWAP_GROWTH = 'swap-growth'   # m_cur + what went to swap
 SOURCE_SHRINK_GUARD = 'shrink-guard'  # sampled, held at m_cur (guard)
+SOURCE_PROBE = 'probe'               # a probe's swap-ins: the estimate before
 
 # Estimates that mean "short of memory now".
 SHORTAGE_SOURCES = frozenset((techniques.SOURCE_GEIGER,
@@ -877,6 +878,16 @@ def step(state, obs, params=None):
     if state is None:
         state = BadisState.initial(params)
     r = _fsm(state, obs, params)
+    if (params.pinned_probe and state.probe_pinned_kb is not None and
+            state.mode is Mode.V and obs.short and
+            r.wss.wss_kb <= state.probe_from_kb):
+        # Swap activity while a balloon probe holds the guest at the
+        # estimate with a lower correction: our doing, not a shortage
+        # (no more than the estimate before the probe is asked for). The
+        # probe ends (_probe) and the balloon goes back; the round keeps
+        # that estimate, in V. A rise above it is a shortage as usual.
+        r = _Round(Mode.V, techniques.TechniqueEstimate(
+            state.probe_from_kb, SOURCE_PROBE), pinned_kb=r.pinned_kb)
     g = _guard(state, obs, params, r.wss)
     wss = techniques.TechniqueEstimate(
         max(0, min(g.wss.wss_kb, obs.booked_kb)),

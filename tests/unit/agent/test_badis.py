@@ -961,3 +961,24 @@ def test_on_demand_sets_the_probe_size_without_headroom():
     assert ctl.plan(VM, est)[0] == 468 * MiB
     normal = dataclasses.replace(est, probe_kb=None)
     assert ctl.plan(VM, normal)[0] > 500 * MiB     # demand + headroom
+
+
+@pytest.mark.parametrize('ghost_mib, mode, wss_mib, source', [
+    # the probe's own swap-ins: the estimate before it, in V
+    (480, Mode.V, 500, badis.SOURCE_PROBE),
+    # above the estimate before the probe: a rise, a shortage as usual
+    (560, Mode.VG, 560, est.SOURCE_GEIGER),
+])
+def test_swap_ins_of_a_probe_are_not_a_shortage(ghost_mib, mode, wss_mib,
+                                                source):
+    params = _probe_params()
+    st, _ = _start_probe(params)
+    st, r = badis.step(st, badis.Observation(
+        timestamp=8.0, m_cur_kb=468 * MiB, booked_kb=BOOKED,
+        sampled=sampled(300 * MiB), ghost=geiger(ghost_mib * MiB),
+        swapping=True, steady=False), params)
+    assert st.mode is mode and r.wss.wss_kb == wss_mib * MiB
+    assert r.wss.source == source
+    assert st.pinned_kb == 200 * MiB and st.probe_pinned_kb is None
+    assert r.probe_kb is None                   # the balloon goes back
+    assert (st.short_kb == 0) is (mode is Mode.V)
