@@ -28,6 +28,10 @@ def _f(x):
     return 'n/a' if x is None else '%.2f' % x
 
 
+def _f3(x):
+    return 'n/a' if x is None else '%.3f' % x
+
+
 def _mean(xs):
     xs = [x for x in xs if x is not None]
     return sum(xs) / len(xs) if xs else None
@@ -104,7 +108,7 @@ def patterns(dirs):
         med = ((overs[(len(overs) - 1) // 2] + overs[len(overs) // 2]) / 2
                if overs else None)
         cells.append('median **%s**, worst %s / saved %s / %s / %s'
-                     % (_f(med), _f(overs[-1] if overs else None),
+                     % (_f3(med), _f3(overs[-1] if overs else None),
                         _f(_mean(r['saved_pct'] for r in rows)),
                         _f(_mean(r['allowance_S_more'] for r in rows)),
                         _f(_mean(r['allowance_S_less'] for r in rows))))
