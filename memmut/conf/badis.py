@@ -169,7 +169,12 @@ opts = [
                      'thus costs no estimate error, only the swap-ins of '
                      'one probe per period. Replaces the decay of '
                      'pinned_relearn when both are on. Only with on-demand '
-                     'allocation (local mutualization does not probe).'),
+                     'allocation (local mutualization does not probe). Off '
+                     'by default: every probe of the right correction of '
+                     'the W1-W5 guest cost swap-ins (vm_over median 1.043 '
+                     'against 1.022), and the pattern suite did not '
+                     'improve (doc/source/badis.rst, '
+                     'tests/benchmarks/results/badis13-s3).'),
     cfg.IntOpt('pinned_probe_step_kb',
                default=16 * 1024,
                min=1,
@@ -190,7 +195,11 @@ opts = [
                      'W3,s benchmark guest a correction of 89 MiB was '
                      'learned this way for a true 72 MiB. The round is '
                      'logged ("kept: sample taken while the guest '
-                     'stalled on swap").'),
+                     'stalled on swap"). Off by default: on the W1-W5 '
+                     'benchmark it never had a learning to block, and on '
+                     'the pattern suite it did not improve the memory '
+                     'saved nor the S_more error (doc/source/badis.rst, '
+                     'tests/benchmarks/results/badis13-s3).'),
     cfg.IntOpt('stall_swapin_rate_kb',
                default=4096,
                min=0,
