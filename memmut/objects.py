@@ -108,6 +108,12 @@ class VMReport(Message):
     max_avg_window: typing.Optional[int] = None
     max_avg_slice_s: typing.Optional[float] = None
     badis_mode: typing.Optional[str] = None
+    # Badis's pinned-page correction (what the agent learned sampling
+    # does not see), why it last changed and when (agent clock); None
+    # from other estimators and from agents before RPC 1.4.
+    pinned_kb: typing.Optional[int] = None
+    pinned_note: typing.Optional[str] = None
+    pinned_at: typing.Optional[float] = None
     # Local mutualization (seed 004 ch.3), None/0 when it is off: the VM's
     # role (server: gave memory, client: holds more than Mem_init,
     # neutral), Mem_init, and what it lent to the pool / borrowed beyond

@@ -18,6 +18,7 @@ from memmut.api import schemas
 from memmut.db import api as db_api
 
 WSS_MAX_AVG = '1.1'   # microversion that adds wss_max_avg_kb, badis_mode
+PINNED = '1.2'        # microversion that adds pinned_kb, _note, _at
 
 
 def iso(t):
@@ -129,6 +130,10 @@ def _sample_fields(req, s):
         for key in ('wss_max_avg_kb', 'max_avg_window', 'max_avg_slice_s',
                     'badis_mode'):
             view[key] = getattr(s, key) if s else None
+    if req.microversion.matches(PINNED):
+        view['pinned_kb'] = s.pinned_kb if s else None
+        view['pinned_note'] = s.pinned_note if s else None
+        view['pinned_at'] = iso(s.pinned_at) if s else None
     return view
 
 

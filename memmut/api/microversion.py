@@ -23,6 +23,10 @@ VERSIONS = [
             '(``wss_max_avg_kb``, with its inputs ``max_avg_window`` and '
             '``max_avg_slice_s``) and the Badis mode (``badis_mode``: V, VG '
             'or G), null where the agent did not report them.'),
+    ('1.2', 'VMs and their history carry what Badis learned: the '
+            'pinned-page correction (``pinned_kb``), why it last changed '
+            '(``pinned_note``) and when (``pinned_at``), null where the '
+            'agent did not report them (other estimators, older agents).'),
 ]
 __doc__ += '\n'.join('* %s - %s' % v for v in VERSIONS)
 

@@ -39,6 +39,11 @@ def seed(db):
                 wss_max_avg_kb=(3 + 3 * i) << 20 | 1 << 18,
                 max_avg_window=5, max_avg_slice_s=3600.0,
                 badis_mode=('V', 'VG')[i],
+                pinned_kb=(96 << 10, 310 << 10)[i],
+                pinned_note=('initial: guest kernel reservation',
+                             'learned in VG: swapping at 6.00 GiB, '
+                             'sampled 5.70 GiB')[i],
+                pinned_at=(T0 - 7200, T0 - 900)[i],
                 wss_estimator='badis/page_idle+memstore',
                 mut_role=('server', 'client')[i], mem_init_kb=8 << 20,
                 lent_kb=(2 << 20, 0)[i], borrowed_kb=(0, 2 << 20)[i])

@@ -150,6 +150,65 @@ opts = [
                      'after 12-32 MiB shrinks of a 256 MiB guest 35 MiB '
                      'above its working set). A shortage keeps swapping '
                      'the next round and arms the guard then.'),
+    cfg.BoolOpt('pinned_probe',
+                default=False,
+                help='Test whether the pinned-page correction is too high '
+                     'with the balloon instead of lowering the estimate: '
+                     'in a quiet V round (the correction, swap activity '
+                     'and the last probe at least time_slice + '
+                     'shrink_swapin_window old, times a wait that doubles '
+                     'after each probe that did not lower it, up to 16), '
+                     'the balloon is set, without headroom, to the '
+                     'estimate with a correction one step lower (the '
+                     'larger of pinned_probe_step_kb and pinned_decay of '
+                     'what is above its floor) for shrink_swapin_window '
+                     'seconds, while the estimate, max-average and demand '
+                     'stay unchanged; the lower correction is kept only if '
+                     'the guest evicted below the old estimate and read '
+                     'nothing back from swap. A correction that is right '
+                     'thus costs no estimate error, only the swap-ins of '
+                     'one probe per period. Replaces the decay of '
+                     'pinned_relearn when both are on. Only with on-demand '
+                     'allocation (local mutualization does not probe). Off '
+                     'by default: every probe of the right correction of '
+                     'the W1-W5 guest cost swap-ins (vm_over median 1.043 '
+                     'against 1.022), and the pattern suite did not '
+                     'improve (doc/source/badis.rst, '
+                     'tests/benchmarks/results/badis13-s3).'),
+    cfg.IntOpt('pinned_probe_step_kb',
+               default=16 * 1024,
+               min=1,
+               help='Smallest step (KiB) by which a balloon probe '
+                    '(pinned_probe) lowers the pinned-page correction under '
+                    'test; the default is the smallest balloon change '
+                    '(min_change_kb).'),
+    cfg.BoolOpt('stall_filter',
+                default=False,
+                help='Learn or raise no pinned-page correction in a '
+                     'swapping VG round whose access sample was taken '
+                     'while the guest stalled on swap: its swap-in rate '
+                     'was at least stall_swapin_rate_kb, or its sample '
+                     'fell below the last sampled round\'s while the '
+                     'swap-in rate rose. Such a sample reads low (the '
+                     'guest touches fewer pages per second while it waits '
+                     'for swap), so m_cur - sampled reads high: on the '
+                     'W3,s benchmark guest a correction of 89 MiB was '
+                     'learned this way for a true 72 MiB. The round is '
+                     'logged ("kept: sample taken while the guest '
+                     'stalled on swap"). Off by default: on the W1-W5 '
+                     'benchmark it never had a learning to block, and on '
+                     'the pattern suite it did not improve the memory '
+                     'saved nor the S_more error (doc/source/badis.rst, '
+                     'tests/benchmarks/results/badis13-s3).'),
+    cfg.IntOpt('stall_swapin_rate_kb',
+               default=4096,
+               min=0,
+               help='Swap-in rate (KiB/s over the round) at or above which '
+                    'a round\'s sample is taken as stalled (see '
+                    'stall_filter): at 50-100 us per 4 KiB page read '
+                    'back, 4 MiB/s keeps a vCPU waiting 5-10 % of the '
+                    'time, about as much as its sample then under-reads. '
+                    '0: only the falling-sample sign.'),
     cfg.FloatOpt('shrink_swapin_window',
                  default=180.0,
                  min=0.0,

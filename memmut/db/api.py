@@ -158,7 +158,9 @@ class Database:
                     wss_max_avg_kb=s.wss_max_avg_kb,
                     max_avg_window=s.max_avg_window,
                     max_avg_slice_s=s.max_avg_slice_s,
-                    badis_mode=s.badis_mode, mut_role=s.mut_role,
+                    badis_mode=s.badis_mode, pinned_kb=s.pinned_kb,
+                    pinned_note=s.pinned_note, pinned_at=s.pinned_at,
+                    mut_role=s.mut_role,
                     mem_init_kb=s.mem_init_kb, lent_kb=s.lent_kb,
                     borrowed_kb=s.borrowed_kb))
         return True

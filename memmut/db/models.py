@@ -171,6 +171,12 @@ class VMSample(Base):
     max_avg_slice_s: orm.Mapped[typing.Optional[float]]
     badis_mode: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
         sa.String(8))
+    # Badis's pinned-page correction, why and when it last changed
+    # (migration 0005; NULL from other estimators and older agents).
+    pinned_kb: orm.Mapped[typing.Optional[int]]
+    pinned_note: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
+        sa.Text)
+    pinned_at: orm.Mapped[typing.Optional[float]]
     # Local mutualization (seed 004 ch.3); NULL/0 when it is off.
     mut_role: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
         sa.String(16))

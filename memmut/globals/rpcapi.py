@@ -19,6 +19,10 @@ API version history:
   ``remote_attachments``; the ``gmc_alloc`` device carries the slab's
   TLS-PSK credentials (``psk_identity``, ``psk_key``); ``gmc_inform`` and
   ``gmc_release`` answer with what they did. Upgrade controllers first.
+* 1.4 - ``report``: each VM carries Badis's pinned-page correction
+  (``pinned_kb``), why and when it last changed (``pinned_note``,
+  ``pinned_at``). Older controllers ignore the new fields; upgrade
+  controllers first.
 """
 
 from oslo_log import log as logging
@@ -28,7 +32,7 @@ from memmut import rpc
 
 LOG = logging.getLogger(__name__)
 
-VERSION = '1.3'
+VERSION = '1.4'
 
 
 class ControllerAPI:

@@ -110,6 +110,7 @@ SOURCE_HOLD = 'hold'                 # no data this round: last estimate
 SOURCE_GEIGER_IDLE = 'geiger-idle'   # G without swap activity: m_cur
 SOURCE_SWAP_GROWTH = 'swap-growth'   # m_cur + what went to swap
 SOURCE_SHRINK_GUARD = 'shrink-guard'  # sampled, held at m_cur (guard)
+SOURCE_PROBE = 'probe'               # a probe's swap-ins: the estimate before
 
 # Estimates that mean "short of memory now".
 SHORTAGE_SOURCES = frozenset((techniques.SOURCE_GEIGER,
@@ -149,6 +150,14 @@ class BadisParams:
     shrink_guard: bool = False
     pinned_decay_evidence: bool = True
     shrink_noise_filter: bool = True
+    # issue 13, session 3: no correction learned from a sample taken while
+    # the guest stalled on swap (see stalled())
+    stall_filter: bool = False
+    stall_swapin_rate_kb: int = 4096
+    # issue 13, session 3: test a lower correction with the balloon
+    # instead of lowering the estimate (see _probe())
+    pinned_probe: bool = False
+    pinned_probe_step_kb: int = 16 * MiB
 
     def __post_init__(self):
         if not 0 < self.vg_threshold <= 1:
@@ -163,6 +172,10 @@ class BadisParams:
             raise ValueError('initial_pinned_kb must not be negative')
         if not 0 <= self.pinned_decay <= 1:
             raise ValueError('pinned_decay must be in [0, 1]')
+        if self.pinned_probe_step_kb <= 0:
+            raise ValueError('pinned_probe_step_kb must be positive')
+        if self.stall_swapin_rate_kb < 0:
+            raise ValueError('stall_swapin_rate_kb must not be negative')
         if self.shrink_swapin_window < 0:
             raise ValueError('shrink_swapin_window must not be negative')
         if not 0 <= self.shrink_hold_rounds <= self.shrink_hold_max_rounds:
@@ -196,7 +209,9 @@ class Observation:
     conditions, see :mod:`memmut.agent.wss.pipeline`); ``shrunk`` whether
     the balloon shrank since the last round or the sampling interval's
     start (swap-ins soon after count against the shrink, see
-    :func:`_guard`).
+    :func:`_guard`); ``swapin_kb`` what the guest read back from swap
+    over the round and ``interval_s`` how long that was (None: unknown),
+    see :func:`stalled`.
     """
     timestamp: float
     m_cur_kb: int
@@ -211,6 +226,8 @@ class Observation:
     shrunk: bool = False
     shrunk_from_kb: typing.Optional[int] = None
     evicted_kb: int = 0
+    swapin_kb: int = 0
+    interval_s: typing.Optional[float] = None
 
     def __post_init__(self):
         if self.m_cur_kb < 0 or self.booked_kb <= 0:
@@ -223,6 +240,13 @@ class Observation:
         """Swap activity, or swap growth under pressure: the VM lacks
         memory this round."""
         return self.swapping or self.pressure_kb > 0
+
+    @property
+    def swapin_rate_kb(self):
+        """KiB/s read back from swap over the round (None: unknown)."""
+        if self.interval_s is None or self.interval_s <= 0:
+            return None
+        return self.swapin_kb / self.interval_s
 
 
 @dataclasses.dataclass(frozen=True)
@@ -275,6 +299,22 @@ class BadisState:
     probing: bool = False
     probe_evicted: bool = False
     probe_wait: int = 1
+    # The last sampled round's raw sample and the last round's swap-in
+    # rate (KiB/s), to see a sample that fell while swap-ins rose
+    # (stalled()).
+    last_sampled_kb: typing.Optional[int] = None
+    last_swapin_rate_kb: float = 0.0
+    # The balloon probe of a lower correction (pinned_probe, _probe()):
+    # the correction under test (None: no probe running), the balloon
+    # size it asks for, the estimate it started from, when it started,
+    # whether the guest evicted below that estimate since, and when the
+    # last probe ended (pacing, with probe_wait).
+    probe_pinned_kb: typing.Optional[int] = None
+    probe_size_kb: int = 0
+    probe_from_kb: int = 0
+    probe_at: typing.Optional[float] = None
+    probe_seen_evict: bool = False
+    probe_end_at: typing.Optional[float] = None
 
     @classmethod
     def initial(cls, params=None, pinned_floor_kb=0, now=None):
@@ -329,6 +369,9 @@ class Result:
     pinned_kb: int = 0           # the correction after this round
     # what happened to the correction or the guard this round (log lines)
     events: tuple = ()
+    # a balloon probe of a lower correction is running: the balloon size
+    # to set, without headroom (the estimate itself is unchanged)
+    probe_kb: typing.Optional[int] = None
 
 
 fmt_kb = units.fmt_kb
@@ -383,6 +426,51 @@ def _close(wss, obs, params):
         params.vg_threshold * obs.m_cur_kb)
 
 
+# A sample lower than the last sampled round's by more than this (or
+# STALL_DROP_FRACTION of m_cur, the larger) "fell" (stalled()): a sample
+# that reads every page varies by a few hundred KiB between rounds at a
+# steady working set.
+STALL_DROP_KB = MiB
+STALL_DROP_FRACTION = 0.01
+
+
+def stalled(state, obs, params):
+    """Why this round's access sample is not a working-set measurement
+    (the guest stalled on swap while it was taken), or None.
+
+    A guest waiting for pages to come back from swap touches fewer
+    pages per second, so the sample reads low, and m_cur - sampled (the
+    pinned-page correction VG learns) reads high: in the W3,s run of
+    badis13-final a correction of 89 MiB was learned this way for a true
+    72 MiB. Two signs:
+
+    * the swap-in rate over the round is at least
+      ``stall_swapin_rate_kb`` KiB/s: at a page-in latency of 50-100 us
+      per 4 KiB page (memstore over NBD), 4 MiB/s keeps a vCPU waiting
+      5-10 % of the time, about as much as the sample then under-reads;
+    * the sample fell below the last sampled round's (by more than
+      ``STALL_DROP_KB`` or ``STALL_DROP_FRACTION`` of m_cur) while the
+      swap-in rate rose above that round's: a working set does not
+      shrink while the guest reads more of it back from swap.
+    """
+    if obs.sampled is None:
+        return None
+    rate = obs.swapin_rate_kb
+    if rate is None:
+        return None
+    if params.stall_swapin_rate_kb and rate >= params.stall_swapin_rate_kb:
+        return ('swap-in rate %d KiB/s >= %d KiB/s'
+                % (rate, params.stall_swapin_rate_kb))
+    last = state.last_sampled_kb
+    drop = max(STALL_DROP_KB, int(STALL_DROP_FRACTION * obs.m_cur_kb))
+    if (last is not None and obs.sampled.wss_kb < last - drop and
+            rate > state.last_swapin_rate_kb):
+        return ('sampled %s fell from %s while the swap-in rate rose '
+                '(%d -> %d KiB/s)' % (_mib(obs.sampled.wss_kb), _mib(last),
+                                      state.last_swapin_rate_kb, rate))
+    return None
+
+
 @dataclasses.dataclass(frozen=True)
 class _Round:
     mode: Mode
@@ -393,6 +481,8 @@ class _Round:
     learned: bool = False
     transition: typing.Optional[str] = None
     pinned_note: typing.Optional[str] = None
+    # why a swapping VG round learned nothing from its sample (log line)
+    skipped: typing.Optional[str] = None
 
 
 def _fsm(state, obs, params):
@@ -423,8 +513,16 @@ def _fsm(state, obs, params):
 
     if state.mode is Mode.VG:
         if obs.short:
-            note = None
-            if obs.sampled is not None and obs.steady and obs.full:
+            note = skipped = None
+            stall = stalled(state, obs, params) if (
+                params.stall_filter and obs.full and (
+                    obs.steady or obs.grew_from_kb is not None)) else None
+            if stall is not None:
+                # not a working-set measurement: learn nothing from it
+                skipped = ('pinned-page correction %s kept: sample taken '
+                           'while the guest stalled on swap (%s)'
+                           % (_mib(pinned), stall))
+            elif obs.sampled is not None and obs.steady and obs.full:
                 # Swapping: all of m_cur is in use; what sampling misses
                 # now are pinned (unswappable, rarely touched) pages.
                 pinned = max(state.pinned_floor_kb if params.pinned_relearn
@@ -451,9 +549,9 @@ def _fsm(state, obs, params):
                 return _Round(Mode.G, wss, pinned_kb=pinned, learned=learned,
                               transition='VG->G: swap activity in %d '
                                          'consecutive rounds' % swaps,
-                              pinned_note=note)
+                              pinned_note=note, skipped=skipped)
             return _Round(Mode.VG, wss, swap_rounds=swaps, pinned_kb=pinned,
-                          learned=learned, pinned_note=note)
+                          learned=learned, pinned_note=note, skipped=skipped)
         quiet = state.quiet_rounds + 1
         wss = sampled or _hold(state, obs)
         if quiet >= params.vg_to_v_rounds and not _close(sampled, obs,
@@ -662,6 +760,115 @@ def _peak(state, note, pinned):
     return pinned
 
 
+@dataclasses.dataclass(frozen=True)
+class _Probe:
+    """The balloon probe after one round (see :func:`_probe`)."""
+    pinned_kb: int
+    note: typing.Optional[str]
+    fields: dict                 # BadisState fields of the probe
+    probe_kb: typing.Optional[int] = None
+    event: typing.Optional[str] = None
+
+
+_PROBE_FIELDS = ('probe_pinned_kb', 'probe_size_kb', 'probe_from_kb',
+                 'probe_at', 'probe_seen_evict', 'probe_end_at',
+                 'probe_wait')
+
+
+def _probe_due(state, obs, params):
+    """Whether the next probe may start: the correction, swap activity
+    and the last probe all at least ``probe_wait`` x (``time_slice`` +
+    ``shrink_swapin_window``) old, as :func:`_decay_due` paces decay."""
+    last = max(t for t in (state.pinned_at, state.swap_at,
+                           state.probe_end_at, -1e18) if t is not None)
+    return obs.timestamp - last >= state.probe_wait * (
+        params.time_slice + params.shrink_swapin_window)
+
+
+def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
+    """Test a lower pinned-page correction with the balloon
+    (``pinned_probe``) instead of lowering the estimate.
+
+    * Start, in a quiet V round sampled at a steady allocation outside
+      the shrink guard, when the correction is above its floor, the
+      demand has settled on this round's estimate (the max-average
+      holds nothing higher: the balloon is not shrunk faster than it
+      allows) and :func:`_probe_due`: the correction under test is one
+      step lower (the larger of ``pinned_probe_step_kb`` and
+      ``pinned_decay`` of what is above the floor, not below the
+      floor); the balloon is
+      asked for the estimate with that correction, without headroom
+      (``Result.probe_kb``). The estimate, the max-average and the
+      demand stay as they are: a correction that is right costs no
+      estimate error, only the swap-ins of one probe.
+    * While it runs (``shrink_swapin_window`` seconds) the balloon is
+      held at that size. Any swap activity ends it, the correction kept
+      (it was needed; the next probe waits twice as long, up to 16
+      times). Swap-outs at an allocation below the estimate it started
+      from are the guest giving up pages (cold data, not pinned).
+    * At its end the lower correction is kept only if the guest so
+      evicted and read nothing back; otherwise (no evictions: the
+      balloon did not get there, or the guest had free memory) the
+      correction stays and the next probe waits twice as long.
+
+    Returns a :class:`_Probe`."""
+    fields = {k: getattr(state, k) for k in _PROBE_FIELDS}
+    if not params.pinned_probe:
+        return _Probe(pinned, None, fields)
+
+    def ended(wait):
+        return dict(fields, probe_pinned_kb=None, probe_size_kb=0,
+                    probe_from_kb=0, probe_at=None, probe_seen_evict=False,
+                    probe_end_at=obs.timestamp, probe_wait=wait)
+
+    longer = min(16, state.probe_wait * 2)
+    low = state.probe_pinned_kb
+    if low is not None:
+        if obs.short:
+            return _Probe(pinned, None, ended(longer), event=(
+                'balloon probe of a pinned-page correction of %s ended by '
+                'swap activity at %s: %s kept'
+                % (_mib(low), _mib(obs.m_cur_kb), _mib(pinned))))
+        evicted = state.probe_seen_evict or (
+            obs.evicted_kb > 0 and
+            obs.m_cur_kb < state.probe_from_kb - BALLOON_SLACK_KB)
+        if obs.timestamp - state.probe_at < params.shrink_swapin_window:
+            fields.update(probe_seen_evict=evicted)
+            return _Probe(pinned, None, fields,
+                          probe_kb=state.probe_size_kb)
+        if evicted:
+            return _Probe(low, (
+                'lowered by a balloon probe: the guest evicted below the '
+                'estimate of %s (balloon %s) without swap-ins for %gs'
+                % (_mib(state.probe_from_kb), _mib(state.probe_size_kb),
+                   params.shrink_swapin_window)), ended(1))
+        return _Probe(pinned, None, ended(longer), event=(
+            'balloon probe of a pinned-page correction of %s: no '
+            'evictions at %s, %s kept'
+            % (_mib(low), _mib(obs.m_cur_kb), _mib(pinned))))
+    floor = state.pinned_floor_kb
+    step_kb = max(params.pinned_probe_step_kb,
+                  int(params.pinned_decay * (pinned - floor)))
+    if (mode is not Mode.V or obs.sampled is None or not obs.steady or
+            obs.short or guarded or pinned <= floor or
+            demand > wss.wss_kb + params.pinned_probe_step_kb or
+            not _probe_due(state, obs, params)):
+        return _Probe(pinned, None, fields)
+    low = max(floor, pinned - step_kb)
+    size = max(0, wss.wss_kb - (pinned - low))
+    fields.update(probe_pinned_kb=low, probe_size_kb=size,
+                  probe_from_kb=wss.wss_kb, probe_at=obs.timestamp,
+                  probe_seen_evict=False)
+    return _Probe(pinned, None, fields, probe_kb=size, event=(
+        'balloon probe of a pinned-page correction of %s (now %s): '
+        'balloon %s, estimate kept at %s'
+        % (_mib(low), _mib(pinned), _mib(size), _mib(wss.wss_kb))))
+
+
+# Balloon sizes closer than this are the same (observation.py).
+BALLOON_SLACK_KB = 1024
+
+
 def step(state, obs, params=None):
     """One Badis round for one VM: ``(new_state, result)``.
 
@@ -671,6 +878,16 @@ def step(state, obs, params=None):
     if state is None:
         state = BadisState.initial(params)
     r = _fsm(state, obs, params)
+    if (params.pinned_probe and state.probe_pinned_kb is not None and
+            state.mode is Mode.V and obs.short and
+            r.wss.wss_kb <= state.probe_from_kb):
+        # Swap activity while a balloon probe holds the guest at the
+        # estimate with a lower correction: our doing, not a shortage
+        # (no more than the estimate before the probe is asked for). The
+        # probe ends (_probe) and the balloon goes back; the round keeps
+        # that estimate, in V. A rise above it is a shortage as usual.
+        r = _Round(Mode.V, techniques.TechniqueEstimate(
+            state.probe_from_kb, SOURCE_PROBE), pinned_kb=r.pinned_kb)
     g = _guard(state, obs, params, r.wss)
     wss = techniques.TechniqueEstimate(
         max(0, min(g.wss.wss_kb, obs.booked_kb)),
@@ -694,6 +911,8 @@ def step(state, obs, params=None):
     demand = max(demand, min(g.floor_kb, obs.booked_kb))
 
     events = list(g.events)
+    if r.skipped:
+        events.append(r.skipped)
     pinned, note = r.pinned_kb, r.pinned_note
     decayed_from = state.pinned_peak_kb
     floor_kb = state.pinned_floor_kb
@@ -725,12 +944,28 @@ def step(state, obs, params=None):
                 note = ('restored: no evictions below the old estimate '
                         'since the last step')
                 probe_wait = min(16, probe_wait * 2)
-    if note is None and params.pinned_relearn:
+    if (note is None and params.pinned_relearn and
+            not params.pinned_probe):
         pinned, note = _recheck_pinned(state, obs, params, pinned, g.active)
         if note is not None and params.pinned_decay_evidence:
             if probing and evicted:
                 probe_wait = 1           # the last step was right
             probing, evicted = True, False
+    pr = _probe(state, obs, params, wss, r.mode, g.active, pinned,
+                demand)
+    if note is None and pr.note is not None:
+        pinned, note = pr.pinned_kb, pr.note
+    elif note is not None and pr.fields['probe_pinned_kb'] is not None:
+        # the correction changed otherwise (learned in VG...): the probe
+        # of the old one is moot
+        pr = dataclasses.replace(pr, probe_kb=None, fields=dict(
+            pr.fields, probe_pinned_kb=None, probe_size_kb=0,
+            probe_from_kb=0, probe_at=None, probe_seen_evict=False,
+            probe_end_at=obs.timestamp))
+    if pr.event:
+        events.append(pr.event)
+    if params.pinned_probe:
+        probe_wait = pr.fields['probe_wait']
     decay_scale = state.decay_scale
     if note is not None and note.startswith(_DECAY_NOTES):
         step_from = state.pinned_kb
@@ -769,12 +1004,22 @@ def step(state, obs, params=None):
                            shrink_counted=g.shrink_counted,
                            bad_shrinks=g.bad_shrinks,
                            hold_rounds=g.hold_rounds, guard_kb=g.guard_kb,
-                           next_hold=g.next_hold)
+                           next_hold=g.next_hold,
+                           last_sampled_kb=(obs.sampled.wss_kb
+                                            if obs.sampled is not None
+                                            else state.last_sampled_kb),
+                           last_swapin_rate_kb=(
+                               (obs.swapin_rate_kb or 0.0)
+                               if obs.sampled is not None
+                               else state.last_swapin_rate_kb),
+                           **{k: v for k, v in pr.fields.items()
+                              if k != 'probe_wait'})
     return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,
                              max_avg_kb=max_avg, demand_kb=demand,
                              transition=r.transition,
                              bad_shrinks=g.bad_shrinks, held=g.held,
-                             pinned_kb=pinned, events=tuple(events))
+                             pinned_kb=pinned, events=tuple(events),
+                             probe_kb=pr.probe_kb)
 
 
 class BadisEstimator:

@@ -160,6 +160,7 @@ class BadisRounds(estimators.Estimator):
                   'yes' if reading.swapping else 'no', reading.detail,
                   _mib(r.wss.wss_kb), r.wss.source, _mib(r.max_avg_kb),
                   _mib(r.demand_kb))
+        state = self.badis.state(vm.uuid)
         return Estimate(uuid=vm.uuid, wss_kb=r.wss.wss_kb,
                         max_avg_kb=r.max_avg_kb, demand_kb=r.demand_kb,
                         source=source, mode=r.mode.value, timestamp=now,
@@ -167,7 +168,8 @@ class BadisRounds(estimators.Estimator):
                         max_avg_window=self.badis.params.average_window,
                         max_avg_slice_s=self.badis.params.time_slice,
                         bad_shrinks=r.bad_shrinks, pinned_kb=r.pinned_kb,
-                        pinned_note=self.badis.state(vm.uuid).pinned_note)
+                        pinned_note=state.pinned_note,
+                        pinned_at=state.pinned_at, probe_kb=r.probe_kb)
 
     def _evicting(self, reading):
         """Whether the guest wrote to swap over the reading's interval

@@ -15,7 +15,10 @@ class Estimate:
     Badis state (V, VG, G) or None for other estimators. ``fresh`` is False
     when no round ran for the VM at this poll (the last estimate again);
     ``probe_kb`` is set by active estimators (Zballoond, self-ballooning)
-    to the exact size they want to set.
+    to the exact size they want to set, and by Badis while it probes a
+    lower pinned-page correction with the balloon (``[badis]
+    pinned_probe``: the estimate is unchanged, the balloon is set to
+    what it would be with the lower correction, without headroom).
     """
     uuid: str
     wss_kb: int
@@ -35,7 +38,9 @@ class Estimate:
     max_avg_slice_s: typing.Optional[float] = None
     # Badis: shrinks of the balloon followed by swap-ins within [badis]
     # shrink_swapin_window (counts against the estimator), and the
-    # pinned-page correction with why it last changed.
+    # pinned-page correction with why and when (agent clock, epoch
+    # seconds) it last changed.
     bad_shrinks: int = 0
     pinned_kb: typing.Optional[int] = None
     pinned_note: str = ''
+    pinned_at: typing.Optional[float] = None

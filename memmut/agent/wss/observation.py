@@ -105,4 +105,5 @@ def observe(now, booked_kb, sizes, sampled, reading, full, sampled_round):
         grew_from_kb=sizes.grew_from_kb if sampled_round else None,
         full=full, pressure_kb=pressure_kb(reading, sizes.shrunk),
         shrunk=sizes.shrunk, shrunk_from_kb=sizes.shrunk_from_kb,
-        evicted_kb=reading.out_kb)
+        evicted_kb=reading.out_kb, swapin_kb=reading.in_kb,
+        interval_s=reading.seconds)

@@ -41,6 +41,10 @@ class SwapReading:
     the balloon (a shrink makes the guest evict too): the caller decides.
     ``out_kb`` is what the guest wrote to swap over the reading's interval
     (gross): a guest that evicts has no free memory at its current size.
+    ``in_kb`` is what it read back over the interval and ``seconds`` how
+    long the interval was (None: unknown): their ratio, the swap-in rate,
+    says whether the guest stalled on swap (its access sample then reads
+    low, see :func:`memmut.agent.wss.badis.stalled`).
     """
     swapping: bool
     ghost: typing.Optional[techniques.TechniqueEstimate]
@@ -49,6 +53,8 @@ class SwapReading:
     grown_kb: int = 0
     pressure: bool = False
     out_kb: int = 0
+    in_kb: int = 0
+    seconds: typing.Optional[float] = None
 
 
 class SwapMonitor(abc.ABC):
@@ -175,7 +181,10 @@ class BalloonStatsSwapMonitor(SwapMonitor):
         return SwapReading(act.active, ghost, self.name, detail,
                            grown_kb=grown, pressure=pressure,
                            out_kb=0 if act.counter_reset else max(
-                               0, act.swap_out_kb or 0))
+                               0, act.swap_out_kb or 0),
+                           in_kb=0 if act.counter_reset else max(
+                               0, act.swap_in_kb or 0),
+                           seconds=max(1e-3, now - prev_t))
 
     def forget(self, uuid):
         self._prev.pop(uuid, None)
@@ -242,6 +251,7 @@ class MemstoreSwapMonitor(SwapMonitor):
         out_kb = 0
         if before is not None and out_pages >= before[2]:
             out_kb = (out_pages - before[2]) * 4
+        seconds = max(1e-3, now - before[1]) if before is not None else None
         if before is None or not keep_quiet or swapping or pressure:
             # (a quiet look between rounds leaves the growth to the round)
             self._queued[vm.uuid] = (queued_kb, now, out_pages)
@@ -250,7 +260,8 @@ class MemstoreSwapMonitor(SwapMonitor):
                            '%d KiB, +%d KiB in swap, %d KiB written'
                            % (swap_ins + cold, cold, ghost_kb, grown,
                               out_kb),
-                           grown_kb=grown, pressure=pressure, out_kb=out_kb)
+                           grown_kb=grown, pressure=pressure, out_kb=out_kb,
+                           in_kb=(swap_ins + cold) * 4, seconds=seconds)
 
     def forget(self, uuid):
         self._failed.discard(uuid)

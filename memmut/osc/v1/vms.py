@@ -10,7 +10,8 @@ FIELDS = [('UUID', 'uuid'), ('Name', 'name'), ('Host', 'host'),
           ('WSS max avg KiB', 'wss_max_avg_kb'), ('Badis mode', 'badis_mode'),
           ('Role', 'role')]
 HISTORY_KEYS = ('timestamp', 'balloon_kb', 'wss_kb', 'wss_max_avg_kb',
-                'max_avg_window', 'max_avg_slice_s', 'badis_mode', 'role',
+                'max_avg_window', 'max_avg_slice_s', 'badis_mode',
+                'pinned_kb', 'role',
                 'lent_kb', 'borrowed_kb', 'swap_in_kb', 'swap_out_kb')
 
 

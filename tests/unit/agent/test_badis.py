@@ -708,3 +708,277 @@ def test_shrink_noise_filter(noise_filter, sampled_mib, prior_short, held):
     assert (r.bad_shrinks == 1) is held
     st, r = badis.step(st, _quiet(2.0), params)
     assert (r.wss.source == badis.SOURCE_SHRINK_GUARD) is held
+
+
+# -- issue 13: no correction learned from a sample taken while the guest
+# stalled on swap (stall_filter) --
+
+def _swapping_vg(sampled_mib, swapin_kb, seconds=1.0, **kw):
+    return badis.Observation(
+        timestamp=10.0, m_cur_kb=M_CUR, booked_kb=BOOKED,
+        sampled=sampled(sampled_mib * MiB), ghost=geiger(1050 * MiB),
+        swapping=True, swapin_kb=swapin_kb, interval_s=seconds, **kw)
+
+
+@pytest.mark.parametrize(
+    'stall, last_sampled_mib, last_rate, sampled_mib, swapin_kb, seconds, '
+    'pinned_mib, why', [
+        # the filter off (main): learned whatever the swap-in rate
+        (False, None, 0.0, 700, 64 * MiB, 1.0, 300, None),
+        (False, 800, 0.0, 700, 1 * MiB, 1.0, 300, None),
+        # a swap-in rate at or above stall_swapin_rate_kb (4 MiB/s)
+        (True, None, 0.0, 700, 4 * MiB, 1.0, 72, 'swap-in rate 4096'),
+        (True, None, 0.0, 700, 40 * MiB, 10.0, 72, 'swap-in rate 4096'),
+        # below it, no earlier sample: learned
+        (True, None, 0.0, 700, 1 * MiB, 1.0, 300, None),
+        # 1 MiB/s below it over 10 s: learned
+        (True, None, 0.0, 700, 10 * MiB, 10.0, 300, None),
+        # the sample fell (800 -> 700) while swap-ins rose (0 -> 1 MiB/s):
+        # the W3,s case of badis13-final (97 -> 83 MiB, 0 -> 1 MiB/s)
+        (True, 800, 0.0, 700, 1 * MiB, 1.0, 72, 'fell from 800 MiB'),
+        # fell, but swap-ins did not rise: learned
+        (True, 800, 2048.0, 700, 1 * MiB, 1.0, 300, None),
+        # rose with swap-ins: learned (a rising working set)
+        (True, 650, 0.0, 700, 1 * MiB, 1.0, 300, None),
+        # fell by no more than the noise (1 % of m_cur = 10 MiB): learned
+        (True, 709, 0.0, 700, 1 * MiB, 1.0, 300, None),
+        # the interval length unknown: no sign, learned
+        (True, 800, 0.0, 700, 1 * MiB, None, 300, None),
+    ])
+def test_no_correction_learned_from_a_stalled_sample(
+        stall, last_sampled_mib, last_rate, sampled_mib, swapin_kb, seconds,
+        pinned_mib, why):
+    params = badis.BadisParams(stall_filter=stall)
+    st = state(Mode.VG, pinned_kb=72 * MiB,
+               last_sampled_kb=(last_sampled_mib * MiB
+                                if last_sampled_mib else None),
+               last_swapin_rate_kb=last_rate)
+    st, r = badis.step(st, _swapping_vg(sampled_mib, swapin_kb, seconds),
+                       params)
+    assert st.pinned_kb == pinned_mib * MiB
+    assert st.learned is (why is None)
+    assert r.wss == geiger(1050 * MiB)          # the estimate: Geiger's
+    skipped = [e for e in r.events if 'stalled on swap' in e]
+    if why is None:
+        assert skipped == []
+    else:
+        (line,) = skipped
+        assert why in line and line.startswith(
+            'pinned-page correction 72 MiB kept')
+
+
+@pytest.mark.parametrize('sampled_mib, swapin_kb, pinned_mib', [
+    (700, 8 * MiB, 100),          # stalled: the lower bound is not taken
+    (700, 0, 200),                # 900 - 700
+])
+def test_a_stalled_grown_interval_raises_nothing(sampled_mib, swapin_kb,
+                                                 pinned_mib):
+    grown = dataclasses.replace(
+        _swapping_vg(sampled_mib, swapin_kb), steady=False,
+        grew_from_kb=900 * MiB)
+    st, _ = badis.step(state(Mode.VG, pinned_kb=100 * MiB), grown,
+                       badis.BadisParams(stall_filter=True))
+    assert st.pinned_kb == pinned_mib * MiB
+
+
+def test_the_last_sampled_round_is_remembered_for_the_stall_sign():
+    params = badis.BadisParams(stall_filter=True)
+    st, _ = badis.step(state(Mode.V), _quiet(1.0, s_kb=800 * MiB,
+                                             swapin_kb=0, interval_s=1.0),
+                       params)
+    assert (st.last_sampled_kb, st.last_swapin_rate_kb) == (800 * MiB, 0.0)
+    # a round without a sample (run on swap activity) keeps them
+    st2, _ = badis.step(st, badis.Observation(
+        timestamp=1.5, m_cur_kb=M_CUR, booked_kb=BOOKED,
+        ghost=geiger(1050 * MiB), swapping=True, swapin_kb=MiB,
+        interval_s=0.5), params)
+    assert (st2.last_sampled_kb, st2.last_swapin_rate_kb) == (800 * MiB,
+                                                              0.0)
+
+
+def test_swap_monitors_report_swap_ins_and_the_interval():
+    from memmut.agent.wss import swap_monitors
+
+    class VM:
+        uuid, name = 'u', 'vm'
+        memory_stats = {'swap_in': 0, 'swap_out': 0}
+
+    clock = iter([0.0, 2.0]).__next__
+    mon = swap_monitors.BalloonStatsSwapMonitor(clock=clock)
+    vm = VM()
+    mon.read(vm, M_CUR)
+    vm.memory_stats = {'swap_in': 8 * MiB, 'swap_out': 9 * MiB}
+    reading = mon.read(vm, M_CUR)
+    assert (reading.in_kb, reading.seconds) == (8 * MiB, 2.0)
+    o = badis.Observation(timestamp=0, m_cur_kb=M_CUR, booked_kb=BOOKED,
+                          swapin_kb=reading.in_kb,
+                          interval_s=reading.seconds)
+    assert o.swapin_rate_kb == 4 * MiB
+
+
+# -- issue 13: probe a lower correction with the balloon (pinned_probe) --
+
+def _probe_params(**kw):
+    base = dict(time_slice=4.0, shrink_swapin_window=3.0, pinned_decay=0.25,
+                pinned_probe=True, pinned_probe_step_kb=16 * MiB)
+    base.update(kw)
+    return badis.BadisParams(**base)
+
+
+def _probe_state(**kw):
+    base = dict(pinned_kb=200 * MiB, pinned_floor_kb=72 * MiB,
+                pinned_at=0.0, pinned_note='calibrated', recent=(500 * MiB,))
+    base.update(kw)
+    return badis.BadisState(**base)
+
+
+def _start_probe(params=None):
+    params = params or _probe_params()
+    # quiet V round at a steady 1000 MiB, sampled 300 MiB: estimate 500
+    st, r = badis.step(_probe_state(), _quiet(7.0), params)
+    return st, r
+
+
+def test_probe_starts_after_the_pacing_and_keeps_the_estimate():
+    params = _probe_params()
+    st, r = badis.step(_probe_state(), _quiet(6.0), params)   # < 7 s
+    assert r.probe_kb is None and st.probe_pinned_kb is None
+    st, r = _start_probe(params)
+    # one step: the larger of 16 MiB and 25 % of the 128 MiB above the
+    # floor (32 MiB); the balloon asked for 500 - 32 = 468 MiB
+    assert st.probe_pinned_kb == 168 * MiB
+    assert r.probe_kb == 468 * MiB
+    # the estimate is not lowered: a right correction costs no error
+    assert r.wss.wss_kb == 500 * MiB and r.pinned_kb == 200 * MiB
+    assert st.pinned_kb == 200 * MiB
+    assert any(e.startswith('balloon probe of a pinned-page correction '
+                            'of 168 MiB') for e in r.events)
+
+
+@pytest.mark.parametrize('kw', [
+    dict(pinned_probe=False),                       # switched off
+])
+def test_no_probe_when_off(kw):
+    st, r = _start_probe(_probe_params(**kw))
+    assert r.probe_kb is None and st.pinned_kb == 200 * MiB
+
+
+@pytest.mark.parametrize('state_kw, obs_kw', [
+    (dict(pinned_kb=72 * MiB), {}),                 # at its floor
+    (dict(mode=Mode.VG), {}),                       # not in V
+    ({}, dict(steady=False)),                       # the balloon moved
+    ({}, dict(swapping=True)),                      # swap activity
+    ({}, dict(sampled=None)),                       # no sample
+    (dict(swap_at=5.0), {}),                        # swapped recently
+    (dict(recent=(700 * MiB,) * 4), {}),            # max-avg holds more
+])
+def test_probe_needs_a_quiet_steady_v_round_above_the_floor(state_kw,
+                                                            obs_kw):
+    st = _probe_state(**state_kw)
+    o = dataclasses.replace(_quiet(7.0), **obs_kw)
+    st, r = badis.step(st, o, _probe_params())
+    assert r.probe_kb is None and st.probe_pinned_kb is None
+
+
+# (events after the start at t = 7 s: (t, m_cur MiB, evicted KiB,
+# swapping)) -> the correction after the 3 s window, the next wait
+@pytest.mark.parametrize('rounds, pinned_mib, wait', [
+    # the guest evicted below the estimate, no swap-ins: lower kept
+    ([(8.0, 468, 4 * MiB, False), (10.0, 468, 0, False)], 168, 1),
+    # swap-ins: the correction was needed; kept, the next waits twice
+    ([(8.0, 468, 4 * MiB, False), (9.0, 468, 0, True)], 200, 2),
+    # no evictions (free memory, or the balloon did not move): kept
+    ([(8.0, 468, 0, False), (10.0, 468, 0, False)], 200, 2),
+    # evictions, but not below the estimate it started from: kept
+    ([(8.0, 520, 4 * MiB, False), (10.0, 520, 0, False)], 200, 2),
+])
+def test_probe_outcome(rounds, pinned_mib, wait):
+    params = _probe_params()
+    st, _ = _start_probe(params)
+    probes = []
+    for t, m_cur, evicted, swapping in rounds:
+        o = badis.Observation(
+            timestamp=t, m_cur_kb=m_cur * MiB, booked_kb=BOOKED,
+            sampled=sampled(300 * MiB), ghost=(geiger((m_cur + 20) * MiB)
+                                               if swapping else None),
+            swapping=swapping, steady=False, evicted_kb=evicted)
+        st, r = badis.step(st, o, params)
+        probes.append(r.probe_kb)
+        # the estimate is never lowered by the probe itself
+        assert r.pinned_kb in (200 * MiB, pinned_mib * MiB)
+    assert st.pinned_kb == pinned_mib * MiB
+    assert st.probe_pinned_kb is None and st.probe_wait == wait
+    assert probes[-1] is None                      # the probe has ended
+    if not rounds[-1][3]:
+        assert probes[0] == 468 * MiB              # held while it ran
+    if pinned_mib != 200:
+        assert st.pinned_note.startswith('lowered by a balloon probe')
+        assert st.pinned_at == rounds[-1][0]
+
+
+def test_probe_walks_a_cold_correction_down_to_its_floor():
+    # load-then-idle: 200 MiB counted as pinned, 72 MiB really pinned;
+    # every probe finds the guest evicting cold data without swap-ins
+    params = _probe_params()
+    st = _probe_state()
+    t, seen = 7.0, [st.pinned_kb]
+    for _ in range(200):         # about 10 s per step (3 s + 7 s wait)
+        o = _quiet(t)
+        if st.probe_pinned_kb is not None:
+            o = dataclasses.replace(o, m_cur_kb=st.probe_size_kb,
+                                    evicted_kb=MiB, steady=False)
+        st, r = badis.step(st, o, params)
+        seen.append(st.pinned_kb)
+        t += 1.0
+    assert st.pinned_kb == 72 * MiB
+    assert seen == sorted(seen, reverse=True)      # never rose
+
+
+def test_learning_in_vg_ends_a_running_probe():
+    params = _probe_params()
+    st, _ = _start_probe(params)
+    st = dataclasses.replace(st, mode=Mode.VG)
+    st, r = badis.step(st, badis.Observation(
+        timestamp=8.0, m_cur_kb=468 * MiB, booked_kb=BOOKED,
+        sampled=sampled(250 * MiB), ghost=geiger(490 * MiB),
+        swapping=True), params)
+    assert st.pinned_kb == 218 * MiB                # learned: 468 - 250
+    assert st.probe_pinned_kb is None and r.probe_kb is None
+
+
+def test_on_demand_sets_the_probe_size_without_headroom():
+    from memmut.agent.mutualization import on_demand
+    from memmut.agent.wss import estimate
+    from tests import common
+
+    class VM:
+        booked_kb, balloon_kb = BOOKED, 600 * MiB
+
+    ctl = on_demand.OnDemandController(common.private_conf(), None)
+    est = estimate.Estimate(uuid='u', wss_kb=500 * MiB,
+                            max_avg_kb=500 * MiB, demand_kb=500 * MiB,
+                            source='badis/x', probe_kb=468 * MiB)
+    assert ctl.plan(VM, est)[0] == 468 * MiB
+    normal = dataclasses.replace(est, probe_kb=None)
+    assert ctl.plan(VM, normal)[0] > 500 * MiB     # demand + headroom
+
+
+@pytest.mark.parametrize('ghost_mib, mode, wss_mib, source', [
+    # the probe's own swap-ins: the estimate before it, in V
+    (480, Mode.V, 500, badis.SOURCE_PROBE),
+    # above the estimate before the probe: a rise, a shortage as usual
+    (560, Mode.VG, 560, est.SOURCE_GEIGER),
+])
+def test_swap_ins_of_a_probe_are_not_a_shortage(ghost_mib, mode, wss_mib,
+                                                source):
+    params = _probe_params()
+    st, _ = _start_probe(params)
+    st, r = badis.step(st, badis.Observation(
+        timestamp=8.0, m_cur_kb=468 * MiB, booked_kb=BOOKED,
+        sampled=sampled(300 * MiB), ghost=geiger(ghost_mib * MiB),
+        swapping=True, steady=False), params)
+    assert st.mode is mode and r.wss.wss_kb == wss_mib * MiB
+    assert r.wss.source == source
+    assert st.pinned_kb == 200 * MiB and st.probe_pinned_kb is None
+    assert r.probe_kb is None                   # the balloon goes back
+    assert (st.short_kb == 0) is (mode is Mode.V)

@@ -1,6 +1,7 @@
 """The per-VM estimation pipeline, swap monitors and single-VM actuation."""
 
 import logging
+import re
 
 import pytest
 
@@ -226,6 +227,14 @@ def test_badis_learns_the_pinned_correction_when_swapping(caplog):
     # show no kernel reservation) and learns one while swapping in VG
     assert p.badis.state(uuid).pinned_kb > 0
     assert 'V->VG' in caplog.text
+    # the change is logged with why, and the estimate carries it
+    assert re.search(r'pinned-page correction \S+ \S+ -> \S+ \S+, '
+                     r'(learned|raised) in VG: swapping', caplog.text)
+    est = p._vms[uuid].last
+    state = p.badis.state(uuid)
+    assert est.pinned_kb == state.pinned_kb
+    assert est.pinned_note == state.pinned_note
+    assert est.pinned_at == state.pinned_at is not None
 
 
 class Blind(base.Sampler):
@@ -926,3 +935,19 @@ def test_no_early_round_after_a_grow_with_room_without_a_shortage():
     roomy = info(balloon=356 * MIB, stats={'unused': 40 * MIB})
     assert not p.estimate([roomy], 10.5)['u-1'].fresh
     assert len(mon.calls) == 2
+
+
+@pytest.mark.parametrize('shape', ['W1', 'W3', 'W5'])
+def test_issue13_switches_run_end_to_end_on_the_simulator(shape):
+    # the stall filter and the balloon probe on: the loop runs and the
+    # probe asks for less than the estimate it leaves unchanged (how
+    # well they estimate is the benchmarks' business)
+    conf = common.private_conf(
+        badis={'round_interval': 10.0, 'time_slice': 30.0,
+               'stall_filter': True, 'pinned_probe': True},
+        simulated_hypervisor={'step_seconds': 300})
+    p, trace = sim_loop(shape, 120, conf=conf)
+    ests = [e for _, _, _, e in trace if e is not None]
+    assert len(ests) > 100
+    assert all(e.probe_kb is None or e.probe_kb < e.wss_kb for e in ests)
+    assert all(e.wss_kb > 0 for e in ests)

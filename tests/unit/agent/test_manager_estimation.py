@@ -44,6 +44,11 @@ def test_reports_carry_estimates_and_balloons_follow(clock, caplog):
     assert 'balloon shrink' in caplog.text       # demand < booked - headroom
     assert vm.name in caplog.text and vm.uuid in caplog.text
     assert agent.estimation.cpu_seconds > 0
+    # what Badis learned goes to the controller with each sample
+    state = agent.estimation.badis.state(vm.uuid)
+    assert last.pinned_kb == state.pinned_kb
+    assert last.pinned_note == (state.pinned_note or None)
+    assert last.pinned_at == state.pinned_at
 
 
 def test_estimation_only_leaves_balloons_alone(clock):

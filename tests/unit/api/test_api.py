@@ -14,6 +14,7 @@ from memmut.api import policy
 from memmut.api import sample
 from memmut.api import schemas
 from memmut.api import deploy as wsgi_api
+from memmut import objects
 from tests import common
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -49,7 +50,7 @@ def test_version_document_and_microversion_headers(api):
     assert resp.headers['Vary'] == microversion.HEADER
     resp, _ = api.request('GET', '/hosts',
                           headers={microversion.HEADER: 'memmut latest'})
-    assert resp.headers[microversion.HEADER] == 'memmut 1.1'
+    assert resp.headers[microversion.HEADER] == 'memmut 1.2'
     resp, doc = api.request('GET', '/hosts',
                             headers={microversion.HEADER: 'memmut 9.0'})
     assert resp.status_int == 406
@@ -107,11 +108,41 @@ def test_vms_filters_and_microversion_fields(api):
     assert vm['swap_out_kb'] == 512
     assert vm['wss_max_avg_kb'] == (6 << 20) | (1 << 18)
     assert (vm['badis_mode'], vm['max_avg_window']) == ('VG', 5)
+    assert 'pinned_kb' not in vm            # 1.2
     _, doc = api.request('GET', '/vms/%s/history?limit=1' % sample.VMS[0][0])
     assert len(doc['history']) == 1
     resp, _ = api.request('GET', '/vms/%s/history?since=-1'
                           % sample.VMS[0][0])
     assert resp.status_int == 400
+
+
+def test_vm_shows_what_badis_learned_from_1_2(api):
+    uuid = sample.VMS[1][0]
+    _, doc = api.request('GET', '/vms/%s' % uuid,
+                         headers={microversion.HEADER: 'memmut 1.2'})
+    vm = doc['vm']
+    assert vm['pinned_kb'] == 310 << 10
+    assert vm['pinned_note'].startswith('learned in VG: swapping at')
+    assert vm['pinned_at'] == '2026-11-24T11:45:00+00:00'
+    _, doc = api.request('GET', '/vms/%s/history?limit=1' % uuid,
+                         headers={microversion.HEADER: 'memmut 1.2'})
+    assert doc['history'][0]['pinned_kb'] == 310 << 10
+    _, doc = api.request('GET', '/vms?host=compute-2',
+                         headers={microversion.HEADER: 'memmut latest'})
+    assert doc['vms'] == []
+    # a VM whose agent reported no correction (older agent, other
+    # estimator) shows nulls
+    api.db.store_report(objects.HostReport(
+        host='compute-3', boot_id='e5', seq=1, timestamp=sample.T0,
+        hypervisor='libvirt', memory_total_kb=4 << 20, memory_free_kb=0,
+        cpu_count=2, cpu_util=0.0, vms=[objects.VMReport(
+            uuid='0c5c8a1e-5f8e-4a4e-9d55-1b0f3c7a9e03', name='old',
+            timestamp=sample.T0, state='running', booked_kb=1 << 20,
+            balloon_kb=1 << 20)]))
+    _, doc = api.request('GET', '/vms/0c5c8a1e-5f8e-4a4e-9d55-1b0f3c7a9e03',
+                         headers={microversion.HEADER: 'memmut 1.2'})
+    assert (doc['vm']['pinned_kb'], doc['vm']['pinned_note'],
+            doc['vm']['pinned_at']) == (None, None, None)
 
 
 @pytest.mark.parametrize('query,needle', [

@@ -89,6 +89,29 @@ def test_vm_list_and_show_history():
     client.vm_history.assert_not_called()
 
 
+def test_vm_show_what_badis_learned():
+    vm = dict(VM, pinned_kb=73728, pinned_at='2026-11-24T11:45:00+00:00',
+              pinned_note='learned in VG: swapping at 300 MiB, sampled '
+                          '228 MiB')
+    out, _, _ = run(vms.ShowVM, ['u1', '-f', 'json'], vm=vm)
+    doc = json.loads(out)
+    assert doc['pinned_kb'] == 73728
+    assert doc['pinned_note'].startswith('learned in VG')
+    assert doc['pinned_at'] == '2026-11-24T11:45:00+00:00'
+    out, _, _ = run(vms.ShowVM, ['u1'], vm=vm)
+    assert 'pinned_note' in out and 'learned in VG' in out
+    history = [{'timestamp': 't', 'pinned_kb': 73728, 'state': 'running'}]
+    out, _, _ = run(vms.ShowVM, ['u1', '--history', '-f', 'json'], vm=vm,
+                    vm_history=history)
+    assert json.loads(out)['history'] == [{'timestamp': 't',
+                                           'pinned_kb': 73728}]
+
+
+def test_client_asks_for_the_microversion_with_pinned_fields():
+    from memmut.api import microversion
+    assert client_mod.MICROVERSION == str(microversion.MAX_VERSION) == '1.2'
+
+
 @pytest.mark.parametrize('argv,dry_run', [([], None), (['--dry-run'], True),
                                           (['--no-dry-run'], False)])
 def test_round_create_dry_run_flags(argv, dry_run):
