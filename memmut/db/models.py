@@ -172,7 +172,7 @@ class VMSample(Base):
     badis_mode: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
         sa.String(8))
     # Badis's pinned-page correction, why and when it last changed
-    # (migration 0005; NULL from other estimators and older agents).
+    # (migration 0007; NULL from other estimators and older agents).
     pinned_kb: orm.Mapped[typing.Optional[int]]
     pinned_note: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
         sa.Text)

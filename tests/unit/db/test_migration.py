@@ -64,9 +64,9 @@ def test_0003_closes_reclaimed_and_unknown_states(tmp_path):
     migration.downgrade(url, '0002')
 
 
-def test_0005_keeps_old_samples_with_null_pinned_fields(tmp_path):
+def test_0007_keeps_old_samples_with_null_pinned_fields(tmp_path):
     url = 'sqlite:///%s' % (tmp_path / 'm.sqlite')
-    migration.upgrade(url, '0004')
+    migration.upgrade(url, '0006')
     engine = db_api.create_engine(url)
     with engine.begin() as conn:
         conn.execute(sa.text(
@@ -89,7 +89,7 @@ def test_0005_keeps_old_samples_with_null_pinned_fields(tmp_path):
         ).one()
     engine.dispose()
     assert tuple(row) == (None, None, None)
-    migration.downgrade(url, '0004')
+    migration.downgrade(url, '0006')
     engine = db_api.create_engine(url)
     cols = {c['name'] for c in sa.inspect(engine).get_columns('vm_samples')}
     engine.dispose()

@@ -4,16 +4,16 @@ changed (issue 13: what the agent learned is shown per VM).
 Rows written before this revision keep NULL in the new columns: the API
 shows null there, as it does for other estimators.
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-11-24
 """
 
 from alembic import op
 import sqlalchemy as sa
 
-revision = '0005'
-down_revision = '0004'
+revision = '0007'
+down_revision = '0006'
 branch_labels = None
 depends_on = None
 
