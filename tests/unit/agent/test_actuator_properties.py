@@ -120,5 +120,15 @@ def test_books_and_host_stay_consistent(release, step, rounds):
                           wss[NAMES.index(u)] * MiB, a.booked_kb, 64 * MiB)
              for u, a in books.vms.items()], books.pool_kb,
             rounds[-1]['policy'])
-        for m in final.moves:           # only page rounding is left
-            assert m.amount_kb < 4, m
+        # Only page rounding is left: a reclaim of less than a page rounds
+        # up to no change (rounding never takes memory), so a grant that
+        # sub-page reclaims of several VMs would fund together (3 KiB + 1
+        # KiB for one 4 KiB page, seen by hypothesis) stays pending, at
+        # most a page short per VM.
+        reclaims = [m for m in final.moves if m.kind == mut.MOVE_RECLAIM]
+        grants = [m for m in final.moves if m.kind == mut.MOVE_GRANT]
+        assert all(m.amount_kb < 4 for m in reclaims), final.moves
+        assert sum(m.amount_kb for m in grants) <= (
+            sum(m.amount_kb for m in reclaims) + books.pool_kb), final.moves
+        assert sum(m.amount_kb for m in grants) < 4 * len(books.vms), (
+            final.moves)
