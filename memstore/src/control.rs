@@ -375,6 +375,7 @@ fn execute(server: &Arc<Server>, op: Op) -> Result<Value, String> {
             json!({
                 "remote_listen": server.slabs.listen_addr().map(|a| a.to_string()),
                 "lent_bytes": server.slabs.lent_bytes(),
+                "refused_handshakes": server.slabs.refused_handshakes.load(Ordering::Relaxed),
                 "lent": lent,
                 "attached": attached,
             })

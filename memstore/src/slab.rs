@@ -146,6 +146,9 @@ pub struct Slabs {
     /// Where the slab server listens (None: --remote-listen not given).
     pub listen: Mutex<Option<SocketAddr>>,
     next_conn: AtomicU64,
+    /// Connections refused before they named a slab (no TLS, unknown
+    /// identity, wrong key).
+    pub refused_handshakes: AtomicU64,
 }
 
 impl Slabs {
@@ -155,6 +158,7 @@ impl Slabs {
             map: Mutex::new(BTreeMap::new()),
             listen: Mutex::new(None),
             next_conn: AtomicU64::new(1),
+            refused_handshakes: AtomicU64::new(0),
         }
     }
 
@@ -375,12 +379,16 @@ fn serve_connection(srv: &RemoteServer, s: TcpStream) {
     let no_zeroes = match started {
         Ok((nz, true)) => nz,
         Ok((_, false)) => return info(&format!("{}: client aborted before TLS", tag)),
-        Err(e) => return warn(&format!("{}: refused before TLS: {}", tag, e)),
+        Err(e) => {
+            srv.slabs.refused_handshakes.fetch_add(1, Ordering::Relaxed);
+            return warn(&format!("{}: refused before TLS: {}", tag, e));
+        }
     };
     let (tls_stream, identity) = match tls::accept(&srv.ctx, plain) {
         Ok(x) => x,
         Err(e) => {
             // an unknown identity or a wrong key ends here
+            srv.slabs.refused_handshakes.fetch_add(1, Ordering::Relaxed);
             return warn(&format!("{}: refused: TLS-PSK handshake failed: {}", tag, e));
         }
     };
