@@ -264,7 +264,7 @@ class RemoteClientPolicy:
         self.controller = controller
         self.cap_kb = cap_kb
         self.timeout = timeout
-        self.held = {}      # vm uuid -> [(allocation id, size_kb)], oldest first
+        self.held = {}  # vm uuid -> [(allocation id, KiB)], oldest first
 
     def held_kb(self, vm_uuid):
         return sum(kb for _, kb in self.held.get(vm_uuid, ()))
