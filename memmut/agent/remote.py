@@ -14,6 +14,7 @@ remote_cap_kb``, and releases when the demand falls or a slab fails.
 
 import abc
 import os
+import threading
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -148,8 +149,15 @@ class MemstoreRemoteMemory(RemoteMemory):
         self.client = client
         self.books = books or (lambda: None)
         self.timeout = timeout
+        # LMC handlers and the poll run in different threads: a booking
+        # and its slab are made, freed and reconciled under this lock
+        self._lock = threading.Lock()
 
     def export(self, request):
+        with self._lock:
+            return self._export(request)
+
+    def _export(self, request):
         books = self.books()
         if books is not None:
             try:
@@ -186,7 +194,8 @@ class MemstoreRemoteMemory(RemoteMemory):
         return deleted
 
     def unexport(self, allocation_id):
-        return self._drop(allocation_id)
+        with self._lock:
+            return self._drop(allocation_id)
 
     def attach(self, vm_uuid, device):
         if not device.psk_identity or not device.psk_key:
@@ -216,9 +225,21 @@ class MemstoreRemoteMemory(RemoteMemory):
             return None
 
     def exports(self):
-        slabs = self._slabs()
-        return None if slabs is None else sorted(
-            s['id'] for s in slabs['lent'])
+        with self._lock:
+            slabs = self._slabs()
+            if slabs is None:
+                return None
+            lent = sorted(s['id'] for s in slabs['lent'])
+            books = self.books()
+            for ident in sorted(books.exports if books is not None else ()):
+                if ident not in lent:
+                    # memstore restarted (a slab's contents were RAM, it
+                    # keeps none): the memory is this host's again
+                    LOG.warning('Slab %s is gone from memmut-memstore: its '
+                                '%d KiB go back to the pool', ident,
+                                books.exports[ident])
+                    books.release_export(ident)
+            return lent
 
     def attachments(self):
         slabs = self._slabs()

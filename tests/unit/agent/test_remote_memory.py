@@ -96,6 +96,19 @@ def test_a_lent_slab_is_booked_before_memstore_is_asked():
     assert rm.exports() == []
 
 
+def test_books_follow_a_restarted_memstore():
+    ms = FakeMemstore()
+    books = bookmod.Books(total_kb=1024 * MIB, reserve_kb=512 * MIB)
+    rm = remote.MemstoreRemoteMemory('s', ms, books=lambda: books)
+    rm.export(_request('a1', 100 * MIB))
+    rm.export(_request('a2', 50 * MIB))
+    assert rm.exports() == ['a1', 'a2'] and books.pool_kb == 362 * MIB
+    del ms.lent['a1']           # memstore restarted without a1
+    assert rm.exports() == ['a2']
+    assert books.exports == {'a2': 50 * MIB} and books.pool_kb == 462 * MIB
+    assert rm.unexport('a1') is False
+
+
 def test_attach_detach_and_what_the_reports_list():
     ms = FakeMemstore()
     rm = remote.MemstoreRemoteMemory('c', ms, timeout=0.2)
