@@ -220,12 +220,24 @@ impl Conn {
 
     /// Read `buf.len()` bytes at `off` of the slab.
     pub fn read(&mut self, off: u64, buf: &mut [u8]) -> io::Result<()> {
-        let mut out = Vec::with_capacity(28);
-        let c = self.header(&mut out, nbd::CMD_READ, off, buf.len() as u32);
+        self.read_many(&mut [(off, buf)])
+    }
+
+    /// Several reads, pipelined: all requests, then all replies (the
+    /// lender streams one while the next is on its way).
+    pub fn read_many(&mut self, reads: &mut [(u64, &mut [u8])]) -> io::Result<()> {
+        let mut out = Vec::with_capacity(28 * reads.len());
+        let mut cookies = Vec::with_capacity(reads.len());
+        for (off, buf) in reads.iter() {
+            cookies.push(self.header(&mut out, nbd::CMD_READ, *off, buf.len() as u32));
+        }
         self.tls.write_all(&out)?;
         self.tls.flush()?;
-        self.reply(c)?;
-        self.tls.read_exact(buf)
+        for ((_, buf), c) in reads.iter_mut().zip(cookies) {
+            self.reply(c)?;
+            self.tls.read_exact(buf)?;
+        }
+        Ok(())
     }
 
     /// Write each (offset, data), pipelined: all requests, then all replies.
@@ -646,17 +658,18 @@ impl<D: Device> RemoteTier<D> {
         }
     }
 
-    /// Read pages [first, first + n) (slots slot..slot + n of slab `key`)
-    /// into `tmp`; on failure the slab is failed.
-    fn remote_read(&mut self, key: u64, slot: u64, tmp: &mut [u8]) -> bool {
+    /// Read the runs `(slot, buffer)` of slab `key`, pipelined; on
+    /// failure the slab is failed (detached at the next reap).
+    fn remote_read(&mut self, key: u64, runs: &mut [(u64, &mut [u8])]) -> bool {
         let s = match self.slab_mut(key) {
             Some(s) => s,
             None => return false,
         };
-        let r = lock(&s.read_conn).read(slot * PAGE_SIZE, tmp);
+        let mut reads: Vec<(u64, &mut [u8])> = runs.iter_mut().map(|(slot, b)| (*slot * PAGE_SIZE, &mut **b)).collect();
+        let r = lock(&s.read_conn).read_many(&mut reads);
         match r {
             Ok(()) => {
-                s.hit_pages += (tmp.len() / PAGE) as u64;
+                s.hit_pages += runs.iter().map(|(_, b)| (b.len() / PAGE) as u64).sum::<u64>();
                 true
             }
             Err(e) => {
@@ -667,6 +680,15 @@ impl<D: Device> RemoteTier<D> {
             }
         }
     }
+}
+
+/// A run of pages [p, q) of one read and where it comes from.
+struct Run {
+    p: u64,
+    q: u64,
+    remote: Option<(u64, u64)>,
+    data: Vec<u8>,
+    ok: bool,
 }
 
 impl<D: Device> Device for RemoteTier<D> {
@@ -681,15 +703,15 @@ impl<D: Device> Device for RemoteTier<D> {
         self.reap();
         let end = off + buf.len() as u64;
         let range = pages(off, buf.len() as u64);
+        // the runs of pages with the same source (remote runs: the same
+        // slab, consecutive slots, at most MAX_REQUEST)
+        let mut runs: Vec<Run> = Vec::new();
         let mut p = range.start;
         while p < range.end {
             let here = self.current(p);
-            // the run of pages with the same source (remote runs: the same
-            // slab, consecutive slots, at most MAX_REQUEST)
             let mut q = p + 1;
             while q < range.end {
-                let next = self.current(q);
-                let same = match (here, next) {
+                let same = match (here, self.current(q)) {
                     (None, None) => true,
                     (Some((k, s)), Some((k2, s2))) => {
                         k == k2 && s2 == s + (q - p) && ((q - p + 1) as usize) * PAGE <= MAX_REQUEST
@@ -701,28 +723,49 @@ impl<D: Device> Device for RemoteTier<D> {
                 }
                 q += 1;
             }
-            let a = std::cmp::max(off, p * PAGE_SIZE);
-            let b = std::cmp::min(end, q * PAGE_SIZE);
-            let dst = &mut buf[(a - off) as usize..(b - off) as usize];
-            let mut done = false;
-            if let Some((key, slot)) = here {
-                let mut tmp = vec![0u8; ((q - p) as usize) * PAGE];
-                if self.remote_read(key, slot, &mut tmp) {
-                    let skip = (a - p * PAGE_SIZE) as usize;
-                    dst.copy_from_slice(&tmp[skip..skip + dst.len()]);
-                    self.counters.remote_hit_pages += q - p;
-                    done = true;
-                } else {
-                    // served from the file in this same request; the slab
-                    // is detached now
-                    self.counters.remote_read_failures += 1;
-                    self.reap();
-                }
+            let data = if here.is_some() { vec![0u8; ((q - p) as usize) * PAGE] } else { Vec::new() };
+            runs.push(Run {
+                p,
+                q,
+                remote: here,
+                data,
+                ok: false,
+            });
+            p = q;
+        }
+        // the remote runs of each slab in one pipelined exchange
+        let mut keys: Vec<u64> = runs.iter().filter_map(|r| r.remote.map(|(k, _)| k)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for key in keys {
+            let mut mine: Vec<(u64, &mut [u8])> = runs
+                .iter_mut()
+                .filter(|r| matches!(r.remote, Some((k, _)) if k == key))
+                .map(|r| (r.remote.map(|(_, s)| s).unwrap_or(0), &mut r.data[..]))
+                .collect();
+            let ok = self.remote_read(key, &mut mine);
+            drop(mine);
+            for r in runs.iter_mut().filter(|r| matches!(r.remote, Some((k, _)) if k == key)) {
+                r.ok = ok;
             }
-            if !done {
+            if !ok {
+                // served from the file in this same request; the slab is
+                // detached now
+                self.counters.remote_read_failures += 1;
+            }
+        }
+        self.reap();
+        for r in &runs {
+            let a = std::cmp::max(off, r.p * PAGE_SIZE);
+            let b = std::cmp::min(end, r.q * PAGE_SIZE);
+            let dst = &mut buf[(a - off) as usize..(b - off) as usize];
+            if r.ok {
+                let skip = (a - r.p * PAGE_SIZE) as usize;
+                dst.copy_from_slice(&r.data[skip..skip + dst.len()]);
+                self.counters.remote_hit_pages += r.q - r.p;
+            } else {
                 self.next.read(a, dst)?;
             }
-            p = q;
         }
         Ok(())
     }
@@ -904,6 +947,30 @@ mod tests {
         assert!(!t.detach("a1"));
         assert_eq!(t.remote_pages(), 0);
         assert_eq!(t.gone()[0].state, "detached");
+    }
+
+    #[test]
+    fn scattered_slots_are_read_in_one_pipelined_exchange() {
+        let (_slabs, uri) = lender("a5", 16);
+        let mut t = RemoteTier::new(MemDevice::new(16 * PAGE));
+        t.attach(SlabClient::attach("a5", &uri, 16 * PAGE_SIZE, &identity_of("a5"), &key(), DEFAULT_TIMEOUT).unwrap());
+        // evicted in reverse order: page p lands in slot 15 - p, so no two
+        // neighbouring pages have neighbouring slots; every other page is
+        // placed, the rest stay in the file only
+        for p in (0..16u64).rev() {
+            t.write(p * PAGE_SIZE, &page(p as u8 + 1), false).unwrap();
+            if p % 2 == 0 {
+                t.offer(p, &page(p as u8 + 1));
+            }
+        }
+        wait_confirmed(&t, 8);
+        let mut buf = vec![0u8; 16 * PAGE];
+        t.read(0, &mut buf).unwrap();
+        for p in 0..16 {
+            assert!(buf[p * PAGE..(p + 1) * PAGE].iter().all(|&b| b == p as u8 + 1), "page {}", p);
+        }
+        assert_eq!(t.counters.remote_hit_pages, 8);
+        assert_eq!(t.slabs[0].1.hit_pages, 8);
     }
 
     #[test]
