@@ -74,12 +74,29 @@ def page(p):
     return p.to_bytes(8, 'little') + bytes([p % 251]) * (PAGE - 8)
 
 
-def fill(sock):
+def fill(sock, drained=None):
+    """Write the region; with ``drained``, call it every 256 pages (the
+    remote case waits there until the slab's worker wrote them: a burst
+    beyond its queue would leave pages in the file only)."""
     c = nbdclient.NBDClient(sock).connect()
     for start in range(0, REGION_PAGES, 64):
         data = b''.join(page(p) for p in range(start, start + 64))
         assert c.write(start * PAGE, data) == 0
+        if drained and (start + 64) % 256 == 0:
+            drained()
     c.close()
+
+
+def _drained(ctl, timeout=60):
+    deadline = time.monotonic() + timeout
+    while True:
+        st = ctl.stats('vm')
+        if st['slabs'][0]['remote_writes'] >= \
+                st['counters']['remote_placed_pages']:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError('remote writes not confirmed: %s' % st)
+        time.sleep(0.01)
 
 
 def measure(sock, reps, seed):
@@ -158,12 +175,11 @@ def case_remote(binary, tmp, reps, seed, profile):
         a.create_export('vm', size, quota=0)
         a.slab_attach('vm', 's1', slab['uri'], size, 'memmut-alloc-s1', KEY)
         sock = os.path.join(a_dir, 'vm.sock')
-        fill(sock)
-        deadline = time.monotonic() + 60
-        while a.stats('vm')['slabs'][0]['remote_writes'] < REGION_PAGES:
-            if time.monotonic() > deadline:
-                raise RuntimeError('remote writes not confirmed')
-            time.sleep(0.05)
+        fill(sock, drained=lambda: _drained(a))
+        st = a.stats('vm')
+        if st['counters']['remote_skipped_pages'] or \
+                st['slabs'][0]['remote_writes'] < REGION_PAGES:
+            raise RuntimeError('not every page is on the slab: %s' % st)
         before = a.stats('vm')['counters']
         lat = measure(sock, reps, seed)
         after = a.stats('vm')
