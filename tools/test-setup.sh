@@ -25,7 +25,7 @@ fi
 PACKAGES=(
     qemu-system-x86 qemu-utils qemu-block-extra
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev
-    pkg-config linux-image-amd64 busybox-static gcc libc6-dev
+    pkg-config libssl-dev linux-image-amd64 busybox-static gcc libc6-dev
     nbdkit fio rabbitmq-server postgresql dkms linux-headers-amd64
     python3-dev redis-server redis-tools iproute2
 )

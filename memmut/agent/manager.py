@@ -68,9 +68,18 @@ class AgentManager:
             plugins.BALLOON_CONTROLLERS,
             'mutualization' if conf.mutualization.enabled
             else 'on_demand')(conf, driver, controller_api)
-        # The data plane of remote memory (memstore's remote tier, once it
-        # exists; see memmut.agent.remote).
-        self.remote = remote.NoRemoteMemory(self.host)
+        # The data plane of remote memory: memstore's slabs when memstore
+        # is enabled (memmut.agent.remote); lent slabs are booked in the
+        # local controller's books.
+        self.remote = remote.make(
+            conf, self.host,
+            books=lambda: getattr(self.balloon_controller, 'books', None))
+        # The client side: ask other hosts only for what local
+        # mutualization leaves unmet, up to [mutualization] remote_cap_kb.
+        self.remote_policy = remote.RemoteClientPolicy(
+            self.host, self.remote, controller_api,
+            conf.mutualization.remote_cap_kb,
+            timeout=conf.agent.report_timeout)
 
     def _memstore_read(self, vm):
         """A VM's memstore swap monitor; None (the estimators then fall back
@@ -198,9 +207,18 @@ class AgentManager:
         if not self.conf.agent.balloon_actuation:
             return
         try:
-            self.balloon_controller.step(vms, self.estimates, now)
+            result = self.balloon_controller.step(vms, self.estimates, now)
         except virt_driver.HypervisorUnavailable as e:
             LOG.warning('Balloon changes skipped this poll: %s', e)
+            return
+        plan = getattr(result, 'plan', None)
+        try:
+            self.remote_policy.step(
+                dict(plan.unmet_kb) if plan is not None else None,
+                {vm.uuid for vm in vms})
+        except Exception:
+            # remote memory is an extra: never let it stop the poll
+            LOG.exception('Remote memory policy failed this poll')
 
     # -- reporting --------------------------------------------------------
 

@@ -95,6 +95,22 @@ opts = [
     cfg.FloatOpt('call_timeout',
                  default=5.0, min=0.1,
                  help='Seconds to wait for a reply on the control socket.'),
+    cfg.StrOpt('remote_listen',
+               help='ADDRESS:PORT (IPv6: [ADDRESS]:PORT) where this '
+                    'host\'s memmut-memstore serves slabs, the memory it '
+                    'lends to other hosts\' VMs (memmut-memstore '
+                    '--remote-listen; NBD over TLS 1.3 with a pre-shared '
+                    'key per allocation). Use an address of the network '
+                    'only compute hosts reach, never 0.0.0.0. Unset: this '
+                    'host lends no memory (LMC_alloc is refused).'),
+    cfg.FloatOpt('remote_timeout',
+                 default=0.2, min=0.001, max=60.0,
+                 help='Seconds one request to a slab on another host may '
+                      'take (memmut-memstore --remote-timeout, and the '
+                      'timeout the agent gives slab_attach). A read that '
+                      'misses it is served from the local backing file in '
+                      'the same guest request and the slab is detached: '
+                      'the guest sees latency, never an error.'),
 ]
 
 

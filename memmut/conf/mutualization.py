@@ -76,6 +76,14 @@ opts = [
                  help='Seconds after which a balloon that has not reached '
                       'its target is taken at the size the hypervisor '
                       'reports (with a warning) instead of the target.'),
+    cfg.IntOpt('remote_cap_kb',
+               default=0, min=0,
+               help='Most remote memory, in KiB, one VM may use (memory '
+                    'other hosts lend through the controller, GMC_alloc; '
+                    'issue 18). The agent asks for it only when local '
+                    'mutualization cannot cover a VM\'s demand, and '
+                    'releases it when the demand falls. Needs [memstore] '
+                    'enabled. 0: never ask for remote memory.'),
 ]
 
 

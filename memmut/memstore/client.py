@@ -141,3 +141,32 @@ class ControlClient:
     def events(self, name, since=0, max_events=4096):
         return self.call('events', name=name, since=int(since),
                          max=int(max_events))
+
+    # -- remote memory (doc/source/remote-memory.rst) ----------------------
+
+    def slab_create(self, slab_id, size, psk_identity, psk_key):
+        """Lend ``size`` bytes of the host quota as slab ``slab_id``; the
+        reply's ``slab`` (with its ``uri``)."""
+        return self.call('slab_create', id=slab_id, size=int(size),
+                         psk_identity=psk_identity, psk_key=psk_key)['slab']
+
+    def slab_delete(self, slab_id):
+        """Free a lent slab; True if there was one."""
+        return bool(self.call('slab_delete', id=slab_id)['deleted'])
+
+    def slab_attach(self, name, slab_id, uri, size, psk_identity, psk_key,
+                    timeout_ms=None):
+        """Use slab ``slab_id`` at ``uri`` as a tier of export ``name``."""
+        fields = dict(name=name, id=slab_id, uri=uri, size=int(size),
+                      psk_identity=psk_identity, psk_key=psk_key)
+        if timeout_ms is not None:
+            fields['timeout_ms'] = int(timeout_ms)
+        return self.call('slab_attach', **fields)['slab']
+
+    def slab_detach(self, slab_id):
+        """Stop using a slab; True if an export used it."""
+        return bool(self.call('slab_detach', id=slab_id)['detached'])
+
+    def slabs(self):
+        """``{'lent': [...], 'attached': [...], 'remote_listen': ...}``."""
+        return self.call('slabs')

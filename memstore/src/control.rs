@@ -12,6 +12,8 @@ use crate::geiger::{unix_now, Geiger, Histogram};
 use crate::log::{info, warn};
 use crate::monitor::Counters;
 use crate::ram::RamCounters;
+use crate::remote::{RemoteCounters, SlabInfo};
+use crate::slab::Slab;
 use crate::server::Server;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -36,6 +38,7 @@ fn export_info(server: &Server, e: &Export) -> Value {
         "quota": g.ram().quota(),
         "ram_bytes": g.ram().ram_bytes(),
         "stored_bytes": g.file().stored_pages() * PAGE_SIZE,
+        "remote_pages": g.remote().remote_pages(),
         "clients": e.clients.load(Ordering::SeqCst),
         "pid": e.bound_pid(),
         "connections": e.connections.load(Ordering::SeqCst),
@@ -43,13 +46,39 @@ fn export_info(server: &Server, e: &Export) -> Value {
     })
 }
 
-/// The `counters` of a stats reply: the monitor layer's and the RAM tier's.
+/// The `counters` of a stats reply: the monitor layer's, the RAM tier's
+/// and the remote tier's.
 #[derive(Serialize)]
 struct StatsCounters<'a> {
     #[serde(flatten)]
     requests: &'a Counters,
     #[serde(flatten)]
     ram: &'a RamCounters,
+    #[serde(flatten)]
+    remote: &'a RemoteCounters,
+}
+
+/// A slab this host lends, as `slab_create` and `slabs` show it.
+fn lent_info(server: &Server, s: &Slab) -> Value {
+    json!({
+        "id": s.id,
+        "size": s.size,
+        "psk_identity": s.identity,
+        "uri": server.slab_uri(&s.id),
+        "clients": s.clients.load(Ordering::SeqCst),
+        "connections": s.counters.connections.load(Ordering::Relaxed),
+        "refused": s.counters.refused.load(Ordering::Relaxed),
+        "requests": s.counters.requests.load(Ordering::Relaxed),
+        "touched_bytes": s.touched_bytes(),
+        "created": s.created,
+    })
+}
+
+/// A slab an export uses.
+fn attached_info(export: &str, i: &SlabInfo) -> Value {
+    let mut v = json!(i);
+    v["export"] = json!(export);
+    v
 }
 
 fn histogram_json(m: &Geiger, h: &Histogram, cold: u64, percent: f64) -> Value {
@@ -139,6 +168,41 @@ pub enum Op {
         since: u64,
         max: usize,
     },
+    SlabCreate {
+        id: String,
+        size: u64,
+        psk_identity: String,
+        psk_key: String,
+    },
+    SlabDelete {
+        id: String,
+    },
+    SlabAttach {
+        name: String,
+        id: String,
+        uri: String,
+        size: u64,
+        psk_identity: String,
+        psk_key: String,
+        timeout_ms: Option<u64>,
+    },
+    SlabDetach {
+        id: String,
+    },
+    Slabs,
+}
+
+/// How an Op shows in logs: keys never appear.
+pub fn redacted(line: &[u8]) -> String {
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Object(mut m)) => {
+            if m.contains_key("psk_key") {
+                m.insert("psk_key".into(), Value::String("<hidden>".into()));
+            }
+            Value::Object(m).to_string()
+        }
+        _ => String::from_utf8_lossy(line).trim().to_string(),
+    }
 }
 
 /// Check a request object's version and fields: a pure function (no
@@ -206,6 +270,31 @@ pub fn parse_request(req: &Request) -> Result<Op, String> {
             since: field_u64(req, "since")?.unwrap_or(0),
             max: std::cmp::min(field_u64(req, "max")?.unwrap_or(4096), MAX_EVENTS as u64) as usize,
         },
+        "slab_create" => Op::SlabCreate {
+            id: need_str(req, "id")?.to_string(),
+            size: need_u64(req, "size")?,
+            psk_identity: need_str(req, "psk_identity")?.to_string(),
+            psk_key: need_str(req, "psk_key")?.to_string(),
+        },
+        "slab_delete" => Op::SlabDelete {
+            id: need_str(req, "id")?.to_string(),
+        },
+        "slab_attach" => Op::SlabAttach {
+            name: name()?,
+            id: need_str(req, "id")?.to_string(),
+            uri: need_str(req, "uri")?.to_string(),
+            size: need_u64(req, "size")?,
+            psk_identity: need_str(req, "psk_identity")?.to_string(),
+            psk_key: need_str(req, "psk_key")?.to_string(),
+            timeout_ms: match field_u64(req, "timeout_ms")? {
+                Some(t) if t == 0 || t > 60_000 => return Err("timeout_ms must be in 1..60000".into()),
+                t => t,
+            },
+        },
+        "slab_detach" => Op::SlabDetach {
+            id: need_str(req, "id")?.to_string(),
+        },
+        "slabs" => Op::Slabs,
         other => return Err(format!("unknown op {:?}", other)),
     })
 }
@@ -236,6 +325,8 @@ fn execute(server: &Arc<Server>, op: Op) -> Result<Value, String> {
             "exports": server.names().len(),
             "state_dir": server.opts.state_dir.to_string_lossy(),
             "socket_dir": server.opts.socket_dir.to_string_lossy(),
+            "remote_listen": server.slabs.listen_addr().map(|a| a.to_string()),
+            "lent_bytes": server.slabs.lent_bytes(),
         }),
         Op::Create {
             name,
@@ -246,6 +337,48 @@ fn execute(server: &Arc<Server>, op: Op) -> Result<Value, String> {
         } => {
             let (e, created) = server.create(&name, size, quota, bucket_pages, pid)?;
             json!({"created": created, "export": export_info(server, &e)})
+        }
+        Op::SlabCreate {
+            id,
+            size,
+            psk_identity,
+            psk_key,
+        } => {
+            let (slab, created) = server.slabs.create(&id, size, &psk_identity, &psk_key)?;
+            json!({
+                "created": created,
+                "slab": lent_info(server, &slab),
+            })
+        }
+        Op::SlabDelete { id } => json!({ "deleted": server.slabs.delete(&id) }),
+        Op::SlabAttach {
+            name,
+            id,
+            uri,
+            size,
+            psk_identity,
+            psk_key,
+            timeout_ms,
+        } => {
+            let t = timeout_ms.map(std::time::Duration::from_millis);
+            let info = server.slab_attach(&name, &id, &uri, size, &psk_identity, &psk_key, t)?;
+            json!({ "slab": attached_info(&name, &info) })
+        }
+        Op::SlabDetach { id } => json!({ "detached": server.slab_detach(&id) }),
+        Op::Slabs => {
+            let lent: Vec<Value> = server.slabs.list().iter().map(|s| lent_info(server, s)).collect();
+            let attached: Vec<Value> = server
+                .attached_slabs()
+                .iter()
+                .map(|(n, i)| attached_info(n, i))
+                .collect();
+            json!({
+                "remote_listen": server.slabs.listen_addr().map(|a| a.to_string()),
+                "lent_bytes": server.slabs.lent_bytes(),
+                "refused_handshakes": server.slabs.refused_handshakes.load(Ordering::Relaxed),
+                "lent": lent,
+                "attached": attached,
+            })
         }
         Op::Bind { name, pid } => {
             server.bind_export(&name, pid)?;
@@ -280,10 +413,13 @@ fn execute(server: &Arc<Server>, op: Op) -> Result<Value, String> {
             let e = server.get(&name).ok_or_else(|| format!("no export {}", name))?;
             let export = export_info(server, &e);
             let mut g = e.lock();
+            g.remote_mut().reap();
             let counters = json!(StatsCounters {
                 requests: &g.counters,
                 ram: &g.ram().counters,
+                remote: &g.remote().counters,
             });
+            let slabs: Vec<Value> = g.remote().slabs().iter().map(|i| json!(i)).collect();
             let now = unix_now();
             let m = &g.geiger;
             let mut mon = json!({
@@ -301,7 +437,7 @@ fn execute(server: &Arc<Server>, op: Op) -> Result<Value, String> {
                 g.geiger.reset_interval();
                 mon["reset"] = Value::Bool(true);
             }
-            json!({"export": export, "counters": counters, "monitor": mon})
+            json!({"export": export, "counters": counters, "monitor": mon, "slabs": slabs})
         }
         Op::Events { name, since, max } => {
             let e = server.get(&name).ok_or_else(|| format!("no export {}", name))?;
@@ -340,11 +476,7 @@ pub fn reply_line(result: Result<Value, String>) -> String {
 pub fn handle_line(server: &Arc<Server>, line: &[u8]) -> String {
     let r = parse_line(line).and_then(|op| execute(server, op));
     if let Err(e) = &r {
-        warn(&format!(
-            "control: request {} failed: {}",
-            String::from_utf8_lossy(line).trim(),
-            e
-        ));
+        warn(&format!("control: request {} failed: {}", redacted(line), e));
     }
     reply_line(r)
 }
@@ -492,11 +624,13 @@ mod tests {
         assert_eq!(
             keys(&r["counters"]),
             "caches errors evicted_pages file_read_pages flushes ram_hit_pages read_bytes reads \
-             trims write_bytes writes zeroes"
+             remote_detaches remote_hit_pages remote_placed_pages remote_read_failures \
+             remote_skipped_pages trims write_bytes writes zeroes"
         );
         assert_eq!(
             keys(&r["export"]),
-            "backing_file clients connections last_io name pid quota ram_bytes size socket stored_bytes"
+            "backing_file clients connections last_io name pid quota ram_bytes remote_pages size socket \
+             stored_bytes"
         );
         assert_eq!(
             keys(&r["monitor"]),
@@ -532,5 +666,47 @@ mod tests {
             call(&s, r#"{"v":1,"op":"stats","name":"a"}"#)["ok"],
             Value::from(false)
         );
+    }
+
+    #[test]
+    fn slab_ops() {
+        let s = server("slabs");
+        let key = "ab".repeat(32);
+        let create = format!(
+            r#"{{"v":1,"op":"slab_create","id":"x1","size":8192,"psk_identity":"memmut-alloc-x1","psk_key":"{}"}}"#,
+            key
+        );
+        // no --remote-listen: nothing is lent
+        let r = call(&s, &create);
+        assert!(r["error"].as_str().unwrap().contains("--remote-listen"), "{}", r);
+        *s.slabs.listen.lock().unwrap() = Some("127.0.0.1:9".parse().unwrap());
+        let r = call(&s, &create);
+        assert_eq!(r["ok"], Value::from(true), "{}", r);
+        assert_eq!(r["slab"]["uri"], Value::from("nbds://127.0.0.1:9/x1"));
+        assert_eq!(call(&s, r#"{"v":1,"op":"hello"}"#)["lent_bytes"], Value::from(8192));
+        assert_eq!(s.host.used.load(Ordering::SeqCst), 8192);
+        assert_eq!(call(&s, &create)["created"], Value::from(false));
+        let r = call(&s, r#"{"v":1,"op":"slabs"}"#);
+        assert_eq!(r["lent"][0]["id"], Value::from("x1"));
+        assert_eq!(r["attached"], j("[]"));
+        assert!(!r.to_string().contains(&key), "keys are never shown");
+        // malformed: bad size, bad key, bad timeout
+        let r = call(&s, &create.replace("8192", "100").replace("x1", "x2"));
+        assert_eq!(r["ok"], Value::from(false));
+        let r = call(&s, &create.replace(&key, "zz").replace("x1", "x3"));
+        assert_eq!(r["ok"], Value::from(false));
+        let attach = format!(
+            r#"{{"v":1,"op":"slab_attach","name":"nope","id":"x1","uri":"nbds://127.0.0.1:9/x1","size":8192,"psk_identity":"memmut-alloc-x1","psk_key":"{}","timeout_ms":0}}"#,
+            key
+        );
+        assert!(call(&s, &attach)["error"].as_str().unwrap().contains("timeout_ms"));
+        let r = call(&s, &attach.replace(r#","timeout_ms":0"#, ""));
+        assert!(r["error"].as_str().unwrap().contains("no export nope"), "{}", r);
+        assert_eq!(call(&s, r#"{"v":1,"op":"slab_detach","id":"x1"}"#)["detached"], Value::from(false));
+        assert_eq!(call(&s, r#"{"v":1,"op":"slab_delete","id":"x1"}"#)["deleted"], Value::from(true));
+        assert_eq!(call(&s, r#"{"v":1,"op":"slab_delete","id":"x1"}"#)["deleted"], Value::from(false));
+        assert_eq!(s.host.used.load(Ordering::SeqCst), 0);
+        assert!(redacted(create.as_bytes()).contains("<hidden>"));
+        assert!(!redacted(create.as_bytes()).contains(&key));
     }
 }

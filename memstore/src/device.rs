@@ -24,6 +24,11 @@ pub trait Device {
     /// Trim (`zero` false) or write zeroes: the range reads back as zeros
     /// either way; with `punch` the file's blocks are released.
     fn discard(&mut self, off: u64, len: u64, zero: bool, punch: bool, fua: bool) -> Result<(), Errno>;
+    /// A whole page (`data`, 4096 bytes, the current version) that the
+    /// layer above stops keeping (evicted, or over its quota): a tier
+    /// below may keep a copy (the remote tier does).  The page is in the
+    /// backing file already; the default keeps nothing.
+    fn offer(&mut self, _page: u64, _data: &[u8]) {}
 }
 
 /// The pages a request [off, off + len) touches (empty for len 0).

@@ -5,17 +5,19 @@
 //! * `Monitor` (`monitor.rs`): request counters and Geiger reuse distances;
 //! * `RamTier` (`ram.rs`): pages in host RAM under the export's and the
 //!   host's quotas;
+//! * `RemoteTier` (`remote.rs`): slabs on other hosts' memstores, a cache
+//!   of pages the RAM tier evicts;
 //! * `FileBackend` (`file.rs`): the sparse backing file, which holds every
 //!   acknowledged page.
 //!
-//! A remote tier (a later issue) goes between the RAM tier and the file,
-//! which stays the local copy a reclaimed remote device falls back to.  The
-//! whole stack sits in one mutex: each request runs under it.
+//! The file stays the local copy a reclaimed or failed slab falls back to.
+//! The whole stack sits in one mutex: each request runs under it.
 
 use crate::file::FileBackend;
 use crate::geiger::Geiger;
 use crate::monitor::Monitor;
 use crate::ram::{Host, RamTier};
+use crate::remote::RemoteTier;
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -23,19 +25,27 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// An export's layers, top to bottom.
-pub type Layers = Monitor<RamTier<FileBackend>>;
+pub type Layers = Monitor<RamTier<RemoteTier<FileBackend>>>;
 
 impl Layers {
-    pub fn ram(&self) -> &RamTier<FileBackend> {
+    pub fn ram(&self) -> &RamTier<RemoteTier<FileBackend>> {
         self.next()
     }
 
-    pub fn ram_mut(&mut self) -> &mut RamTier<FileBackend> {
+    pub fn ram_mut(&mut self) -> &mut RamTier<RemoteTier<FileBackend>> {
         self.next_mut()
     }
 
-    pub fn file(&self) -> &FileBackend {
+    pub fn remote(&self) -> &RemoteTier<FileBackend> {
         self.ram().next()
+    }
+
+    pub fn remote_mut(&mut self) -> &mut RemoteTier<FileBackend> {
+        self.ram_mut().next_mut()
+    }
+
+    pub fn file(&self) -> &FileBackend {
+        self.remote().next()
     }
 }
 
@@ -94,7 +104,7 @@ impl Export {
         }
         let path = dir.join(format!("{}.img", cfg.name));
         let file = FileBackend::open(&path, cfg.size)?;
-        let ram = RamTier::new(file, cfg.quota, host);
+        let ram = RamTier::new(RemoteTier::new(file), cfg.quota, host);
         let layers = Monitor::new(ram, Geiger::new(cfg.bucket_pages, event_cap));
         Ok(Export {
             name: cfg.name.clone(),
@@ -148,9 +158,11 @@ impl Export {
         self.lock().ram_mut().shed(bytes)
     }
 
-    /// Release this export's RAM (on delete).
+    /// Release this export's RAM and slabs (on delete).
     pub fn release_all(&self) {
-        self.lock().ram_mut().release_all()
+        let mut g = self.lock();
+        g.ram_mut().release_all();
+        g.remote_mut().detach_all();
     }
 }
 

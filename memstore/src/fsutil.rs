@@ -178,6 +178,31 @@ pub fn group_id(name: &str) -> Option<u32> {
     }
 }
 
+/// Bytes of a page-aligned mapping resident in memory (mincore).
+pub fn resident_bytes(map: &[u8]) -> u64 {
+    let (ptr, len) = (map.as_ptr(), map.len());
+    let page = 4096usize;
+    if len == 0 || (ptr as usize) % page != 0 {
+        return 0;
+    }
+    let mut total = 0u64;
+    let mut vec = vec![0u8; 4096];
+    let mut off = 0usize;
+    while off < len {
+        let n = std::cmp::min(len - off, vec.len() * page);
+        // SAFETY: [ptr + off, ptr + off + n) lies in `map`; vec has a
+        // byte per page of it; mincore only reads the page tables
+        let r = unsafe { libc::mincore(ptr.add(off) as *mut libc::c_void, n, vec.as_mut_ptr()) };
+        if r != 0 {
+            return total;
+        }
+        let pages = (n + page - 1) / page;
+        total += vec[..pages].iter().filter(|&&b| b & 1 != 0).count() as u64 * page as u64;
+        off += n;
+    }
+    total
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,3 +254,4 @@ mod tests {
         lock_dir(&d).unwrap();
     }
 }
+

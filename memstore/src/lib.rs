@@ -19,4 +19,7 @@ pub mod monitor;
 pub mod nbd;
 pub mod peer;
 pub mod ram;
+pub mod remote;
 pub mod server;
+pub mod slab;
+pub mod tls;

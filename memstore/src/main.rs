@@ -33,6 +33,14 @@ usage: memmut-memstore --state-dir DIR [options]
                        memory for READ/WRITE buffers in flight, all
                        connections together; requests are served in chunks
                        of at most 1 MiB that wait for it (default 64M)
+  --remote-listen ADDR:PORT
+                       serve slabs (remote memory lent to other hosts'
+                       memstores) over NBD + TLS 1.3 PSK on this TCP
+                       address (default: off; port 0 picks one, logged and
+                       in `hello`)
+  --remote-timeout SECONDS
+                       deadline of each request to a slab this host uses;
+                       a slab that misses it is detached (default 0.2)
   --pidfile PATH       write the process id there once serving
   --version            print the version and exit
 
@@ -64,6 +72,8 @@ fn main() {
     let mut pidfile: Option<PathBuf> = None;
     let mut nbd_socket_gid: Option<u32> = None;
     let mut limits = memstore::limits::Limits::default();
+    let mut remote_listen: Option<std::net::SocketAddr> = None;
+    let mut remote_timeout = memstore::remote::DEFAULT_TIMEOUT;
     // nothing memstore creates is for other users unless said so
     // SAFETY: umask(2) cannot fail
     unsafe {
@@ -131,6 +141,22 @@ fn main() {
                     .filter(|n| *n >= 4096)
                     .unwrap_or_else(|| die(&format!("bad --request-buffer-budget {:?} (at least 4K)", v)))
             }
+            "--remote-listen" => {
+                let v = value();
+                remote_listen = Some(
+                    v.parse::<std::net::SocketAddr>()
+                        .unwrap_or_else(|_| die(&format!("bad --remote-listen {:?} (ADDR:PORT, [v6]:PORT)", v))),
+                )
+            }
+            "--remote-timeout" => {
+                let v = value();
+                remote_timeout = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| s.is_finite() && *s > 0.0 && *s <= 60.0)
+                    .map(std::time::Duration::from_secs_f64)
+                    .unwrap_or_else(|| die(&format!("bad --remote-timeout {:?} (seconds, 0 < t <= 60)", v)))
+            }
             "--pidfile" => pidfile = Some(PathBuf::from(value())),
             "--version" => {
                 println!(
@@ -157,6 +183,8 @@ fn main() {
         event_ring,
         nbd_socket_gid,
         limits,
+        remote_listen,
+        remote_timeout,
     };
     let server = match Server::new(opts.clone()) {
         Ok(s) => s,
@@ -184,6 +212,26 @@ fn main() {
             exit(1)
         }
     };
+    let remote = match server.bind_remote() {
+        Ok(r) => r,
+        Err(e) => {
+            error(&format!("cannot listen on --remote-listen {:?}: {}", opts.remote_listen, e));
+            exit(1)
+        }
+    };
+    if let Some((rs, l)) = remote {
+        info(&format!(
+            "serving slabs on {} (NBD, TLS 1.3 PSK)",
+            l.local_addr().map(|a| a.to_string()).unwrap_or_default()
+        ));
+        let spawned = std::thread::Builder::new()
+            .name("slab-accept".into())
+            .spawn(move || memstore::slab::serve(rs, l));
+        if let Err(e) = spawned {
+            error(&format!("cannot start the slab server: {}", e));
+            exit(1)
+        }
+    }
     if let Some(p) = &pidfile {
         if let Err(e) = std::fs::write(p, format!("{}\n", std::process::id())) {
             error(&format!("cannot write pidfile {}: {}", p.display(), e));

@@ -46,6 +46,7 @@ pub const REP_INFO: u32 = 3;
 pub const REP_ERR_UNSUP: u32 = 0x8000_0001;
 pub const REP_ERR_POLICY: u32 = 0x8000_0002;
 pub const REP_ERR_INVALID: u32 = 0x8000_0003;
+pub const REP_ERR_TLS_REQD: u32 = 0x8000_0005;
 pub const REP_ERR_UNKNOWN: u32 = 0x8000_0006;
 pub const REP_ERR_TOO_BIG: u32 = 0x8000_0009;
 
@@ -111,18 +112,17 @@ impl ExportLookup for Export {
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
-fn read_u16<R: Read>(r: &mut R) -> io::Result<u16> {
+pub fn read_u16<R: Read>(r: &mut R) -> io::Result<u16> {
     let mut b = [0u8; 2];
     r.read_exact(&mut b)?;
     Ok(u16::from_be_bytes(b))
 }
-fn read_u32<R: Read>(r: &mut R) -> io::Result<u32> {
+pub fn read_u32<R: Read>(r: &mut R) -> io::Result<u32> {
     let mut b = [0u8; 4];
     r.read_exact(&mut b)?;
     Ok(u32::from_be_bytes(b))
 }
-fn read_u64<R: Read>(r: &mut R) -> io::Result<u64> {
+pub fn read_u64<R: Read>(r: &mut R) -> io::Result<u64> {
     let mut b = [0u8; 8];
     r.read_exact(&mut b)?;
     Ok(u64::from_be_bytes(b))
@@ -196,6 +196,13 @@ pub fn handshake<S: Read + Write, E: ExportLookup>(
     export: &E,
     denied: Option<&str>,
 ) -> io::Result<Handshake> {
+    let no_zeroes = greet(s)?;
+    options(s, export, denied, no_zeroes, false)
+}
+
+/// The server's greeting and the client's flags; returns the client's
+/// NO_ZEROES flag.
+pub fn greet<S: Read + Write>(s: &mut S) -> io::Result<bool> {
     let mut hello = Vec::with_capacity(18);
     hello.extend_from_slice(&NBDMAGIC.to_be_bytes());
     hello.extend_from_slice(&IHAVEOPT.to_be_bytes());
@@ -206,7 +213,48 @@ pub fn handshake<S: Read + Write, E: ExportLookup>(
     if cflags & !(CLIENT_FIXED_NEWSTYLE | CLIENT_NO_ZEROES) != 0 {
         return Err(bad(&format!("unknown client flags {:#x}", cflags)));
     }
-    let no_zeroes = cflags & CLIENT_NO_ZEROES != 0;
+    Ok(cflags & CLIENT_NO_ZEROES != 0)
+}
+
+/// Before TLS on a TCP connection (the slab server): every option but
+/// NBD_OPT_STARTTLS and NBD_OPT_ABORT gets NBD_REP_ERR_TLS_REQD.
+/// Ok(true): STARTTLS was acknowledged, the caller starts TLS now.
+pub fn options_before_tls<S: Read + Write>(s: &mut S) -> io::Result<bool> {
+    loop {
+        let magic = read_u64(s)?;
+        if magic != IHAVEOPT {
+            return Err(bad(&format!("bad option magic {:#x}", magic)));
+        }
+        let opt = read_u32(s)?;
+        let len = read_u32(s)?;
+        if len > MAX_OPTION {
+            return Err(bad("oversized option before TLS"));
+        }
+        discard(s, len as u64)?;
+        match opt {
+            OPT_EXPORT_NAME => return Err(bad("NBD_OPT_EXPORT_NAME before TLS")),
+            OPT_ABORT => {
+                let _ = opt_reply(s, opt, REP_ACK, &[]);
+                return Ok(false);
+            }
+            OPT_STARTTLS if len == 0 => {
+                opt_reply(s, opt, REP_ACK, &[])?;
+                return Ok(true);
+            }
+            OPT_STARTTLS => opt_error(s, opt, REP_ERR_INVALID, "NBD_OPT_STARTTLS takes no data")?,
+            _ => opt_error(s, opt, REP_ERR_TLS_REQD, "TLS is required: send NBD_OPT_STARTTLS first")?,
+        }
+    }
+}
+
+/// Option haggling after the greeting (`tls`: it runs inside TLS already).
+pub fn options<S: Read + Write, E: ExportLookup>(
+    s: &mut S,
+    export: &E,
+    denied: Option<&str>,
+    no_zeroes: bool,
+    tls: bool,
+) -> io::Result<Handshake> {
     loop {
         let magic = read_u64(s)?;
         if magic != IHAVEOPT {
@@ -266,6 +314,9 @@ pub fn handshake<S: Read + Write, E: ExportLookup>(
                     opt_reply(s, opt, REP_SERVER, &d)?;
                 }
                 opt_reply(s, opt, REP_ACK, &[])?;
+            }
+            OPT_STARTTLS if tls => {
+                opt_error(s, opt, REP_ERR_INVALID, "TLS is already started")?;
             }
             OPT_STARTTLS => {
                 opt_error(s, opt, REP_ERR_POLICY, "TLS is not offered on unix sockets")?;

@@ -45,6 +45,29 @@ impl Host {
         }
     }
 
+    /// Reserve `bytes` at once (a slab lent to another host); false if
+    /// the quota does not have them.
+    pub fn try_reserve_bytes(&self, bytes: u64) -> bool {
+        let mut cur = self.used.load(Ordering::Relaxed);
+        loop {
+            match cur.checked_add(bytes) {
+                Some(n) if n <= self.quota.load(Ordering::Relaxed) => {}
+                _ => return false,
+            }
+            match self
+                .used
+                .compare_exchange_weak(cur, cur + bytes, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(v) => cur = v,
+            }
+        }
+    }
+
+    pub fn release_bytes(&self, bytes: u64) {
+        self.used.fetch_sub(bytes, Ordering::AcqRel);
+    }
+
     fn release(&self, pages: u64) {
         self.used.fetch_sub(pages * PAGE_SIZE, Ordering::AcqRel);
     }
@@ -92,6 +115,10 @@ impl<D: Device> RamTier<D> {
         &self.next
     }
 
+    pub fn next_mut(&mut self) -> &mut D {
+        &mut self.next
+    }
+
     pub fn quota(&self) -> u64 {
         self.quota
     }
@@ -108,7 +135,9 @@ impl<D: Device> RamTier<D> {
     fn evict_one(&mut self) -> bool {
         while let Some((page, gen)) = self.fifo.pop_front() {
             if matches!(self.pages.get(&page), Some(p) if p.gen == gen) {
-                self.pages.remove(&page);
+                if let Some(p) = self.pages.remove(&page) {
+                    self.next.offer(page, &p.data);
+                }
                 self.host.release(1);
                 self.counters.evicted_pages += 1;
                 return true;
@@ -127,16 +156,20 @@ impl<D: Device> RamTier<D> {
             self.fifo.push_back((page, gen));
         } else {
             if self.quota < PAGE_SIZE {
+                // over quota: the page overflows to the tiers below
+                self.next.offer(page, data);
                 return;
             }
             while self.ram_bytes() + PAGE_SIZE > self.quota {
                 if !self.evict_one() {
+                    self.next.offer(page, data);
                     return;
                 }
             }
             while !self.host.try_reserve() {
                 // the host reservoir is full: make room among our own pages
                 if !self.evict_one() {
+                    self.next.offer(page, data);
                     return;
                 }
             }

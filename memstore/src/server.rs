@@ -11,10 +11,12 @@ use crate::limits::{Budget, Limits};
 use crate::log::{error, info, warn};
 use crate::nbd;
 use crate::ram::Host;
+use crate::remote::{SlabClient, SlabInfo};
+use crate::slab::{RemoteServer, Slabs};
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io;
-use std::net::Shutdown;
+use std::net::{Shutdown, SocketAddr, TcpListener};
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -33,6 +35,12 @@ pub struct Options {
     /// Group of the NBD sockets (0660); None: 0600, memstore's user only.
     pub nbd_socket_gid: Option<u32>,
     pub limits: Limits,
+    /// Where slabs are served to other hosts (`--remote-listen`); None:
+    /// this memstore lends nothing.
+    pub remote_listen: Option<SocketAddr>,
+    /// Deadline of each remote request of an attached slab
+    /// (`--remote-timeout`).
+    pub remote_timeout: Duration,
 }
 
 impl Options {
@@ -46,6 +54,8 @@ impl Options {
             event_ring: 65536,
             nbd_socket_gid: None,
             limits: Limits::default(),
+            remote_listen: None,
+            remote_timeout: crate::remote::DEFAULT_TIMEOUT,
         }
     }
 }
@@ -64,6 +74,8 @@ pub struct Server {
     next_conn: Arc<AtomicU64>,
     shared: Arc<ConnShared>,
     ops: Mutex<()>,
+    /// The slabs this host lends (remote memory, lender side).
+    pub slabs: Arc<Slabs>,
     /// flocks on the state (and socket) directory, held while we live
     _locks: Vec<fs::File>,
 }
@@ -128,8 +140,10 @@ impl Server {
             limits: opts.limits.clone(),
             open: AtomicUsize::new(0),
         });
+        let host = Arc::new(Host::new(opts.host_quota));
         Ok(Arc::new(Server {
-            host: Arc::new(Host::new(opts.host_quota)),
+            slabs: Arc::new(Slabs::new(host.clone())),
+            host,
             opts,
             exports: Mutex::new(BTreeMap::new()),
             next_conn: Arc::new(AtomicU64::new(1)),
@@ -495,6 +509,99 @@ impl Server {
         ));
         freed
     }
+}
+
+impl Server {
+    /// Listen for slab clients on `--remote-listen` (None if not given);
+    /// the caller runs `slab::serve` on it.
+    pub fn bind_remote(&self) -> io::Result<Option<(Arc<RemoteServer>, TcpListener)>> {
+        let addr = match self.opts.remote_listen {
+            Some(a) => a,
+            None => return Ok(None),
+        };
+        let l = TcpListener::bind(addr)?;
+        *self.slabs.listen.lock().unwrap_or_else(|p| p.into_inner()) = Some(l.local_addr()?);
+        let rs = RemoteServer::new(
+            self.slabs.clone(),
+            self.opts.limits.clone(),
+            Arc::new(Budget::new(self.opts.limits.request_buffer_budget)),
+        )?;
+        Ok(Some((Arc::new(rs), l)))
+    }
+
+    /// The URI clients use for slab `id`.
+    pub fn slab_uri(&self, id: &str) -> Option<String> {
+        self.slabs.listen_addr().map(|a| format!("nbds://{}/{}", a, id))
+    }
+
+    /// The export that uses slab `id`, if any.
+    fn export_with_slab(&self, id: &str) -> Option<Arc<Export>> {
+        self.exports()
+            .values()
+            .map(|e| e.export.clone())
+            .find(|e| e.lock().remote().has_slab(id))
+    }
+
+    /// Attach slab `id` at `uri` to export `name` (client side).
+    #[allow(clippy::too_many_arguments)]
+    pub fn slab_attach(
+        &self,
+        name: &str,
+        id: &str,
+        uri: &str,
+        size: u64,
+        identity: &str,
+        key_hex: &str,
+        timeout: Option<Duration>,
+    ) -> Result<SlabInfo, String> {
+        let key = crate::tls::parse_key(key_hex)?;
+        if !crate::tls::valid_identity(identity) {
+            return Err("invalid PSK identity".into());
+        }
+        let e = self.get(name).ok_or_else(|| format!("no export {}", name))?;
+        if let Some(other) = self.export_with_slab(id) {
+            return Err(format!("slab {} is attached to export {} already", id, other.name));
+        }
+        let timeout = timeout.unwrap_or(self.opts.remote_timeout);
+        // connecting takes round trips: not under the export's mutex
+        let client = SlabClient::attach(id, uri, size, identity, &key, timeout)?;
+        let info = client.info();
+        let mut g = e.lock();
+        if g.remote().has_slab(id) {
+            return Err(format!("slab {} is attached to export {} already", id, name));
+        }
+        g.remote_mut().attach(client);
+        drop(g);
+        info_log(&format!("export {}: slab {} attached ({} bytes at {})", name, id, size, uri));
+        Ok(info)
+    }
+
+    /// Stop using slab `id` (client side); false if no export uses it.
+    pub fn slab_detach(&self, id: &str) -> bool {
+        match self.export_with_slab(id) {
+            Some(e) => e.lock().remote_mut().detach(id),
+            None => false,
+        }
+    }
+
+    /// (export name, slab) of every attached slab; failed ones are
+    /// detached first and listed with their state.
+    pub fn attached_slabs(&self) -> Vec<(String, SlabInfo)> {
+        let exports: Vec<Arc<Export>> = self.exports().values().map(|e| e.export.clone()).collect();
+        let mut out = Vec::new();
+        for e in exports {
+            let mut g = e.lock();
+            g.remote_mut().reap();
+            for s in g.remote().gone().into_iter().chain(g.remote().slabs()) {
+                out.push((e.name.clone(), s));
+            }
+        }
+        out
+    }
+}
+
+fn info_log(msg: &str) {
+    info(msg)
 }
 
 fn check_pid(pid: u32) -> Result<(), String> {

@@ -205,3 +205,33 @@ def test_a_failed_host_read_skips_the_poll_not_the_hypervisor(
     assert caplog.text.count('Reading the host failed') == 1
     d.fail = False
     assert agent.poll_once() is not None
+
+
+def test_remote_policy_gets_each_rounds_unmet_demand(parts, monkeypatch):
+    agent, d, ctl = parts
+    from memmut.agent import remote
+    assert isinstance(agent.remote, remote.NoRemoteMemory)
+    assert isinstance(agent.remote_policy, remote.RemoteClientPolicy)
+    seen = []
+    monkeypatch.setattr(agent.remote_policy, 'step',
+                        lambda unmet, vms: seen.append((unmet, vms)))
+
+    class Plan:
+        unmet_kb = {'u1': 2048}
+
+    class Result:
+        plan = Plan()
+    monkeypatch.setattr(agent.balloon_controller, 'step',
+                        lambda vms, est, now: Result())
+    vms = d.list_vms()
+    agent._actuate(vms, 0)
+    assert seen == [({'u1': 2048}, {vm.uuid for vm in vms})]
+    # a round that planned nothing: None, allocations are only checked
+    Result.plan = None
+    agent._actuate(vms, 0)
+    assert seen[-1][0] is None
+
+    def boom(unmet, vms):
+        raise RuntimeError('policy bug')
+    monkeypatch.setattr(agent.remote_policy, 'step', boom)
+    agent._actuate(vms, 0)      # logged, the poll goes on

@@ -1,0 +1,1029 @@
+//! The client side of remote memory: the remote tier of an export, between
+//! the RAM tier and the backing file (doc/source/remote-memory.rst).
+//!
+//! * Placement: a page the RAM tier evicts, or one that overflows it, is
+//!   *offered* to this tier (`Device::offer`), which copies it to a slot of
+//!   an attached slab (the one with the most free slots; a page keeps its
+//!   slot while it has one).  Remote writes happen after the guest's write
+//!   was acknowledged, on the slab's worker thread: the guest never waits
+//!   for the network.
+//! * I1 (copy): every write goes to the layer below (the backing file)
+//!   before it is acknowledged, whatever this tier does.
+//! * I2 (generation): each placed page has a generation, new (from one
+//!   counter that only grows) at each placement and at each write or trim
+//!   that touches the page; a slot records the generation the lender
+//!   confirmed.  A read is served from a slab only if the slot's confirmed
+//!   generation equals the page's: an in-flight, failed or superseded
+//!   remote write leaves it behind, so a slab never serves an old version.
+//! * Failure: a remote read that fails or times out (`timeout`) is served
+//!   from the file in the same request, and the slab is detached at its
+//!   first failure (read, write, or the worker's ping every `PING`).
+//!   Detaching forgets the slot map under the export mutex; nothing is
+//!   copied back: every page is in the file.
+
+use crate::device::{covers, pages, Device, Errno, PAGE, PAGE_SIZE};
+use crate::log::{info, warn};
+use crate::nbd;
+use crate::tls;
+use openssl::ssl::SslStream;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::unix::io::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::Duration;
+
+/// Default deadline of one remote request (`--remote-timeout`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(200);
+/// An idle slab's connections are pinged (NBD_CMD_FLUSH) this often.
+pub const PING: Duration = Duration::from_millis(250);
+/// Remote writes queued per slab and not yet sent; beyond, a page is not
+/// placed (it stays in the file only).
+pub const QUEUE: usize = 1024;
+/// Largest remote request (a larger run is split).
+pub const MAX_REQUEST: usize = 1 << 20;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+fn setsockopt_int(fd: i32, level: i32, opt: i32, v: i32) {
+    // SAFETY: setsockopt with a pointer to an int we own
+    unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            opt,
+            &v as *const i32 as *const libc::c_void,
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        );
+    }
+}
+
+/// `nbds://HOST:PORT/EXPORT` → (address, export name).
+pub fn parse_uri(uri: &str) -> Result<(SocketAddr, String), String> {
+    let rest = uri
+        .strip_prefix("nbds://")
+        .ok_or_else(|| format!("slab uri {:?} is not nbds://HOST:PORT/EXPORT", uri))?;
+    let (hostport, export) = rest
+        .split_once('/')
+        .ok_or_else(|| format!("slab uri {:?} has no export name", uri))?;
+    let addr = hostport
+        .to_socket_addrs()
+        .map_err(|e| format!("slab uri {:?}: {}", uri, e))?
+        .next()
+        .ok_or_else(|| format!("slab uri {:?}: no address", uri))?;
+    if export.is_empty() {
+        return Err(format!("slab uri {:?} has no export name", uri));
+    }
+    Ok((addr, export.to_string()))
+}
+
+/// One NBD connection to a slab, over TLS-PSK.
+pub struct Conn {
+    tls: SslStream<TcpStream>,
+    raw: TcpStream,
+    pub size: u64,
+    cookie: u64,
+}
+
+fn opt_send<W: Write>(w: &mut W, opt: u32, data: &[u8]) -> io::Result<()> {
+    let mut m = nbd::IHAVEOPT.to_be_bytes().to_vec();
+    m.extend_from_slice(&opt.to_be_bytes());
+    m.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    m.extend_from_slice(data);
+    w.write_all(&m)?;
+    w.flush()
+}
+
+fn opt_recv<R: Read>(r: &mut R) -> io::Result<(u32, u32, Vec<u8>)> {
+    if nbd::read_u64(r)? != nbd::REPLY_MAGIC_OPT {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "bad option reply magic"));
+    }
+    let opt = nbd::read_u32(r)?;
+    let kind = nbd::read_u32(r)?;
+    let len = nbd::read_u32(r)?;
+    if len > nbd::MAX_OPTION {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "option reply too large"));
+    }
+    let mut d = vec![0u8; len as usize];
+    r.read_exact(&mut d)?;
+    Ok((opt, kind, d))
+}
+
+fn refused(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::PermissionDenied, msg)
+}
+
+impl Conn {
+    /// Connect, STARTTLS, prove the key, NBD_OPT_GO `export`.
+    pub fn connect(addr: SocketAddr, export: &str, identity: &str, key: &[u8], timeout: Duration) -> io::Result<Conn> {
+        let setup = std::cmp::max(timeout, Duration::from_secs(2));
+        let raw = TcpStream::connect_timeout(&addr, setup)?;
+        raw.set_nodelay(true)?;
+        let fd = raw.as_raw_fd();
+        // a dead peer without RST is noticed within about a second, idle
+        // or not (TCP_USER_TIMEOUT in ms; keepalive in s)
+        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT, 1000);
+        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1);
+        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, 1);
+        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 1);
+        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 2);
+        raw.set_read_timeout(Some(setup))?;
+        raw.set_write_timeout(Some(setup))?;
+        let mut plain = raw.try_clone()?;
+        if nbd::read_u64(&mut plain)? != nbd::NBDMAGIC || nbd::read_u64(&mut plain)? != nbd::IHAVEOPT {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "not a newstyle NBD server"));
+        }
+        let _flags = nbd::read_u16(&mut plain)?;
+        plain.write_all(&(nbd::CLIENT_FIXED_NEWSTYLE | nbd::CLIENT_NO_ZEROES).to_be_bytes())?;
+        opt_send(&mut plain, nbd::OPT_STARTTLS, &[])?;
+        let (_, kind, d) = opt_recv(&mut plain)?;
+        if kind != nbd::REP_ACK {
+            return Err(refused(format!(
+                "server refused STARTTLS ({:#x}: {})",
+                kind,
+                String::from_utf8_lossy(&d)
+            )));
+        }
+        let ctx = tls::client_context(identity, key)?;
+        let mut t = tls::connect(&ctx, plain)?;
+        let mut go = (export.len() as u32).to_be_bytes().to_vec();
+        go.extend_from_slice(export.as_bytes());
+        go.extend_from_slice(&0u16.to_be_bytes());
+        opt_send(&mut t, nbd::OPT_GO, &go)?;
+        let mut size = None;
+        loop {
+            let (_, kind, d) = opt_recv(&mut t)?;
+            match kind {
+                nbd::REP_ACK => break,
+                nbd::REP_INFO if d.len() >= 12 && d[..2] == nbd::INFO_EXPORT.to_be_bytes() => {
+                    let mut b = [0u8; 8];
+                    b.copy_from_slice(&d[2..10]);
+                    size = Some(u64::from_be_bytes(b));
+                }
+                nbd::REP_INFO => {}
+                k => {
+                    return Err(refused(format!(
+                        "NBD_OPT_GO {} refused ({:#x}: {})",
+                        export,
+                        k,
+                        String::from_utf8_lossy(&d)
+                    )))
+                }
+            }
+        }
+        let size = size.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no export size"))?;
+        raw.set_read_timeout(Some(timeout))?;
+        raw.set_write_timeout(Some(timeout))?;
+        Ok(Conn {
+            tls: t,
+            raw,
+            size,
+            cookie: 0,
+        })
+    }
+
+    fn header(&mut self, out: &mut Vec<u8>, cmd: u16, off: u64, len: u32) -> u64 {
+        self.cookie += 1;
+        out.extend_from_slice(&nbd::REQUEST_MAGIC.to_be_bytes());
+        out.extend_from_slice(&0u16.to_be_bytes());
+        out.extend_from_slice(&cmd.to_be_bytes());
+        out.extend_from_slice(&self.cookie.to_be_bytes());
+        out.extend_from_slice(&off.to_be_bytes());
+        out.extend_from_slice(&len.to_be_bytes());
+        self.cookie
+    }
+
+    fn reply(&mut self, cookie: u64) -> io::Result<()> {
+        let mut h = [0u8; 16];
+        self.tls.read_exact(&mut h)?;
+        let magic = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+        let err = u32::from_be_bytes([h[4], h[5], h[6], h[7]]);
+        let mut c = [0u8; 8];
+        c.copy_from_slice(&h[8..]);
+        if magic != nbd::SIMPLE_REPLY_MAGIC || u64::from_be_bytes(c) != cookie {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "malformed reply"));
+        }
+        if err != 0 {
+            return Err(io::Error::new(io::ErrorKind::Other, format!("slab answered error {}", err)));
+        }
+        Ok(())
+    }
+
+    /// Read `buf.len()` bytes at `off` of the slab.
+    pub fn read(&mut self, off: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.read_many(&mut [(off, buf)])
+    }
+
+    /// Several reads, pipelined: all requests, then all replies (the
+    /// lender streams one while the next is on its way).
+    pub fn read_many(&mut self, reads: &mut [(u64, &mut [u8])]) -> io::Result<()> {
+        let mut out = Vec::with_capacity(28 * reads.len());
+        let mut cookies = Vec::with_capacity(reads.len());
+        for (off, buf) in reads.iter() {
+            cookies.push(self.header(&mut out, nbd::CMD_READ, *off, buf.len() as u32));
+        }
+        self.tls.write_all(&out)?;
+        self.tls.flush()?;
+        for ((_, buf), c) in reads.iter_mut().zip(cookies) {
+            self.reply(c)?;
+            self.tls.read_exact(buf)?;
+        }
+        Ok(())
+    }
+
+    /// Write each (offset, data), pipelined: all requests, then all replies.
+    pub fn write_all(&mut self, writes: &[(u64, &[u8])]) -> io::Result<()> {
+        let mut out = Vec::with_capacity(writes.len() * (28 + PAGE));
+        let mut cookies = Vec::with_capacity(writes.len());
+        for (off, data) in writes {
+            cookies.push(self.header(&mut out, nbd::CMD_WRITE, *off, data.len() as u32));
+            out.extend_from_slice(data);
+        }
+        self.tls.write_all(&out)?;
+        self.tls.flush()?;
+        for c in cookies {
+            self.reply(c)?;
+        }
+        Ok(())
+    }
+
+    /// A round trip that changes nothing (NBD_CMD_FLUSH): is the slab there?
+    pub fn ping(&mut self) -> io::Result<()> {
+        let mut out = Vec::with_capacity(28);
+        let c = self.header(&mut out, nbd::CMD_FLUSH, 0, 0);
+        self.tls.write_all(&out)?;
+        self.tls.flush()?;
+        self.reply(c)
+    }
+
+    fn shutdown(&self) {
+        let _ = self.raw.shutdown(Shutdown::Both);
+    }
+}
+
+/// What a slab client shares with its worker thread.
+struct SlabShared {
+    /// slot -> the generation the lender confirmed (0: none)
+    confirmed: Mutex<Vec<u64>>,
+    failed: AtomicBool,
+    why: Mutex<Option<String>>,
+    failed_at: Mutex<Option<f64>>,
+    closing: AtomicBool,
+    remote_writes: AtomicU64,
+    raws: Vec<TcpStream>,
+}
+
+impl SlabShared {
+    /// The first failure detaches the slab: mark it, close its sockets (a
+    /// reader blocked on one returns at once).
+    fn fail(&self, id: &str, why: String) {
+        if self.closing.load(Ordering::SeqCst) || self.failed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        warn(&format!("slab {}: {}: detached (its pages are read from the backing file)", id, why));
+        *lock(&self.why) = Some(why);
+        *lock(&self.failed_at) = Some(crate::geiger::unix_now());
+        for r in &self.raws {
+            let _ = r.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+struct Job {
+    slot: u64,
+    gen: u64,
+    data: Box<[u8]>,
+}
+
+/// A slab attached to an export (a granted allocation).
+pub struct SlabClient {
+    pub id: String,
+    pub uri: String,
+    pub size: u64,
+    slots: u64,
+    next_unused: u64,
+    free: Vec<u64>,
+    used: u64,
+    read_conn: Arc<Mutex<Conn>>,
+    tx: Option<SyncSender<Job>>,
+    shared: Arc<SlabShared>,
+    pub attached_at: f64,
+    pub hit_pages: u64,
+    pub read_failures: u64,
+}
+
+/// A slab as `stats` and `slabs` report it.
+#[derive(Clone, Debug, Serialize)]
+pub struct SlabInfo {
+    pub id: String,
+    pub uri: String,
+    pub size: u64,
+    pub state: &'static str,
+    pub remote_pages: u64,
+    pub hit_pages: u64,
+    pub remote_writes: u64,
+    pub attached_at: f64,
+    pub failed_at: Option<f64>,
+    pub error: Option<String>,
+}
+
+impl SlabClient {
+    /// Connect to the slab at `uri` with the allocation's credentials:
+    /// two connections (reads; the worker's writes and pings).  Refused
+    /// when the slab is smaller than `size`.
+    pub fn attach(id: &str, uri: &str, size: u64, identity: &str, key: &[u8], timeout: Duration) -> Result<SlabClient, String> {
+        let (addr, export) = parse_uri(uri)?;
+        if export != id {
+            return Err(format!("slab uri {} does not name allocation {}", uri, id));
+        }
+        if size == 0 || size % PAGE_SIZE != 0 {
+            return Err(format!("slab size {} is not a positive multiple of 4096", size));
+        }
+        let connect = || {
+            Conn::connect(addr, &export, identity, key, timeout)
+                .map_err(|e| format!("cannot attach slab {} at {}: {}", id, uri, e))
+        };
+        let rc = connect()?;
+        let wc = connect()?;
+        if rc.size < size {
+            return Err(format!(
+                "slab {} at {} has {} bytes, {} were granted",
+                id, uri, rc.size, size
+            ));
+        }
+        let raws = vec![
+            rc.raw.try_clone().map_err(|e| e.to_string())?,
+            wc.raw.try_clone().map_err(|e| e.to_string())?,
+        ];
+        let slots = size / PAGE_SIZE;
+        let shared = Arc::new(SlabShared {
+            confirmed: Mutex::new(vec![0; slots as usize]),
+            failed: AtomicBool::new(false),
+            why: Mutex::new(None),
+            failed_at: Mutex::new(None),
+            closing: AtomicBool::new(false),
+            remote_writes: AtomicU64::new(0),
+            raws,
+        });
+        let read_conn = Arc::new(Mutex::new(rc));
+        let (tx, rx) = mpsc::sync_channel(QUEUE);
+        let (sh, rcc, wid) = (shared.clone(), read_conn.clone(), id.to_string());
+        thread::Builder::new()
+            .name(format!("slab-{}", id))
+            .spawn(move || worker(wid, wc, rcc, rx, sh))
+            .map_err(|e| format!("cannot start the slab worker: {}", e))?;
+        info(&format!("slab {}: attached at {} ({} bytes)", id, uri, size));
+        Ok(SlabClient {
+            id: id.to_string(),
+            uri: uri.to_string(),
+            size,
+            slots,
+            next_unused: 0,
+            free: Vec::new(),
+            used: 0,
+            read_conn,
+            tx: Some(tx),
+            shared,
+            attached_at: crate::geiger::unix_now(),
+            hit_pages: 0,
+            read_failures: 0,
+        })
+    }
+
+    pub fn failed(&self) -> bool {
+        self.shared.failed.load(Ordering::SeqCst)
+    }
+
+    fn free_slots(&self) -> u64 {
+        self.slots - self.used
+    }
+
+    fn alloc_slot(&mut self) -> Option<u64> {
+        let s = match self.free.pop() {
+            Some(s) => s,
+            None if self.next_unused < self.slots => {
+                self.next_unused += 1;
+                self.next_unused - 1
+            }
+            None => return None,
+        };
+        self.used += 1;
+        Some(s)
+    }
+
+    fn free_slot(&mut self, slot: u64) {
+        lock(&self.shared.confirmed)[slot as usize] = 0;
+        self.free.push(slot);
+        self.used -= 1;
+    }
+
+    fn confirmed(&self, slot: u64) -> u64 {
+        lock(&self.shared.confirmed)[slot as usize]
+    }
+
+    pub fn info(&self) -> SlabInfo {
+        SlabInfo {
+            id: self.id.clone(),
+            uri: self.uri.clone(),
+            size: self.size,
+            state: if self.failed() { "failed" } else { "attached" },
+            remote_pages: self.used,
+            hit_pages: self.hit_pages,
+            remote_writes: self.shared.remote_writes.load(Ordering::Relaxed),
+            attached_at: self.attached_at,
+            failed_at: *lock(&self.shared.failed_at),
+            error: lock(&self.shared.why).clone(),
+        }
+    }
+}
+
+impl Drop for SlabClient {
+    fn drop(&mut self) {
+        self.shared.closing.store(true, Ordering::SeqCst);
+        self.tx = None; // the worker ends
+        for r in &self.shared.raws {
+            let _ = r.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+/// A slab's worker: sends the queued remote writes (pipelined batches),
+/// confirms their generations, pings both connections when idle.
+fn worker(id: String, mut conn: Conn, read_conn: Arc<Mutex<Conn>>, rx: Receiver<Job>, sh: Arc<SlabShared>) {
+    let mut batch: Vec<Job> = Vec::new();
+    loop {
+        if sh.failed.load(Ordering::SeqCst) || sh.closing.load(Ordering::SeqCst) {
+            break;
+        }
+        match rx.recv_timeout(PING) {
+            Ok(job) => {
+                batch.push(job);
+                while batch.len() < 64 {
+                    match rx.try_recv() {
+                        Ok(j) => batch.push(j),
+                        Err(_) => break,
+                    }
+                }
+                let writes: Vec<(u64, &[u8])> = batch.iter().map(|j| (j.slot * PAGE_SIZE, &j.data[..])).collect();
+                match conn.write_all(&writes) {
+                    Ok(()) => {
+                        let mut c = lock(&sh.confirmed);
+                        for j in &batch {
+                            c[j.slot as usize] = j.gen;
+                        }
+                        sh.remote_writes.fetch_add(batch.len() as u64, Ordering::Relaxed);
+                    }
+                    Err(e) => sh.fail(&id, format!("remote write failed: {}", e)),
+                }
+                batch.clear();
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(e) = conn.ping() {
+                    sh.fail(&id, format!("ping failed: {}", e));
+                    continue;
+                }
+                // the read connection, unless a read is using it
+                if let Ok(mut rc) = read_conn.try_lock() {
+                    if let Err(e) = rc.ping() {
+                        sh.fail(&id, format!("ping failed: {}", e));
+                    }
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    conn.shutdown();
+}
+
+/// Where a page is placed: slab (by key), slot, generation.
+#[derive(Clone, Copy, Debug)]
+struct Placed {
+    slab: u64,
+    slot: u64,
+    gen: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RemoteCounters {
+    pub remote_hit_pages: u64,
+    pub remote_placed_pages: u64,
+    pub remote_skipped_pages: u64,
+    pub remote_read_failures: u64,
+    pub remote_detaches: u64,
+}
+
+pub struct RemoteTier<D> {
+    next: D,
+    /// (key, slab), oldest first
+    slabs: Vec<(u64, SlabClient)>,
+    next_key: u64,
+    placed: HashMap<u64, Placed>,
+    gen: u64,
+    /// Slabs detached lately (failed or asked), newest last, for `slabs`.
+    gone: std::collections::VecDeque<SlabInfo>,
+    pub counters: RemoteCounters,
+}
+
+/// Detached slabs remembered for the `slabs` listing.
+pub const GONE_KEPT: usize = 64;
+
+impl<D: Device> RemoteTier<D> {
+    pub fn new(next: D) -> RemoteTier<D> {
+        RemoteTier {
+            next,
+            slabs: Vec::new(),
+            next_key: 1,
+            placed: HashMap::new(),
+            gen: 0,
+            gone: std::collections::VecDeque::new(),
+            counters: RemoteCounters::default(),
+        }
+    }
+
+    pub fn next(&self) -> &D {
+        &self.next
+    }
+
+    pub fn next_mut(&mut self) -> &mut D {
+        &mut self.next
+    }
+
+    pub fn has_slab(&self, id: &str) -> bool {
+        self.slabs.iter().any(|(_, s)| s.id == id)
+    }
+
+    pub fn attach(&mut self, slab: SlabClient) {
+        self.slabs.push((self.next_key, slab));
+        self.next_key += 1;
+    }
+
+    /// Stop using slab `id`: forget its slot map (its pages are read from
+    /// the file from now on).  False if it was not attached.
+    pub fn detach(&mut self, id: &str) -> bool {
+        let key = match self.slabs.iter().find(|(_, s)| s.id == id) {
+            Some((k, _)) => *k,
+            None => return false,
+        };
+        self.drop_slab(key);
+        info(&format!("slab {}: detached", id));
+        true
+    }
+
+    fn drop_slab(&mut self, key: u64) {
+        if let Some((_, s)) = self.slabs.iter().find(|(k, _)| *k == key) {
+            let mut i = s.info();
+            if i.state == "attached" {
+                i.state = "detached";
+            }
+            if self.gone.len() == GONE_KEPT {
+                self.gone.pop_front();
+            }
+            self.gone.push_back(i);
+        }
+        self.placed.retain(|_, p| p.slab != key);
+        self.slabs.retain(|(k, _)| *k != key);
+        self.counters.remote_detaches += 1;
+    }
+
+    /// Detach every failed slab (they already serve nothing).
+    pub fn reap(&mut self) {
+        let failed: Vec<u64> = self.slabs.iter().filter(|(_, s)| s.failed()).map(|(k, _)| *k).collect();
+        for k in failed {
+            self.drop_slab(k);
+        }
+    }
+
+    /// Slabs detached lately (state "failed" or "detached").
+    pub fn gone(&self) -> Vec<SlabInfo> {
+        self.gone.iter().cloned().collect()
+    }
+
+    /// Detach all (the export is deleted).
+    pub fn detach_all(&mut self) {
+        self.placed.clear();
+        self.slabs.clear();
+    }
+
+    pub fn slabs(&self) -> Vec<SlabInfo> {
+        self.slabs.iter().map(|(_, s)| s.info()).collect()
+    }
+
+    pub fn remote_pages(&self) -> u64 {
+        self.slabs.iter().map(|(_, s)| s.used).sum()
+    }
+
+    fn slab_mut(&mut self, key: u64) -> Option<&mut SlabClient> {
+        self.slabs.iter_mut().find(|(k, _)| *k == key).map(|(_, s)| s)
+    }
+
+    fn next_gen(&mut self) -> u64 {
+        self.gen += 1;
+        self.gen
+    }
+
+    /// Where page `p`'s current version can be read remotely: (key, slot).
+    fn current(&self, p: u64) -> Option<(u64, u64)> {
+        let pl = self.placed.get(&p)?;
+        let (_, s) = self.slabs.iter().find(|(k, _)| *k == pl.slab)?;
+        if s.failed() || s.confirmed(pl.slot) != pl.gen {
+            return None;
+        }
+        Some((pl.slab, pl.slot))
+    }
+
+    /// The page was written or partly trimmed: its slab copy is stale.
+    fn invalidate(&mut self, p: u64) {
+        if self.placed.contains_key(&p) {
+            let g = self.next_gen();
+            if let Some(pl) = self.placed.get_mut(&p) {
+                pl.gen = g;
+            }
+        }
+    }
+
+    fn unplace(&mut self, p: u64) {
+        if let Some(pl) = self.placed.remove(&p) {
+            if let Some(s) = self.slab_mut(pl.slab) {
+                s.free_slot(pl.slot);
+            }
+        }
+    }
+
+    /// Read the runs `(slot, buffer)` of slab `key`, pipelined; on
+    /// failure the slab is failed (detached at the next reap).
+    fn remote_read(&mut self, key: u64, runs: &mut [(u64, &mut [u8])]) -> bool {
+        let s = match self.slab_mut(key) {
+            Some(s) => s,
+            None => return false,
+        };
+        let mut reads: Vec<(u64, &mut [u8])> = runs.iter_mut().map(|(slot, b)| (*slot * PAGE_SIZE, &mut **b)).collect();
+        let r = lock(&s.read_conn).read_many(&mut reads);
+        match r {
+            Ok(()) => {
+                s.hit_pages += runs.iter().map(|(_, b)| (b.len() / PAGE) as u64).sum::<u64>();
+                true
+            }
+            Err(e) => {
+                s.read_failures += 1;
+                let id = s.id.clone();
+                s.shared.fail(&id, format!("remote read failed: {}", e));
+                false
+            }
+        }
+    }
+}
+
+/// A run of pages [p, q) of one read and where it comes from.
+struct Run {
+    p: u64,
+    q: u64,
+    remote: Option<(u64, u64)>,
+    data: Vec<u8>,
+    ok: bool,
+}
+
+impl<D: Device> Device for RemoteTier<D> {
+    fn size(&self) -> u64 {
+        self.next.size()
+    }
+
+    fn read(&mut self, off: u64, buf: &mut [u8]) -> Result<(), Errno> {
+        if self.slabs.is_empty() {
+            return self.next.read(off, buf);
+        }
+        self.reap();
+        let end = off + buf.len() as u64;
+        let range = pages(off, buf.len() as u64);
+        // the runs of pages with the same source (remote runs: the same
+        // slab, consecutive slots, at most MAX_REQUEST)
+        let mut runs: Vec<Run> = Vec::new();
+        let mut p = range.start;
+        while p < range.end {
+            let here = self.current(p);
+            let mut q = p + 1;
+            while q < range.end {
+                let same = match (here, self.current(q)) {
+                    (None, None) => true,
+                    (Some((k, s)), Some((k2, s2))) => {
+                        k == k2 && s2 == s + (q - p) && ((q - p + 1) as usize) * PAGE <= MAX_REQUEST
+                    }
+                    _ => false,
+                };
+                if !same {
+                    break;
+                }
+                q += 1;
+            }
+            let data = if here.is_some() { vec![0u8; ((q - p) as usize) * PAGE] } else { Vec::new() };
+            runs.push(Run {
+                p,
+                q,
+                remote: here,
+                data,
+                ok: false,
+            });
+            p = q;
+        }
+        // the remote runs of each slab in one pipelined exchange
+        let mut keys: Vec<u64> = runs.iter().filter_map(|r| r.remote.map(|(k, _)| k)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for key in keys {
+            let mut mine: Vec<(u64, &mut [u8])> = runs
+                .iter_mut()
+                .filter(|r| matches!(r.remote, Some((k, _)) if k == key))
+                .map(|r| (r.remote.map(|(_, s)| s).unwrap_or(0), &mut r.data[..]))
+                .collect();
+            let ok = self.remote_read(key, &mut mine);
+            drop(mine);
+            for r in runs.iter_mut().filter(|r| matches!(r.remote, Some((k, _)) if k == key)) {
+                r.ok = ok;
+            }
+            if !ok {
+                // served from the file in this same request; the slab is
+                // detached now
+                self.counters.remote_read_failures += 1;
+            }
+        }
+        self.reap();
+        for r in &runs {
+            let a = std::cmp::max(off, r.p * PAGE_SIZE);
+            let b = std::cmp::min(end, r.q * PAGE_SIZE);
+            let dst = &mut buf[(a - off) as usize..(b - off) as usize];
+            if r.ok {
+                let skip = (a - r.p * PAGE_SIZE) as usize;
+                dst.copy_from_slice(&r.data[skip..skip + dst.len()]);
+                self.counters.remote_hit_pages += r.q - r.p;
+            } else {
+                self.next.read(a, dst)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, off: u64, data: &[u8], fua: bool) -> Result<(), Errno> {
+        // I1: in the file before the acknowledgement
+        self.next.write(off, data, fua)?;
+        if !self.placed.is_empty() {
+            for p in pages(off, data.len() as u64) {
+                self.invalidate(p);
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), Errno> {
+        self.next.flush()
+    }
+
+    fn discard(&mut self, off: u64, len: u64, zero: bool, punch: bool, fua: bool) -> Result<(), Errno> {
+        self.next.discard(off, len, zero, punch, fua)?;
+        if !self.placed.is_empty() {
+            let size = self.next.size();
+            for p in pages(off, len) {
+                if covers(off, len, p, size) {
+                    self.unplace(p);
+                } else {
+                    self.invalidate(p);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn offer(&mut self, page: u64, data: &[u8]) {
+        if self.slabs.is_empty() || data.len() != PAGE {
+            return;
+        }
+        self.reap();
+        // the page's slot, or a new one on the slab with the most free
+        let (key, slot) = match self.placed.get(&page) {
+            Some(pl) => (pl.slab, pl.slot),
+            None => {
+                let best = self
+                    .slabs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (_, s))| s.free_slots() > 0)
+                    .max_by_key(|(i, (_, s))| (s.free_slots(), std::cmp::Reverse(*i)))
+                    .map(|(_, (k, _))| *k);
+                let key = match best {
+                    Some(k) => k,
+                    None => {
+                        self.counters.remote_skipped_pages += 1;
+                        return;
+                    }
+                };
+                let slot = match self.slab_mut(key).and_then(|s| s.alloc_slot()) {
+                    Some(s) => s,
+                    None => return,
+                };
+                (key, slot)
+            }
+        };
+        let gen = self.next_gen();
+        self.placed.insert(page, Placed { slab: key, slot, gen });
+        let s = match self.slab_mut(key) {
+            Some(s) => s,
+            None => return,
+        };
+        lock(&s.shared.confirmed)[slot as usize] = 0;
+        let job = Job {
+            slot,
+            gen,
+            data: data.to_vec().into_boxed_slice(),
+        };
+        let sent = match &s.tx {
+            Some(tx) => tx.try_send(job),
+            None => return,
+        };
+        match sent {
+            Ok(()) => self.counters.remote_placed_pages += 1,
+            // the queue is full: the page stays in the file only (its
+            // slot stays its own, at a generation never confirmed)
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                self.counters.remote_skipped_pages += 1
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::MemDevice;
+    use crate::limits::{Budget, Limits};
+    use crate::ram::Host;
+    use crate::slab::{identity_of, RemoteServer, Slabs};
+    use std::net::TcpListener;
+    use std::time::Instant;
+
+    const KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+    /// An in-process lender on 127.0.0.1 with slab `id` of `pages` pages.
+    fn lender(id: &str, pages: u64) -> (Arc<Slabs>, String) {
+        let slabs = Arc::new(Slabs::new(Arc::new(Host::new(1 << 30))));
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        *slabs.listen.lock().unwrap() = Some(addr);
+        slabs.create(id, pages * PAGE_SIZE, &identity_of(id), KEY).unwrap();
+        let rs = Arc::new(RemoteServer::new(slabs.clone(), Limits::default(), Arc::new(Budget::new(8 << 20))).unwrap());
+        thread::spawn(move || crate::slab::serve(rs, l));
+        (slabs, format!("nbds://{}/{}", addr, id))
+    }
+
+    fn key() -> Vec<u8> {
+        tls::parse_key(KEY).unwrap()
+    }
+
+    fn wait_confirmed<D: Device>(t: &RemoteTier<D>, n: u64) {
+        let start = Instant::now();
+        while t.slabs[0].1.shared.remote_writes.load(Ordering::SeqCst) < n {
+            assert!(start.elapsed() < Duration::from_secs(10), "remote writes not confirmed");
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn page(v: u8) -> Vec<u8> {
+        vec![v; PAGE]
+    }
+
+    #[test]
+    fn pages_round_trip_and_generations_guard_reads() {
+        let (_slabs, uri) = lender("a1", 8);
+        let mut t = RemoteTier::new(MemDevice::new(16 * PAGE));
+        let c = SlabClient::attach("a1", &uri, 8 * PAGE_SIZE, &identity_of("a1"), &key(), DEFAULT_TIMEOUT).unwrap();
+        t.attach(c);
+        for p in 0..4u64 {
+            t.write(p * PAGE_SIZE, &page(p as u8 + 1), false).unwrap();
+            t.offer(p, &page(p as u8 + 1));
+        }
+        wait_confirmed(&t, 4);
+        // make the file differ, so that a read shows where it came from
+        t.next.data[..4 * PAGE].fill(0xee);
+        let mut buf = vec![0u8; 4 * PAGE];
+        t.read(0, &mut buf).unwrap();
+        for p in 0..4 {
+            assert!(buf[p * PAGE..(p + 1) * PAGE].iter().all(|&b| b == p as u8 + 1));
+        }
+        assert_eq!(t.counters.remote_hit_pages, 4);
+        // a partial read of a remote page
+        let mut part = [0u8; 10];
+        t.read(PAGE_SIZE + 100, &mut part).unwrap();
+        assert_eq!(part, [2u8; 10]);
+        // I2: a write makes the slab copy stale: read from the file
+        t.write(2 * PAGE_SIZE, &page(9), false).unwrap();
+        t.read(2 * PAGE_SIZE, &mut buf[..PAGE]).unwrap();
+        assert!(buf[..PAGE].iter().all(|&b| b == 9));
+        // offered again (same slot), but not yet confirmed: a slab read
+        // must not return the old version meanwhile
+        t.offer(2, &page(10));
+        t.next.data[2 * PAGE..3 * PAGE].fill(10);
+        t.read(2 * PAGE_SIZE, &mut buf[..PAGE]).unwrap();
+        assert!(buf[..PAGE].iter().all(|&b| b == 10));
+        wait_confirmed(&t, 5);
+        // a trim frees the slot; the page reads as the file says
+        t.discard(0, PAGE_SIZE, false, true, false).unwrap();
+        t.read(0, &mut buf[..PAGE]).unwrap();
+        assert!(buf[..PAGE].iter().all(|&b| b == 0));
+        assert_eq!(t.remote_pages(), 3);
+        // the slab fills up: no more placements, nothing lost
+        for p in 4..16u64 {
+            t.write(p * PAGE_SIZE, &page(p as u8), false).unwrap();
+            t.offer(p, &page(p as u8));
+        }
+        assert_eq!(t.remote_pages(), 8);
+        assert_eq!(t.counters.remote_skipped_pages, 7);
+        assert!(t.detach("a1"));
+        assert!(!t.detach("a1"));
+        assert_eq!(t.remote_pages(), 0);
+        assert_eq!(t.gone()[0].state, "detached");
+    }
+
+    #[test]
+    fn scattered_slots_are_read_in_one_pipelined_exchange() {
+        let (_slabs, uri) = lender("a5", 16);
+        let mut t = RemoteTier::new(MemDevice::new(16 * PAGE));
+        t.attach(SlabClient::attach("a5", &uri, 16 * PAGE_SIZE, &identity_of("a5"), &key(), DEFAULT_TIMEOUT).unwrap());
+        // evicted in reverse order: page p lands in slot 15 - p, so no two
+        // neighbouring pages have neighbouring slots; every other page is
+        // placed, the rest stay in the file only
+        for p in (0..16u64).rev() {
+            t.write(p * PAGE_SIZE, &page(p as u8 + 1), false).unwrap();
+            if p % 2 == 0 {
+                t.offer(p, &page(p as u8 + 1));
+            }
+        }
+        wait_confirmed(&t, 8);
+        let mut buf = vec![0u8; 16 * PAGE];
+        t.read(0, &mut buf).unwrap();
+        for p in 0..16 {
+            assert!(buf[p * PAGE..(p + 1) * PAGE].iter().all(|&b| b == p as u8 + 1), "page {}", p);
+        }
+        assert_eq!(t.counters.remote_hit_pages, 8);
+        assert_eq!(t.slabs[0].1.hit_pages, 8);
+    }
+
+    #[test]
+    fn a_slab_lost_mid_read_is_served_from_the_file_and_detached() {
+        let (slabs, uri) = lender("a2", 8);
+        let mut t = RemoteTier::new(MemDevice::new(8 * PAGE));
+        t.attach(SlabClient::attach("a2", &uri, 8 * PAGE_SIZE, &identity_of("a2"), &key(), DEFAULT_TIMEOUT).unwrap());
+        for p in 0..8u64 {
+            t.write(p * PAGE_SIZE, &page(p as u8 + 1), false).unwrap();
+            t.offer(p, &page(p as u8 + 1));
+        }
+        wait_confirmed(&t, 8);
+        // the lender frees the slab without asking (its own VMs first)
+        assert!(slabs.delete("a2"));
+        let start = Instant::now();
+        let mut buf = vec![0u8; 8 * PAGE];
+        t.read(0, &mut buf).unwrap();
+        for p in 0..8 {
+            assert!(buf[p * PAGE..(p + 1) * PAGE].iter().all(|&b| b == p as u8 + 1));
+        }
+        assert!(start.elapsed() < DEFAULT_TIMEOUT + Duration::from_millis(100));
+        assert_eq!(t.remote_pages(), 0, "detached at the first failure");
+        assert_eq!(t.gone()[0].state, "failed");
+        assert_eq!(t.counters.remote_detaches, 1);
+    }
+
+    #[test]
+    fn attach_is_refused_with_bad_credentials_or_size() {
+        let (slabs, uri) = lender("a3", 4);
+        slabs.create("a4", 4 * PAGE_SIZE, &identity_of("a4"), &KEY.replace('0', "1")).unwrap();
+        let t = DEFAULT_TIMEOUT;
+        // wrong key
+        let e = SlabClient::attach("a3", &uri, 4 * PAGE_SIZE, &identity_of("a3"), &[1; 32], t).err().unwrap();
+        assert!(e.contains("TLS"), "{}", e);
+        // no slab under that identity
+        let e = SlabClient::attach("a3", &uri, 4 * PAGE_SIZE, "memmut-alloc-x", &key(), t).err().unwrap();
+        assert!(e.contains("TLS"), "{}", e);
+        // another allocation's credentials open only that allocation
+        let (addr, _) = parse_uri(&uri).unwrap();
+        let other = tls::parse_key(&KEY.replace('0', "1")).unwrap();
+        let e = Conn::connect(addr, "a3", &identity_of("a4"), &other, t).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied, "{}", e);
+        // more than granted
+        let e = SlabClient::attach("a3", &uri, 8 * PAGE_SIZE, &identity_of("a3"), &key(), t).err().unwrap();
+        assert!(e.contains("granted"), "{}", e);
+        // a request beyond the slab is refused, the connection stays
+        let mut c = Conn::connect(addr, "a3", &identity_of("a3"), &key(), t).unwrap();
+        let mut b = vec![0u8; PAGE];
+        assert!(c.read(4 * PAGE_SIZE, &mut b).is_err());
+        assert!(c.write_all(&[(3 * PAGE_SIZE + 1, &b[..])]).is_err());
+        c.read(3 * PAGE_SIZE, &mut b).unwrap();
+        // the host quota bounds what is lent
+        let e = slabs.create("big", 1 << 31, &identity_of("big"), KEY).err().unwrap();
+        assert!(e.contains("host quota"), "{}", e);
+    }
+}

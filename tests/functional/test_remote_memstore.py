@@ -1,0 +1,209 @@
+"""Remote memory end to end on one machine (issue 18 items 1 and 2): two
+real memmut-memstore processes on 127.0.0.1 (lender S, client C), the
+controller's GlobalProtocol over a real (SQLite) database, the lender's
+real LMC_alloc/LMC_release handlers (AgentManager) with the memstore-backed
+RemoteMemory, and the client's RemoteClientPolicy. No guest: an NBD client
+stands in for QEMU. The guest test (tests/functional/test_memstore.py's
+swap workload through a slab) needs the TCG lock and is not here.
+"""
+
+import os
+import shutil
+import tempfile
+import time
+
+import pytest
+
+from memmut.agent import manager
+from memmut.agent.mutualization import books as bookmod
+from memmut.agent import remote
+from memmut.db import api as db_api
+from memmut.db import migration
+from memmut.globals import allocations as al
+from memmut.globals import protocol
+from memmut import objects
+from memmut.virt import simulated
+from tests import common
+from tests.harness import memstore as process
+from tests.unit.memstore import nbdclient
+
+MIB = 1024
+PAGE = 4096
+
+
+@pytest.fixture
+def binary():
+    try:
+        return process.find_binary()
+    except process.MemstoreNotFound as e:
+        pytest.skip('memmut-memstore unavailable: %s' % e)
+
+
+@pytest.fixture
+def short_dir():
+    d = tempfile.mkdtemp(prefix='msr', dir='/tmp')
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+class Clock:
+    def __call__(self):
+        return time.time()
+
+
+class Relay:
+    """The controller's agent RPC API, delivered to in-process agents."""
+
+    def __init__(self, lender, client_remote):
+        self.lender = lender
+        self.client_remote = client_remote
+
+    def lmc_alloc(self, host, req):
+        return objects.AllocResult.from_primitive(
+            self.lender.lmc_alloc({}, req.to_primitive()))
+
+    def lmc_release(self, host, ref):
+        self.lender.lmc_release({}, ref.to_primitive())
+
+    def lmc_reclaim(self, host, ref):
+        self.client_remote.detach(ref.allocation_id)
+
+
+class ControllerShim:
+    """The agent's controller RPC client, calling GlobalProtocol with the
+    client's host name as the sender (what RPC 1.3 carries)."""
+
+    def __init__(self, gp, host):
+        self.gp, self.host = gp, host
+
+    def gmc_alloc(self, request, timeout=None):
+        return self.gp.alloc(request, sender=self.host)
+
+    def gmc_release(self, ref, timeout=None):
+        return self.gp.release(ref, sender=self.host)
+
+
+def _page(p, r):
+    return bytes([(p * 7 + r) % 251]) * (PAGE - 16) + \
+        p.to_bytes(8, 'little') + r.to_bytes(8, 'little')
+
+
+def _fill(nbd, cms, pages, r):
+    """Write pages 0..pages-1 (round r) in bursts of 256, each drained to
+    the slab before the next (below the worker's queue: none skipped)."""
+    st = cms.stats('vm1')
+    # the tier's counters count every slab the export ever had, the
+    # slab's only its own
+    placed0 = st['counters']['remote_placed_pages']
+    for p in range(pages):
+        assert nbd.write(p * PAGE, _page(p, r)) == 0
+        if (p + 1) % 256 and p + 1 < pages:
+            continue
+        deadline = time.monotonic() + 20
+        while True:
+            st = cms.stats('vm1')
+            if st['slabs'][0]['remote_writes'] >= \
+                    st['counters']['remote_placed_pages'] - placed0:
+                break
+            assert time.monotonic() < deadline, st
+            time.sleep(0.01)
+    assert st['counters']['remote_skipped_pages'] == 0, st
+
+
+def test_lend_use_release_and_lender_death(binary, short_dir, tmp_path):
+    s_dir, c_dir = os.path.join(short_dir, 's'), os.path.join(short_dir, 'c')
+    lender_ms = process.MemstoreProcess(
+        binary, s_dir, host_quota=256 << 20,
+        extra_args=['--remote-listen', '127.0.0.1:0']).start()
+    client_ms = process.MemstoreProcess(
+        binary, c_dir, host_quota=256 << 20,
+        extra_args=['--remote-timeout', '0.5']).start()
+    try:
+        _run(lender_ms, client_ms, tmp_path)
+    finally:
+        for p in (lender_ms, client_ms):
+            p.kill()
+
+
+def _run(lender_ms, client_ms, tmp_path):
+    clock = Clock()
+    url = 'sqlite:///%s' % (tmp_path / 'memmut.sqlite')
+    migration.upgrade(url)
+    db = db_api.Database(url, clock=clock)
+    conf = common.private_conf(DEFAULT={'host': 's'})
+    now = clock()
+    for name, reservoir_kb in (('s', 512 * MIB), ('c', 0)):
+        db.store_report(objects.HostReport(
+            host=name, boot_id='b', seq=1, timestamp=now, hypervisor='sim',
+            memory_total_kb=1 << 22, memory_free_kb=1 << 21, cpu_count=2,
+            cpu_util=0.1, reservoir_kb=reservoir_kb))
+
+    # the lender: the real LMC handlers, memstore-backed RemoteMemory,
+    # its books
+    books = bookmod.Books(total_kb=1024 * MIB, reserve_kb=512 * MIB)
+    lender = manager.AgentManager(conf, simulated.SimDriver(conf, vms=[]),
+                                  None)
+    lender.remote = remote.MemstoreRemoteMemory(
+        's', lender_ms.client(), books=lambda: books)
+    lender._reservoir_kb = lambda: books.reservoir_kb
+    # the client: VM vm1's export, every page over its RAM quota
+    cms = client_ms.client()
+    cms.create_export('vm1', 64 << 20, quota=0)
+    client_remote = remote.MemstoreRemoteMemory('c', cms, timeout=0.5)
+    gp = protocol.GlobalProtocol(db, Relay(lender, client_remote), conf,
+                                 clock=clock)
+    policy = remote.RemoteClientPolicy(
+        'c', client_remote, ControllerShim(gp, 'c'), cap_kb=8 * MIB)
+
+    # 1. local mutualization left 6 MiB unmet: one allocation of 6 MiB
+    policy.step({'vm1': 6 * MIB}, {'vm1'})
+    [(aid, kb)] = policy.held['vm1']
+    assert kb == 6 * MIB
+    assert db.get_remote_allocation(aid).state == al.GRANTED
+    assert books.exports == {aid: 6 * MIB}
+    lent = lender_ms.client().slabs()['lent']
+    assert [(s['id'], s['size']) for s in lent] == [(aid, 6 << 20)]
+    assert lender.remote.exports() == [aid]
+    assert client_remote.attachments() == [aid]
+
+    # 2. the guest swaps through it: pages go to the slab, read back right
+    nbd = nbdclient.NBDClient(client_ms.socket_path('vm1'))
+    nbd.connect()
+    pages = 1024
+    _fill(nbd, cms, pages, 1)
+    for p in range(pages):
+        err, data = nbd.read(p * PAGE, PAGE)
+        assert err == 0 and data == _page(p, 1), p
+    counters = cms.stats('vm1')['counters']
+    assert counters['remote_hit_pages'] >= pages
+    assert lender_ms.client().slabs()['lent'][0]['touched_bytes'] >= \
+        pages * PAGE
+
+    # 3. the demand falls: released at the controller, the slab freed on
+    # the lender, the books balanced again, the pages served from the file
+    policy.step({}, {'vm1'})
+    assert policy.held == {}
+    assert db.get_remote_allocation(aid).state in al.CLOSED_STATES
+    assert lender_ms.client().slabs()['lent'] == []
+    assert books.exports == {} and books.pool_kb == 512 * MIB
+    for p in range(0, pages, 97):
+        assert nbd.read(p * PAGE, PAGE) == (0, _page(p, 1))
+
+    # 4. a new allocation, then the lender's memstore is SIGKILLed while
+    # the client reads: no wrong page, the slab detached, released
+    policy.step({'vm1': 6 * MIB}, {'vm1'})
+    [(aid2, _)] = policy.held['vm1']
+    _fill(nbd, cms, pages, 2)
+    lender_ms.kill()
+    killed = time.time()
+    for p in range(pages):
+        err, data = nbd.read(p * PAGE, PAGE)
+        assert err == 0 and data == _page(p, 2), p
+    gone = [s for s in cms.slabs()['attached'] if s['id'] == aid2]
+    assert gone and gone[0]['state'] == 'failed', gone
+    assert gone[0]['failed_at'] - killed < 1.0
+    assert client_remote.attachments() == []
+    policy.step(None, {'vm1'})
+    assert policy.held == {}
+    assert db.get_remote_allocation(aid2).state in al.CLOSED_STATES
+    nbd.close()
