@@ -65,6 +65,21 @@ def choose_server(hosts, client_host, size_kb, now, down_after):
     return best[1] if best else None
 
 
+# Allocations whose size the lender has set aside, or is asked to.
+OUTSTANDING_STATES = (al.REQUESTED,) + al.LENT_STATES
+
+
+def lent_by_server(allocations):
+    """KiB each server host lends or is being asked for, from its
+    allocations in :data:`OUTSTANDING_STATES`."""
+    lent = {}
+    for alloc in allocations:
+        if alloc.state in OUTSTANDING_STATES:
+            lent[alloc.server_host] = (lent.get(alloc.server_host, 0) +
+                                       alloc.size_kb)
+    return lent
+
+
 def new_credentials(allocation_id):
     """(PSK identity, key): 32 bytes from the OS's CSPRNG, in hex (the
     form nbdkit's and GnuTLS's PSK files use)."""
@@ -138,7 +153,13 @@ class GlobalProtocol:
     def _hosts(self):
         # updated_at: the controller's receive time of the host's newest
         # report or inform (liveness never trusts the agent's clock).
-        return [(h.name, h.reservoir_kb or 0, h.updated_at)
+        # A reported reservoir still counts what the host lends (seed
+        # 004: pool + exports + local store), so what it can lend next is
+        # that less the allocations it serves or is being asked for.
+        lent = lent_by_server(self._db.list_remote_allocations(
+            state=OUTSTANDING_STATES))
+        return [(h.name, max(0, (h.reservoir_kb or 0) - lent.get(h.name, 0)),
+                 h.updated_at)
                 for h in self._db.list_hosts()]
 
     # -- GMC_alloc ----------------------------------------------------------

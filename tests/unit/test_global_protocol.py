@@ -116,6 +116,20 @@ def test_a_lender_answering_for_another_slab_is_refused(conf, db):
     assert agents.calls[-1][0] == 'release'
 
 
+def test_what_a_host_lends_is_not_offered_again(conf, db):
+    """The reservoir a lender reports still counts its slabs: the
+    controller offers only what is left of it, until a slab comes back."""
+    gp = _gp(_hosts(db, ('s', 4096), ('c', 0)), FakeAgents(), conf)
+    first = gp.alloc(_req(3072), sender='c')
+    assert first.granted
+    again = gp.alloc(_req(2048), sender='c')
+    assert not again.granted and 'no live host' in again.reason
+    assert gp.alloc(_req(1024), sender='c').granted      # what is left
+    assert gp.release(objects.AllocationRef(
+        allocation_id=first.device.allocation_id), sender='c')['released']
+    assert gp.alloc(_req(2048), sender='c').granted
+
+
 def test_alloc_refusals_are_recorded(conf, db):
     gp = _gp(_hosts(db, ('c', 0)), FakeAgents(), conf)
     assert not gp.alloc(_req(), sender='c').granted

@@ -129,6 +129,9 @@ def test_reconcile_after_a_restart_leaves_no_orphan(conf, db):
     agents = tgp.FakeAgents()
     m, used = _granted(db, conf, clock)
     m.protocol._agents = agents
+    # x has nothing to lend: the second allocation is s's too (s has 3 GiB
+    # left of its 4 GiB reservoir)
+    m.report(_ctxt('x'), _report('x', seq=2, reservoir=0))
     unused = m.gmc_alloc(_ctxt('c'), objects.RemoteAllocRequest(
         client_host='c', vm_uuid='vm2', size_kb=GIB).to_primitive())[
         'device']['allocation_id']
