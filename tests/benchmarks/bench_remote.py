@@ -4,7 +4,7 @@ another memmut-memstore, over the multi-host test bed's link profiles),
 and from a swap disk on a local file read with ``cache=none``.
 
 What is measured: one NBD READ of N consecutive pages (4 KiB each) on the
-export's unix socket, by one client (tests/unit/memstore/nbdclient.py,
+export's unix socket, by one client (tests/harness/nbdclient.py,
 Python) with one request in flight, from the request's first byte sent to
 the reply's last byte received; random start pages in a 16 MiB region
 written beforehand. This is the swap disk's side of a guest's swap-in;
@@ -48,10 +48,9 @@ import sys
 import tempfile
 import time
 
-from memmut.memstore import client as msclient
 from tests.harness import memstore as memstore_process
 from tests.harness import netns
-from tests.unit.memstore import nbdclient
+from tests.harness import nbdclient
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, 'results')
@@ -120,19 +119,6 @@ def measure(sock, reps, seed):
     return out
 
 
-def wait_control(path, timeout=15):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            c = msclient.ControlClient(path, timeout=2)
-            c.hello()
-            return c
-        except msclient.MemstoreError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-
-
 def memstore_cmd(binary, d, *extra):
     return [binary, '--state-dir', d, '--host-quota', '256M'] + list(extra)
 
@@ -143,7 +129,7 @@ def case_ram(binary, tmp, reps, seed):
     p = subprocess.Popen(memstore_cmd(binary, d), stderr=subprocess.DEVNULL,
                          start_new_session=True)
     try:
-        c = wait_control(os.path.join(d, 'control.sock'))
+        c = memstore_process.wait_control(os.path.join(d, 'control.sock'))
         c.create_export('vm', REGION_PAGES * PAGE,
                         quota=REGION_PAGES * PAGE)
         sock = os.path.join(d, 'vm.sock')
@@ -168,8 +154,8 @@ def case_remote(binary, tmp, reps, seed, profile):
                   stderr=subprocess.DEVNULL)
         bed.popen('a', memstore_cmd(binary, a_dir, '--remote-timeout', '1'),
                   stderr=subprocess.DEVNULL)
-        b = wait_control(os.path.join(b_dir, 'control.sock'))
-        a = wait_control(os.path.join(a_dir, 'control.sock'))
+        b = memstore_process.wait_control(os.path.join(b_dir, 'control.sock'))
+        a = memstore_process.wait_control(os.path.join(a_dir, 'control.sock'))
         size = REGION_PAGES * PAGE
         slab = b.slab_create('s1', size, 'memmut-alloc-s1', KEY)
         a.create_export('vm', size, quota=0)

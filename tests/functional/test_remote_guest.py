@@ -23,7 +23,7 @@ SLAB = 256 << 20
 
 
 def test_guest_swaps_through_a_slab_and_survives_the_lenders_death(
-        guest_factory, tmp_path):
+        guest_factory, memstore_binary, tmp_path):
     # one 288 MiB mapping touched in a guest ballooned to 256 MiB: heavy
     # swapping; step 1 re-checks every page, across the lender's death
     steps = [workloads.Step(288, 14), workloads.Step(288, 25)]
@@ -33,7 +33,7 @@ def test_guest_swaps_through_a_slab_and_survives_the_lenders_death(
                       reconnect_delay=30, start=False)
     export = g.swap_server
     lender = process.MemstoreProcess(
-        process.find_binary(), str(tmp_path / 'lender'),
+        memstore_binary, str(tmp_path / 'lender'),
         host_quota=512 << 20,
         extra_args=['--remote-listen', '127.0.0.1:0']).start()
     try:

@@ -25,18 +25,10 @@ from memmut import objects
 from memmut.virt import simulated
 from tests import common
 from tests.harness import memstore as process
-from tests.unit.memstore import nbdclient
+from tests.harness import nbdclient
 
 MIB = 1024
 PAGE = 4096
-
-
-@pytest.fixture
-def binary():
-    try:
-        return process.find_binary()
-    except process.MemstoreNotFound as e:
-        pytest.skip('memmut-memstore unavailable: %s' % e)
 
 
 @pytest.fixture
@@ -110,13 +102,14 @@ def _fill(nbd, cms, pages, r):
     assert st['counters']['remote_skipped_pages'] == 0, st
 
 
-def test_lend_use_release_and_lender_death(binary, short_dir, tmp_path):
+def test_lend_use_release_and_lender_death(memstore_binary, short_dir,
+                                           tmp_path):
     s_dir, c_dir = os.path.join(short_dir, 's'), os.path.join(short_dir, 'c')
     lender_ms = process.MemstoreProcess(
-        binary, s_dir, host_quota=256 << 20,
+        memstore_binary, s_dir, host_quota=256 << 20,
         extra_args=['--remote-listen', '127.0.0.1:0']).start()
     client_ms = process.MemstoreProcess(
-        binary, c_dir, host_quota=256 << 20,
+        memstore_binary, c_dir, host_quota=256 << 20,
         extra_args=['--remote-timeout', '0.5']).start()
     try:
         _run(lender_ms, client_ms, tmp_path)

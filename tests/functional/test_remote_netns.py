@@ -17,7 +17,7 @@ import pytest
 
 from memmut.memstore import client as msclient
 from tests.harness import memstore as process
-from tests.unit.memstore import nbdclient
+from tests.harness import nbdclient
 
 PAGE = 4096
 PAGES = 2048
@@ -25,14 +25,6 @@ KEY = '3c' * 32
 # above the design's 0.2 s default: this machine's 2 shared vCPUs can stall
 # a process that long under another session's load (a false failure)
 TIMEOUT = 0.5
-
-
-@pytest.fixture
-def binary():
-    try:
-        return process.find_binary()
-    except process.MemstoreNotFound as e:
-        pytest.skip('memmut-memstore unavailable: %s' % e)
 
 
 @pytest.fixture
@@ -46,18 +38,6 @@ def _page(p):
     return p.to_bytes(8, 'little') + bytes([p % 251]) * (PAGE - 8)
 
 
-def _control(path, timeout=15):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            c = msclient.ControlClient(path, timeout=5)
-            c.hello()
-            return c
-        except msclient.MemstoreError:
-            assert time.monotonic() < deadline, 'memstore did not start'
-            time.sleep(0.05)
-
-
 def _setup(bed, binary, dirs):
     a_dir, b_dir = dirs
     os.makedirs(a_dir)
@@ -67,8 +47,8 @@ def _setup(bed, binary, dirs):
                              listen], stderr=subprocess.DEVNULL)
     bed.popen('a', [binary, '--state-dir', a_dir, '--remote-timeout',
                     str(TIMEOUT)], stderr=subprocess.DEVNULL)
-    b = _control(os.path.join(b_dir, 'control.sock'))
-    a = _control(os.path.join(a_dir, 'control.sock'))
+    b = process.wait_control(os.path.join(b_dir, 'control.sock'))
+    a = process.wait_control(os.path.join(a_dir, 'control.sock'))
     size = PAGES * PAGE
     slab = b.slab_create('alloc-1', size, 'memmut-alloc-alloc-1', KEY)
     assert slab['uri'] == 'nbds://%s/alloc-1' % listen
@@ -144,9 +124,9 @@ def _fail_under_reads(a, sock, cut):
     return slabs[0]['failed_at'] - cut_at, slabs[0]['error']
 
 
-def test_lender_sigkill_over_the_bed(netns_bed, binary, dirs):
+def test_lender_sigkill_over_the_bed(netns_bed, memstore_binary, dirs):
     bed = netns_bed(['a', 'b'], profile='veth')
-    a, b, lender, sock, c = _setup(bed, binary, dirs)
+    a, b, lender, sock, c = _setup(bed, memstore_binary, dirs)
     err, data = c.read(0, PAGES * PAGE)
     assert err == 0 and data == b''.join(_page(p) for p in range(PAGES))
     assert a.stats('vm')['counters']['remote_hit_pages'] >= PAGES
@@ -155,9 +135,9 @@ def test_lender_sigkill_over_the_bed(netns_bed, binary, dirs):
     assert detach < TIMEOUT, (detach, why)
 
 
-def test_link_cut_without_reset(netns_bed, binary, dirs):
+def test_link_cut_without_reset(netns_bed, memstore_binary, dirs):
     bed = netns_bed(['a', 'b'], profile='veth')
-    a, b, lender, sock, c = _setup(bed, binary, dirs)
+    a, b, lender, sock, c = _setup(bed, memstore_binary, dirs)
 
     def cut():
         # b's switch port goes down: b's packets vanish, no RST, no FIN

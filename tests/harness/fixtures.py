@@ -29,7 +29,8 @@ from tests.harness import guest as guestmod
 from tests.harness import image
 from tests.harness import libvirtd as libvirtd_mod
 
-__all__ = ['libvirtd', 'guest_image', 'guest_factory', 'GuestFactory']
+__all__ = ['libvirtd', 'guest_image', 'guest_factory', 'GuestFactory',
+           'memstore_binary']
 
 
 def _unavailable(reason):
@@ -37,6 +38,23 @@ def _unavailable(reason):
         pytest.fail('real-hypervisor prerequisite missing (CI=true, so this '
                     'is a failure, not a skip): ' + reason, pytrace=False)
     pytest.skip(reason)
+
+
+def find_or_build_memstore():
+    """The memmut-memstore binary, built with cargo if it is missing."""
+    try:
+        return memstore_process.find_binary()
+    except memstore_process.MemstoreNotFound:
+        try:
+            return memstore_process.build()
+        except (memstore_process.MemstoreNotFound, OSError,
+                subprocess.SubprocessError) as e:
+            _unavailable('memmut-memstore cannot be built: %s' % e)
+
+
+@pytest.fixture(scope='session')
+def memstore_binary():
+    return find_or_build_memstore()
 
 
 def _cache_dir():
@@ -119,14 +137,7 @@ class GuestFactory:
         return self.memstore
 
     def _start_memstore(self, host_quota_mib, bucket_pages):
-        try:
-            binary = memstore_process.find_binary()
-        except memstore_process.MemstoreNotFound:
-            try:
-                binary = memstore_process.build()
-            except (memstore_process.MemstoreNotFound, OSError,
-                    subprocess.SubprocessError) as e:
-                _unavailable('memmut-memstore cannot be built: %s' % e)
+        binary = find_or_build_memstore()
         server = memstore_process.MemstoreProcess(
             binary, os.path.join(self.workdir, 'memstore-state'),
             socket_dir=self.sock_dir,

@@ -55,6 +55,21 @@ def build(timeout=900):
     return SOURCE_TREE_BINARY
 
 
+def wait_control(path, timeout=15):
+    """A control client of the memstore answering on ``path`` (one started
+    elsewhere, e.g. in a network namespace), once it says hello."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            c = clientmod.ControlClient(path, timeout=2)
+            c.hello()
+            return c
+        except clientmod.MemstoreError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class MemstoreProcess:
     """One memmut-memstore process (for tests, benchmarks and tools; in
     production it runs as its own service)."""

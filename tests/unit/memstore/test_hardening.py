@@ -14,7 +14,7 @@ import pytest
 
 from memmut.memstore import client as clientmod
 from tests.harness import memstore as process
-from tests.unit.memstore import nbdclient as nbd
+from tests.harness import nbdclient as nbd
 
 PAGE = 4096
 

@@ -6,7 +6,7 @@ import pytest
 
 from memmut.memstore import reuse
 from tests import reference_models
-from tests.unit.memstore import nbdclient as nbd
+from tests.harness import nbdclient as nbd
 
 PAGE = 4096
 

@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from tests.unit.memstore import nbdclient as nbd
+from tests.harness import nbdclient as nbd
 
 SIZE = 4 << 20
 

@@ -7,7 +7,7 @@ import signal
 import pytest
 
 from memmut.memstore import client as clientmod
-from tests.unit.memstore import nbdclient as nbd
+from tests.harness import nbdclient as nbd
 
 PAGE = 4096
 

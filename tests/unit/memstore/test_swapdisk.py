@@ -12,7 +12,7 @@ from memmut.agent.swap import swapdisk
 from memmut.virt import driver as virt_driver
 from memmut.virt import simulated
 from tests.common import private_conf
-from tests.unit.memstore import nbdclient as nbd
+from tests.harness import nbdclient as nbd
 from tests import fakes
 
 
