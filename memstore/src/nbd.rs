@@ -216,17 +216,21 @@ pub fn greet<S: Read + Write>(s: &mut S) -> io::Result<bool> {
     Ok(cflags & CLIENT_NO_ZEROES != 0)
 }
 
+/// One option request's header: (option, data length); the data follows.
+fn option_header<S: Read>(s: &mut S) -> io::Result<(u32, u32)> {
+    let magic = read_u64(s)?;
+    if magic != IHAVEOPT {
+        return Err(bad(&format!("bad option magic {:#x}", magic)));
+    }
+    Ok((read_u32(s)?, read_u32(s)?))
+}
+
 /// Before TLS on a TCP connection (the slab server): every option but
 /// NBD_OPT_STARTTLS and NBD_OPT_ABORT gets NBD_REP_ERR_TLS_REQD.
 /// Ok(true): STARTTLS was acknowledged, the caller starts TLS now.
 pub fn options_before_tls<S: Read + Write>(s: &mut S) -> io::Result<bool> {
     loop {
-        let magic = read_u64(s)?;
-        if magic != IHAVEOPT {
-            return Err(bad(&format!("bad option magic {:#x}", magic)));
-        }
-        let opt = read_u32(s)?;
-        let len = read_u32(s)?;
+        let (opt, len) = option_header(s)?;
         if len > MAX_OPTION {
             return Err(bad("oversized option before TLS"));
         }
@@ -256,12 +260,7 @@ pub fn options<S: Read + Write, E: ExportLookup>(
     tls: bool,
 ) -> io::Result<Handshake> {
     loop {
-        let magic = read_u64(s)?;
-        if magic != IHAVEOPT {
-            return Err(bad(&format!("bad option magic {:#x}", magic)));
-        }
-        let opt = read_u32(s)?;
-        let len = read_u32(s)?;
+        let (opt, len) = option_header(s)?;
         if len > MAX_OPTION {
             discard(s, len as u64)?;
             if opt == OPT_EXPORT_NAME {
