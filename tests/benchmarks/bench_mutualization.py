@@ -450,6 +450,19 @@ def role_counts(rec, minute_s):
     return out
 
 
+def setup_record(poll_s, minute_s, scenario):
+    """The set-up every result file records (one run or a series)."""
+    return {'booked_mib': BOOKED_MIB, 'mem_init_mib': INIT_MIB,
+            'budget_mib': BUDGET_MIB, 'round_s': ROUND, 'poll_s': poll_s,
+            'reclaim_wait_s': RECLAIM_WAIT, 'minute_s': minute_s,
+            'memwork_period_ms': PERIOD_MS, 'scenario': scenario,
+            'pattern': PATTERN or 'seq', 'scenario_minutes_mib': SCENARIO,
+            'estimator': ESTIMATOR,
+            'guest': 'TCG, 1 vCPU, memfd RAM, TB cache 64 MiB, 512 MiB '
+                     'swap disk on a memmut-memstore export (all modes)',
+            'headroom_mib': 24, 'floor_mib': 128, 'max_step_fraction': 0.5}
+
+
 def nominal_s(minute_s):
     return {n: sum(m for m, _ in steps) * minute_s
             for n, steps in SCENARIO.items()}
@@ -1276,20 +1289,7 @@ def aggregate(args):
                         'cpus': os.cpu_count(),
                         'note': 'TCG guests; 2 cores shared with other '
                                 'sessions (compilers, TCG guests)'},
-            'setup': {
-                'booked_mib': BOOKED_MIB, 'mem_init_mib': INIT_MIB,
-                'budget_mib': BUDGET_MIB, 'round_s': ROUND,
-                'poll_s': mine[0]['poll_s'],
-                'reclaim_wait_s': RECLAIM_WAIT, 'minute_s': minute_s,
-                'memwork_period_ms': PERIOD_MS, 'scenario': sc,
-                'pattern': PATTERN or 'seq',
-                'scenario_minutes_mib': SCENARIO,
-                'estimator': ESTIMATOR,
-                'guest': 'TCG, 1 vCPU, memfd RAM, TB cache 64 MiB, '
-                         '512 MiB swap disk on a memmut-memstore '
-                         'export (all modes)',
-                'headroom_mib': 24, 'floor_mib': 128,
-                'max_step_fraction': 0.5},
+            'setup': setup_record(mine[0]['poll_s'], minute_s, sc),
             'seed': SEED, 'guest_overhead_mib': 77,
             'discipline': {'seed': args.seed, 'confidence': 0.95,
                            'interval': 'Student t, two-sided, n - 1 '
@@ -1541,20 +1541,7 @@ def main():
                     'loadavg_start': os.getloadavg(),
                     'note': 'TCG guests; the 2 cores were shared with other '
                             'jobs running TCG guests during the runs'},
-        'setup': {'booked_mib': BOOKED_MIB, 'mem_init_mib': INIT_MIB,
-                  'budget_mib': BUDGET_MIB, 'round_s': ROUND,
-                  'poll_s': POLL, 'reclaim_wait_s': RECLAIM_WAIT,
-                  'minute_s': args.minute_seconds,
-                  'memwork_period_ms': PERIOD_MS,
-                  'scenario': args.scenario,
-                  'pattern': PATTERN or 'seq',
-                  'scenario_minutes_mib': SCENARIO,
-                  'estimator': ESTIMATOR,
-                  'guest': 'TCG, 1 vCPU, memfd RAM, TB cache 64 MiB, '
-                           '512 MiB swap disk on a memmut-memstore '
-                           'export (all modes)',
-                  'headroom_mib': 24, 'floor_mib': 128,
-                  'max_step_fraction': 0.5},
+        'setup': setup_record(POLL, args.minute_seconds, args.scenario),
         'seed': SEED, 'runs': {}}
     if args.reuse:
         with open(args.reuse) as f:
