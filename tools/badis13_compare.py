@@ -18,10 +18,7 @@ import json
 import os
 import sys
 
-
-def load(d):
-    with open(os.path.join(d, 'badis.jsonl')) as f:
-        return [json.loads(x) for x in f if x.strip()]
+import badis13_ablation  # tools/, the script's own directory
 
 
 def _f(x):
@@ -41,7 +38,7 @@ def main(dirs):
     names = [os.path.basename(d.rstrip('/')) for d in dirs]
     data = {}
     for name, d in zip(names, dirs):
-        runs = load(d)
+        runs = badis13_ablation.load(d)
         ref = {(r['shape'], r['alloc']): r['passes'] for r in runs
                if r['estimator'] == 'none'}
         for r in runs:
