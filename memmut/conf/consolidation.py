@@ -25,7 +25,7 @@ opts = [
                                'threshold {"threshold": 0.3}; '
                                'last_n_average_threshold {"threshold": '
                                '0.5, "n": 2}; forecast_threshold '
-                               '{"threshold": 0.5, "n": 2, "window": 96, '
+                               '{"threshold": 0.5, "n": 2, "window": 288, '
                                '"peak_threshold": 0.5}')),
     cfg.StrOpt('overload_detection',
                default='threshold',
@@ -113,7 +113,9 @@ opts = [
                     '"best_fit_decreasing", memmut\'s '
                     '"peak_best_fit_decreasing" (the same on the VMs\' and '
                     'hosts\' recent CPU peaks, with a lower CPU threshold '
-                    'on hosts whose memory is nearly full), or any '
+                    'on hosts whose memory is nearly full, and with '
+                    'memory_window > 0 room kept for the memory peaks of '
+                    'that many last samples), or any '
                     'algorithm registered under the '
                     'memmut.consolidation.placement entry point.'),
     cfg.StrOpt('vm_placement_parameters',
@@ -124,7 +126,8 @@ opts = [
                                '2}; peak_best_fit_decreasing '
                                '{"cpu_threshold": 0.8, "ram_threshold": '
                                '0.95, "window": 48, "dense_ram_fraction": '
-                               '0.8, "dense_cpu_margin": 0.1}')),
+                               '0.8, "dense_cpu_margin": 0.1, '
+                               '"memory_window": 0}')),
     cfg.IntOpt('max_overload_moves',
                default=0,
                min=0,
@@ -154,10 +157,14 @@ opts = [
                     '(Neat\'s local_manager_interval and '
                     'data_collector_interval).'),
     cfg.IntOpt('history_length',
-               default=100,
+               default=288,
                min=1,
                help='Number of latest samples per VM passed to the '
-                    'algorithms (Neat\'s data_collector_data_length).'),
+                    'algorithms (Neat\'s data_collector_data_length; '
+                    'Neat used 100). 288: a day of 300 s samples, which '
+                    'the underload forecast (forecast_threshold\'s '
+                    'window) needs to see a daily peak; a window longer '
+                    'than the history is the history.'),
     cfg.FloatOpt('network_migration_bandwidth',
                  default=10.0,
                  min=0.001,

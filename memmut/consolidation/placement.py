@@ -123,6 +123,19 @@ def peaks(histories, n):
     return [_peak_last(h, n) for h in histories]
 
 
+def rises(histories, n):
+    """How far each history's largest value among its last ``n`` is
+    above its last value (0 for an empty one): the room a VM may need
+    back if its recent peak repeats."""
+    out = []
+    for h in histories:
+        if not isinstance(h, (np.ndarray, list, tuple)) or not len(h):
+            out.append(0.0)
+            continue
+        out.append(max(0.0, _peak_last(h, n) - float(h[-1])))
+    return out
+
+
 def _peak_last(history, n):
     if not isinstance(history, (np.ndarray, list, tuple)):
         return float(history)
@@ -418,7 +431,8 @@ def best_fit_decreasing_factory(time_step, migration_time, params):
 
 
 @algorithm.parameters(cpu_threshold=0.8, ram_threshold=0.95, window=48,
-                      dense_ram_fraction=0.8, dense_cpu_margin=0.1)
+                      dense_ram_fraction=0.8, dense_cpu_margin=0.1,
+                      memory_window=0)
 def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     """Best Fit Decreasing on the recent peaks (memmut's, issue 19).
 
@@ -432,12 +446,24 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     dense_cpu_margin`` at full memory (:func:`dense_cpu_threshold`).
     Same index as :func:`best_fit_decreasing` (within one call the
     threshold of a host is the one of its memory at the call's start).
+
+    ``memory_window`` (0: off) does the same for memory: the planner
+    packs a VM on its memory plus how far its memory load rose above
+    its last value within the last ``memory_window`` samples
+    (:func:`rises`), and counts a host's memory as its VMs' plus how
+    far their summed load rose within that window
+    (``decide.memory_window``). VMs whose working sets peak together
+    (a nightly batch) then keep room for the peak on their host, while
+    VMs that peak at different times share it.
     """
     cpu_t = float(params['cpu_threshold'])
     ram_t = float(params['ram_threshold'])
     window = int(params['window'])
     if window < 1:
         raise ValueError('window must be at least 1')
+    memory_window = int(params['memory_window'])
+    if memory_window < 0:
+        raise ValueError('memory_window must not be negative')
     dense_f = float(params['dense_ram_fraction'])
     margin = float(params['dense_cpu_margin'])
     if not 0 <= dense_f <= 1 or margin < 0:
@@ -466,4 +492,5 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
         return s.place(vms_cpu, vms_ram), state
     decide.session = session
     decide.usage_window = window
+    decide.memory_window = memory_window
     return decide

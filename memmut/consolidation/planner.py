@@ -279,6 +279,20 @@ def _plan_round(hosts, vms, algorithms, params=None):
     # of the last value (Neat): see placement.peak_best_fit_decreasing.
     usage_window = int(getattr(algorithms.placement, 'usage_window', 0)
                        or 0)
+    # And its memory as what the VMs are packed on plus how far their
+    # memory load rose above its last value within the last
+    # ``memory_window`` samples (the host: its summed load, so VMs that
+    # peak at different times share the room): see
+    # placement.peak_best_fit_decreasing's memory_window.
+    memory_window = int(getattr(algorithms.placement, 'memory_window', 0)
+                        or 0)
+
+    def packed_ram(vm_list):
+        if not memory_window:
+            return [v.ram for v in vm_list]
+        rises = placement_mod.rises([v.mem_history for v in vm_list],
+                                    memory_window)
+        return [v.ram + r for v, r in zip(vm_list, rises)]
 
     def dwelling(v):
         return (params.min_dwell_rounds and
@@ -310,6 +324,9 @@ def _plan_round(hosts, vms, algorithms, params=None):
         cpu_use[name] = (_peak(cpu, usage_window) if usage_window
                          else float(cpu[-1]) if len(cpu) else 0.0)
         ram_use[name] = float(sum([v.ram for v in hv]))
+        if memory_window and len(mem):
+            ram_use[name] += max(0.0, _peak(mem, memory_window)
+                                 - float(mem[-1]))
         state = dict(h.state or {})
         cu, mu = cpu / h.cpu_mhz, mem / h.ram
         over_c, state['cpu_overload'] = algorithms.cpu_overload(
@@ -367,9 +384,9 @@ def _plan_round(hosts, vms, algorithms, params=None):
             {t: cpu_total[t] for t in inactive0},
             {t: ram_total[t] for t in inactive0})
 
-    def placement_mapping(vm_list, source, allow_inactive, shares):
+    def placement_mapping(vm_list, source, allow_inactive, shares, rams):
         vms_cpu = {v.uuid: v.cpu_history for v in vm_list}
-        vms_ram = {v.uuid: v.ram for v in vm_list}
+        vms_ram = {v.uuid: r for v, r in zip(vm_list, rams)}
         if session is not None:
             if usage_window and \
                     getattr(session, 'peak_window', None) == usage_window:
@@ -402,12 +419,14 @@ def _plan_round(hosts, vms, algorithms, params=None):
         shares = (placement_mod.peaks([v.cpu_history for v in vm_list],
                                       usage_window) if usage_window
                   else [_last(v.cpu_history) for v in vm_list])
-        mapping = placement_mapping(vm_list, source, allow_inactive, shares)
+        rams = packed_ram(vm_list)
+        mapping = placement_mapping(vm_list, source, allow_inactive, shares,
+                                    rams)
         if not mapping or len(mapping) != len(vm_list):
             plan.failed.append((source, kind))
             return False
         changed = {source}
-        for v, c in zip(vm_list, shares):
+        for v, c, r in zip(vm_list, shares, rams):
             dest = mapping[v.uuid]
             if dest not in active:
                 active.add(dest)
@@ -415,9 +434,9 @@ def _plan_round(hosts, vms, algorithms, params=None):
                 ram_use.setdefault(dest, 0.0)
                 plan.activate.append(dest)
             cpu_use[dest] += c
-            ram_use[dest] += v.ram
+            ram_use[dest] += r
             cpu_use[source] -= c
-            ram_use[source] -= v.ram
+            ram_use[source] -= r
             changed.add(dest)
             plan.migrations.append(
                 Move(v.uuid, source, dest, resource, kind))

@@ -66,7 +66,9 @@ def last_n_average_threshold_factory(time_step, migration_time, params):
                      positive(params, 'n'))
 
 
-@algorithm.parameters(threshold=0.5, n=2, window=96, peak_threshold=0.5)
+# window 288: a day of 300 s samples, so a daily peak is in the
+# forecast (an 8-hour window emptied hosts at night that the day refilled).
+@algorithm.parameters(threshold=0.5, n=2, window=288, peak_threshold=0.5)
 def forecast_threshold_factory(time_step, migration_time, params):
     return stateless(forecast_threshold, float(params['threshold']),
                      positive(params, 'n'), positive(params, 'window'),

@@ -102,7 +102,7 @@ class Settings:
     hosts: HostModel = HostModel()
     spec: loader.AlgorithmSpec = loader.AlgorithmSpec()
     plan: planner.PlanParams = planner.PlanParams()
-    history_length: int = 100
+    history_length: int = 288
     wss_average_window: int = 5
     wss_time_slice: float = 3600.0
     headroom_mb: float = 32.0
@@ -120,6 +120,9 @@ class Settings:
     migration_cpu_mhz: float = 1300.0
     # Seconds a missing memory reading may repeat the last real one.
     missing_carry_seconds: float = 3600.0
+    # Steps the held lower bound keeps a placement (12: one hour of
+    # 300 s samples, the planner's underload grace).
+    bound_hold_steps: int = 12
     wss_error: quality.ErrorModel = quality.ErrorModel()
 
     def __post_init__(self):
@@ -127,6 +130,8 @@ class Settings:
             raise ValueError('the round interval must be positive')
         if self.migration_concurrency < 1:
             raise ValueError('need at least one migration per host')
+        if self.bound_hold_steps < 1:
+            raise ValueError('the bound\'s hold must be at least 1 step')
         if self.migration_cpu_mhz < 0 or self.missing_carry_seconds < 0:
             raise ValueError('migration CPU cost and carry time must not '
                              'be negative')
@@ -438,6 +443,11 @@ def simulate(trace, mode, settings=None, progress=None):
         cpu[:, sl1], d_mem[:, sl1], alive[:, sl1], model.cpu_mhz,
         model.memory_mb)
     series['lower_bound'] = lb
+    c_t, m_t = placement_targets(settings.spec)
+    lb_t = quality.target_lower_bound(
+        cpu[:, sl1], d_mem[:, sl1], alive[:, sl1], model.cpu_mhz,
+        model.memory_mb, c_t, m_t)
+    lb_held = quality.held_lower_bound(lb_t, settings.bound_hold_steps)
     series['shortfall_mb'] = short.sum(axis=0)
     series['short_vms'] = np.count_nonzero(short > 0, axis=0).astype(float)
     positive = short[short > 0]
@@ -475,6 +485,12 @@ def simulate(trace, mode, settings=None, progress=None):
         'lower_bound_memory_hosts': float(lb_mem.mean()) if n_int else 0.0,
         'active_over_lower_bound': (avg_active / lb_mean if lb_mean
                                     else 0.0),
+        # Fairer references (quality.target_lower_bound and
+        # held_lower_bound), not the issue's bound.
+        'lower_bound_target_hosts': float(lb_t.mean()) if n_int else 0.0,
+        'lower_bound_held_hosts': float(lb_held.mean()) if n_int else 0.0,
+        'lower_bound_targets': [c_t, m_t],
+        'lower_bound_hold_steps': settings.bound_hold_steps,
         'migrations': int(moves_total),
         'migrations_by_cause': dict(sorted(causes.items())),
         'memory_caused_migrations': memory_caused,
@@ -536,6 +552,17 @@ def simulate(trace, mode, settings=None, progress=None):
     }
     series['time_h'] = (np.arange(s0, end) + 1 - s0) * step / 3600.0
     return metrics, series
+
+
+def placement_targets(spec):
+    """``(cpu, memory)`` fill targets of the spec's placement (its
+    ``cpu_threshold`` and ``ram_threshold``; 1.0 for one without)."""
+    try:
+        p = spec.effective()['placement'][1]
+    except loader.AlgorithmError:
+        p = {}
+    return (float(p.get('cpu_threshold', 1.0)),
+            float(p.get('ram_threshold', 1.0)))
 
 
 def compare(results):

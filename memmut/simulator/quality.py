@@ -44,6 +44,15 @@ Lower bound (:func:`lower_bound`)
     host CPU), ceil(sum memory / host memory))`` over the VMs that exist,
     memory being the packing's memory column (booked, or WSS^max_avg plus
     headroom). The simulator reports its mean beside the active hosts.
+    It is the bound issue 19's goal is stated against; it packs every
+    step anew, for free, at 100 % of CPU, so no planner that keeps CPU
+    overload rare can come near it. Two fairer references are reported
+    beside it (:func:`target_lower_bound`, :func:`held_lower_bound`):
+    the same bound with the host capacities cut to the placement's
+    utilization targets (what the planner is allowed to fill), and that
+    bound held over blocks of steps (a placement kept for the block must
+    fit the block's largest demand). Both are still lower bounds for
+    their own rules, not plans.
 """
 
 import dataclasses
@@ -324,3 +333,32 @@ def lower_bound(cpu, mem, alive, host_cpu_mhz, host_memory_mb):
     cb = np.ceil(c / host_cpu_mhz - 1e-9)
     mb = np.ceil(m / host_memory_mb - 1e-9)
     return np.maximum(cb, mb), cb, mb
+
+
+def target_lower_bound(cpu, mem, alive, host_cpu_mhz, host_memory_mb,
+                       cpu_target, memory_target):
+    """Per-step bound when a host may only be filled to ``cpu_target``
+    of its CPU and ``memory_target`` of its memory (the placement's
+    thresholds): :func:`lower_bound` on capacities cut to the targets.
+    A planner that packs to its targets cannot beat it (it may when
+    load grows after it packed, which is an overload)."""
+    if not 0 < cpu_target <= 1 or not 0 < memory_target <= 1:
+        raise ValueError('targets must be in (0, 1]')
+    return lower_bound(cpu, mem, alive, host_cpu_mhz * cpu_target,
+                       host_memory_mb * memory_target)[0]
+
+
+def held_lower_bound(bound, hold):
+    """A per-step bound held over blocks of ``hold`` steps: each step
+    gets the largest bound of its block. Hosts that keep their VMs for
+    the block must hold the block's largest total demand, so a planner
+    that moves VMs at most once per block needs at least this many
+    hosts; ``hold`` 1 gives the per-step bound back."""
+    if hold < 1:
+        raise ValueError('hold must be at least 1')
+    b = np.asarray(bound, dtype=float)
+    if hold == 1 or not len(b):
+        return b.copy()
+    pad = (-len(b)) % hold
+    blocks = np.concatenate([b, np.full(pad, -np.inf)]).reshape(-1, hold)
+    return np.repeat(blocks.max(axis=1), hold)[:len(b)]

@@ -126,3 +126,33 @@ def test_default_set_is_migration_aware_and_builds():
     chosen, _ = algos.vm_selection({'a': [1, 1], 'b': [50, 50]},
                                    {'a': 10, 'b': 10})
     assert chosen == ['b']
+
+
+def test_memory_window_keeps_room_for_recent_memory_peaks():
+    # h1 is underloaded: v (packed on 110 MiB, its load fell from 500 to
+    # 100) is to go to h2, where b is packed on 300 MiB. Memory target
+    # 0.95 x 1000 = 950 MiB.
+    def plan_with(window, b_mem):
+        spec = loader.AlgorithmSpec(placement_parameters={
+            'memory_window': window})
+        vms = [pl.PlannerVM('v', 'h1', [50, 50], 110.0, [500, 100]),
+               pl.PlannerVM('b', 'h2', [600, 600], 300.0, b_mem)]
+        return pl.plan([host('h1'), host('h2')], vms,
+                       pl.PlanParams(spec=spec))
+    # without the window v goes: 300 + 110 <= 950
+    assert [m.vm for m in plan_with(0, [700, 300]).migrations] == ['v']
+    # with it, v needs 110 + 400 and h2 300 + 400 (b peaked at 700):
+    # 1210 > 950, nothing moves
+    p = plan_with(2, [700, 300])
+    assert p.migrations == [] and p.failed == [('h1', pl.UNDERLOAD)]
+    # b's peak was 400: h2 300 + 100, v 510 -> 910 <= 950, it goes
+    assert [m.vm for m in plan_with(2, [400, 300]).migrations] == ['v']
+
+
+def test_rises():
+    assert placement.rises([[1, 5, 2], [3], [], [4, 1]], 2) == [
+        3.0, 0.0, 0.0, 3.0]
+    assert placement.rises([[9, 1, 2]], 2) == [0.0]
+    with pytest.raises(loader.AlgorithmError):
+        loader.build('placement', 'peak_best_fit_decreasing', 300, 0,
+                     {'memory_window': -1})

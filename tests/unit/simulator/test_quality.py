@@ -1,5 +1,6 @@
 """The simulator's modelling rules on hand-made traces."""
 
+import dataclasses
 import json
 import os
 
@@ -253,3 +254,42 @@ def test_runs_report_the_lower_bound():
     assert engine.compare({'booked': b, 'wss': w})[
         'lower_bound_ratio_booked_over_wss'] == 2.0
     assert sb['lower_bound'].tolist() == [2.0] * b['intervals']
+
+
+def test_target_and_held_bounds_hand_worked():
+    cpu = np.array([[50.0, 10, 30], [60, 10, 30]])
+    mem = np.array([[100.0, 10, 10], [100, 10, 10]])
+    alive = np.ones((2, 3), dtype=bool)
+    # per step at 100 %: CPU 110, 20, 60 of 100 -> 2, 1, 1
+    assert quality.lower_bound(cpu, mem, alive, 100.0, 256.0)[0].tolist() \
+        == [2, 1, 1]
+    # filled to 50 % of CPU: 110/50, 20/50, 60/50 -> 3, 1, 2; memory
+    # at 80 %: 200 of 204.8 -> 1
+    lt = quality.target_lower_bound(cpu, mem, alive, 100.0, 256.0, 0.5,
+                                    0.8)
+    assert lt.tolist() == [3, 1, 2]
+    # memory binding at 70 %: 200 > 179.2 -> 2 hosts at step 0
+    assert quality.target_lower_bound(cpu, mem, alive, 100.0, 256.0, 1.0,
+                                      0.7).tolist() == [2, 1, 1]
+    # held over blocks of 2 steps: [3, 3], [2]
+    assert quality.held_lower_bound(lt, 2).tolist() == [3, 3, 2]
+    assert quality.held_lower_bound(lt, 1).tolist() == [3, 1, 2]
+    assert quality.held_lower_bound(lt, 5).tolist() == [3, 3, 3]
+    with pytest.raises(ValueError):
+        quality.held_lower_bound(lt, 0)
+    with pytest.raises(ValueError):
+        quality.target_lower_bound(cpu, mem, alive, 100.0, 256.0, 0, 1)
+
+
+def test_runs_report_the_fairer_bounds():
+    # CPU 0.5 of a host per VM, 4 VMs: 2 hosts at 100 %; at the default
+    # placement's 0.8 target, ceil(2 / 0.8) = 3.
+    cap = engine.HostModel().cpu_mhz
+    t = make_trace(np.ones((4, 40)), [100] * 4)
+    t = dataclasses.replace(t, cpu=np.full((4, 40), cap / 2),
+                            cpu_capacity=np.full(4, cap))
+    w, _ = engine.simulate(t, 'wss')
+    assert w['lower_bound_hosts'] == 2.0
+    assert w['lower_bound_targets'] == [0.8, 0.95]
+    assert w['lower_bound_target_hosts'] == 3.0
+    assert w['lower_bound_held_hosts'] == 3.0
