@@ -209,12 +209,16 @@ def _sum_right_aligned(series_list):
     exactly the Python sum of the series' last values."""
     if not series_list:
         return np.zeros(0)
-    try:
-        # Without dtype=: float64 arrays stack faster; others converted.
-        stacked = np.array(series_list)
-    except ValueError:                   # lengths differ
-        stacked = None
-    if stacked is not None and stacked.ndim == 2:
+    lengths = {len(s) for s in series_list}
+    if len(lengths) == 1:
+        n = lengths.pop()
+        if not n:
+            return np.zeros(0)
+        # One concatenation then a reshape: the same (VMs, samples)
+        # array as np.array(series_list), built twice as fast (it does
+        # not inspect every element for nesting), which matters with a
+        # day of samples per VM.
+        stacked = np.concatenate(series_list).reshape(len(series_list), n)
         if stacked.dtype != np.float64:
             stacked = stacked.astype(float)
         return np.add.reduce(stacked, axis=0)

@@ -253,17 +253,18 @@ def fit_exponent(rows, key):
 
 
 def measure_scaling(host_counts, vms_per_host=VMS_PER_HOST, repeat=3,
-                    plain_up_to=3000, spec=None):
+                    plain_up_to=3000, spec=None, history=100):
     """Seconds per planning round (best of ``repeat``; wall and CPU time
     of this process) for each host count, with the placement session
     (the planner's path) and, up to ``plain_up_to`` hosts, without it.
-    ``spec``: the algorithms (default: the migration-aware defaults)."""
+    ``spec``: the algorithms (default: the migration-aware defaults);
+    ``history``: samples per VM history (the set's history_length)."""
     algos = loader.build_all(spec or loader.AlgorithmSpec(), 300.0, 60.0)
     plain = _without_session(algos)
     rows = []
     for n in host_counts:
-        hosts, vms = scaling_round(n, vms_per_host)
-        row = {'hosts': n, 'vms': len(vms)}
+        hosts, vms = scaling_round(n, vms_per_host, history=history)
+        row = {'hosts': n, 'vms': len(vms), 'history': history}
         variants = [('', algos)]
         if n <= plain_up_to:
             variants.append(('plain_', plain))
@@ -392,15 +393,20 @@ def scaling_main():
     os.makedirs(SWEEP_OUT, exist_ok=True)
     rec = discipline.Record(seed=0, repeats=3)
     sets = {}
-    for name, spec, plain_up_to in (
-            ('neat', loader.AlgorithmSpec.neat(), 3000),
-            ('default', loader.AlgorithmSpec(), 0)):
-        sys.stderr.write('%s set:\n' % name)
+    # Each set with its history: Neat's 100 samples, the defaults'
+    # history_length (a day).
+    default_history = common.private_conf().consolidation.history_length
+    for name, spec, plain_up_to, history in (
+            ('neat', loader.AlgorithmSpec.neat(), 3000, 100),
+            ('default', loader.AlgorithmSpec(), 0, default_history)):
+        sys.stderr.write('%s set (%d samples of history):\n'
+                         % (name, history))
         rows = measure_scaling(SCALING_HOSTS, spec=spec,
-                               plain_up_to=plain_up_to)
+                               plain_up_to=plain_up_to, history=history)
         sets[name] = scaling_results(rows)
         sets[name]['algorithms'] = {k: n for k, (n, _)
                                     in spec.effective().items()}
+        sets[name]['history_length'] = history
     rec.finish()
     out = {'sets': sets,
            'command': ('python -m tests.benchmarks.bench_consolidation '

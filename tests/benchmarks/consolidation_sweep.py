@@ -11,12 +11,15 @@ packing and an algorithm set) runs on every input:
   seeds each.
 
 Configurations: the pre-issue-19 defaults (Neat's detection and placement,
-memmut's selection) in both packings, the migration-aware defaults in both
-packings, and one-at-a-time variations of the main knobs around the
-defaults (placement CPU threshold in both packings; in WSS packing also
-the underload forecast's peak threshold and the minimum dwell time). The
-placement's forecast window (48 samples) was not swept: 11 configurations
-x 15 inputs already take about half an hour on the shared machine.
+memmut's selection, 100 samples of history) in both packings, the
+migration-aware defaults in both packings, the first migration-aware
+defaults ("v1": 4 and 8 hour forecasts on 100 samples, before the
+day-long underload forecast), and one-at-a-time variations of the main
+knobs around the defaults (placement CPU threshold in both packings; in
+WSS packing the underload forecast's peak threshold and window, the
+placement's CPU and memory windows, the selection's CPU target, the dense
+margin and the minimum dwell time). ``--sweep-configs`` picks some: all
+of them take over an hour on the shared machine.
 
 Per input group (Bitbrains windows, or one synthetic profile's seeds)
 every figure is a mean with its 95 % interval over the repeats
@@ -25,6 +28,11 @@ every figure is a mean with its 95 % interval over the repeats
 ``max over resources of ceil(sum of demands / host capacity)`` (CPU, and
 memory as the packing counts it: booked, or WSS^max_avg plus headroom),
 averaged over the steps (:func:`memmut.simulator.quality.lower_bound`).
+Beside it, as references and not goals, the distance from the same bound
+with hosts filled only to the placement's thresholds
+(:func:`memmut.simulator.quality.target_lower_bound`) and from that
+bound held over one-hour blocks
+(:func:`memmut.simulator.quality.held_lower_bound`).
 
 Writes ``tradeoff.json``, ``tradeoff.csv`` (one row per run),
 ``tradeoff.md`` and ``tradeoff_{migrations,slav}.png`` into

@@ -165,3 +165,17 @@ def test_bad_input():
     with pytest.raises(loader.AlgorithmError):
         pl.plan([host('h1')], [], pl.PlanParams(
             spec=loader.AlgorithmSpec(overload='nope')))
+
+
+def test_sum_right_aligned_equal_and_unequal_lengths():
+    import numpy as np
+    same = [np.array([0.1, 0.2, 0.3]), [1, 2, 3], (0.7, 0.7, 0.7)]
+    out = pl._sum_right_aligned(same)
+    assert out.dtype == np.float64
+    assert out.tolist() == np.add.reduce(
+        np.array(same, dtype=float), axis=0).tolist()
+    # the last value is exactly the Python sum of the last values
+    assert out[-1] == 0.3 + 3 + 0.7
+    assert pl._sum_right_aligned([[1, 2, 3], [5]]).tolist() == [1, 2, 8]
+    assert pl._sum_right_aligned([(), ()]).tolist() == []
+    assert pl._sum_right_aligned([]).tolist() == []
