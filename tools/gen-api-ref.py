@@ -34,8 +34,8 @@ EXAMPLES = {
     ('GET', '/vms/{uuid}'): ('Show a VM', '/vms/%s' % sample.VMS[0][0],
                              None, {microversion.HEADER: 'memmut 1.2'}),
     ('GET', '/vms/{uuid}/history'): (
-        'Show a VM\'s history', '/vms/%s/history?limit=2' % sample.VMS[1][0],
-        None, {microversion.HEADER: 'memmut 1.2'}),
+        'Show a VM\'s history', '/vms/%s/history?limit=3' % sample.VMS[1][0],
+        None, {microversion.HEADER: 'memmut 1.3'}),
     ('GET', '/rounds'): ('List consolidation rounds', '/rounds', None, None),
     ('POST', '/rounds'): ('Start a consolidation round', '/rounds',
                           {'dry_run': True}, None),

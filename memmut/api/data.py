@@ -99,3 +99,61 @@ def list_allocations(db, limit, marker=None, host=None, state=None):
     if state is not None:
         query = query.where(a.state == state)
     return db.read(_page(query, a.allocation_id, marker, limit))
+
+
+def vm_rollups(db, vm_id, since=None, limit=None):
+    """The VM's rolled-up intervals (``vm_sample_rollups``, migration
+    0006), the newest ``limit`` whose newest sample is at or after
+    ``since``, oldest first: one dict per interval, the rows of an interval
+    merged (a late sample adds a second row to an interval already rolled
+    up), with the name of the host of its newest sample."""
+    r = models.VMSampleRollup
+    ts = sa.func.max(r.last_timestamp)
+    bins = sa.select(r.bin_end).where(r.vm_id == vm_id).group_by(r.bin_end)
+    if since is not None:
+        bins = bins.having(ts >= since)
+    bins = bins.order_by(r.bin_end.desc())
+    if limit is not None:
+        bins = bins.limit(limit)
+    # Two statements: MySQL takes no LIMIT in an IN subquery.
+    wanted = {row[0] for row in db.read_rows(bins)}
+    if not wanted:
+        return []
+    rows = db.read_rows(
+        sa.select(r, models.Host.name)
+        .join(models.Host, r.last_host_id == models.Host.id)
+        .where(r.vm_id == vm_id, r.bin_end >= min(wanted))
+        .order_by(r.bin_end, r.last_timestamp, r.id))
+    merged = {}
+    for row, host in rows:
+        if row.bin_end not in wanted:
+            continue
+        m = merged.get(row.bin_end)
+        if m is None:
+            merged[row.bin_end] = dict(
+                interval_end=row.bin_end,
+                interval_start=row.bin_end - row.interval_s,
+                samples=row.samples, cpu_used_s=row.cpu_used_s,
+                cpu_spent_s=row.cpu_spent_s,
+                cpu_peak_cores=row.cpu_peak_cores,
+                wss_max_kb=row.wss_max_kb,
+                wss_max_avg_kb=row.wss_max_avg_kb,
+                booked_kb=row.booked_kb, timestamp=row.last_timestamp,
+                host=host)
+            continue
+        m['samples'] += row.samples
+        m['cpu_used_s'] += row.cpu_used_s
+        m['cpu_spent_s'] += row.cpu_spent_s
+        for key in ('cpu_peak_cores', 'wss_max_kb'):
+            if _above(getattr(row, key), m[key]):
+                m[key] = getattr(row, key)
+        if row.last_timestamp >= m['timestamp']:    # the newest sample's
+            m.update(timestamp=row.last_timestamp, host=host,
+                     wss_max_avg_kb=row.wss_max_avg_kb,
+                     booked_kb=row.booked_kb)
+    return [merged[k] for k in sorted(merged)]
+
+
+def _above(value, current):
+    """``value`` is known and above ``current`` (None: unknown)."""
+    return value is not None and (current is None or value > current)

@@ -19,6 +19,7 @@ from memmut.db import api as db_api
 
 WSS_MAX_AVG = '1.1'   # microversion that adds wss_max_avg_kb, badis_mode
 PINNED = '1.2'        # microversion that adds pinned_kb, _note, _at
+ROLLUPS = '1.3'       # microversion that adds rolled-up history entries
 
 
 def iso(t):
@@ -175,18 +176,46 @@ def vm_show(req, uuid):
     return 200, {'vm': _vm_views(req, [_get_vm(req, uuid)])[0]}
 
 
+def _rollup_view(r):
+    spent = r['cpu_spent_s']
+    return {'kind': 'rollup', 'timestamp': iso(r['timestamp']),
+            'interval_start': iso(r['interval_start']),
+            'interval_end': iso(r['interval_end']),
+            'samples': r['samples'], 'host': r['host'],
+            'booked_kb': r['booked_kb'], 'wss_max_kb': r['wss_max_kb'],
+            'wss_max_avg_kb': r['wss_max_avg_kb'],
+            'cpu_used_s': r['cpu_used_s'], 'cpu_spent_s': spent,
+            'cpu_mean_cores': r['cpu_used_s'] / spent if spent > 0 else None,
+            'cpu_peak_cores': r['cpu_peak_cores']}
+
+
 def vm_history(req, uuid):
     query = _authorize_and_query(req, policies.VM_HISTORY,
                                  schemas.VM_HISTORY)
+    rollups = req.microversion.matches(ROLLUPS)
+    kind = query.get('kind')
+    if kind is not None and not rollups:
+        raise errors.BadRequest('the kind query parameter needs '
+                                'microversion %s' % ROLLUPS)
     vm = _get_vm(req, uuid)
-    samples = req.app.db.vm_samples(vm.uuid, since=query.get('since'),
-                                    limit=_limit(query))
-    history = []
+    since, limit = query.get('since'), _limit(query)
+    samples = [] if kind == 'rollup' else req.app.db.vm_samples(
+        vm.uuid, since=since, limit=limit)
+    entries = []
     for s in samples:
-        view = {'timestamp': iso(s.timestamp), 'state': s.state}
+        view = {'kind': 'sample'} if rollups else {}
+        view.update(timestamp=iso(s.timestamp), state=s.state)
         view.update(_sample_fields(req, s))
-        history.append(view)
-    return 200, {'uuid': vm.uuid, 'history': history}
+        entries.append((s.timestamp, 1, view))
+    if rollups and kind != 'sample':
+        # Beyond the raw retention the history goes on as one entry per
+        # rolled-up interval, dated by its newest sample (before a raw
+        # sample of the same time, as the rounds read them).
+        entries += [(r['timestamp'], 0, _rollup_view(r)) for r in
+                    data.vm_rollups(req.app.db, vm.id, since, limit)]
+        entries.sort(key=lambda e: e[:2])
+        entries = entries[-limit:]
+    return 200, {'uuid': vm.uuid, 'history': [e[2] for e in entries]}
 
 
 # -- consolidation rounds --------------------------------------------------

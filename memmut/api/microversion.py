@@ -27,6 +27,15 @@ VERSIONS = [
             'pinned-page correction (``pinned_kb``), why it last changed '
             '(``pinned_note``) and when (``pinned_at``), null where the '
             'agent did not report them (other estimators, older agents).'),
+    ('1.3', 'A VM\'s history goes on beyond the raw sample retention with '
+            'its rolled-up intervals (``[controller] '
+            'raw_sample_retention``, ``rollup_retention``): every entry '
+            'has ``kind``, ``sample`` for a raw sample or ``rollup`` for '
+            'one interval (``interval_start``, ``interval_end``, '
+            '``samples``, ``host``, ``booked_kb``, ``wss_max_kb``, '
+            '``wss_max_avg_kb``, ``cpu_used_s``, ``cpu_spent_s``, '
+            '``cpu_mean_cores``, ``cpu_peak_cores``; dated by its newest '
+            'sample).'),
 ]
 __doc__ += '\n'.join('* %s - %s' % v for v in VERSIONS)
 

@@ -24,8 +24,14 @@ VMS = [('0c5c8a1e-5f8e-4a4e-9d55-1b0f3c7a9e01', 'web-1'),
 ALLOCATION = 'alloc-7d1e'
 
 
+ROLLUP_INTERVAL = 300.0
+
+
 def seed(db):
-    for seq, t in enumerate((T0 - 60, T0), 1):
+    # A day ago, ten polls a minute apart (now rolled up into two 5-minute
+    # intervals), then the last two polls.
+    day_ago = [T0 - 86400 + 60 * k for k in range(1, 11)]
+    for seq, t in enumerate([T0 - 60, T0] + day_ago, 1):
         db.store_report(objects.HostReport(
             host=HOST, boot_id='a1b2', seq=seq, timestamp=t,
             hypervisor='libvirt', memory_total_kb=64 << 20,
@@ -34,7 +40,8 @@ def seed(db):
                 uuid=uuid, name=name, timestamp=t, state='running',
                 booked_kb=8 << 20, balloon_kb=(6 + 2 * i) << 20,
                 memory_stats={'swap_in': 0, 'swap_out': 512 * i},
-                cpu_time_ns=int((t - T0 + 3600) * 1e9), nova_instance=True,
+                cpu_time_ns=int((t - T0 + 2 * 86400) * 1e9),
+                nova_instance=True,
                 wss_kb=(3 + 3 * i) << 20,
                 wss_max_avg_kb=(3 + 3 * i) << 20 | 1 << 18,
                 max_avg_window=5, max_avg_slice_s=3600.0,
@@ -48,6 +55,7 @@ def seed(db):
                 mut_role=('server', 'client')[i], mem_init_kb=8 << 20,
                 lent_kb=(2 << 20, 0)[i], borrowed_kb=(0, 2 << 20)[i])
                 for i, (uuid, name) in enumerate(VMS)]))
+    db.rollup_samples(T0 - 43200, ROLLUP_INTERVAL)
     db.store_report(objects.HostReport(
         host=OTHER, boot_id='c3d4', seq=1, timestamp=T0,
         hypervisor='libvirt', memory_total_kb=64 << 20,

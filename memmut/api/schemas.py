@@ -57,7 +57,11 @@ VM_HISTORY = _query({
     'limit': LIMIT,
     'since': {'type': 'number', 'minimum': 0,
               'description': 'Only samples taken at or after this time '
-                             '(seconds since the epoch).'},
+                             '(seconds since the epoch; a rolled-up '
+                             'interval by its newest sample).'},
+    'kind': {'type': 'string', 'enum': ['sample', 'rollup'],
+             'description': 'Only raw samples (sample) or only rolled-up '
+                            'intervals (rollup); microversion 1.3.'},
 })
 
 ROUND_LIST = _query({

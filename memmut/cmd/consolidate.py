@@ -48,7 +48,7 @@ def _print_migrations(db, round_id):
 
 def do_run(conf, db):
     dry_run = True if conf.command.dry_run else None
-    lease = leader.Leadership(db, leader.holder_id(conf.host) + ':cli',
+    lease = leader.Leadership(db, leader.holder_id(conf.host, tag='cli'),
                               conf.controller.leader_lease)
     runner = rounds.RoundRunner(conf, db, leader=lease)
     try:

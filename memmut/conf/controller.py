@@ -81,7 +81,10 @@ opts = [
                     'migration, no power-off) when a renewal fails. Keep '
                     'it above [consolidation] interval so that the leader '
                     'keeps it between rounds; after the leader dies, '
-                    'another controller takes over within this time. '
+                    'another controller takes over within this time, at '
+                    'once if it runs on the same host, boot and PID '
+                    'namespace and sees the leader\'s process gone (a '
+                    'restarted controller). '
                     'Expiry is judged on each controller\'s clock: keep '
                     'the clocks synchronized well within this time.'),
 ]

@@ -571,7 +571,8 @@ class Database:
 
     # -- leases (memmut.globals.leader) -------------------------------------
 
-    def acquire_lease(self, name, holder, duration, now=None):
+    def acquire_lease(self, name, holder, duration, now=None,
+                      replace=None):
         """Take or renew lease ``name`` for ``holder`` until ``now +
         duration``; True if ``holder`` holds it now.
 
@@ -581,13 +582,19 @@ class Database:
         condition, on SQLite writers are serialized, so two controllers
         never both get it. A missing row is inserted; a controller losing
         that INSERT race to another does not hold the lease.
+
+        ``replace``: a holder whose lease may be taken before it expires
+        (the caller found its process dead, :mod:`memmut.globals.leader`).
+        The row is taken only while it still names exactly that holder, so
+        of several controllers replacing it only one succeeds.
         """
         now = self._clock() if now is None else now
         lease = models.Lease
+        takeable = [lease.holder == holder, lease.expires_at <= now]
+        if replace is not None:
+            takeable.append(lease.holder == replace)
         update = (sa.update(lease)
-                  .where(lease.name == name,
-                         sa.or_(lease.holder == holder,
-                                lease.expires_at <= now))
+                  .where(lease.name == name, sa.or_(*takeable))
                   .values(acquired_at=sa.case(
                               (lease.holder == holder, lease.acquired_at),
                               else_=now),

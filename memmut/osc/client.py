@@ -9,7 +9,7 @@ from osc_lib import exceptions
 
 SERVICE_TYPE = 'memmut'
 # The newest microversion this client understands (memmut.api.microversion).
-MICROVERSION = '1.2'
+MICROVERSION = '1.3'
 
 
 def error_message(response):
@@ -101,9 +101,10 @@ class Client:
     def vm(self, uuid):
         return self.get('/vms/%s' % uuid)['vm']
 
-    def vm_history(self, uuid, limit=None, since=None):
+    def vm_history(self, uuid, limit=None, since=None, kind=None):
         return self.get('/vms/%s/history' % uuid,
-                        {'limit': limit, 'since': since})['history']
+                        {'limit': limit, 'since': since,
+                         'kind': kind})['history']
 
     def rounds(self, **filters):
         limit = filters.pop('limit', None)

@@ -17,28 +17,48 @@ NODE = 'node-1.functional'
 VM_UUIDS = ['6f1f9b3e-0000-4000-8000-00000000000%d' % i for i in (1, 2)]
 
 
+ROLLUP_INTERVAL = 300.0
+
+
+def _report(boot_id, seq, t):
+    return objects.HostReport(
+        host=NODE, boot_id=boot_id, seq=seq, timestamp=t,
+        hypervisor='libvirt', memory_total_kb=16 << 20,
+        memory_free_kb=6 << 20, cpu_count=8, cpu_util=0.25,
+        reservoir_kb=512 << 10, vms=[objects.VMReport(
+            uuid=u, name='vm-%d' % i, timestamp=t, state='running',
+            booked_kb=2 << 20, balloon_kb=(1536 + 128 * i) << 10,
+            memory_stats={'swap_in': 0, 'swap_out': 64 * i},
+            cpu_time_ns=int(t * 1e6), nova_instance=True,
+            wss_kb=(700 + 100 * i) << 10,
+            wss_max_avg_kb=(750 + 100 * i) << 10, max_avg_window=5,
+            max_avg_slice_s=3600.0, badis_mode='VG',
+            wss_estimator='badis/page_idle+memstore',
+            mut_role='server' if i == 1 else 'client',
+            mem_init_kb=2 << 20, lent_kb=256 << 10 if i == 1 else 0,
+            borrowed_kb=0 if i == 1 else 256 << 10)
+            for i, u in enumerate(VM_UUIDS, 1)])
+
+
 def seed(db_url, now=None):
-    """Two reports of one host with two nova VMs (what an agent sends)."""
+    """Two reports of one host with two nova VMs (what an agent sends),
+    and ten polls of a day ago, rolled up into two 5-minute intervals."""
     now = time.time() if now is None else now
     db = db_api.Database(db_url)
-    for seq, t in enumerate((now - 60, now), 1):
-        db.store_report(objects.HostReport(
-            host=NODE, boot_id='functional', seq=seq, timestamp=t,
-            hypervisor='libvirt', memory_total_kb=16 << 20,
-            memory_free_kb=6 << 20, cpu_count=8, cpu_util=0.25,
-            reservoir_kb=512 << 10, vms=[objects.VMReport(
-                uuid=u, name='vm-%d' % i, timestamp=t, state='running',
-                booked_kb=2 << 20, balloon_kb=(1536 + 128 * i) << 10,
-                memory_stats={'swap_in': 0, 'swap_out': 64 * i},
-                cpu_time_ns=int(t * 1e6), nova_instance=True,
-                wss_kb=(700 + 100 * i) << 10,
-                wss_max_avg_kb=(750 + 100 * i) << 10, max_avg_window=5,
-                max_avg_slice_s=3600.0, badis_mode='VG',
-                wss_estimator='badis/page_idle+memstore',
-                mut_role='server' if i == 1 else 'client',
-                mem_init_kb=2 << 20, lent_kb=256 << 10 if i == 1 else 0,
-                borrowed_kb=0 if i == 1 else 256 << 10)
-                for i, u in enumerate(VM_UUIDS, 1)]))
+    day_ago = (now // ROLLUP_INTERVAL * ROLLUP_INTERVAL - 86400)
+    polls = [now - 60, now] + [day_ago + 60 * k for k in range(1, 11)]
+    for seq, t in enumerate(polls, 1):
+        db.store_report(_report('functional', seq, t))
+    db.rollup_samples(now - 43200, ROLLUP_INTERVAL)
+    db.close()
+
+
+def report_now(db_url):
+    """One more report, now (the host is down ``host_down_after`` seconds
+    after the last one)."""
+    db = db_api.Database(db_url)
+    now = time.time()
+    db.store_report(_report('functional-%d' % now, 1, now))
     db.close()
 
 
@@ -129,4 +149,6 @@ def start_cloud(keystone, postgres_server, rabbit_url, workdir):
     conf_file = write_conf(workdir / 'memmut.conf', keystone, db_url,
                            rabbit_url)
     env = dict(os.environ)
-    return MemmutCloud(keystone, conf_file, api_port, workdir).start(env)
+    cloud = MemmutCloud(keystone, conf_file, api_port, workdir)
+    cloud.db_url = db_url
+    return cloud.start(env)

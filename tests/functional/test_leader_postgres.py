@@ -96,3 +96,35 @@ def test_two_controllers_racing_never_both_run_a_round(dbs):
     assert len(done) == 5
     assert all(r.status == 'completed' for r in done)
     assert Counting.most == 1
+
+
+def test_a_restarted_controller_takes_its_dead_lease_at_once(dbs):
+    # A controller process takes the lease and is killed (SIGKILL: it
+    # cannot give it up). While it runs nobody else gets the lease; once it
+    # is gone, the controllers restarted on its host race for it and
+    # exactly one takes it at once, long before the expiry.
+    from tests.harness import lease_holder
+    clock, databases = dbs
+    proc, theirs = lease_holder.start(databases[0].url, 'node-1', clock())
+    try:
+        restarted = [leader.Leadership(databases[i],
+                                       leader.holder_id('node-1'), 900.0,
+                                       clock=clock)
+                     for i in range(CONTROLLERS)]
+        assert not any(race(CONTROLLERS, lambda i: restarted[i].acquire()))
+        assert databases[0].get_lease(leader.CONSOLIDATION).holder == theirs
+        proc.kill()
+        proc.wait()
+        clock.advance(1.0)          # far within the 900 s lease
+        got = race(CONTROLLERS, lambda i: restarted[i].acquire())
+        assert sum(got) == 1, got
+        winner = restarted[got.index(True)]
+        lease = databases[0].get_lease(leader.CONSOLIDATION)
+        assert (lease.holder, lease.acquired_at) == (winner.holder, clock())
+        # the winner renews it; the others stay out
+        assert winner.acquire()
+        assert sum(race(CONTROLLERS,
+                        lambda i: restarted[i].acquire())) == 1
+    finally:
+        proc.kill()
+        proc.wait()

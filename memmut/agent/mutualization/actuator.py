@@ -34,8 +34,10 @@ them:
    ``settle_timeout`` seconds is taken at ``actual`` (with a warning);
    changes made outside memmut are adopted the same way.
 
-Balloon targets are whole 4 KiB pages (the balloon's unit): a reclaim
-target is rounded up, a grant target down, so rounding never takes memory
+Balloon targets are whole 4 KiB pages (the balloon's unit). Algorithm 1
+plans in whole pages, so a plan's targets are set as they are; a target
+cut by the rate limit or by what the pool holds (or a plan made in KiB) is
+rounded, a reclaim up and a grant down, so rounding never takes memory
 the plan did not free.
 
 Every balloon change is logged with the VM's name, UUID and the plan's
@@ -55,7 +57,7 @@ from memmut.virt import driver as virt_driver
 
 LOG = logging.getLogger(__name__)
 
-PAGE_KB = 4
+PAGE_KB = algorithm1.PAGE_KB
 _mib = badis.fmt_kb
 
 

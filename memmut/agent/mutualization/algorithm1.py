@@ -57,8 +57,19 @@ doc/source/mutualization.rst):
   (noise suppression; the pool may then keep less than ``min_change_kb``
   per VM while some VM lacks part of its headroom; 0 in most invariant
   tests).
-* Amounts are integer KiB; remainders of a split go one KiB at a time,
-  deterministically (largest fractional part, then UUID).
+* Whole pages. A balloon moves whole 4 KiB pages, so the plan does too:
+  every VM's new allocation is its Mem_act plus or minus whole pages
+  (``page_kb``), and every split hands out whole pages, the pages left by
+  the rounding going one at a time, deterministically (largest fractional
+  part, then UUID). Sizes are rounded onto each VM's grid of pages (Mem_act
+  + k pages) on the side that keeps the rules: demand, WSS and floor up (a
+  VM short of one KiB is short of a page), booked and Mem_init down (never
+  above booked; the guarantee never exceeds Mem_init). Only whole pages of
+  the pool are handed out; its sub-page remainder stays in it. So every
+  reclaim and grant can be carried out exactly by the balloon, and the
+  books balance to the KiB. (Before, plans were in KiB: reclaims of 3 KiB
+  and 1 KiB funding a 4 KiB grant could never be carried out, and the
+  grant stayed pending for good.)
 
 Policies are plugins: classes registered under the stevedore namespace
 ``memmut.mutualization.policies`` (``equal``, ``proportional``).
@@ -71,6 +82,8 @@ from memmut.agent.wss import badis
 from memmut import plugins
 from memmut import sizing
 
+
+PAGE_KB = 4                 # the balloon's unit: one guest page
 
 ROLE_SERVER = 'server'
 ROLE_CLIENT = 'client'
@@ -112,9 +125,14 @@ class VMDemand:
 
 @dataclasses.dataclass(frozen=True)
 class Request:
-    """One VM's request in a split: up to ``want_kb`` of the amount."""
+    """One VM's request in a split: up to ``want`` pages of the amount.
+
+    ``want`` counts whole pages (the unit a split hands out); the other
+    sizes are KiB, for policies that weigh by them: ``demand_kb`` is what
+    the VM aims at in this phase, ``act_kb`` its Mem_act, ``init_kb`` its
+    Mem_init."""
     uuid: str
-    want_kb: int
+    want: int
     demand_kb: int
     act_kb: int
     init_kb: int
@@ -123,19 +141,20 @@ class Request:
 class Policy(abc.ABC):
     """How memory is split when there is not enough for every request.
 
-    ``split(amount_kb, requests)`` returns {uuid: share_kb} with every
-    0 <= share <= want and the shares summing to min(amount, sum of wants).
+    ``split(amount, requests)`` splits ``amount`` whole pages: it returns
+    {uuid: share} in pages, integers with every 0 <= share <= want and the
+    shares summing to min(amount, sum of wants).
     """
 
     name = None
 
     @abc.abstractmethod
-    def split(self, amount_kb, requests):
-        """Split ``amount_kb`` among ``requests``."""
+    def split(self, amount, requests):
+        """Split ``amount`` pages among ``requests``."""
 
 
 def _all_wants(requests):
-    return {r.uuid: r.want_kb for r in requests}
+    return {r.uuid: r.want for r in requests}
 
 
 class EqualPolicy(Policy):
@@ -143,20 +162,20 @@ class EqualPolicy(Policy):
 
     name = 'equal'
 
-    def split(self, amount_kb, requests):
+    def split(self, amount, requests):
         shares = {r.uuid: 0 for r in requests}
-        wanting = sorted((r for r in requests if r.want_kb > 0),
-                         key=lambda r: (r.want_kb, r.uuid))
-        if amount_kb >= sum(r.want_kb for r in wanting):
+        wanting = sorted((r for r in requests if r.want > 0),
+                         key=lambda r: (r.want, r.uuid))
+        if amount >= sum(r.want for r in wanting):
             return _all_wants(requests)
-        remaining = amount_kb
+        remaining = amount
         while wanting:
             fair = remaining // len(wanting)
-            if wanting[0].want_kb > fair:
+            if wanting[0].want > fair:
                 break
             r = wanting.pop(0)
-            shares[r.uuid] = r.want_kb
-            remaining -= r.want_kb
+            shares[r.uuid] = r.want
+            remaining -= r.want
         if wanting:
             fair, extra = divmod(remaining, len(wanting))
             for i, r in enumerate(sorted(wanting, key=lambda r: r.uuid)):
@@ -169,17 +188,17 @@ class ProportionalPolicy(Policy):
 
     name = 'proportional'
 
-    def split(self, amount_kb, requests):
-        total = sum(r.want_kb for r in requests)
-        if amount_kb >= total:
+    def split(self, amount, requests):
+        total = sum(r.want for r in requests)
+        if amount >= total:
             return _all_wants(requests)
         shares = {}
         remainders = []
         for r in requests:
-            q, rem = divmod(amount_kb * r.want_kb, total)
+            q, rem = divmod(amount * r.want, total)
             shares[r.uuid] = q
             remainders.append((-rem, r.uuid))
-        left = amount_kb - sum(shares.values())
+        left = amount - sum(shares.values())
         for _, uuid in sorted(remainders)[:left]:
             shares[uuid] += 1
         return shares
@@ -191,23 +210,34 @@ def load_policy(name):
     return plugins.load(plugins.MUTUALIZATION_POLICIES, name)()
 
 
-def _split(policy, amount_kb, requests):
-    """Call the policy and hold it to its contract."""
-    requests = [r for r in requests if r.want_kb > 0]
-    if amount_kb <= 0 or not requests:
+def _split(policy, amount, requests):
+    """Call the policy (``amount`` and wants in pages) and hold it to its
+    contract."""
+    requests = [r for r in requests if r.want > 0]
+    if amount <= 0 or not requests:
         return {}
-    shares = policy.split(amount_kb, requests)
-    expected = min(amount_kb, sum(r.want_kb for r in requests))
+    shares = policy.split(amount, requests)
+    expected = min(amount, sum(r.want for r in requests))
     for r in requests:
         share = shares.get(r.uuid, 0)
-        if not isinstance(share, int) or not 0 <= share <= r.want_kb:
-            raise PolicyError('policy %s gave VM %s %r KiB for a request of '
-                              '%d KiB' % (policy.name, r.uuid, share,
-                                          r.want_kb))
+        if not isinstance(share, int) or not 0 <= share <= r.want:
+            raise PolicyError('policy %s gave VM %s %r pages for a request '
+                              'of %d pages' % (policy.name, r.uuid, share,
+                                               r.want))
     if sum(shares.get(r.uuid, 0) for r in requests) != expected:
-        raise PolicyError('policy %s split %d KiB into %d KiB'
+        raise PolicyError('policy %s split %d pages into %d pages'
                           % (policy.name, expected, sum(shares.values())))
     return shares
+
+
+def _split_kb(policy, amount_kb, vms, target, have, page_kb):
+    """Split the whole pages of ``amount_kb`` among ``vms``, each wanting
+    ``target[u] - have[u]`` KiB (whole pages: both are on the VM's grid).
+    Returns {uuid: share in KiB}, whole pages."""
+    shares = _split(policy, amount_kb // page_kb, [
+        Request(vm.uuid, (target[vm.uuid] - have[vm.uuid]) // page_kb,
+                target[vm.uuid], vm.act_kb, vm.init_kb) for vm in vms])
+    return {u: pages * page_kb for u, pages in shares.items()}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,8 +259,10 @@ class Distribution:
     moves: tuple                # BalloonMove, every reclaim before any grant
     pool_before_kb: int
     pool_after_kb: int
-    demands: dict               # uuid -> demand (WSS + headroom, clamped)
-    needs: dict                 # uuid -> WSS alone (clamped, <= demand)
+    demands: dict               # uuid -> demand (WSS + headroom, clamped),
+    #                             rounded up to the VM's page grid
+    needs: dict                 # uuid -> WSS alone (the same, <= demand)
+    floors: dict                # uuid -> floor kept, on the page grid
     roles: dict                 # uuid -> server / client / neutral
     unmet_kb: dict              # uuid -> demand not met (only if > 0)
     guarantee_met: bool         # every VM got min(WSS, Mem_init)
@@ -255,15 +287,14 @@ def _role(alloc, init):
     return ROLE_NEUTRAL
 
 
-def _algorithm1(vms, budget, want, floor, policy):
+def _algorithm1(vms, budget, want, floor, init, policy, page_kb):
     """Phases 1-3 over ``want`` (uuid -> size): everyone at
     min(want, Mem_init) -- the guarantee -- then the rest, the pool plus
-    Clients' borrowing, shared beyond Mem_init by the policy. Returns the
-    allocations and whether the guarantee was met."""
+    Clients' borrowing, shared beyond Mem_init by the policy. Every size is
+    on its VM's page grid. Returns the allocations and whether the
+    guarantee was met."""
     uuids = [vm.uuid for vm in vms]
-    base_want = {vm.uuid: max(floor[vm.uuid], min(want[vm.uuid],
-                                                  vm.init_kb))
-                 for vm in vms}
+    base_want = {u: max(floor[u], min(want[u], init[u])) for u in uuids}
     if sum(base_want.values()) <= budget:
         base = dict(base_want)
         guarantee_met = True
@@ -272,15 +303,12 @@ def _algorithm1(vms, budget, want, floor, policy):
         if above_floors < 0:
             raise ValueError('the VMs\' floors (%d KiB) exceed the budget '
                              '(%d KiB)' % (sum(floor.values()), budget))
-        shares = _split(policy, above_floors, [
-            Request(vm.uuid, base_want[vm.uuid] - floor[vm.uuid],
-                    want[vm.uuid], vm.act_kb, vm.init_kb) for vm in vms])
+        shares = _split_kb(policy, above_floors, vms, base_want, floor,
+                           page_kb)
         base = {u: floor[u] + shares.get(u, 0) for u in uuids}
         guarantee_met = False
-    client_mem = budget - sum(base.values())
-    extra = _split(policy, client_mem, [
-        Request(vm.uuid, want[vm.uuid] - base[vm.uuid], want[vm.uuid],
-                vm.act_kb, vm.init_kb) for vm in vms])
+    extra = _split_kb(policy, budget - sum(base.values()), vms, want, base,
+                      page_kb)
     return {u: base[u] + extra.get(u, 0) for u in uuids}, guarantee_met
 
 
@@ -309,9 +337,19 @@ def _headroom_deadband(vms, alloc, need, pool_kb, min_change_kb):
     return pool_kb
 
 
+def _grid(vm, page_kb):
+    """Rounding onto the VM's page grid (Mem_act + k pages): (up, down)."""
+    def up(kb):
+        return vm.act_kb + -(-(kb - vm.act_kb) // page_kb) * page_kb
+
+    def down(kb):
+        return vm.act_kb + (kb - vm.act_kb) // page_kb * page_kb
+    return up, down
+
+
 def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
                headroom_fraction=0.0, min_change_kb=0,
-               guaranteed_headroom_kb=0):
+               guaranteed_headroom_kb=0, page_kb=PAGE_KB):
     """Run Algorithm 1 once over the VMs of a host.
 
     ``vms``: :class:`VMDemand` for every VM taking part; ``pool_kb``: the
@@ -323,42 +361,65 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
     it. The first ``guaranteed_headroom_kb`` of each VM's headroom is
     served with its WSS (a guest starts to swap a few MiB above its
     working set, at its free-page watermarks). The budget, sum of Mem_act
-    + pool, is conserved.
+    + pool, is conserved. Every move is a whole number of ``page_kb``
+    pages (see the module's notes); the demands and needs of the result
+    are rounded onto the same page grid.
     """
     if isinstance(policy, str):
         policy = load_policy(policy)
     if not isinstance(pool_kb, int) or pool_kb < 0:
         raise ValueError('pool_kb must be a non-negative integer, got %r'
                          % (pool_kb,))
+    if not isinstance(page_kb, int) or page_kb <= 0:
+        raise ValueError('page_kb must be a positive integer, got %r'
+                         % (page_kb,))
     vms = list(vms)
     uuids = [vm.uuid for vm in vms]
     if len(set(uuids)) != len(uuids):
         raise ValueError('duplicate VM in the input')
     budget = sum(vm.act_kb for vm in vms) + pool_kb
+    # Only the pool's whole pages can go to a balloon.
+    spendable = budget - pool_kb % page_kb
 
-    floor, demand, need = {}, {}, {}
+    # Onto each VM's page grid. The floor rounds up (never below it), but
+    # down if the budget cannot pay the floors in whole pages (a VM
+    # below an odd floor, a budget tight to the KiB): the KiB floors fit
+    # the budget, so their rounded-down pages do. Booked and Mem_init
+    # round down (never above them), demand and need up (a VM short of a
+    # KiB is short of a page).
+    grids = {vm.uuid: _grid(vm, page_kb) for vm in vms}
+    floor = {vm.uuid: min(grids[vm.uuid][0](min(vm.floor_kb, vm.init_kb)),
+                          grids[vm.uuid][1](vm.booked_kb)) for vm in vms}
+    if sum(floor.values()) > spendable:
+        floor = {vm.uuid: grids[vm.uuid][1](min(vm.floor_kb, vm.init_kb))
+                 for vm in vms}
+    demand, need, init = {}, {}, {}
     for vm in vms:
-        f = min(vm.floor_kb, vm.init_kb)
+        up, down = grids[vm.uuid]
+        f_kb = min(vm.floor_kb, vm.init_kb)
         d = vm.wss_kb + sizing.headroom(vm.wss_kb, headroom_kb,
                                         headroom_fraction)
-        d = min(vm.booked_kb, max(f, d))
+        d = min(vm.booked_kb, max(f_kb, d))
         if min_change_kb and abs(d - vm.act_kb) < min_change_kb and (
-                f <= vm.act_kb):
+                f_kb <= vm.act_kb):
             d = vm.act_kb
-        floor[vm.uuid], demand[vm.uuid] = f, d
-        need[vm.uuid] = min(d, vm.booked_kb,
-                            max(f, vm.wss_kb + guaranteed_headroom_kb))
+        f = floor[vm.uuid]
+        d = min(down(vm.booked_kb), max(f, up(d)))
+        demand[vm.uuid] = d
+        need[vm.uuid] = min(d, max(f, up(vm.wss_kb +
+                                         guaranteed_headroom_kb)))
+        init[vm.uuid] = down(vm.init_kb)
 
     # First pass, the working sets (Algorithm 1 over the needs).
-    alloc, guarantee_met = _algorithm1(vms, budget, need, floor, policy)
+    alloc, guarantee_met = _algorithm1(vms, spendable, need, floor, init,
+                                       policy, page_kb)
     # Second pass, headroom: what is left, shared by the policy up to each
     # VM's demand. A VM's headroom never comes before another VM's working
     # set (the ch.3 benchmark: a VM 6 MiB short of its working set swapped
     # 1.1 GiB while two neighbours below their Mem_init kept 24 MiB of
     # headroom each).
-    headroom = _split(policy, budget - sum(alloc.values()), [
-        Request(vm.uuid, demand[vm.uuid] - alloc[vm.uuid], demand[vm.uuid],
-                vm.act_kb, vm.init_kb) for vm in vms])
+    headroom = _split_kb(policy, spendable - sum(alloc.values()), vms,
+                         demand, alloc, page_kb)
     for u, share in headroom.items():
         alloc[u] += share
     pool_after = budget - sum(alloc.values())
@@ -374,10 +435,10 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
             if new >= d:
                 why = 'unneeded: demand %s below allocation' % _mib(d)
             elif not guarantee_met and new < min(need[vm.uuid],
-                                                 vm.init_kb):
+                                                 init[vm.uuid]):
                 why = ('budget below the sum of min(WSS, Mem_init): '
                        '%s share, demand %s' % (policy.name, _mib(d)))
-            elif new >= need[vm.uuid] and new < vm.init_kb:
+            elif new >= need[vm.uuid] and new < init[vm.uuid]:
                 why = ('headroom given up for other VMs\' working sets '
                        '(%s policy): WSS %s, demand %s' % (
                            policy.name, _mib(need[vm.uuid]), _mib(d)))
@@ -400,9 +461,9 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
             grants.append(BalloonMove(vm.uuid, MOVE_GRANT, new - old, old, new,
                                       'grant %s -> %s: %s' % (
                                           _mib(old), _mib(new), why)))
-    init = {vm.uuid: vm.init_kb for vm in vms}
+    mem_init = {vm.uuid: vm.init_kb for vm in vms}
     reclaims.sort(key=lambda m: (-m.amount_kb, m.uuid))
-    grants.sort(key=lambda m: (m.to_kb > init[m.uuid], m.uuid))
+    grants.sort(key=lambda m: (m.to_kb > mem_init[m.uuid], m.uuid))
 
     return Distribution(policy=policy.name,
                         allocations=alloc,
@@ -411,6 +472,7 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
                         pool_after_kb=pool_after,
                         demands=demand,
                         needs=need,
+                        floors=floor,
                         roles={vm.uuid: _role(alloc[vm.uuid], vm.init_kb)
                                for vm in vms},
                         unmet_kb={u: demand[u] - alloc[u] for u in uuids

@@ -9,10 +9,14 @@ FIELDS = [('UUID', 'uuid'), ('Name', 'name'), ('Host', 'host'),
           ('Balloon KiB', 'balloon_kb'), ('WSS KiB', 'wss_kb'),
           ('WSS max avg KiB', 'wss_max_avg_kb'), ('Badis mode', 'badis_mode'),
           ('Role', 'role')]
-HISTORY_KEYS = ('timestamp', 'balloon_kb', 'wss_kb', 'wss_max_avg_kb',
+# A raw sample's keys, and (microversion 1.3) a rolled-up interval's: each
+# entry shows those it has, ``kind`` first.
+HISTORY_KEYS = ('kind', 'timestamp', 'balloon_kb', 'wss_kb', 'wss_max_avg_kb',
                 'max_avg_window', 'max_avg_slice_s', 'badis_mode',
                 'pinned_kb', 'role',
-                'lent_kb', 'borrowed_kb', 'swap_in_kb', 'swap_out_kb')
+                'lent_kb', 'borrowed_kb', 'swap_in_kb', 'swap_out_kb',
+                'interval_start', 'interval_end', 'samples', 'wss_max_kb',
+                'cpu_mean_cores', 'cpu_peak_cores')
 
 
 class ListVM(command.Lister):
@@ -37,7 +41,9 @@ class ListVM(command.Lister):
 
 class ShowVM(command.ShowOne):
     """Show one VM; --history adds its samples (balloon, WSS, WSS^max_avg,
-    Badis mode, lent/borrowed memory, swap), oldest first."""
+    Badis mode, lent/borrowed memory, swap), oldest first, and beyond the
+    raw sample retention its rolled-up intervals (kind "rollup": samples,
+    largest WSS, WSS^max_avg, mean and peak CPU)."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -48,6 +54,9 @@ class ShowVM(command.ShowOne):
                             default=20,
                             help='Newest <n> samples of the history '
                                  '(default 20).')
+        parser.add_argument('--history-kind', choices=('sample', 'rollup'),
+                            help='Only raw samples or only rolled-up '
+                                 'intervals of the history.')
         return parser
 
     def take_action(self, args):
@@ -55,7 +64,8 @@ class ShowVM(command.ShowOne):
         vm = client.vm(args.vm)
         formatters = {}
         if args.history:
-            history = client.vm_history(vm['uuid'], limit=args.history_limit)
+            history = client.vm_history(vm['uuid'], limit=args.history_limit,
+                                        kind=args.history_kind)
             vm['history'] = [{k: s.get(k) for k in HISTORY_KEYS if k in s}
                              for s in history]
             formatters['history'] = common.LIST_OF_DICTS

@@ -186,13 +186,33 @@ def test_outside_growth_beyond_budget_is_refused_not_booked():
     books.check()
 
 
+def _odd_demands(books):
+    return [mut.VMDemand(u, a.init_kb, a.alloc_kb,
+                         {'idle': 100 * MiB + 3, 'grow': 300 * MiB + 1,
+                          'flat': 256 * MiB}[u], a.booked_kb)
+            for u, a in books.vms.items()]
+
+
 def test_targets_are_whole_pages():
+    # Algorithm 1 plans whole pages (a demand 1 KiB into a page gets the
+    # page): the actuator sets exactly the planned targets.
     host, books, act, clock = setup()
-    vms = [mut.VMDemand(u, a.init_kb, a.alloc_kb,
-                        {'idle': 100 * MiB + 3, 'grow': 300 * MiB + 1,
-                         'flat': 256 * MiB}[u], a.booked_kb)
-           for u, a in books.vms.items()]
-    act.apply(mut.distribute(vms, books.pool_kb))
+    plan = mut.distribute(_odd_demands(books), books.pool_kb)
+    act.apply(plan)
+    assert all(kib % 4 == 0 for _, kib in host.calls)
+    assert host.guests['idle'].target_kb == 100 * MiB + 4
+    assert host.guests['grow'].target_kb == 300 * MiB + 4
+    assert sorted(host.calls) == sorted((m.uuid, m.to_kb)
+                                        for m in plan.moves)
+    books.check()
+
+
+def test_a_plan_off_page_boundaries_is_rounded_safely():
+    # A plan in KiB (page_kb=1, as a planner that ignores pages would
+    # make): reclaims round up, grants down, so rounding never takes
+    # memory the plan did not free.
+    host, books, act, clock = setup()
+    act.apply(mut.distribute(_odd_demands(books), books.pool_kb, page_kb=1))
     assert all(kib % 4 == 0 for _, kib in host.calls)
     assert host.guests['idle'].target_kb == 100 * MiB + 4
     assert host.guests['grow'].target_kb == 300 * MiB

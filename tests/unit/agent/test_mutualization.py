@@ -149,8 +149,16 @@ def test_equal_is_max_min_fair():
 def test_proportional_to_what_is_missing():
     plan = mut.distribute([vm('a', 1074), vm('b', 1224), vm('c', 1424),
                            vm('d', 724)], 0, 'proportional')
-    # 300 MiB x 50/650, x 200/650, x 400/650 in KiB: 23630.8, 94523.1,
-    # 189046.2; the one KiB left goes to the largest fraction.
+    # In whole 4 KiB pages: 76800 pages x 50/650, x 200/650, x 400/650:
+    # 5907.7, 23630.8, 47261.5; the two pages left go to the largest
+    # fractions (b, then a).
+    shares = {u: a - INIT for u, a in plan.allocations.items()}
+    assert shares == {'a': 5908 * 4, 'b': 23631 * 4, 'c': 47261 * 4,
+                      'd': -300 * MiB}
+    assert all(s % mut.PAGE_KB == 0 for s in shares.values())
+    # With a 1 KiB unit, the same split in KiB: 23630.8, 94523.1, 189046.2.
+    plan = mut.distribute([vm('a', 1074), vm('b', 1224), vm('c', 1424),
+                           vm('d', 724)], 0, 'proportional', page_kb=1)
     shares = {u: a - INIT for u, a in plan.allocations.items()}
     assert shares == {'a': 23631, 'b': 94523, 'c': 189046, 'd': -300 * MiB}
 
@@ -173,7 +181,8 @@ def test_headroom_comes_after_every_working_set():
     # 313 MiB (Mem_init 256); BLAS (230) and WRF (190) sit below their
     # Mem_init. With 24 MiB of headroom each the demands (254, 337, 214)
     # exceed the 768 MiB budget: GRASS gets its whole working set first,
-    # and the 35 MiB left is shared as headroom.
+    # and the 35 MiB left (8960 pages) is shared as headroom in whole
+    # pages: 2987, 2987, 2986.
     vms = [ch3_vm('blas', 230, 254 * MiB), ch3_vm('grass', 313, 299 * MiB),
            ch3_vm('wrf', 190, 215 * MiB)]
     plan = mut.distribute(vms, 0, 'equal', headroom_kb=24 * MiB)
@@ -181,7 +190,7 @@ def test_headroom_comes_after_every_working_set():
     assert alloc['grass'] >= 313 * MiB                  # its WSS, at least
     assert sum(alloc.values()) == 768 * MiB and plan.pool_after_kb == 0
     assert {u: a - plan.needs[u] for u, a in alloc.items()} == {
-        'blas': 11947, 'grass': 11947, 'wrf': 11946}    # 35 MiB, equally
+        'blas': 11948, 'grass': 11948, 'wrf': 11944}    # 35 MiB, equally
     assert plan.guarantee_met and set(plan.unmet_kb) == {'blas', 'grass',
                                                          'wrf'}
     reclaim = [m for m in plan.moves if m.uuid == 'blas'][0]
@@ -235,8 +244,8 @@ def test_headroom_shares_do_not_move_balloons_by_less_than_min_change():
     assert plan.allocations == act
     assert plan.budget_kb == 768 * MiB
     # A working-set move is never held back, however small.
-    vms[1] = ch3_vm('grass', 313 + 2, act['grass'] - 3 * MiB - 11947)
-    plan = mut.distribute(vms, first.pool_after_kb + 3 * MiB + 11947,
+    vms[1] = ch3_vm('grass', 313 + 2, act['grass'] - 3 * MiB - 11948)
+    plan = mut.distribute(vms, first.pool_after_kb + 3 * MiB + 11948,
                           'equal', headroom_kb=24 * MiB,
                           min_change_kb=8 * MiB)
     assert plan.allocations['grass'] >= 315 * MiB
@@ -312,19 +321,19 @@ class GreedyPolicy(mut.Policy):
     """Third-party example: the first VM by UUID takes what it can."""
     name = 'greedy'
 
-    def split(self, amount_kb, requests):
+    def split(self, amount, requests):
         shares = {}
         for r in sorted(requests, key=lambda r: r.uuid):
-            shares[r.uuid] = min(r.want_kb, amount_kb)
-            amount_kb -= shares[r.uuid]
+            shares[r.uuid] = min(r.want, amount)
+            amount -= shares[r.uuid]
         return shares
 
 
 class BrokenPolicy(mut.Policy):
     name = 'broken'
 
-    def split(self, amount_kb, requests):
-        return {r.uuid: r.want_kb for r in requests}   # ignores the amount
+    def split(self, amount, requests):
+        return {r.uuid: r.want for r in requests}   # ignores the amount
 
 
 def test_custom_policy_object():

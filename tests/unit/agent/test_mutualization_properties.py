@@ -1,4 +1,10 @@
-"""Invariants of Algorithm 1 over random hosts (hypothesis)."""
+"""Invariants of Algorithm 1 over random hosts (hypothesis).
+
+A host's balloons sit on whole 4 KiB pages (QEMU sizes a guest's RAM in
+pages and the balloon moves pages), so Mem_act, Mem_init and booked memory
+are drawn in pages; WSS, floors, headroom and the pool in KiB. Plans move
+whole pages; test_any_kib_input_moves_whole_pages drops the alignment too.
+"""
 
 from hypothesis import assume
 from hypothesis import given
@@ -10,22 +16,25 @@ from memmut.agent.mutualization import books as bookmod
 
 SETTINGS = settings(max_examples=300, deadline=None)
 KB = st.integers(min_value=0, max_value=1 << 22)       # up to 4 GiB
+PAGE = mut.PAGE_KB
 
 
 @st.composite
-def vm_demands(draw, i):
-    init = draw(st.integers(min_value=1, max_value=1 << 22))
-    booked = init + draw(st.integers(min_value=0, max_value=1 << 22))
-    act = draw(st.integers(min_value=0, max_value=booked))
+def vm_demands(draw, i, aligned=True):
+    unit = PAGE if aligned else 1
+    init = unit * draw(st.integers(min_value=1, max_value=(1 << 22) // unit))
+    booked = init + unit * draw(st.integers(min_value=0,
+                                            max_value=(1 << 22) // unit))
+    act = unit * draw(st.integers(min_value=0, max_value=booked // unit))
     wss = draw(st.integers(min_value=0, max_value=2 * booked))
     floor = draw(st.integers(min_value=0, max_value=init))
     return mut.VMDemand('vm%02d' % i, init, act, wss, booked, floor)
 
 
 @st.composite
-def hosts(draw):
+def hosts(draw, aligned=True):
     n = draw(st.integers(min_value=0, max_value=8))
-    vms = [draw(vm_demands(i)) for i in range(n)]
+    vms = [draw(vm_demands(i, aligned)) for i in range(n)]
     pool = draw(KB)
     assume(sum(min(v.floor_kb, v.init_kb) for v in vms) <=
            sum(v.act_kb for v in vms) + pool)
@@ -63,7 +72,8 @@ def test_guarantee_when_budget_allows(host, policy, headroom):
     vms, pool = host
     plan = plan_for(host, policy, headroom)
     budget = sum(v.act_kb for v in vms) + pool
-    wanted = {v.uuid: max(v.floor_kb, min(plan.needs[v.uuid], v.init_kb))
+    wanted = {v.uuid: max(plan.floors[v.uuid],
+                          min(plan.needs[v.uuid], v.init_kb))
               for v in vms}
     if sum(wanted.values()) <= budget:
         assert plan.guarantee_met
@@ -85,7 +95,13 @@ def test_bounds(host, policy, headroom):
     for v in vms:
         alloc = plan.allocations[v.uuid]
         demand = plan.demands[v.uuid]
-        assert min(v.floor_kb, v.init_kb) <= alloc <= v.booked_kb
+        floor = min(v.floor_kb, v.init_kb)
+        # the floor on a page boundary: up, or down by less than a page
+        # when the budget cannot pay the floors in whole pages
+        assert floor - PAGE < plan.floors[v.uuid] < floor + PAGE
+        assert plan.floors[v.uuid] <= alloc <= v.booked_kb
+        assert (alloc - v.act_kb) % PAGE == 0       # whole pages
+        assert demand % PAGE == plan.needs[v.uuid] % PAGE == 0
         assert demand <= v.booked_kb
         assert alloc <= demand              # nobody gets more than it needs
         assert plan.needs[v.uuid] <= demand
@@ -113,8 +129,7 @@ def test_headroom_only_after_every_working_set(host, policy, headroom):
     plan = plan_for(host, policy, headroom)
     alloc, needs = plan.allocations, plan.needs
     if any(alloc[v.uuid] < needs[v.uuid] for v in vms):
-        assert all(alloc[v.uuid] <= max(needs[v.uuid],
-                                        min(v.floor_kb, v.init_kb))
+        assert all(alloc[v.uuid] <= max(needs[v.uuid], plan.floors[v.uuid])
                    for v in vms)
     if any(alloc[v.uuid] < min(needs[v.uuid], v.init_kb) for v in vms):
         assert all(alloc[v.uuid] <= v.init_kb for v in vms)
@@ -125,7 +140,7 @@ def test_headroom_only_after_every_working_set(host, policy, headroom):
 def test_pool_left_only_when_everyone_is_satisfied(host, policy):
     vms, _ = host
     plan = plan_for(host, policy)
-    if plan.pool_after_kb > 0:
+    if plan.pool_after_kb >= PAGE:      # less is no page to give
         assert plan.unmet_kb == {}
 
 
@@ -189,13 +204,13 @@ def test_equal_is_max_min_fair(host):
     if not plan.guarantee_met:
         return
     extra = {v.uuid: max(0, plan.allocations[v.uuid] -
-                         max(v.floor_kb, min(plan.demands[v.uuid],
-                                             v.init_kb)))
+                         max(plan.floors[v.uuid],
+                             min(plan.demands[v.uuid], v.init_kb)))
              for v in vms}
     for v in vms:
         if v.uuid in plan.unmet_kb:
-            # An unmet VM got at least as much extra as anyone, +-1 KiB.
-            assert all(extra[v.uuid] >= e - 1 for e in extra.values())
+            # An unmet VM got at least as much extra as anyone, +-1 page.
+            assert all(extra[v.uuid] >= e - PAGE for e in extra.values())
 
 
 @SETTINGS
@@ -210,7 +225,7 @@ def test_split_contract(amount, wants, policy):
     if isinstance(policy, mut.ProportionalPolicy) and amount < sum(wants):
         total = sum(wants)
         for r in reqs:
-            exact = amount * r.want_kb / total
+            exact = amount * r.want / total
             assert abs(shares.get(r.uuid, 0) - exact) < 1 + 1e-9
 
 
@@ -266,7 +281,7 @@ def test_borrowing_comes_only_from_the_pool_and_clients(host, policy,
         return
     budget = sum(v.act_kb for v in vms) + pool
     beyond = sum(max(0, plan.allocations[v.uuid] - v.init_kb) for v in vms)
-    base = sum(max(min(v.floor_kb, v.init_kb),
+    base = sum(max(plan.floors[v.uuid],
                    min(plan.needs[v.uuid], v.init_kb)) for v in vms)
     assert beyond <= budget - base
 
@@ -282,18 +297,19 @@ def test_no_shortage_means_everyone_gets_its_demand(host, policy, headroom):
         assert plan.unmet_kb == {}
         assert plan.pool_after_kb == budget - sum(plan.demands.values())
     else:
-        assert plan.pool_after_kb == 0
+        assert plan.pool_after_kb < PAGE        # no whole page left
 
 
 @SETTINGS
 @given(hosts(), POLICIES, st.integers(min_value=1, max_value=1 << 22))
 def test_more_pool_never_hurts_anyone(host, policy, more):
-    # Monotonic in the pool (+-1 KiB for the largest-remainder rounding).
+    # Monotonic in the pool (+-1 page for the largest-remainder rounding).
     vms, pool = host
     plan = mut.distribute(vms, pool, policy)
     richer = mut.distribute(vms, pool + more, policy)
     for v in vms:
-        assert richer.allocations[v.uuid] >= plan.allocations[v.uuid] - 1
+        assert richer.allocations[v.uuid] >= (plan.allocations[v.uuid] -
+                                              PAGE)
 
 
 @SETTINGS
@@ -307,7 +323,7 @@ def test_identical_vms_get_identical_shares(n, init, wss_above, pool,
                         2 * init + (1 << 21), 0) for i in range(n)]
     plan = mut.distribute(vms, pool, policy)
     allocs = sorted(plan.allocations.values())
-    assert allocs[-1] - allocs[0] <= 1
+    assert allocs[-1] - allocs[0] <= PAGE
     assert all(a >= init for a in allocs)   # everyone keeps Mem_init
 
 
@@ -370,5 +386,45 @@ def test_min_change_holds_back_only_small_headroom_moves(host, policy,
     if plan.guarantee_met:
         for v in vms:
             assert plan.allocations[v.uuid] >= max(
-                min(v.floor_kb, v.init_kb),
-                min(plan.needs[v.uuid], v.init_kb))
+                plan.floors[v.uuid], min(plan.needs[v.uuid], v.init_kb))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(hosts(aligned=False), POLICIES, HEADROOM,
+       st.sampled_from([0, 1, 4096]))
+def test_any_kib_input_moves_whole_pages(host, policy, headroom, mc):
+    # Whatever the sizes (a balloon off a page boundary, odd floors, an odd
+    # pool), every move is whole pages, the books balance to the KiB, every
+    # plan can be carried out in its order, and it is a fixed point.
+    vms, pool = host
+    plan = mut.distribute(vms, pool, policy, headroom_kb=headroom[0],
+                          headroom_fraction=headroom[1], min_change_kb=mc,
+                          guaranteed_headroom_kb=headroom[2])
+    budget = sum(v.act_kb for v in vms) + pool
+    assert sum(plan.allocations.values()) + plan.pool_after_kb == budget
+    assert (plan.pool_after_kb - pool) % PAGE == 0
+    for v in vms:
+        floor = min(v.floor_kb, v.init_kb)
+        assert floor - PAGE < plan.floors[v.uuid] < floor + PAGE
+        assert (plan.floors[v.uuid] <= plan.allocations[v.uuid] <=
+                v.booked_kb)
+        assert (plan.allocations[v.uuid] - v.act_kb) % PAGE == 0
+    free = pool
+    for m in plan.moves:
+        assert m.amount_kb > 0 and m.amount_kb % PAGE == 0, m
+        free += m.amount_kb if m.kind == mut.MOVE_RECLAIM else -m.amount_kb
+        assert free >= 0
+    reserve = 1 << 20
+    books = bookmod.Books(budget + reserve, reserve)
+    for v in vms:
+        books.add_vm(v.uuid, v.init_kb, v.act_kb, v.booked_kb)
+    books.apply(plan)
+    assert books.pool_kb == plan.pool_after_kb
+    if mc == 0:
+        again = mut.distribute(
+            [mut.VMDemand(v.uuid, v.init_kb, plan.allocations[v.uuid],
+                          v.wss_kb, v.booked_kb, v.floor_kb) for v in vms],
+            plan.pool_after_kb, policy, headroom_kb=headroom[0],
+            headroom_fraction=headroom[1],
+            guaranteed_headroom_kb=headroom[2])
+        assert again.moves == ()

@@ -50,7 +50,7 @@ def test_version_document_and_microversion_headers(api):
     assert resp.headers['Vary'] == microversion.HEADER
     resp, _ = api.request('GET', '/hosts',
                           headers={microversion.HEADER: 'memmut latest'})
-    assert resp.headers[microversion.HEADER] == 'memmut 1.2'
+    assert resp.headers[microversion.HEADER] == 'memmut 1.3'
     resp, doc = api.request('GET', '/hosts',
                             headers={microversion.HEADER: 'memmut 9.0'})
     assert resp.status_int == 406
@@ -143,6 +143,86 @@ def test_vm_shows_what_badis_learned_from_1_2(api):
                          headers={microversion.HEADER: 'memmut 1.2'})
     assert (doc['vm']['pinned_kb'], doc['vm']['pinned_note'],
             doc['vm']['pinned_at']) == (None, None, None)
+
+
+V13 = {microversion.HEADER: 'memmut 1.3'}
+
+
+def _history(api, query='', headers=V13):
+    resp, doc = api.request('GET', '/vms/%s/history%s' % (sample.VMS[1][0],
+                                                          query),
+                            headers=headers)
+    assert resp.status_int == 200, doc
+    return doc['history']
+
+
+def test_vm_history_goes_on_with_rollups_from_1_3(api):
+    # Before 1.3: the raw samples only (the day-old ones are rolled up).
+    old = _history(api, headers={microversion.HEADER: 'memmut 1.2'})
+    assert [h['timestamp'] for h in old] == ['2026-11-24T11:59:00+00:00',
+                                             '2026-11-24T12:00:00+00:00']
+    assert all('kind' not in h for h in old)
+    # 1.3: the two rolled-up 5-minute intervals of a day ago first.
+    history = _history(api)
+    assert [h['kind'] for h in history] == ['rollup', 'rollup', 'sample',
+                                            'sample']
+    first, second = history[:2]
+    assert first == {
+        'kind': 'rollup', 'timestamp': '2026-11-23T12:05:00+00:00',
+        'interval_start': '2026-11-23T12:00:00+00:00',
+        'interval_end': '2026-11-23T12:05:00+00:00', 'samples': 5,
+        'host': 'compute-1', 'booked_kb': 8 << 20, 'wss_max_kb': 6 << 20,
+        'wss_max_avg_kb': (6 << 20) | (1 << 18),
+        # 4 deltas of 60 s at one core (the first sample has none before)
+        'cpu_used_s': 240.0, 'cpu_spent_s': 240.0, 'cpu_mean_cores': 1.0,
+        'cpu_peak_cores': 1.0}
+    assert (second['interval_end'], second['samples'],
+            second['cpu_spent_s']) == ('2026-11-23T12:10:00+00:00', 5, 300.0)
+    assert history[2:] == [dict(h, kind='sample') for h in old]
+    # limit: the newest entries, whatever their kind
+    assert [h['kind'] for h in _history(api, '?limit=3')] == [
+        'rollup', 'sample', 'sample']
+    # since: a rolled-up interval by its newest sample
+    since = sample.T0 - 86400 + 301
+    assert [h['timestamp'] for h in _history(api, '?since=%d' % since)][
+        0] == '2026-11-23T12:10:00+00:00'
+    # one kind only
+    assert [h['kind'] for h in _history(api, '?kind=rollup')] == [
+        'rollup', 'rollup']
+    assert [h['kind'] for h in _history(api, '?kind=sample&limit=1')] == [
+        'sample']
+
+
+def test_a_late_sample_of_a_rolled_up_interval_joins_it(api):
+    uuid, name = sample.VMS[1]
+    late = sample.T0 - 86400 + 330          # in the second interval
+    api.db.store_report(objects.HostReport(
+        host=sample.OTHER, boot_id='late', seq=1, timestamp=late,
+        hypervisor='libvirt', memory_total_kb=64 << 20, memory_free_kb=0,
+        cpu_count=16, cpu_util=0.0, vms=[objects.VMReport(
+            uuid=uuid, name=name, timestamp=late, state='running',
+            booked_kb=8 << 20, balloon_kb=8 << 20, wss_kb=7 << 20)]))
+    assert api.db.rollup_samples(sample.T0 - 43200,
+                                 sample.ROLLUP_INTERVAL) == 1
+    assert api.db.count_samples()[1] == 2 * 2 + 1     # a second row
+    rollups = _history(api, '?kind=rollup')
+    assert len(rollups) == 2
+    second = rollups[1]
+    assert second['samples'] == 6
+    assert second['wss_max_kb'] == 7 << 20             # the late one's
+    # still dated by, and on the host of, the interval's newest sample
+    assert (second['timestamp'], second['host']) == (
+        '2026-11-23T12:10:00+00:00', sample.HOST)
+
+
+def test_history_kind_needs_1_3(api):
+    resp, doc = api.request('GET', '/vms/%s/history?kind=rollup'
+                            % sample.VMS[1][0])
+    assert resp.status_int == 400
+    assert '1.3' in _err(doc)['detail']
+    resp, doc = api.request('GET', '/vms/%s/history?kind=raw'
+                            % sample.VMS[1][0], headers=V13)
+    assert resp.status_int == 400
 
 
 @pytest.mark.parametrize('query,needle', [

@@ -270,6 +270,22 @@ def test_a_released_lease_is_free_at_once(db):
     assert db.acquire_lease('consolidation', 'c2', 600.0, now=102.0)
 
 
+def test_a_dead_holder_is_replaced_only_by_name(db):
+    assert db.acquire_lease('consolidation', 'dead', 600.0, now=100.0)
+    # replace names another holder: nothing
+    assert not db.acquire_lease('consolidation', 'b', 600.0, now=101.0,
+                                replace='someone-else')
+    assert db.acquire_lease('consolidation', 'b', 600.0, now=101.0,
+                            replace='dead')
+    lease = db.get_lease('consolidation')
+    assert (lease.holder, lease.acquired_at, lease.expires_at) == (
+        'b', 101.0, 701.0)
+    # a second controller that saw 'dead' too comes after: b holds it
+    assert not db.acquire_lease('consolidation', 'c', 600.0, now=102.0,
+                                replace='dead')
+    assert db.get_lease('consolidation').holder == 'b'
+
+
 def _history(series, end, interval=100.0, length=20):
     from memmut.globals import rounds
     return (rounds.cpu_history(series, end, interval, length, 1000.0),

@@ -166,3 +166,119 @@ def test_without_rollups_old_samples_are_purged(db, clock):
     finally:
         transport.cleanup()
         conf.reset()
+
+
+# -- a dead holder of this host is replaced at once ---------------------------
+
+def _sleeper():
+    """A live process that is not a controller."""
+    import subprocess
+    import sys
+    return subprocess.Popen([sys.executable, '-c',
+                             'import time; time.sleep(120)'])
+
+
+def _holder_of(host, proc, token='0badc0de', **change):
+    import dataclasses
+    proc = dataclasses.replace(proc, **change)
+    return '%s:%d:%s proc=%s/%d/%d/%d' % (
+        host, proc.pid, token, proc.boot_id, proc.pidns, proc.pid,
+        proc.start)
+
+
+def test_the_holder_records_host_boot_pid_namespace_pid_and_start():
+    import os
+    me = leader.process()
+    assert me is not None and me.pid == os.getpid()
+    holder = leader.holder_id('node-1:a', tag='cli')
+    assert holder.startswith('node-1:a:%d:' % os.getpid())
+    assert leader.parse_holder(holder) == ('node-1:a', me)
+    assert leader.parse_holder('ctl-0') is None         # old style
+    assert leader.parse_holder('node-1:%d:0123abcd' % os.getpid()) is None
+    # this very process is alive
+    assert leader.gone(holder, 'node-1:a') is None
+
+
+def test_a_restarted_controller_takes_its_dead_lease_at_once(db, clock):
+    from tests.harness import lease_holder
+    proc, theirs = lease_holder.start(db.url, 'node-1', clock())
+    try:
+        mine = leadership(db, clock, leader.holder_id('node-1'))
+        assert not mine.acquire()               # it runs: not before expiry
+        assert mine.holder_now() == theirs
+        other_host = leadership(db, clock, leader.holder_id('node-2'))
+        proc.kill()
+        proc.wait()
+        # another host cannot tell whether it is gone: it waits
+        assert not other_host.acquire()
+        assert mine.acquire() and mine.new
+        lease = db.get_lease(leader.CONSOLIDATION)
+        assert (lease.holder, lease.acquired_at) == (mine.holder, clock())
+        assert lease.expires_at == clock() + 900.0
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_killed_but_unreaped_holder_counts_as_gone(db, clock):
+    from tests.harness import lease_holder
+    proc, theirs = lease_holder.start(db.url, 'node-1', clock())
+    try:
+        proc.kill()
+        import time
+        for _ in range(200):        # until the kernel made it a zombie
+            if leader._stat(proc.pid)[0] == 'Z':
+                break
+            time.sleep(0.01)
+        assert 'has exited' in leader.gone(theirs, 'node-1')
+        mine = leadership(db, clock, leader.holder_id('node-1'))
+        assert mine.acquire()
+    finally:
+        proc.wait()
+
+
+def test_two_live_controllers_of_one_host_never_take_each_others_lease(
+        db, clock):
+    from tests.harness import lease_holder
+    proc, theirs = lease_holder.start(db.url, 'node-1', clock())
+    try:
+        for _ in range(3):
+            assert not leadership(db, clock,
+                                  leader.holder_id('node-1')).acquire()
+        # and in one process, two holders (this process is alive)
+        proc.kill()
+        proc.wait()
+        first = leadership(db, clock, leader.holder_id('node-1'))
+        second = leadership(db, clock, leader.holder_id('node-1'))
+        assert first.acquire()
+        assert not second.acquire()
+        assert db.get_lease(leader.CONSOLIDATION).holder == first.holder
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_what_cannot_be_checked_is_left_to_expire():
+    child = _sleeper()
+    try:
+        alive = leader.process(child.pid)
+        assert alive is not None and alive.pid == child.pid
+        # alive, same start time: not gone
+        assert leader.gone(_holder_of('h', alive), 'h') is None
+        # the pid runs a process started at another time: pid reused
+        assert 'another process' in leader.gone(
+            _holder_of('h', alive, start=alive.start - 1), 'h')
+    finally:
+        child.kill()
+        child.wait()
+    dead = alive
+    assert leader.gone(_holder_of('h', dead), 'h')     # (or pid reused)
+    # another host name, boot or PID namespace: cannot tell, not gone
+    assert leader.gone(_holder_of('h', dead), 'other') is None
+    assert leader.gone(_holder_of(
+        'h', dead, boot_id='00000000-0000-0000-0000-000000000000'),
+        'h') is None
+    assert leader.gone(_holder_of('h', dead, pidns=dead.pidns + 1),
+                       'h') is None
+    # written without the process fields (older memmut)
+    assert leader.gone('h:%d:0123abcd' % dead.pid, 'h') is None

@@ -80,7 +80,7 @@ def test_vm_list_and_show_history():
     out, client, _ = run(vms.ShowVM, ['u1', '--history', '--history-limit',
                                       '3', '-f', 'json'], vm=dict(VM),
                          vm_history=history)
-    client.vm_history.assert_called_once_with('u1', limit=3)
+    client.vm_history.assert_called_once_with('u1', limit=3, kind=None)
     doc = json.loads(out)
     assert doc['history'] == [{'timestamp': 't', 'wss_kb': 1,
                                'swap_in_kb': 0}]
@@ -107,9 +107,34 @@ def test_vm_show_what_badis_learned():
                                            'pinned_kb': 73728}]
 
 
-def test_client_asks_for_the_microversion_with_pinned_fields():
+def test_vm_show_history_with_rollups():
+    # microversion 1.3: the history goes on with rolled-up intervals, each
+    # marked kind rollup and showing its own figures
+    history = [
+        {'kind': 'rollup', 'timestamp': 't0', 'interval_start': 's',
+         'interval_end': 'e', 'samples': 5, 'host': 'compute-1',
+         'booked_kb': 8, 'wss_max_kb': 6, 'wss_max_avg_kb': 7,
+         'cpu_used_s': 240.0, 'cpu_spent_s': 240.0, 'cpu_mean_cores': 1.0,
+         'cpu_peak_cores': 1.5},
+        {'kind': 'sample', 'timestamp': 't1', 'wss_kb': 1,
+         'state': 'running'}]
+    out, client, _ = run(vms.ShowVM, ['u1', '--history', '-f', 'json'],
+                         vm=dict(VM), vm_history=history)
+    assert json.loads(out)['history'] == [
+        {'kind': 'rollup', 'timestamp': 't0', 'wss_max_avg_kb': 7,
+         'interval_start': 's', 'interval_end': 'e', 'samples': 5,
+         'wss_max_kb': 6, 'cpu_mean_cores': 1.0, 'cpu_peak_cores': 1.5},
+        {'kind': 'sample', 'timestamp': 't1', 'wss_kb': 1}]
+    out, client, _ = run(vms.ShowVM, ['u1', '--history', '--history-kind',
+                                      'rollup', '-f', 'json'],
+                         vm=dict(VM), vm_history=history[:1])
+    client.vm_history.assert_called_once_with('u1', limit=20,
+                                              kind='rollup')
+
+
+def test_client_asks_for_the_microversion_with_rollups():
     from memmut.api import microversion
-    assert client_mod.MICROVERSION == str(microversion.MAX_VERSION) == '1.2'
+    assert client_mod.MICROVERSION == str(microversion.MAX_VERSION) == '1.3'
 
 
 @pytest.mark.parametrize('argv,dry_run', [([], None), (['--dry-run'], True),
