@@ -10,7 +10,9 @@ State machine (``remote_allocations.state``)::
         \\--failed--> failed                        |
     granted/active --release--> releasing --freed--> released
     granted/active --reclaim--> reclaiming --detached--> releasing
+    reclaiming --freed--> released      (the lender's reclaim timeout)
     any open state --lender_dead--> failed
+    any lent state --failed--> failed   (the client's slab failed)
 
 - ``requested``: the row exists, LMC_alloc to the lender is in flight.
 - ``granted``: the lender prepared the slab; the client got its device and
@@ -19,7 +21,9 @@ State machine (``remote_allocations.state``)::
 - ``releasing``: nobody will use it any more; the lender has to free it
   (LMC_release), which it confirms by answering or by reporting it gone.
 - ``reclaiming``: the lender wants it back; the client has to stop using
-  it (LMC_reclaim) before the lender may free it.
+  it (LMC_reclaim) before the lender may free it, or the lender frees it
+  on its own after ``[mutualization] reclaim_timeout`` (the client then
+  serves the slab's pages from its backup file at its next access).
 - ``released``, ``refused``, ``failed``: closed, nothing is lent.
 
 Events not in :data:`TRANSITIONS` for a state are illegal and raise
@@ -48,7 +52,9 @@ LENT_STATES = (GRANTED, ACTIVE, RELEASING, RECLAIMING)
 # Events: what the controller learnt.
 E_GRANTED = 'granted'           # LMC_alloc answered with a device
 E_REFUSED = 'refused'           # LMC_alloc answered no
-E_FAILED = 'failed'             # LMC_alloc unanswered, or cut by a restart
+E_FAILED = 'failed'             # LMC_alloc unanswered, cut by a restart,
+#                                 or the client's slab failed (GMC_release
+#                                 with ``failed``: lender or link dead)
 E_IN_USE = 'in_use'             # the client reports it uses the slab
 E_RELEASE = 'release'           # GMC_release, or nobody uses it
 E_RECLAIM = 'reclaim'           # GMC_reclaim by the lender
@@ -68,18 +74,25 @@ TRANSITIONS = {
     (GRANTED, E_RELEASE): RELEASING,
     (GRANTED, E_RECLAIM): RECLAIMING,
     (GRANTED, E_LENDER_DEAD): FAILED,
+    (GRANTED, E_FAILED): FAILED,
     (ACTIVE, E_IN_USE): ACTIVE,
     (ACTIVE, E_RELEASE): RELEASING,
     (ACTIVE, E_RECLAIM): RECLAIMING,
     (ACTIVE, E_LENDER_DEAD): FAILED,
+    (ACTIVE, E_FAILED): FAILED,
     # A client that releases while the lender reclaims just ends sooner.
     (RECLAIMING, E_RELEASE): RELEASING,
     (RECLAIMING, E_DETACHED): RELEASING,
     (RECLAIMING, E_RECLAIM): RECLAIMING,
     (RECLAIMING, E_LENDER_DEAD): FAILED,
+    (RECLAIMING, E_FAILED): FAILED,
+    # The lender gave up waiting for the client (reclaim_timeout) and
+    # deleted the slab: nothing is lent any more.
+    (RECLAIMING, E_FREED): RELEASED,
     (RELEASING, E_RELEASE): RELEASING,
     (RELEASING, E_FREED): RELEASED,
     (RELEASING, E_LENDER_DEAD): FAILED,
+    (RELEASING, E_FAILED): FAILED,
 }
 
 
@@ -203,11 +216,16 @@ def reconcile(allocs, hosts, now, down_after, grace):
     - the lender is down: ``lender_dead`` (closed as failed);
     - ``requested`` for longer than ``grace``: the LMC_alloc never came
       back (a controller restarted in the middle): ``failed``;
-    - ``granted``/``active``: the client is down, or up and has not
+    - ``granted``/``active``: the lender no longer lists it ``grace`` s
+      after the last transition (its memstore restarted, or it deleted
+      the slab on its own): ``failed``, and the client is told;
+      the client is down, or up and has not
       listed it ``grace`` s after the last transition: ``release`` (an
       allocation nobody uses); listed by the client: ``in_use`` (once);
     - ``reclaiming`` and the client no longer lists it, or is down:
-      ``detached``;
+      ``detached``; else the lender no longer lists it (it deleted the
+      slab after its reclaim timeout): ``freed`` (a client still listing
+      it is then an orphan, told to let go);
     - ``releasing`` and the lender no longer lists it: ``freed``.
 
     ``orphans`` are ``(host, role, allocation_id)``: a slab a lender
@@ -236,8 +254,15 @@ def reconcile(allocs, hosts, now, down_after, grace):
             continue
         known = client.attachments is not None
         uses = known and aid in client.attachments
+        lender_lost = (lender.exports is not None and
+                       aid not in lender.exports)
         if a.state in (GRANTED, ACTIVE):
-            if not client_up:
+            if lender_lost and waited:
+                # its memstore restarted, or it deleted the slab after a
+                # reclaim nobody answered: nothing is lent any more
+                events.append((aid, E_FAILED, 'lender %s no longer holds '
+                               'it' % a.server_host))
+            elif not client_up:
                 events.append((aid, E_RELEASE,
                                'client %s is down' % a.client_host))
             elif uses:
@@ -251,8 +276,12 @@ def reconcile(allocs, hosts, now, down_after, grace):
             if not client_up or (known and not uses):
                 events.append((aid, E_DETACHED, 'client %s no longer uses '
                                'it' % a.client_host))
+            elif lender_lost:
+                events.append((aid, E_FREED, 'lender %s deleted it before '
+                               'the client let go (reclaim timeout)'
+                               % a.server_host))
         elif a.state == RELEASING:
-            if lender.exports is not None and aid not in lender.exports:
+            if lender_lost:
                 events.append((aid, E_FREED, 'lender %s no longer holds it'
                                % a.server_host))
     orphans = []
