@@ -232,7 +232,9 @@ def reconcile(allocs, hosts, now, down_after, grace):
     exports (role ``server``) or a device a client uses (role ``client``)
     for an allocation that is not open here. The lender must free it, the
     client stop using it. Hosts whose agents do not list their allocations
-    (None) are never judged on what they do not say.
+    (None) are never judged on what they do not say, nor is an allocation
+    on lists received before its last transition
+    (:meth:`HostView.lists_since`).
     """
     events = []
     open_ids = {a.allocation_id for a in allocs}
@@ -252,9 +254,11 @@ def reconcile(allocs, hosts, now, down_after, grace):
                 events.append((aid, E_FAILED, 'LMC_alloc to %s never '
                                'answered' % a.server_host))
             continue
-        known = client.attachments is not None
+        known = (client.attachments is not None and
+                 client.lists_since(a.updated_at))
         uses = known and aid in client.attachments
         lender_lost = (lender.exports is not None and
+                       lender.lists_since(a.updated_at) and
                        aid not in lender.exports)
         if a.state in (GRANTED, ACTIVE):
             if lender_lost and waited:
@@ -297,12 +301,26 @@ def reconcile(allocs, hosts, now, down_after, grace):
 
 
 class HostView:
-    """What the controller knows of one host for reconciliation."""
+    """What the controller knows of one host for reconciliation.
 
-    def __init__(self, last_heard=None, exports=None, attachments=None):
+    ``listed_at`` is when (controller clock) the controller received the
+    report its ``exports`` and ``attachments`` come from, in this run of
+    the controller (None: none yet; default: ``last_heard``). Lists older
+    than an allocation's last transition do not judge it: after a
+    controller restart the stored lists predate what happened just before
+    the crash.
+    """
+
+    def __init__(self, last_heard=None, exports=None, attachments=None,
+                 listed_at=-1.0):
         self.last_heard = last_heard
         self.exports = exports
         self.attachments = attachments
+        self.listed_at = last_heard if listed_at == -1.0 else listed_at
+
+    def lists_since(self, t):
+        """True when this host's lists were received at or after ``t``."""
+        return self.listed_at is not None and self.listed_at >= t
 
 
 # -- credentials --------------------------------------------------------------

@@ -98,6 +98,9 @@ class GlobalProtocol:
         # hosts on receive times from before its start would close every
         # allocation after any outage longer than host_down_after.
         self.started_at = clock()
+        # host -> when this run received its newest lists of slabs (the
+        # stored lists may predate a crash: al.HostView.listed_at)
+        self._listed_at = {}
 
     # -- checks -------------------------------------------------------------
 
@@ -132,6 +135,13 @@ class GlobalProtocol:
             return self._refuse('Report %s/%d of %s' % (
                 report.boot_id, report.seq, report.host), sender, problem)
         return None
+
+    def note_lists(self, report):
+        """A stored report listed the host's slabs (RPC 1.3): from now on
+        reconciliation may judge allocations on them."""
+        if report.remote_exports is not None or \
+                report.remote_attachments is not None:
+            self._listed_at[report.host] = self._clock()
 
     # -- GMC_inform ---------------------------------------------------------
 
@@ -380,7 +390,8 @@ class GlobalProtocol:
         now = self._clock()
         c = self._conf.controller
         hosts = {h.name: al.HostView(max(h.updated_at, self.started_at),
-                                     h.remote_exports, h.remote_attachments)
+                                     h.remote_exports, h.remote_attachments,
+                                     listed_at=self._listed_at.get(h.name))
                  for h in self._db.list_hosts()}
         open_allocs = self._db.list_remote_allocations(state=al.OPEN_STATES)
         events, orphans = al.reconcile(open_allocs, hosts, now,

@@ -184,3 +184,21 @@ def test_reconcile_reclaim_the_lender_ended_on_its_own():
     # once closed, the client's listing is an orphan it is told about
     _, orphans = _events([], hosts)
     assert ('c', 'client', 'k') in orphans
+
+
+def test_reconcile_does_not_judge_on_lists_older_than_the_allocation():
+    """After a controller restart the stored lists predate what happened
+    just before the crash (a slab made, a grant not yet attached): an
+    allocation is judged only on lists received after its last
+    transition."""
+    old = {'s': al.HostView(NOW, [], [], listed_at=NOW - GRACE - 1),
+           'c': al.HostView(NOW, [], [], listed_at=None)}
+    allocs = [Alloc('g', al.GRANTED, NOW - GRACE),
+              Alloc('k', al.RECLAIMING, NOW - GRACE),
+              Alloc('r', al.RELEASING, NOW - GRACE)]
+    assert _events(allocs, old) == ([], [])
+    fresh = {'s': al.HostView(NOW, [], [], listed_at=NOW),
+             'c': al.HostView(NOW, [], [], listed_at=NOW)}
+    events, _ = _events(allocs, fresh)
+    assert [(e[0], e[1]) for e in events] == [
+        ('g', al.E_FAILED), ('k', al.E_DETACHED), ('r', al.E_FREED)]
