@@ -216,12 +216,12 @@ def reconcile(allocs, hosts, now, down_after, grace):
     - the lender is down: ``lender_dead`` (closed as failed);
     - ``requested`` for longer than ``grace``: the LMC_alloc never came
       back (a controller restarted in the middle): ``failed``;
-    - ``granted``/``active``: the lender no longer lists it ``grace`` s
-      after the last transition (its memstore restarted, or it deleted
-      the slab on its own): ``failed``, and the client is told;
-      the client is down, or up and has not
+    - ``granted``/``active``: the client is down, or up and has not
       listed it ``grace`` s after the last transition: ``release`` (an
-      allocation nobody uses); listed by the client: ``in_use`` (once);
+      allocation nobody uses); else the lender no longer lists it
+      ``grace`` s after the last transition (its memstore restarted, or
+      it deleted the slab on its own): ``failed``, and the client is
+      told; else listed by the client: ``in_use`` (once);
     - ``reclaiming`` and the client no longer lists it, or is down:
       ``detached``; else the lender no longer lists it (it deleted the
       slab after its reclaim timeout): ``freed`` (a client still listing
@@ -261,20 +261,19 @@ def reconcile(allocs, hosts, now, down_after, grace):
                        lender.lists_since(a.updated_at) and
                        aid not in lender.exports)
         if a.state in (GRANTED, ACTIVE):
-            if lender_lost and waited:
+            if not client_up:
+                events.append((aid, E_RELEASE,
+                               'client %s is down' % a.client_host))
+            elif known and not uses and waited:
+                events.append((aid, E_RELEASE, 'client %s does not use it'
+                               % a.client_host))
+            elif lender_lost and waited:
                 # its memstore restarted, or it deleted the slab after a
                 # reclaim nobody answered: nothing is lent any more
                 events.append((aid, E_FAILED, 'lender %s no longer holds '
                                'it' % a.server_host))
-            elif not client_up:
-                events.append((aid, E_RELEASE,
-                               'client %s is down' % a.client_host))
-            elif uses:
-                if a.state == GRANTED:
-                    events.append((aid, E_IN_USE, 'client %s uses it'
-                                   % a.client_host))
-            elif known and waited:
-                events.append((aid, E_RELEASE, 'client %s does not use it'
+            elif uses and a.state == GRANTED:
+                events.append((aid, E_IN_USE, 'client %s uses it'
                                % a.client_host))
         elif a.state == RECLAIMING:
             if not client_up or (known and not uses):

@@ -17,7 +17,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 
 import pytest
 

@@ -286,13 +286,16 @@ def _agents(conf_host, remote_memory, books=None):
     return agent
 
 
-def _report(db, host, seq, remote_memory, reservoir_kb):
-    db.store_report(objects.HostReport(
+def _report(gp, db, host, seq, remote_memory, reservoir_kb):
+    """Store a report as the controller's RPC endpoint does."""
+    report = objects.HostReport(
         host=host, boot_id='b', seq=seq, timestamp=time.time(),
         hypervisor='sim', memory_total_kb=1 << 22, memory_free_kb=1 << 21,
         cpu_count=2, cpu_util=0.1, reservoir_kb=reservoir_kb,
         remote_exports=remote_memory.exports(),
-        remote_attachments=remote_memory.attachments()))
+        remote_attachments=remote_memory.attachments())
+    if db.store_report(report):
+        gp.note_lists(report)
 
 
 def test_lender_reclaims_under_load(memstore_binary, short_dir, tmp_path):
@@ -352,8 +355,8 @@ def _reclaim(lender_ms, client_ms, tmp_path):
 
     def reports():
         n = next(seq)
-        _report(db, 's', n, lender.remote, books.reservoir_kb)
-        _report(db, 'c', n, client.remote, 0)
+        _report(gp, db, 's', n, lender.remote, books.reservoir_kb)
+        _report(gp, db, 'c', n, client.remote, 0)
     reports()
     pages = 1024
     sock = client_ms.socket_path('vm1')

@@ -201,4 +201,4 @@ def test_reconcile_does_not_judge_on_lists_older_than_the_allocation():
              'c': al.HostView(NOW, [], [], listed_at=NOW)}
     events, _ = _events(allocs, fresh)
     assert [(e[0], e[1]) for e in events] == [
-        ('g', al.E_FAILED), ('k', al.E_DETACHED), ('r', al.E_FREED)]
+        ('g', al.E_RELEASE), ('k', al.E_DETACHED), ('r', al.E_FREED)]
