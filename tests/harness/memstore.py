@@ -109,7 +109,7 @@ class MemstoreProcess:
         os.makedirs(self.state_dir, exist_ok=True)
         os.makedirs(self.socket_dir, exist_ok=True)
         args = self.wrapper + [self.binary, '--state-dir', self.state_dir,
-                '--socket-dir', self.socket_dir]
+                               '--socket-dir', self.socket_dir]
         if self.host_quota is not None:
             args += ['--host-quota', str(int(self.host_quota))]
         if self.bucket_pages is not None:
