@@ -12,6 +12,9 @@ checking every page. Then the lender dies:
   no reset, no FIN; a's request waits for ``--remote-timeout``, 0.2 s, the
   production default of ``[memstore] remote_timeout``).
 
+Each kind also runs with an idle client (``-idle``: no reader; the
+slab's worker notices the death by its keepalive ping, every 250 ms).
+
 Per kill:
 
 * **time to backup**: from the kill until a's memstore detached the slab
@@ -58,7 +61,7 @@ PORT = 10809
 KEY = '6b' * 32
 REMOTE_TIMEOUT = 0.2
 GOAL_S = 1.0
-CASES = ('sigkill', 'link-cut')
+CASES = ('sigkill', 'link-cut', 'sigkill-idle', 'link-cut-idle')
 
 
 def page(p):
@@ -138,7 +141,10 @@ def one_kill(binary, tmp, case, n):
         if st['counters']['remote_skipped_pages'] or \
                 st['export']['remote_pages'] != PAGES:
             raise RuntimeError('not every page is on the slab: %s' % st)
+        idle = case.endswith('-idle')
         reader = Reader(sock)
+        if idle:
+            reader.stop.set()
         reader.start()
         time.sleep(0.3)
         if a.slabs()['attached'][0]['state'] != 'attached':
@@ -149,7 +155,7 @@ def one_kill(binary, tmp, case, n):
             return None
         remote_before = a.stats('vm')['counters']['remote_hit_pages']
         killed = time.time()
-        if case == 'sigkill':
+        if case.startswith('sigkill'):
             lender.kill()
         else:
             subprocess.run(['ip', '-n', bed.switch, 'link', 'set',
@@ -194,8 +200,9 @@ def markdown(result):
     lines = ['# Remote memory: a lender\'s death (issue 18)', '',
              'Command: `%s`' % result['command'], '',
              'Each kill on a fresh bed (plain veth); the client reads '
-             '16-page runs in a loop during it. `--remote-timeout` %.1f s.'
-             % REMOTE_TIMEOUT, '']
+             '16-page runs in a loop during it (`-idle`: the client does '
+             'nothing; the slab\'s worker pings every 250 ms). '
+             '`--remote-timeout` %.1f s.' % REMOTE_TIMEOUT, '']
     rows = []
     for case, s in result['summary'].items():
         rows.append([case, s['n'],
@@ -236,6 +243,8 @@ def main(argv=None):
                     help='SIGKILLs of the lender')
     ap.add_argument('--cuts', type=int, default=10,
                     help='link cuts of the lender')
+    ap.add_argument('--idle', type=int, default=5,
+                    help='SIGKILLs and link cuts each with an idle client')
     ap.add_argument('--seed', type=int, default=18)
     ap.add_argument('--out', default=RESULTS)
     args = ap.parse_args(argv)
@@ -246,7 +255,9 @@ def main(argv=None):
     binary = memstore_process.find_binary()
     rec = discipline.Record(seed=args.seed)
     pairs = ([('sigkill', i) for i in range(args.kills)] +
-             [('link-cut', i) for i in range(args.cuts)])
+             [('link-cut', i) for i in range(args.cuts)] +
+             [(c, i) for c in ('sigkill-idle', 'link-cut-idle')
+              for i in range(args.idle)])
     order = discipline.case_order(pairs, 1, args.seed)
     rec.orders['kills'] = [list(p) for p, _ in order]
     tmp = tempfile.mkdtemp(prefix='brf', dir='/tmp')
@@ -287,8 +298,8 @@ def main(argv=None):
                         else 'not met')
         summary[case] = s
     result = {'command': 'python -m tests.benchmarks.bench_remote_failure '
-                         '--kills %d --cuts %d --seed %d'
-                         % (args.kills, args.cuts, args.seed),
+                         '--kills %d --cuts %d --idle %d --seed %d'
+                         % (args.kills, args.cuts, args.idle, args.seed),
               'remote_timeout_s': REMOTE_TIMEOUT, 'pages': PAGES,
               'goal_s': GOAL_S, 'runs': runs, 'spurious': spurious,
               'summary': summary, 'discipline': rec.as_dict()}
