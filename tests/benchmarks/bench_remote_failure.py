@@ -205,11 +205,14 @@ def markdown(result):
              '`--remote-timeout` %.1f s.' % REMOTE_TIMEOUT, '']
     rows = []
     for case, s in result['summary'].items():
+        idle = case.endswith('-idle')       # no reads: no longest read
         rows.append([case, s['n'],
                      discipline.fmt(s['to_backup_s'], '.1f', 1e3, ' ms'),
                      '%.1f ms' % (s['to_backup_s']['max'] * 1e3),
-                     discipline.fmt(s['longest_read_s'], '.1f', 1e3, ' ms'),
-                     '%.1f ms' % (s['longest_read_s']['max'] * 1e3),
+                     '—' if idle else discipline.fmt(
+                         s['longest_read_s'], '.1f', 1e3, ' ms'),
+                     '—' if idle else '%.1f ms' % (
+                         s['longest_read_s']['max'] * 1e3),
                      s['lost_pages'], s['verdict']])
     lines.append(discipline.markdown_table(
         ['lender death', 'kills', 'time to backup (mean ± 95 %)', 'max',
