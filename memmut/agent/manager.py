@@ -222,12 +222,13 @@ class AgentManager:
             return
         plan = getattr(result, 'plan', None)
         unmet = dict(plan.unmet_kb) if plan is not None else None
-        if plan is not None:
-            self.local_unmet_kb = sum(unmet.values())
+        # a round that planned nothing knows of no unmet demand
+        self.local_unmet_kb = sum(unmet.values()) if unmet else 0
         books = self._books()
         try:
-            if plan is not None:
-                self.lender.step(self.local_unmet_kb)
+            # every round, so a reclaim times out even in rounds that
+            # planned nothing (they ask for nothing new)
+            self.lender.step(self.local_unmet_kb)
             if unmet and books is not None and books.exports:
                 # a host that lends takes its own memory back before it
                 # borrows any (the lender's reclaim above)
