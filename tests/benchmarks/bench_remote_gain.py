@@ -29,6 +29,9 @@ Boots guests: run as root under the TCG lock, one benchmark at a time:
     flock /tmp/memmut-tcg.lock python -m tests.benchmarks.bench_remote_gain
     # -> tests/benchmarks/results/remote_gain.json and .md
 
+Status: written at the end of a session and not run yet (no TCG slot
+was left): expect to debug it on its first run.
+
 What TCG cannot show: under KVM a guest's page fault costs microseconds
 and the swap device's latency dominates; under TCG the emulated CPU is
 tens of times slower, so the device's share of the completion time, and
