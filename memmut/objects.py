@@ -218,6 +218,10 @@ class AllocationRef(Message):
     """GMC_release / LMC_release / LMC_reclaim: names one allocation."""
     allocation_id: str
     reason: str = ''
+    # GMC_release only (controller RPC 1.5): the client's memstore found
+    # the slab dead (lender or link gone), so the allocation ends as
+    # failed, not released. Older controllers ignore it and release.
+    failed: bool = False
 
 
 @dataclasses.dataclass
@@ -225,6 +229,10 @@ class ReclaimRequest(Message):
     """GMC_reclaim: a server LMC wants ``size_kb`` of its memory back."""
     server_host: str
     size_kb: int
+    # Controller RPC 1.5: the allocations the lender chose to take back
+    # (it deletes exactly those after its reclaim timeout, so both sides
+    # must mean the same ones). None: the GMC chooses, largest first.
+    allocation_ids: typing.Optional[typing.List[str]] = None
 
 
 @dataclasses.dataclass

@@ -27,6 +27,7 @@ from oslo_log import log as logging
 from memmut import objects
 from memmut import plugins
 from memmut.agent.wss import pipeline
+from memmut.agent import lender as lendermod
 from memmut.agent import remote
 from memmut.agent import rpcapi
 from memmut.agent.wss import swap_monitors as swapmod
@@ -71,15 +72,23 @@ class AgentManager:
         # The data plane of remote memory: memstore's slabs when memstore
         # is enabled (memmut.agent.remote); lent slabs are booked in the
         # local controller's books.
-        self.remote = remote.make(
-            conf, self.host,
-            books=lambda: getattr(self.balloon_controller, 'books', None))
+        self.remote = remote.make(conf, self.host, books=self._books)
         # The client side: ask other hosts only for what local
         # mutualization leaves unmet, up to [mutualization] remote_cap_kb.
         self.remote_policy = remote.RemoteClientPolicy(
             self.host, self.remote, controller_api,
             conf.mutualization.remote_cap_kb,
             timeout=conf.agent.report_timeout)
+        # The lender side: slabs this host lends come back (GMC_reclaim)
+        # when its own VMs lack memory; meanwhile it lends no more.
+        self.lender = lendermod.LenderReclaim(
+            self.host, self.remote, controller_api, self._books,
+            conf.mutualization.reclaim_timeout,
+            rpc_timeout=conf.agent.report_timeout)
+        self.local_unmet_kb = 0
+
+    def _books(self):
+        return getattr(self.balloon_controller, 'books', None)
 
     def _memstore_read(self, vm):
         """A VM's memstore swap monitor; None (the estimators then fall back
@@ -212,10 +221,19 @@ class AgentManager:
             LOG.warning('Balloon changes skipped this poll: %s', e)
             return
         plan = getattr(result, 'plan', None)
+        unmet = dict(plan.unmet_kb) if plan is not None else None
+        # a round that planned nothing knows of no unmet demand
+        self.local_unmet_kb = sum(unmet.values()) if unmet else 0
+        books = self._books()
         try:
-            self.remote_policy.step(
-                dict(plan.unmet_kb) if plan is not None else None,
-                {vm.uuid for vm in vms})
+            # every round, so a reclaim times out even in rounds that
+            # planned nothing (they ask for nothing new)
+            self.lender.step(self.local_unmet_kb)
+            if unmet and books is not None and books.exports:
+                # a host that lends takes its own memory back before it
+                # borrows any (the lender's reclaim above)
+                unmet = None
+            self.remote_policy.step(unmet, {vm.uuid for vm in vms})
         except Exception:
             # remote memory is an extra: never let it stop the poll
             LOG.exception('Remote memory policy failed this poll')
@@ -271,6 +289,14 @@ class AgentManager:
         request = objects.LmcAllocRequest.from_primitive(request)
         reason = remote.alloc_problem(request, self.host,
                                       self._reservoir_kb())
+        if reason is None and (self.local_unmet_kb > 0 or
+                               self.lender.pending):
+            # seed 004: the reservoir serves other hosts only when every
+            # local VM is satisfied
+            reason = ('host %s needs its memory for its own VMs (%d KiB '
+                      'unmet, %d KiB being reclaimed)'
+                      % (self.host, self.local_unmet_kb,
+                         self.lender.reclaiming_kb()))
         if reason is None:
             try:
                 device = self.remote.export(request)

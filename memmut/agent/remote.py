@@ -73,6 +73,12 @@ class RemoteMemory(abc.ABC):
         """Allocation ids of the slabs this host's VMs use; None if
         unknown."""
 
+    def failed(self):
+        """Allocation ids of attached slabs the data plane found dead
+        (lender or link gone; their pages now come from the backup file).
+        A backend that cannot tell says none."""
+        return []
+
 
 class NoRemoteMemory(RemoteMemory):
     """No remote tier (memstore does not have one yet): refuse to lend or
@@ -246,6 +252,11 @@ class MemstoreRemoteMemory(RemoteMemory):
         return None if slabs is None else sorted(
             s['id'] for s in slabs['attached'] if s['state'] == 'attached')
 
+    def failed(self):
+        slabs = self._slabs()
+        return [] if slabs is None else sorted(
+            s['id'] for s in slabs['attached'] if s['state'] == 'failed')
+
 
 def make(conf, host, books=None, client=None):
     """The :class:`RemoteMemory` this agent's configuration asks for."""
@@ -269,7 +280,8 @@ class RemoteClientPolicy:
 
     * a slab whose allocation this agent holds but memstore no longer lists
       as attached (it failed, or a reclaim detached it) is released
-      (``GMC_release``), and forgotten;
+      (``GMC_release``; marked ``failed`` when memstore found it dead, so
+      the controller closes it as failed), and forgotten;
     * a VM with no unmet demand gives back all its allocations; one whose
       unmet demand fell below what it holds gives back its newest ones
       while they are not needed;
@@ -290,12 +302,13 @@ class RemoteClientPolicy:
     def held_kb(self, vm_uuid):
         return sum(kb for _, kb in self.held.get(vm_uuid, ()))
 
-    def _release(self, vm_uuid, allocation_id, reason):
+    def _release(self, vm_uuid, allocation_id, reason, failed=False):
         self.remote.detach(allocation_id)
         try:
             reply = self.controller.gmc_release(
                 objects.AllocationRef(allocation_id=allocation_id,
-                                      reason=reason), timeout=self.timeout)
+                                      reason=reason, failed=failed),
+                timeout=self.timeout)
         except messaging.MessagingException as e:
             LOG.warning('GMC_release %s failed (%s); the controller closes '
                         'it when reports stop listing it', allocation_id, e)
@@ -341,14 +354,18 @@ class RemoteClientPolicy:
         if self.cap_kb <= 0 and not self.held:
             return
         attached = self.remote.attachments()
+        failed = set(self.remote.failed()) if self.held else set()
         for vm_uuid in list(self.held):
             keep = []
             for aid, kb in self.held[vm_uuid]:
                 if vm_uuid not in vms:
                     self._release(vm_uuid, aid, 'the VM left this host')
+                elif aid in failed:
+                    # closed as failed at the controller (RPC 1.5)
+                    self._release(vm_uuid, aid, 'slab failed: lender or '
+                                  'link down', failed=True)
                 elif attached is not None and aid not in attached:
-                    self._release(vm_uuid, aid, 'slab detached (failed or '
-                                                'reclaimed)')
+                    self._release(vm_uuid, aid, 'slab detached (reclaimed)')
                 else:
                     keep.append((aid, kb))
             self.held[vm_uuid] = keep

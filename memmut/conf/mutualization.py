@@ -84,6 +84,16 @@ opts = [
                     'mutualization cannot cover a VM\'s demand, and '
                     'releases it when the demand falls. Needs [memstore] '
                     'enabled. 0: never ask for remote memory.'),
+    cfg.FloatOpt('reclaim_timeout',
+                 default=30.0,
+                 min=0.0,
+                 help='Seconds a lender waits, after asking the controller '
+                      'to take back memory it lends (GMC_reclaim, because '
+                      'its own VMs need it), for the client to let go of '
+                      'the slab. After that it deletes the slab itself: '
+                      'the client loses no page (every page of a slab is '
+                      'also in its backup file) and the controller closes '
+                      'the allocation from the lender\'s next report.'),
 ]
 
 

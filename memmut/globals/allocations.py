@@ -10,7 +10,9 @@ State machine (``remote_allocations.state``)::
         \\--failed--> failed                        |
     granted/active --release--> releasing --freed--> released
     granted/active --reclaim--> reclaiming --detached--> releasing
+    reclaiming --freed--> released      (the lender's reclaim timeout)
     any open state --lender_dead--> failed
+    any lent state --failed--> failed   (the client's slab failed)
 
 - ``requested``: the row exists, LMC_alloc to the lender is in flight.
 - ``granted``: the lender prepared the slab; the client got its device and
@@ -19,7 +21,9 @@ State machine (``remote_allocations.state``)::
 - ``releasing``: nobody will use it any more; the lender has to free it
   (LMC_release), which it confirms by answering or by reporting it gone.
 - ``reclaiming``: the lender wants it back; the client has to stop using
-  it (LMC_reclaim) before the lender may free it.
+  it (LMC_reclaim) before the lender may free it, or the lender frees it
+  on its own after ``[mutualization] reclaim_timeout`` (the client then
+  serves the slab's pages from its backup file at its next access).
 - ``released``, ``refused``, ``failed``: closed, nothing is lent.
 
 Events not in :data:`TRANSITIONS` for a state are illegal and raise
@@ -48,7 +52,9 @@ LENT_STATES = (GRANTED, ACTIVE, RELEASING, RECLAIMING)
 # Events: what the controller learnt.
 E_GRANTED = 'granted'           # LMC_alloc answered with a device
 E_REFUSED = 'refused'           # LMC_alloc answered no
-E_FAILED = 'failed'             # LMC_alloc unanswered, or cut by a restart
+E_FAILED = 'failed'             # LMC_alloc unanswered, cut by a restart,
+#                                 or the client's slab failed (GMC_release
+#                                 with ``failed``: lender or link dead)
 E_IN_USE = 'in_use'             # the client reports it uses the slab
 E_RELEASE = 'release'           # GMC_release, or nobody uses it
 E_RECLAIM = 'reclaim'           # GMC_reclaim by the lender
@@ -68,18 +74,25 @@ TRANSITIONS = {
     (GRANTED, E_RELEASE): RELEASING,
     (GRANTED, E_RECLAIM): RECLAIMING,
     (GRANTED, E_LENDER_DEAD): FAILED,
+    (GRANTED, E_FAILED): FAILED,
     (ACTIVE, E_IN_USE): ACTIVE,
     (ACTIVE, E_RELEASE): RELEASING,
     (ACTIVE, E_RECLAIM): RECLAIMING,
     (ACTIVE, E_LENDER_DEAD): FAILED,
+    (ACTIVE, E_FAILED): FAILED,
     # A client that releases while the lender reclaims just ends sooner.
     (RECLAIMING, E_RELEASE): RELEASING,
     (RECLAIMING, E_DETACHED): RELEASING,
     (RECLAIMING, E_RECLAIM): RECLAIMING,
     (RECLAIMING, E_LENDER_DEAD): FAILED,
+    (RECLAIMING, E_FAILED): FAILED,
+    # The lender gave up waiting for the client (reclaim_timeout) and
+    # deleted the slab: nothing is lent any more.
+    (RECLAIMING, E_FREED): RELEASED,
     (RELEASING, E_RELEASE): RELEASING,
     (RELEASING, E_FREED): RELEASED,
     (RELEASING, E_LENDER_DEAD): FAILED,
+    (RELEASING, E_FAILED): FAILED,
 }
 
 
@@ -205,16 +218,23 @@ def reconcile(allocs, hosts, now, down_after, grace):
       back (a controller restarted in the middle): ``failed``;
     - ``granted``/``active``: the client is down, or up and has not
       listed it ``grace`` s after the last transition: ``release`` (an
-      allocation nobody uses); listed by the client: ``in_use`` (once);
+      allocation nobody uses); else the lender no longer lists it
+      ``grace`` s after the last transition (its memstore restarted, or
+      it deleted the slab on its own): ``failed``, and the client is
+      told; else listed by the client: ``in_use`` (once);
     - ``reclaiming`` and the client no longer lists it, or is down:
-      ``detached``;
+      ``detached``; else the lender no longer lists it (it deleted the
+      slab after its reclaim timeout): ``freed`` (a client still listing
+      it is then an orphan, told to let go);
     - ``releasing`` and the lender no longer lists it: ``freed``.
 
     ``orphans`` are ``(host, role, allocation_id)``: a slab a lender
     exports (role ``server``) or a device a client uses (role ``client``)
     for an allocation that is not open here. The lender must free it, the
     client stop using it. Hosts whose agents do not list their allocations
-    (None) are never judged on what they do not say.
+    (None) are never judged on what they do not say, nor is an allocation
+    on lists received before its last transition
+    (:meth:`HostView.lists_since`).
     """
     events = []
     open_ids = {a.allocation_id for a in allocs}
@@ -234,25 +254,37 @@ def reconcile(allocs, hosts, now, down_after, grace):
                 events.append((aid, E_FAILED, 'LMC_alloc to %s never '
                                'answered' % a.server_host))
             continue
-        known = client.attachments is not None
+        known = (client.attachments is not None and
+                 client.lists_since(a.updated_at))
         uses = known and aid in client.attachments
+        lender_lost = (lender.exports is not None and
+                       lender.lists_since(a.updated_at) and
+                       aid not in lender.exports)
         if a.state in (GRANTED, ACTIVE):
             if not client_up:
                 events.append((aid, E_RELEASE,
                                'client %s is down' % a.client_host))
-            elif uses:
-                if a.state == GRANTED:
-                    events.append((aid, E_IN_USE, 'client %s uses it'
-                                   % a.client_host))
-            elif known and waited:
+            elif known and not uses and waited:
                 events.append((aid, E_RELEASE, 'client %s does not use it'
+                               % a.client_host))
+            elif lender_lost and waited:
+                # its memstore restarted, or it deleted the slab after a
+                # reclaim nobody answered: nothing is lent any more
+                events.append((aid, E_FAILED, 'lender %s no longer holds '
+                               'it' % a.server_host))
+            elif uses and a.state == GRANTED:
+                events.append((aid, E_IN_USE, 'client %s uses it'
                                % a.client_host))
         elif a.state == RECLAIMING:
             if not client_up or (known and not uses):
                 events.append((aid, E_DETACHED, 'client %s no longer uses '
                                'it' % a.client_host))
+            elif lender_lost:
+                events.append((aid, E_FREED, 'lender %s deleted it before '
+                               'the client let go (reclaim timeout)'
+                               % a.server_host))
         elif a.state == RELEASING:
-            if lender.exports is not None and aid not in lender.exports:
+            if lender_lost:
                 events.append((aid, E_FREED, 'lender %s no longer holds it'
                                % a.server_host))
     orphans = []
@@ -268,12 +300,26 @@ def reconcile(allocs, hosts, now, down_after, grace):
 
 
 class HostView:
-    """What the controller knows of one host for reconciliation."""
+    """What the controller knows of one host for reconciliation.
 
-    def __init__(self, last_heard=None, exports=None, attachments=None):
+    ``listed_at`` is when (controller clock) the controller received the
+    report its ``exports`` and ``attachments`` come from, in this run of
+    the controller (None: none yet; default: ``last_heard``). Lists older
+    than an allocation's last transition do not judge it: after a
+    controller restart the stored lists predate what happened just before
+    the crash.
+    """
+
+    def __init__(self, last_heard=None, exports=None, attachments=None,
+                 listed_at=-1.0):
         self.last_heard = last_heard
         self.exports = exports
         self.attachments = attachments
+        self.listed_at = last_heard if listed_at == -1.0 else listed_at
+
+    def lists_since(self, t):
+        """True when this host's lists were received at or after ``t``."""
+        return self.listed_at is not None and self.listed_at >= t
 
 
 # -- credentials --------------------------------------------------------------

@@ -40,6 +40,7 @@ class ControllerManager:
             return {'stored': False, 'refused': problem}
         stored = self.db.store_report(report)
         if stored:
+            self.protocol.note_lists(report)
             LOG.debug('Report %s/%d from %s: %d VMs', report.boot_id,
                       report.seq, report.host, len(report.vms))
         else:

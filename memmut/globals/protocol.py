@@ -98,6 +98,9 @@ class GlobalProtocol:
         # hosts on receive times from before its start would close every
         # allocation after any outage longer than host_down_after.
         self.started_at = clock()
+        # host -> when this run received its newest lists of slabs (the
+        # stored lists may predate a crash: al.HostView.listed_at)
+        self._listed_at = {}
 
     # -- checks -------------------------------------------------------------
 
@@ -132,6 +135,13 @@ class GlobalProtocol:
             return self._refuse('Report %s/%d of %s' % (
                 report.boot_id, report.seq, report.host), sender, problem)
         return None
+
+    def note_lists(self, report):
+        """A stored report listed the host's slabs (RPC 1.3): from now on
+        reconciliation may judge allocations on them."""
+        if report.remote_exports is not None or \
+                report.remote_attachments is not None:
+            self._listed_at[report.host] = self._clock()
 
     # -- GMC_inform ---------------------------------------------------------
 
@@ -283,6 +293,9 @@ class GlobalProtocol:
             self._refuse('GMC_release of %s' % ref.allocation_id, sender,
                          problem)
             return {'released': False, 'reason': problem}
+        if ref.failed:
+            return self._failed(alloc, ref.reason or 'the slab of %s failed'
+                                % sender)
         if alloc.state in al.CLOSED_STATES or \
                 self._move(ref.allocation_id, al.E_RELEASE,
                            ref.reason or 'released by %s' % sender) is None:
@@ -291,14 +304,33 @@ class GlobalProtocol:
         self._free(alloc, ref.reason or 'released by %s' % sender)
         return {'released': True, 'reason': ''}
 
+    def _failed(self, alloc, reason):
+        """The client's memstore found the slab dead (RPC 1.5): closed as
+        failed. The lender is told to free whatever is left of it (its
+        memstore may live and only the link be down); if it cannot be
+        told, its report lists an orphan, freed at reconciliation."""
+        if alloc.state in al.CLOSED_STATES or self._move(
+                alloc.allocation_id, al.E_FAILED, reason) is None:
+            return {'released': False, 'reason': 'allocation is %s'
+                    % alloc.state}
+        LOG.warning('Allocation %s of %s failed at client %s: %s',
+                    alloc.allocation_id, alloc.server_host,
+                    alloc.client_host, reason)
+        self._agents_release(alloc.server_host, alloc.allocation_id, reason)
+        return {'released': True, 'reason': ''}
+
     # -- GMC_reclaim --------------------------------------------------------
 
     def reclaim(self, request, sender=None):
         """Take back allocations of ``server_host`` until size_kb is freed.
 
-        Each one goes reclaiming -> (client detached, LMC_reclaim) ->
-        releasing -> (lender freed, LMC_release) -> released; the KiB that
-        reached released are returned.
+        The allocations are the ones the request names (RPC 1.5: the
+        lender chose them), else the largest first. Each one goes
+        reclaiming -> (client detached, LMC_reclaim) -> releasing ->
+        (lender freed, LMC_release) -> released; the KiB that reached
+        released are returned. One whose client does not answer stays
+        reclaiming: reconciliation tells the client again, and the lender
+        deletes the slab itself after its reclaim timeout.
         """
         problem = (self._sender_problem(sender, request.server_host,
                                         required=True) or
@@ -311,9 +343,13 @@ class GlobalProtocol:
         freed = 0
         allocs = sorted(self._db.list_remote_allocations(
             host=request.server_host, state=(al.GRANTED, al.ACTIVE)),
-            key=lambda a: -a.size_kb)
+            key=lambda a: (-a.size_kb, a.allocation_id))
+        named = request.allocation_ids
+        if named is not None:
+            named = set(named)
+            allocs = [a for a in allocs if a.allocation_id in named]
         for alloc in allocs:
-            if freed >= request.size_kb:
+            if freed >= request.size_kb and named is None:
                 break
             if alloc.server_host != request.server_host:
                 continue
@@ -354,7 +390,8 @@ class GlobalProtocol:
         now = self._clock()
         c = self._conf.controller
         hosts = {h.name: al.HostView(max(h.updated_at, self.started_at),
-                                     h.remote_exports, h.remote_attachments)
+                                     h.remote_exports, h.remote_attachments,
+                                     listed_at=self._listed_at.get(h.name))
                  for h in self._db.list_hosts()}
         open_allocs = self._db.list_remote_allocations(state=al.OPEN_STATES)
         events, orphans = al.reconcile(open_allocs, hosts, now,
@@ -369,21 +406,27 @@ class GlobalProtocol:
             alloc = by_id[aid]
             LOG.info('Reconciled allocation %s (%s -> %s): %s', aid, old,
                      al.next_state(old, event), reason)
-            if event == al.E_LENDER_DEAD:
+            if event == al.E_LENDER_DEAD or (
+                    event == al.E_FAILED and old != al.REQUESTED):
                 # The client must stop using it; its backup file has
                 # every page (doc/source/remote-memory.rst).
-                self._tell_client(alloc, 'lender %s is down'
-                                  % alloc.server_host)
+                self._tell_client(alloc, reason)
             elif event in (al.E_RELEASE, al.E_DETACHED):
                 if event == al.E_RELEASE:
                     self._tell_client(alloc, reason)
                 self._free(alloc, reason)
+        moved = {aid for aid, _ in applied}
         for aid, alloc in by_id.items():
-            # releasing and still held by an answering lender: ask again.
-            if alloc.state == al.RELEASING and \
-                    (aid, al.E_FREED) not in applied and \
-                    (aid, al.E_LENDER_DEAD) not in applied:
+            if aid in moved:
+                continue
+            if alloc.state == al.RELEASING:
+                # still held by an answering lender: ask again
                 self._free(alloc, 'release retried')
+            elif alloc.state == al.RECLAIMING:
+                # the client has not let go yet (its LMC_reclaim was lost
+                # or timed out): tell it again
+                self._tell_client(alloc, 'reclaimed by %s (retried)'
+                                  % alloc.server_host)
         for host, role, aid in orphans:
             LOG.warning('Host %s %s allocation %s, which is not open here; '
                         'telling it to let go', host,

@@ -23,6 +23,14 @@ API version history:
   (``pinned_kb``), why and when it last changed (``pinned_note``,
   ``pinned_at``). Older controllers ignore the new fields; upgrade
   controllers first.
+* 1.5 - Lender-initiated reclaim and slab failures (issue 18):
+  ``gmc_reclaim`` may name the allocations the lender takes back
+  (``allocation_ids``; it deletes exactly those after ``[mutualization]
+  reclaim_timeout``); ``gmc_release`` may say the slab ``failed`` (the
+  client's memstore found the lender or the link dead), which closes the
+  allocation as failed instead of released. Older controllers ignore both
+  fields (the GMC then chooses largest first, and releases); upgrade
+  controllers first.
 """
 
 from oslo_log import log as logging
@@ -32,7 +40,7 @@ from memmut import rpc
 
 LOG = logging.getLogger(__name__)
 
-VERSION = '1.4'
+VERSION = '1.5'
 
 
 class ControllerAPI:

@@ -8,12 +8,16 @@ swap workload through a slab) needs the TCG lock and is not here.
 """
 
 import os
+import random
 import shutil
 import tempfile
+import threading
 import time
 
+import oslo_messaging as messaging
 import pytest
 
+from memmut.agent import lender as lendermod
 from memmut.agent import manager
 from memmut.agent.mutualization import books as bookmod
 from memmut.agent import remote
@@ -200,3 +204,206 @@ def _run(lender_ms, client_ms, tmp_path):
     assert policy.held == {}
     assert db.get_remote_allocation(aid2).state in al.CLOSED_STATES
     nbd.close()
+
+
+# -- lender-initiated reclaim (GMC_reclaim -> LMC_reclaim) -------------------
+
+class LoopRelay(Relay):
+    """Relay to both agents' real LMC handlers; ``deaf`` makes the client
+    miss its LMC_reclaim (a client that does not answer)."""
+
+    def __init__(self, lender, client):
+        super().__init__(lender, client.remote)
+        self.client = client
+        self.deaf = False
+
+    def lmc_reclaim(self, host, ref):
+        if self.deaf:
+            raise messaging.MessagingTimeout('client %s does not answer'
+                                             % host)
+        self.client.lmc_reclaim({}, ref.to_primitive())
+
+
+class LenderShim:
+    """The lender agent's controller RPC client (sender: the lender)."""
+
+    def __init__(self, gp, host):
+        self.gp, self.host = gp, host
+
+    def gmc_reclaim(self, request, timeout=None):
+        return self.gp.reclaim(request, sender=self.host)
+
+
+class Load:
+    """Guest-like traffic on the client's export: writes new versions of
+    random pages and reads random pages back, checking each against the
+    newest version written (one thread: reads and writes in order)."""
+
+    def __init__(self, sock, pages, versions):
+        self.sock, self.pages, self.versions = sock, pages, versions
+        self.stop = threading.Event()
+        self.tally = {'reads': 0, 'writes': 0, 'errors': 0, 'wrong': 0}
+        self.thread = threading.Thread(target=self._run)
+
+    def _run(self):
+        rnd = random.Random(18)
+        c = nbdclient.NBDClient(self.sock).connect()
+        while not self.stop.is_set():
+            p = rnd.randrange(self.pages)
+            if rnd.random() < 0.3:
+                r = self.versions[p] + 1
+                err = c.write(p * PAGE, _page(p, r))
+                self.tally['writes'] += 1
+                if err:
+                    self.tally['errors'] += 1
+                else:
+                    self.versions[p] = r
+            else:
+                err, data = c.read(p * PAGE, PAGE)
+                self.tally['reads'] += 1
+                if err:
+                    self.tally['errors'] += 1
+                elif data != _page(p, self.versions[p]):
+                    self.tally['wrong'] += 1
+        c.close()
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+def _agents(conf_host, remote_memory, books=None):
+    conf = common.private_conf(DEFAULT={'host': conf_host})
+    agent = manager.AgentManager(conf, simulated.SimDriver(conf, vms=[]),
+                                 None)
+    agent.remote = remote_memory
+    if books is not None:
+        agent._reservoir_kb = lambda: books.reservoir_kb
+    return agent
+
+
+def _report(gp, db, host, seq, remote_memory, reservoir_kb):
+    """Store a report as the controller's RPC endpoint does."""
+    report = objects.HostReport(
+        host=host, boot_id='b', seq=seq, timestamp=time.time(),
+        hypervisor='sim', memory_total_kb=1 << 22, memory_free_kb=1 << 21,
+        cpu_count=2, cpu_util=0.1, reservoir_kb=reservoir_kb,
+        remote_exports=remote_memory.exports(),
+        remote_attachments=remote_memory.attachments())
+    if db.store_report(report):
+        gp.note_lists(report)
+
+
+def test_lender_reclaims_under_load(memstore_binary, short_dir, tmp_path):
+    """B's own VMs need the memory it lends: B asks GMC_reclaim, the
+    controller has A detach (LMC_reclaim) and only then B free the slab
+    (LMC_release), while A's export is read and written. Then the same
+    with a client that does not answer: B deletes the slab itself after
+    its reclaim timeout. 0 wrong pages, 0 errors, and the books of A, B
+    and the controller agree."""
+    s_dir, c_dir = os.path.join(short_dir, 's'), os.path.join(short_dir, 'c')
+    lender_ms = process.MemstoreProcess(
+        memstore_binary, s_dir, host_quota=256 << 20,
+        extra_args=['--remote-listen', '127.0.0.1:0']).start()
+    client_ms = process.MemstoreProcess(
+        memstore_binary, c_dir, host_quota=256 << 20,
+        extra_args=['--remote-timeout', '0.5']).start()
+    try:
+        _reclaim(lender_ms, client_ms, tmp_path)
+    finally:
+        for p in (lender_ms, client_ms):
+            p.kill()
+
+
+def _agree(db, books, lender, client, policy, aid, state):
+    """The three parties' books: nothing of ``aid`` anywhere but a closed
+    row at the controller, B's pool whole again."""
+    assert db.get_remote_allocation(aid).state == state
+    assert books.exports == {} and books.pool_kb == 512 * MIB
+    assert lender.remote.exports() == []
+    assert lender.remote.client.slabs()['lent'] == []
+    assert aid not in client.remote.attachments()
+    assert policy.held == {}
+    assert [a for a in db.list_remote_allocations()
+            if a.state in al.OPEN_STATES] == []
+
+
+def _reclaim(lender_ms, client_ms, tmp_path):
+    clock = Clock()
+    url = 'sqlite:///%s' % (tmp_path / 'memmut.sqlite')
+    migration.upgrade(url)
+    db = db_api.Database(url, clock=clock)
+    conf = common.private_conf(DEFAULT={'host': 's'},
+                               controller={'allocation_grace': 1})
+    books = bookmod.Books(total_kb=1024 * MIB, reserve_kb=512 * MIB)
+    lender = _agents('s', remote.MemstoreRemoteMemory(
+        's', lender_ms.client(), books=lambda: books), books)
+    cms = client_ms.client()
+    cms.create_export('vm1', 64 << 20, quota=0)
+    client = _agents('c', remote.MemstoreRemoteMemory('c', cms, timeout=0.5))
+    relay = LoopRelay(lender, client)
+    gp = protocol.GlobalProtocol(db, relay, conf, clock=clock)
+    lender.lender = lendermod.LenderReclaim(
+        's', lender.remote, LenderShim(gp, 's'), lambda: books, 0.5)
+    policy = remote.RemoteClientPolicy(
+        'c', client.remote, ControllerShim(gp, 'c'), cap_kb=8 * MIB)
+    seq = iter(range(1, 1000))
+
+    def reports():
+        n = next(seq)
+        _report(gp, db, 's', n, lender.remote, books.reservoir_kb)
+        _report(gp, db, 'c', n, client.remote, 0)
+    reports()
+    pages = 1024
+    sock = client_ms.socket_path('vm1')
+    nbd = nbdclient.NBDClient(sock).connect()
+    results = {}
+    for case in ('answered', 'timeout'):
+        policy.step({'vm1': 6 * MIB}, {'vm1'})
+        [(aid, _)] = policy.held['vm1']
+        assert books.exports == {aid: 6 * MIB}
+        _fill(nbd, cms, pages, 1)
+        versions = [1] * pages
+        reports()
+        gp.reconcile()
+        assert db.get_remote_allocation(aid).state == al.ACTIVE
+        relay.deaf = case == 'timeout'
+        with Load(sock, pages, versions) as load:
+            time.sleep(0.5)
+            hits = cms.stats('vm1')['counters']['remote_hit_pages']
+            # B's VMs lack 4 MiB: its local controller reclaims
+            assert lender.lender.step(4 * MIB) == [aid]
+            if case == 'answered':
+                # detached at A, then freed at B, within the call
+                assert db.get_remote_allocation(aid).state == al.RELEASED
+                assert books.exports == {}
+                assert lender.lender.pending == {}
+            else:
+                assert db.get_remote_allocation(aid).state == \
+                    al.RECLAIMING
+                assert books.exports == {aid: 6 * MIB}
+                time.sleep(0.6)
+                lender.lender.step(4 * MIB)     # the timeout: B deletes
+                assert books.exports == {}
+            time.sleep(1.0)
+        assert load.tally['wrong'] == 0 and load.tally['errors'] == 0, \
+            load.tally
+        assert load.tally['reads'] > 100 and load.tally['writes'] > 30
+        # every page is still right, now served from A's file
+        for p in range(pages):
+            assert nbd.read(p * PAGE, PAGE) == (0, _page(p, versions[p])), p
+        st = cms.stats('vm1')
+        assert st['export']['remote_pages'] == 0, st
+        reports()
+        gp.reconcile()
+        policy.step(None, {'vm1'})
+        reports()
+        gp.reconcile()
+        _agree(db, books, lender, client, policy, aid, al.RELEASED)
+        results[case] = (hits, load.tally)
+    nbd.close()
+    print('reclaim under load: %s' % results)

@@ -76,7 +76,7 @@ class MemstoreProcess:
 
     def __init__(self, binary, state_dir, socket_dir=None, host_quota=None,
                  bucket_pages=None, log_path=None, extra_args=(),
-                 user=None):
+                 user=None, wrapper=()):
         self.binary = binary
         self.state_dir = state_dir
         self.socket_dir = socket_dir or state_dir
@@ -84,6 +84,9 @@ class MemstoreProcess:
         self.bucket_pages = bucket_pages
         self.extra_args = list(extra_args)
         self.user = user            # uid to run as (tests of permissions)
+        # a command that runs the binary elsewhere and execs it (so the
+        # pid stays the server's), e.g. NetnsBed.command(host, [])
+        self.wrapper = list(wrapper)
         self.log_path = log_path or os.path.join(self.state_dir,
                                                  'memstore.log')
         self.proc = None
@@ -105,8 +108,8 @@ class MemstoreProcess:
     def start(self, timeout=15):
         os.makedirs(self.state_dir, exist_ok=True)
         os.makedirs(self.socket_dir, exist_ok=True)
-        args = [self.binary, '--state-dir', self.state_dir,
-                '--socket-dir', self.socket_dir]
+        args = self.wrapper + [self.binary, '--state-dir', self.state_dir,
+                               '--socket-dir', self.socket_dir]
         if self.host_quota is not None:
             args += ['--host-quota', str(int(self.host_quota))]
         if self.bucket_pages is not None:

@@ -235,3 +235,42 @@ def test_remote_policy_gets_each_rounds_unmet_demand(parts, monkeypatch):
         raise RuntimeError('policy bug')
     monkeypatch.setattr(agent.remote_policy, 'step', boom)
     agent._actuate(vms, 0)      # logged, the poll goes on
+
+
+def test_a_lender_whose_vms_lack_memory_reclaims_and_lends_no_more(
+        parts, monkeypatch):
+    """Local needs first (seed 004): with unmet local demand the lender
+    asks its slabs back (GMC_reclaim), borrows nothing itself, and refuses
+    new LMC_allocs until its VMs are satisfied."""
+    agent, d, ctl = parts
+    from memmut.agent.mutualization import books as bookmod
+    books = bookmod.Books(8 << 20, 1 << 20)
+    books.export('a1', 4096)
+    monkeypatch.setattr(agent, '_books', lambda: books)
+    agent.lender.books = agent._books
+    monkeypatch.setattr(agent, '_reservoir_kb', lambda: books.reservoir_kb)
+    asked, seen = [], []
+    ctl.gmc_reclaim = lambda req, timeout=None: asked.append(req) or 0
+    monkeypatch.setattr(agent.remote_policy, 'step',
+                        lambda unmet, vms: seen.append(unmet))
+
+    class Plan:
+        unmet_kb = {'u1': 2048}
+
+    class Result:
+        plan = Plan()
+    monkeypatch.setattr(agent.balloon_controller, 'step',
+                        lambda vms, est, now: Result())
+    agent._actuate(d.list_vms(), 0)
+    assert [(r.server_host, r.size_kb, r.allocation_ids) for r in asked] \
+        == [(agent.host, 4096, ['a1'])]
+    assert seen == [None]           # it lends: it does not borrow
+    result = _lmc_alloc(agent)
+    assert not result.granted and 'its own VMs' in result.reason
+    # the demand is met again, the reclaim ended: it lends again
+    Plan.unmet_kb = {}
+    books.release_export('a1')
+    agent._actuate(d.list_vms(), 0)
+    assert agent.lender.pending == {} and seen[-1] == {}
+    result = _lmc_alloc(agent)
+    assert 'its own VMs' not in result.reason

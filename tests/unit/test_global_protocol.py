@@ -160,3 +160,63 @@ def test_reclaim_takes_back_largest_first_until_enough(conf, db):
     calls = [c[0] for c in agents.calls]
     # the client detaches first, then the lender frees
     assert calls[3:] == ['reclaim', 'release', 'reclaim', 'release']
+
+
+def test_reclaim_of_named_allocations_takes_exactly_those(conf, db):
+    """RPC 1.5: the lender names the allocations it takes back (it deletes
+    exactly those after its timeout); its others stay, and a name that is
+    not one of its allocations is ignored."""
+    agents = FakeAgents()
+    gp = _gp(_hosts(db, ('s', 10_000), ('c', 0)), agents, conf)
+    small, big = (gp.alloc(_req(s), sender='c').device for s in (1000, 3000))
+    freed = gp.reclaim(objects.ReclaimRequest(
+        server_host='s', size_kb=1000,
+        allocation_ids=[small.allocation_id, 'not-an-allocation']),
+        sender='s')
+    assert freed == 1000
+    state = {a: db.get_remote_allocation(a).state for a in (
+        small.allocation_id, big.allocation_id)}
+    assert state == {small.allocation_id: 'released',
+                     big.allocation_id: 'granted'}
+
+
+def test_a_client_whose_slab_failed_closes_it_as_failed(conf, db):
+    agents = FakeAgents()
+    gp = _gp(_hosts(db, ('s', 4096), ('c', 0)), agents, conf)
+    aid = gp.alloc(_req(), sender='c').device.allocation_id
+    reply = gp.release(objects.AllocationRef(
+        allocation_id=aid, reason='lender down', failed=True), sender='c')
+    assert reply == {'released': True, 'reason': ''}
+    assert db.get_remote_allocation(aid).state == 'failed'
+    # the lender is told to free what may be left of the slab
+    assert agents.calls[-1] == ('release', 's', aid)
+    # a second report of the same failure changes nothing
+    again = gp.release(objects.AllocationRef(allocation_id=aid,
+                                             failed=True), sender='c')
+    assert again['released'] is False
+
+
+def test_a_reclaim_the_client_did_not_answer_is_retried(conf, db):
+    class Deaf(FakeAgents):
+        def lmc_reclaim(self, host, ref):
+            super().lmc_reclaim(host, ref)
+            if len([c for c in self.calls if c[0] == 'reclaim']) == 1:
+                raise messaging.MessagingTimeout('client busy')
+    agents = Deaf()
+    gp = _gp(_hosts(db, ('s', 4096), ('c', 0)), agents, conf)
+    aid = gp.alloc(_req(), sender='c').device.allocation_id
+    assert gp.reclaim(objects.ReclaimRequest(
+        server_host='s', size_kb=1024, allocation_ids=[aid]),
+        sender='s') == 0
+    assert db.get_remote_allocation(aid).state == 'reclaiming'
+    # both still list it: the client is told again at reconciliation
+    db.store_report(objects.HostReport(
+        host='s', boot_id='b', seq=2, timestamp=NOW, hypervisor='sim',
+        memory_total_kb=1 << 24, memory_free_kb=1 << 23, cpu_count=4,
+        cpu_util=0.1, reservoir_kb=4096, remote_exports=[aid]))
+    db.store_report(objects.HostReport(
+        host='c', boot_id='b', seq=2, timestamp=NOW, hypervisor='sim',
+        memory_total_kb=1 << 24, memory_free_kb=1 << 23, cpu_count=4,
+        cpu_util=0.1, reservoir_kb=0, remote_attachments=[aid]))
+    assert gp.reconcile() == []
+    assert agents.calls[-1] == ('reclaim', 'c', aid)

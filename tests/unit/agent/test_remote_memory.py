@@ -142,7 +142,7 @@ def test_make_chooses_by_configuration(conf):
 class FakeGMC:
     def __init__(self, grant=True):
         self.grant = grant
-        self.allocs, self.released = [], []
+        self.allocs, self.released, self.failed = [], [], []
         self.n = 0
         self.up = True
 
@@ -158,6 +158,7 @@ class FakeGMC:
 
     def gmc_release(self, ref, timeout=None):
         self.released.append((ref.allocation_id, ref.reason))
+        self.failed.append(ref.failed)
         return {'released': True, 'reason': ''}
 
 
@@ -206,18 +207,28 @@ def test_policy_releases_failed_slabs_and_unusable_grants():
     # the lender died: memstore detached the slab by itself
     ms.attached['g1'] = ('v1', 'failed', 200)
     pol.step(None, {'v1'})
-    assert gmc.released == [('g1', 'slab detached (failed or reclaimed)')]
+    # released as failed (the controller closes it as failed), and
+    # detached from memstore
+    assert gmc.released == [('g1', 'slab failed: lender or link down')]
+    assert gmc.failed == [True] and 'g1' not in ms.attached
     # still short: a new allocation is asked for
     pol.step({'v1': 10 * MIB}, {'v1'})
     assert list(ms.attached) == ['g2']
+    # the lender reclaimed it (LMC_reclaim detached it): a plain release
+    ms.attached.pop('g2')
+    pol.step(None, {'v1'})
+    assert gmc.released[-1] == ('g2', 'slab detached (reclaimed)')
+    assert gmc.failed[-1] is False
+    pol.step({'v1': 10 * MIB}, {'v1'})
+    assert list(ms.attached) == ['g3']
     # the VM leaves the host: released
     pol.step({}, set())
-    assert gmc.released[-1] == ('g2', 'the VM left this host')
+    assert gmc.released[-1] == ('g3', 'the VM left this host')
     # a grant memstore cannot attach (credentials, lender unreachable) is
     # released at once
-    ms.refuse = 'cannot attach slab g3: Connection refused'
+    ms.refuse = 'cannot attach slab g4: Connection refused'
     pol.step({'v1': 10 * MIB}, {'v1'})
-    assert gmc.released[-1][0] == 'g3' and pol.held == {}
+    assert gmc.released[-1][0] == 'g4' and pol.held == {}
 
 
 def test_policy_is_off_at_cap_zero_and_survives_a_silent_gmc():

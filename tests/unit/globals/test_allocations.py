@@ -12,10 +12,10 @@ R, G, A, RL, RC = (al.REQUESTED, al.GRANTED, al.ACTIVE, al.RELEASING,
 EXPECTED = {
     #              granted refused  failed  in_use release reclaim detached freed lender_dead  # noqa: E501
     al.REQUESTED: (G, al.REFUSED, al.FAILED, None, None, None, None, None, al.FAILED),  # noqa: E501
-    al.GRANTED: (None, None, None, A, RL, RC, None, None, al.FAILED),
-    al.ACTIVE: (None, None, None, A, RL, RC, None, None, al.FAILED),
-    al.RECLAIMING: (None, None, None, None, RL, RC, RL, None, al.FAILED),
-    al.RELEASING: (None, None, None, None, RL, None, None, al.RELEASED, al.FAILED),  # noqa: E501
+    al.GRANTED: (None, None, al.FAILED, A, RL, RC, None, None, al.FAILED),
+    al.ACTIVE: (None, None, al.FAILED, A, RL, RC, None, None, al.FAILED),
+    al.RECLAIMING: (None, None, al.FAILED, None, RL, RC, RL, al.RELEASED, al.FAILED),  # noqa: E501
+    al.RELEASING: (None, None, al.FAILED, None, RL, None, None, al.RELEASED, al.FAILED),  # noqa: E501
     al.RELEASED: (None,) * 9,
     al.REFUSED: (None,) * 9,
     al.FAILED: (None,) * 9,
@@ -150,3 +150,55 @@ def test_reconcile_orphans_are_named_with_their_role():
              'dead': al.HostView(NOW - 100, ['x'], ['y'])}
     _, orphans = _events([Alloc('open', al.ACTIVE, NOW)], hosts)
     assert orphans == [('c', 'client', 'lost'), ('s', 'server', 'gone')]
+
+
+def test_reconcile_a_slab_the_lender_lost_fails_after_grace():
+    """A lender whose memstore restarted, or that deleted a slab after a
+    reclaim nobody answered, no longer lists it: the allocation fails
+    (after the grace, so a report older than the grant is not taken for
+    a loss)."""
+    hosts = {'s': al.HostView(NOW, [], []),
+             'c': al.HostView(NOW, [], ['a', 'g'])}
+    fresh = [Alloc('a', al.ACTIVE, NOW - 1), Alloc('g', al.GRANTED, NOW)]
+    events, _ = _events(fresh, hosts)
+    assert [(e[0], e[1]) for e in events] == [('g', al.E_IN_USE)]
+    old = [Alloc('a', al.ACTIVE, NOW - GRACE),
+           Alloc('g', al.GRANTED, NOW - GRACE)]
+    events, _ = _events(old, hosts)
+    assert [(e[0], e[1]) for e in events] == [('a', al.E_FAILED),
+                                              ('g', al.E_FAILED)]
+    assert 'no longer holds' in events[0][2]
+
+
+def test_reconcile_reclaim_the_lender_ended_on_its_own():
+    """The lender deleted a slab it reclaims (its reclaim timeout) while
+    the client still lists it: released, and the client an orphan."""
+    hosts = {'s': al.HostView(NOW, [], []),
+             'c': al.HostView(NOW, [], ['k'])}
+    events, orphans = _events([Alloc('k', al.RECLAIMING, NOW)], hosts)
+    assert [(e[0], e[1]) for e in events] == [('k', al.E_FREED)]
+    assert 'reclaim timeout' in events[0][2]
+    # still exported: the client is waited for
+    hosts['s'] = al.HostView(NOW, ['k'], [])
+    assert _events([Alloc('k', al.RECLAIMING, 0.0)], hosts) == ([], [])
+    # once closed, the client's listing is an orphan it is told about
+    _, orphans = _events([], hosts)
+    assert ('c', 'client', 'k') in orphans
+
+
+def test_reconcile_does_not_judge_on_lists_older_than_the_allocation():
+    """After a controller restart the stored lists predate what happened
+    just before the crash (a slab made, a grant not yet attached): an
+    allocation is judged only on lists received after its last
+    transition."""
+    old = {'s': al.HostView(NOW, [], [], listed_at=NOW - GRACE - 1),
+           'c': al.HostView(NOW, [], [], listed_at=None)}
+    allocs = [Alloc('g', al.GRANTED, NOW - GRACE),
+              Alloc('k', al.RECLAIMING, NOW - GRACE),
+              Alloc('r', al.RELEASING, NOW - GRACE)]
+    assert _events(allocs, old) == ([], [])
+    fresh = {'s': al.HostView(NOW, [], [], listed_at=NOW),
+             'c': al.HostView(NOW, [], [], listed_at=NOW)}
+    events, _ = _events(allocs, fresh)
+    assert [(e[0], e[1]) for e in events] == [
+        ('g', al.E_RELEASE), ('k', al.E_DETACHED), ('r', al.E_FREED)]
