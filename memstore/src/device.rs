@@ -29,6 +29,16 @@ pub trait Device {
     /// below may keep a copy (the remote tier does).  The page is in the
     /// backing file already; the default keeps nothing.
     fn offer(&mut self, _page: u64, _data: &[u8]) {}
+    /// Start writing the backing file's copies of `pages` (sorted, no
+    /// duplicates) to disk, without waiting (`--remote-dirty-window`).
+    fn start_writeback(&mut self, _pages: &[u64]) -> Result<(), Errno> {
+        Ok(())
+    }
+    /// Wait until the copies of `pages` are written, then drop them from
+    /// the host's page cache (they read back from disk).
+    fn drop_cached(&mut self, _pages: &[u64]) -> Result<(), Errno> {
+        Ok(())
+    }
 }
 
 /// The pages a request [off, off + len) touches (empty for len 0).

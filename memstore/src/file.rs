@@ -147,7 +147,96 @@ impl FileBackend {
     }
 }
 
+/// The runs [p, q) of consecutive pages in `pages` (sorted, unique).
+fn page_runs(pages: &[u64]) -> Vec<(u64, u64)> {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &p in pages {
+        match runs.last_mut() {
+            Some((_, q)) if *q == p => *q += 1,
+            _ => runs.push((p, p + 1)),
+        }
+    }
+    runs
+}
+
+impl FileBackend {
+    /// Bytes of the file in the host's page cache (mincore on the mapping
+    /// reports the page cache, mapped here or not).
+    pub fn cached_bytes(&self) -> u64 {
+        crate::fsutil::resident_bytes(&self.map)
+    }
+
+    /// The byte range of pages [p, q), clipped to the file.
+    fn span(&self, p: u64, q: u64) -> (u64, u64) {
+        let off = p * PAGE_SIZE;
+        (off, std::cmp::min(q * PAGE_SIZE, self.size).saturating_sub(off))
+    }
+
+    /// Unmap [off, off + len) from this process: the data stays in the
+    /// file's page cache (a dirty mapping marks the page dirty there), but
+    /// a mapped page would keep the page cache from dropping it.
+    fn unmap_range(&self, off: u64, len: u64) {
+        // SAFETY: the range lies inside our mapping; MADV_DONTNEED on a
+        // shared file mapping drops only the page-table entries, the
+        // next access reads the file's current contents
+        unsafe {
+            libc::madvise(
+                self.map.as_ptr().add(off as usize) as *mut libc::c_void,
+                len as usize,
+                libc::MADV_DONTNEED,
+            );
+        }
+    }
+
+    fn sync_range(&self, off: u64, len: u64, flags: libc::c_uint) -> Result<(), Errno> {
+        // SAFETY: a plain system call on a descriptor we own
+        let r = unsafe { libc::sync_file_range(self.file.as_raw_fd(), off as i64, len as i64, flags) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(errno(&io::Error::last_os_error()))
+        }
+    }
+}
+
 impl Device for FileBackend {
+    fn start_writeback(&mut self, pages: &[u64]) -> Result<(), Errno> {
+        for (p, q) in page_runs(pages) {
+            let (off, len) = self.span(p, q);
+            if len == 0 {
+                continue;
+            }
+            self.unmap_range(off, len);
+            self.sync_range(off, len, libc::SYNC_FILE_RANGE_WRITE)?;
+        }
+        Ok(())
+    }
+
+    fn drop_cached(&mut self, pages: &[u64]) -> Result<(), Errno> {
+        for (p, q) in page_runs(pages) {
+            let (off, len) = self.span(p, q);
+            if len == 0 {
+                continue;
+            }
+            // again: a page written since start_writeback is mapped again
+            self.unmap_range(off, len);
+            // written and clean before it is dropped: DONTNEED never
+            // drops a dirty page, and a writeback error is returned here
+            // (the page then stays cached)
+            self.sync_range(
+                off,
+                len,
+                libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+            )?;
+            // SAFETY: a plain system call on a descriptor we own
+            unsafe {
+                libc::posix_fadvise(self.file.as_raw_fd(), off as i64, len as i64, libc::POSIX_FADV_DONTNEED);
+            }
+        }
+        Ok(())
+    }
+
+
     fn size(&self) -> u64 {
         self.size
     }

@@ -503,19 +503,24 @@ pub fn transmission<R: Read, W: Write, B: Backend>(
                     reply_header(&mut out, 0, cookie);
                     w.write_all(&out)?;
                 }
+                // one chunk-sized buffer (and its grant) for the whole
+                // request, reused chunk after chunk: no fresh zeroed buffer
+                // per chunk
+                let first = std::cmp::min(budget.chunk(), len);
+                let _grant = budget.acquire(first);
+                let mut chunk_buf = vec![0u8; first];
                 while done < len {
                     let n = std::cmp::min(budget.chunk(), len - done);
-                    let _grant = budget.acquire(n);
-                    let mut buf = vec![0u8; n];
+                    let buf = &mut chunk_buf[..n];
                     let at = off + done as u64;
-                    let r = store.lock().read(at, &mut buf);
+                    let r = store.lock().read(at, buf);
                     match r {
                         Ok(()) => {
                             if done == 0 {
                                 reply_header(&mut out, 0, cookie);
                                 w.write_all(&out)?;
                             }
-                            w.write_all(&buf)?;
+                            w.write_all(buf)?;
                         }
                         Err(e) if done == 0 => {
                             warn(&format!("{}: read at {} failed: errno {}", tag, at, e));
