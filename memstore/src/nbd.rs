@@ -495,17 +495,22 @@ pub fn transmission<R: Read, W: Write, B: Backend>(
         }
         match cmd {
             CMD_READ => {
-                // chunk by chunk, each buffer taken from the global budget
-                // and freed once sent: a 32 MiB READ never holds 32 MiB
+                // chunk by chunk, through one buffer taken from the global
+                // budget and freed once sent: a 32 MiB READ never holds
+                // 32 MiB
                 let len = len as usize;
+                let ahead = len > budget.chunk();
+                if ahead {
+                    // a remote tier sends its requests for the next chunks
+                    // now: they travel while this one goes to the client
+                    store.lock().read_ahead(off, len as u64, budget.chunk() as u64);
+                }
                 let mut done = 0usize;
                 if len == 0 {
                     reply_header(&mut out, 0, cookie);
                     w.write_all(&out)?;
                 }
-                // one chunk-sized buffer (and its grant) for the whole
-                // request, reused chunk after chunk: no fresh zeroed buffer
-                // per chunk
+                // (no fresh zeroed buffer per chunk)
                 let first = std::cmp::min(budget.chunk(), len);
                 let _grant = budget.acquire(first);
                 let mut chunk_buf = vec![0u8; first];
@@ -540,6 +545,9 @@ pub fn transmission<R: Read, W: Write, B: Backend>(
                         }
                     }
                     done += n;
+                }
+                if ahead {
+                    store.lock().read_ahead_end();
                 }
             }
             CMD_WRITE => {

@@ -36,7 +36,7 @@ use crate::nbd;
 use crate::tls;
 use openssl::ssl::SslStream;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::io::AsRawFd;
@@ -55,6 +55,10 @@ pub const PING: Duration = Duration::from_millis(250);
 pub const QUEUE: usize = 1024;
 /// Largest remote request (a larger run is split).
 pub const MAX_REQUEST: usize = 1 << 20;
+/// A READ larger than a chunk sends its remote requests for at most this
+/// many bytes ahead (what the socket buffers hold without stalling the
+/// lender).
+pub const READ_AHEAD_MAX: u64 = 4 << 20;
 /// Default bound on the host page cache that the backing file's copies of
 /// remote-placed pages may hold (`--remote-dirty-window`).
 pub const DEFAULT_DIRTY_WINDOW: u64 = 64 << 20;
@@ -106,6 +110,19 @@ pub struct Conn {
     cookie: u64,
     /// The negotiated cipher suite.
     pub cipher: String,
+    /// READs sent whose replies are not read yet, oldest first.
+    ahead: VecDeque<Ahead>,
+}
+
+/// Remote runs of a read: (first slot, generations of its pages).
+type Want = Vec<(u64, Vec<u64>)>;
+
+/// A READ sent ahead (`read_ahead`): the slot of its first page and the
+/// generations its pages had when it was sent (its data is theirs).
+struct Ahead {
+    cookie: u64,
+    slot: u64,
+    gens: Vec<u64>,
 }
 
 fn opt_send<W: Write>(w: &mut W, opt: u32, data: &[u8]) -> io::Result<()> {
@@ -204,6 +221,7 @@ impl Conn {
             raw,
             size,
             cookie: 0,
+            ahead: VecDeque::new(),
         })
     }
 
@@ -242,6 +260,7 @@ impl Conn {
     /// Several reads, pipelined: all requests, then all replies (the
     /// lender streams one while the next is on its way).
     pub fn read_many(&mut self, reads: &mut [(u64, &mut [u8])]) -> io::Result<()> {
+        self.drain()?;
         let mut out = Vec::with_capacity(28 * reads.len());
         let mut cookies = Vec::with_capacity(reads.len());
         for (off, buf) in reads.iter() {
@@ -252,6 +271,58 @@ impl Conn {
         for ((_, buf), c) in reads.iter_mut().zip(cookies) {
             self.reply(c)?;
             self.tls.read_exact(buf)?;
+        }
+        Ok(())
+    }
+
+    /// Send READs for the runs `(slot, generations of its pages)` now;
+    /// their replies wait in the socket for `take_ahead` (or `drain`).
+    fn send_ahead(&mut self, runs: Want) -> io::Result<()> {
+        self.drain()?;
+        let mut out = Vec::with_capacity(28 * runs.len());
+        for (slot, gens) in runs {
+            let len = (gens.len() * PAGE) as u32;
+            let cookie = self.header(&mut out, nbd::CMD_READ, slot * PAGE_SIZE, len);
+            self.ahead.push_back(Ahead { cookie, slot, gens });
+        }
+        self.tls.write_all(&out)?;
+        self.tls.flush()
+    }
+
+    /// Are the oldest READs sent ahead exactly `want` (slot, generations
+    /// now), in this order?
+    fn ahead_matches(&self, want: &[(u64, Vec<u64>)]) -> bool {
+        want.len() <= self.ahead.len()
+            && want
+                .iter()
+                .zip(self.ahead.iter())
+                .all(|((slot, gens), a)| *slot == a.slot && *gens == a.gens)
+    }
+
+    /// The reply of the oldest READ sent ahead, into `buf`.
+    fn take_ahead(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        let a = self
+            .ahead
+            .pop_front()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no read was sent ahead"))?;
+        if a.gens.len() * PAGE != buf.len() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "read ahead of another size"));
+        }
+        self.reply(a.cookie)?;
+        self.tls.read_exact(buf)
+    }
+
+    /// Read and forget the replies of the READs sent ahead and not used.
+    fn drain(&mut self) -> io::Result<()> {
+        let mut sink = [0u8; 16 << 10];
+        while let Some(a) = self.ahead.pop_front() {
+            self.reply(a.cookie)?;
+            let mut left = a.gens.len() * PAGE;
+            while left > 0 {
+                let n = std::cmp::min(left, sink.len());
+                self.tls.read_exact(&mut sink[..n])?;
+                left -= n;
+            }
         }
         Ok(())
     }
@@ -273,7 +344,9 @@ impl Conn {
     }
 
     /// A round trip that changes nothing (NBD_CMD_FLUSH): is the slab there?
+    /// Replies of READs sent ahead are read first (and forgotten).
     pub fn ping(&mut self) -> io::Result<()> {
+        self.drain()?;
         let mut out = Vec::with_capacity(28);
         let c = self.header(&mut out, nbd::CMD_FLUSH, 0, 0);
         self.tls.write_all(&out)?;
@@ -335,6 +408,8 @@ pub struct SlabClient {
     pub attached_at: f64,
     pub hit_pages: u64,
     pub read_failures: u64,
+    /// Remote runs read from READs sent ahead.
+    pub ahead_hits: u64,
 }
 
 /// A slab as `stats` and `slabs` report it.
@@ -413,6 +488,7 @@ impl SlabClient {
             attached_at: crate::geiger::unix_now(),
             hit_pages: 0,
             read_failures: 0,
+            ahead_hits: 0,
         })
     }
 
@@ -727,15 +803,26 @@ impl<D: Device> RemoteTier<D> {
         }
     }
 
-    /// Read the runs `(slot, buffer)` of slab `key`, pipelined; on
-    /// failure the slab is failed (detached at the next reap).
-    fn remote_read(&mut self, key: u64, runs: &mut [(u64, &mut [u8])]) -> bool {
+    /// Read the runs `(slot, buffer)` of slab `key`, pipelined (from the
+    /// READs sent ahead when they are exactly these runs at the pages'
+    /// current generations); on failure the slab is failed (detached at
+    /// the next reap).
+    fn remote_read(&mut self, key: u64, want: &[(u64, Vec<u64>)], runs: &mut [(u64, &mut [u8])]) -> bool {
         let s = match self.slab_mut(key) {
             Some(s) => s,
             None => return false,
         };
-        let mut reads: Vec<(u64, &mut [u8])> = runs.iter_mut().map(|(slot, b)| (*slot * PAGE_SIZE, &mut **b)).collect();
-        let r = lock(&s.read_conn).read_many(&mut reads);
+        let r = {
+            let mut c = lock(&s.read_conn);
+            if c.ahead_matches(want) {
+                s.ahead_hits += runs.len() as u64;
+                runs.iter_mut().try_for_each(|(_, b)| c.take_ahead(b))
+            } else {
+                let mut reads: Vec<(u64, &mut [u8])> =
+                    runs.iter_mut().map(|(slot, b)| (*slot * PAGE_SIZE, &mut **b)).collect();
+                c.read_many(&mut reads)
+            }
+        };
         match r {
             Ok(()) => {
                 s.hit_pages += runs.iter().map(|(_, b)| (b.len() / PAGE) as u64).sum::<u64>();
@@ -748,6 +835,12 @@ impl<D: Device> RemoteTier<D> {
                 false
             }
         }
+    }
+
+    /// The generations of pages [p, q) (placed pages: 0 for none, which
+    /// no READ sent ahead has).
+    fn gens(&self, p: u64, q: u64) -> Vec<u64> {
+        (p..q).map(|x| self.placed.get(&x).map(|pl| pl.gen).unwrap_or(0)).collect()
     }
 }
 
@@ -831,6 +924,7 @@ impl<D: Device> Device for RemoteTier<D> {
         keys.dedup();
         for key in keys {
             let mut mine: Vec<(u64, &mut [u8])> = Vec::new();
+            let mut want: Want = Vec::new();
             for ((r, dst), b) in runs.iter().zip(dsts.iter_mut()).zip(bounce.iter_mut()) {
                 if let Some((k, slot)) = r.remote {
                     if k == key {
@@ -839,10 +933,11 @@ impl<D: Device> Device for RemoteTier<D> {
                             None => &mut dst[..],
                         };
                         mine.push((slot, target));
+                        want.push((slot, self.gens(r.p, r.q)));
                     }
                 }
             }
-            let ok = self.remote_read(key, &mut mine);
+            let ok = self.remote_read(key, &want, &mut mine);
             drop(mine);
             for r in runs.iter_mut().filter(|r| matches!(r.remote, Some((k, _)) if k == key)) {
                 r.ok = ok;
@@ -867,6 +962,51 @@ impl<D: Device> Device for RemoteTier<D> {
             }
         }
         Ok(())
+    }
+
+    fn read_ahead(&mut self, off: u64, len: u64, chunk: u64) {
+        if self.slabs.is_empty() || chunk == 0 {
+            return;
+        }
+        self.reap();
+        // the remote runs of each chunk, as `read` will find them
+        let end = off + std::cmp::min(len, READ_AHEAD_MAX);
+        let mut per_slab: Vec<(u64, Want)> = Vec::new();
+        let mut at = off;
+        while at < end {
+            let n = std::cmp::min(chunk, end - at);
+            for r in self.runs(at, n) {
+                if let Some((key, slot)) = r.remote {
+                    let gens = self.gens(r.p, r.q);
+                    match per_slab.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, v)) => v.push((slot, gens)),
+                        None => per_slab.push((key, vec![(slot, gens)])),
+                    }
+                }
+            }
+            at += n;
+        }
+        for (key, runs) in per_slab {
+            if let Some(s) = self.slab_mut(key) {
+                let r = lock(&s.read_conn).send_ahead(runs);
+                if let Err(e) = r {
+                    let id = s.id.clone();
+                    s.shared.fail(&id, format!("remote read failed: {}", e));
+                }
+            }
+        }
+    }
+
+    fn read_ahead_end(&mut self) {
+        // replies nobody took (the pages changed, or the READ failed on
+        // the way) are read off now: the connection is clean for the next
+        for (_, s) in self.slabs.iter_mut() {
+            let r = lock(&s.read_conn).drain();
+            if let Err(e) = r {
+                let id = s.id.clone();
+                s.shared.fail(&id, format!("remote read failed: {}", e));
+            }
+        }
     }
 
     fn write(&mut self, off: u64, data: &[u8], fua: bool) -> Result<(), Errno> {
@@ -1163,6 +1303,62 @@ mod tests {
         let (addr, _) = parse_uri(&uri).unwrap();
         let c = Conn::connect(addr, "a8", &identity_of("a8"), &key(), DEFAULT_TIMEOUT).unwrap();
         assert_eq!(c.cipher, "TLS_AES_128_GCM_SHA256");
+    }
+
+    #[test]
+    fn reads_sent_ahead_serve_the_next_chunks_and_never_a_changed_page() {
+        let pages = 1024u64;
+        let chunk = 64 * PAGE_SIZE;
+        let (_slabs, uri) = lender("a9", pages);
+        let mut t = RemoteTier::new(MemDevice::new(pages as usize * PAGE));
+        t.attach(SlabClient::attach("a9", &uri, pages * PAGE_SIZE, &identity_of("a9"), &key(), DEFAULT_TIMEOUT).unwrap());
+        for p in 0..pages {
+            t.write(p * PAGE_SIZE, &numbered(p), false).unwrap();
+            t.offer(p, &numbered(p));
+            if p % 512 == 511 {
+                wait_confirmed(&t, p + 1);
+            }
+        }
+        // the file differs from the slab: a page read from the slab shows
+        t.next.data.fill(0xee);
+        let check = |buf: &[u8], first: u64, n: u64, why: &str| {
+            for i in 0..n {
+                let p = first + i;
+                assert_eq!(&buf[(i as usize) * PAGE..(i as usize + 1) * PAGE], &numbered(p)[..], "page {} ({})", p, why);
+            }
+        };
+        // a 4-chunk READ: every chunk comes from the READs sent ahead
+        let mut buf = vec![0u8; chunk as usize];
+        t.read_ahead(0, 4 * chunk, chunk);
+        for c in 0..4u64 {
+            t.read(c * chunk, &mut buf).unwrap();
+            check(&buf, c * 64, 64, "sent ahead");
+        }
+        t.read_ahead_end();
+        assert_eq!(t.slabs[0].1.ahead_hits, 4);
+        // a page written between the READ sent ahead and its chunk: that
+        // chunk is read afresh (the new version from the file), the
+        // others still from the slab
+        t.read_ahead(0, 3 * chunk, chunk);
+        t.read(0, &mut buf).unwrap();
+        check(&buf, 0, 64, "first chunk");
+        let mut v = numbered(70);
+        v[100] ^= 0xff;
+        t.write(70 * PAGE_SIZE, &v, false).unwrap();
+        t.read(chunk, &mut buf).unwrap();
+        assert_eq!(&buf[6 * PAGE..7 * PAGE], &v[..], "the written page");
+        check(&buf, 64, 6, "before the written page");
+        check(&buf[7 * PAGE..], 71, 57, "after the written page");
+        t.read_ahead_end();
+        assert_eq!(t.slabs[0].1.ahead_hits, 5);
+        // READs sent ahead and never used: the worker's ping reads them
+        // off, the slab stays attached and reads stay right
+        t.read_ahead(2 * chunk, 2 * chunk, chunk);
+        thread::sleep(PING * 3);
+        assert!(!t.slabs[0].1.failed());
+        t.read(2 * chunk, &mut buf).unwrap();
+        check(&buf, 128, 64, "after a ping");
+        assert_eq!(t.counters.remote_read_failures, 0);
     }
 
     #[test]
