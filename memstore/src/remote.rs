@@ -857,13 +857,16 @@ impl<D: Device> RemoteTier<D> {
     /// runs: the same slab, consecutive slots, at most MAX_REQUEST).
     fn runs(&self, off: u64, len: u64) -> Vec<Run> {
         let range = pages(off, len);
+        // each page's source, looked up once
+        let cur: Vec<Option<(u64, u64)>> = range.clone().map(|p| self.current(p)).collect();
+        let at = |p: u64| cur[(p - range.start) as usize];
         let mut runs: Vec<Run> = Vec::new();
         let mut p = range.start;
         while p < range.end {
-            let here = self.current(p);
+            let here = at(p);
             let mut q = p + 1;
             while q < range.end {
-                let same = match (here, self.current(q)) {
+                let same = match (here, at(q)) {
                     (None, None) => true,
                     (Some((k, s)), Some((k2, s2))) => {
                         k == k2 && s2 == s + (q - p) && ((q - p + 1) as usize) * PAGE <= MAX_REQUEST
