@@ -219,8 +219,17 @@ def case_file(tmp_disk, reps, seed):
 GOALS = (('remote-10gbe', 3.0), ('remote-veth', 2.0))
 
 
-def run_case(case, binary, tmp, reps, seed, file_dir):
-    """(latencies {N: [seconds]}, info) of one run of ``case``."""
+def split_case(case):
+    """``'remote-veth@before'`` -> (``'remote-veth'``, ``'@before'``)."""
+    tier, at, label = case.partition('@')
+    return tier, at + label
+
+
+def run_case(case, binaries, tmp, reps, seed, file_dir):
+    """(latencies {N: [seconds]}, info) of one run of ``case``; a case
+    ``tier@label`` runs memstore ``binaries[label]``."""
+    case, label = split_case(case)
+    binary = binaries[label]
     if case == 'ram':
         return case_ram(binary, tmp, reps, seed)
     if case == 'file':
@@ -255,12 +264,24 @@ def aggregate(result):
         return None
     result['ratios'] = {}
     for t in tiers:
-        if t == 'ram':
+        tier, label = split_case(t)
+        if tier == 'ram':
             continue
+        base = 'ram' + label        # the same memstore's ram tier
         result['ratios'][t] = {
             str(n): discipline.paired_ratio([med(t, k, n) for k in reps],
-                                            [med('ram', k, n) for k in reps])
+                                            [med(base, k, n) for k in reps])
             for n in SIZES}
+    # a compared memstore (@label) against the main one, per tier
+    result['versus'] = {}
+    for t in tiers:
+        tier, label = split_case(t)
+        if label and tier in tiers:
+            result['versus'][t] = {
+                str(n): discipline.paired_ratio(
+                    [med(tier, k, n) for k in reps],
+                    [med(t, k, n) for k in reps])
+                for n in SIZES}
     goals = []
     for tier, bound in GOALS:
         ratio = result['ratios'].get(tier, {}).get('1024')
@@ -303,10 +324,22 @@ def markdown(r):
     lines += ['', '## Ratio to `ram`', '',
               'Geometric mean of the per-repeat ratios of medians '
               '[95 % interval]:', '']
-    others = [t for t in tiers if t != 'ram']
+    others = [t for t in tiers if split_case(t)[0] != 'ram']
     rows = [['%d' % n] + [_ratio_cell(r['ratios'][t][str(n)])
                           for t in others] for n in SIZES]
     lines.append(discipline.markdown_table(['pages'] + others, rows))
+    if r.get('versus'):
+        vs = list(r['versus'])
+        lines += ['', '## This memstore against the compared one', '',
+                  'Latency of this memstore\'s tier / the compared '
+                  'memstore\'s (`tier@label`, %s), per repeat, geometric '
+                  'mean [95 %% interval]; below 1: faster now:' % ', '.join(
+                      '%s = %s' % (k, v)
+                      for k, v in r.get('binaries', {}).items() if k), '']
+        rows = [['%d' % n] + [_ratio_cell(r['versus'][t][str(n)])
+                              for t in vs] for n in SIZES]
+        lines.append(discipline.markdown_table(
+            ['pages'] + [split_case(t)[0] for t in vs], rows))
     lines += ['', '## Goals (issue 18, at 1024 pages)', '',
               'Met only if the whole interval of the ratio is inside the '
               'goal.', '']
@@ -343,6 +376,11 @@ def main(argv=None):
     ap.add_argument('--memstore-binary', default=None,
                     help='memmut-memstore to measure (default: the '
                          'source tree\'s release build)')
+    ap.add_argument('--compare-binary', default=None, metavar='PATH',
+                    help='another memmut-memstore (e.g. an older build) '
+                         'run beside it, its cases in the same shuffled '
+                         'repeats, as ram@before, remote-veth@before ... '
+                         '(the file tier does not depend on it)')
     ap.add_argument('--name', default='remote',
                     help='result files: <out>/<name>.json and .md')
     ap.add_argument('--seed', type=int, default=18)
@@ -354,7 +392,14 @@ def main(argv=None):
     netns.remove_stale()
     binary = (memstore_process.find_binary(args.memstore_binary)
               if args.memstore_binary else memstore_process.find_binary())
-    cases = ['ram'] + ['remote-' + p for p in args.profiles.split(',') if p]
+    memstore_cases = ['ram'] + ['remote-' + p
+                                for p in args.profiles.split(',') if p]
+    cases = list(memstore_cases)
+    binaries = {'': binary}
+    if args.compare_binary:
+        binaries['@before'] = memstore_process.find_binary(
+            args.compare_binary)
+        cases += [c + '@before' for c in memstore_cases]
     if not args.no_file:
         cases.append('file')
     rec = discipline.Record(seed=args.seed, repeats=args.repeats)
@@ -366,6 +411,7 @@ def main(argv=None):
                          ' '.join(argv if argv is not None else
                                   sys.argv[1:]),
               'binary': binary,
+              'binaries': binaries,
               'cpu': (_out(['sh', '-c', "grep -m1 'model name' "
                             "/proc/cpuinfo | cut -d: -f2"]) or
                       platform.processor()),
@@ -373,7 +419,7 @@ def main(argv=None):
               'cases': cases, 'runs': [], 'info': {}}
     try:
         for i, (case, k) in enumerate(order):
-            lat, info = run_case(case, binary, tmp, args.reps,
+            lat, info = run_case(case, binaries, tmp, args.reps,
                                  args.seed * 1000 + k, args.file_dir)
             result['info'][case] = info
             result['runs'].append({

@@ -48,3 +48,23 @@ def test_the_report_shows_intervals_and_provenance():
     md = br.markdown(r)
     assert '±' in md and '[' in md and 'versions' in md
     assert 'remote-veth <= 2× ram at 1024 pages: **not met**' in md
+
+
+def test_a_compared_memstore_gets_its_own_baseline_and_a_versus_ratio():
+    now = _runs([100, 200], [150, 300])
+    old = _runs([110, 220], [330, 660], tier='remote-veth')
+    for r in old['runs']:
+        r['case'] += '@before'
+    res = br.aggregate({'cases': now['cases'] + [c + '@before'
+                                                 for c in old['cases']],
+                        'runs': now['runs'] + old['runs']})
+    # each memstore's remote tier against its own ram tier
+    assert abs(res['ratios']['remote-veth']['1024']['mean'] - 1.5) < 1e-9
+    assert abs(res['ratios']['remote-veth@before']['1024']['mean']
+               - 3.0) < 1e-9
+    # and this memstore against the compared one, tier by tier
+    assert abs(res['versus']['remote-veth@before']['1024']['mean']
+               - 150 / 330) < 1e-9
+    assert abs(res['versus']['ram@before']['1']['mean'] - 100 / 110) < 1e-9
+    # the goals are judged on this memstore only
+    assert [g['ratio']['mean'] for g in res['goals'] if g['ratio']] == [1.5]
