@@ -1,8 +1,9 @@
 //! The bottom layer: an export's backing file `<state_dir>/<name>.img`, a
 //! sparse file as large as the export, mapped shared.
 //!
-//! Every write is copied into the mapping before it is acknowledged: the
-//! data is then in the host kernel's page cache, which a SIGKILL of
+//! Every write is copied into the file (whole pages with `pwrite`, other
+//! writes through the mapping) before it is acknowledged: the data is
+//! then in the host kernel's page cache, which a SIGKILL of
 //! memstore does not lose; the kernel writes it back asynchronously, and a
 //! FLUSH or FUA write makes it durable with `fdatasync`.  Blocks are
 //! reserved with `fallocate` before the first write into a hole, so a full
@@ -275,7 +276,15 @@ impl Device for FileBackend {
         let range = pages(off, data.len() as u64);
         self.reserve(range.clone())?;
         let o = off as usize;
-        self.map[o..o + data.len()].copy_from_slice(data);
+        if off % PAGE_SIZE == 0 && data.len() as u64 % PAGE_SIZE == 0 {
+            // whole pages: pwrite, which replaces a page that is not in
+            // the page cache (the dirty window dropped it) without reading
+            // it from the disk first, as a store through the mapping
+            // would; the same page cache, so the mapping sees it
+            self.file.write_all_at(data, off).map_err(|e| errno(&e))?;
+        } else {
+            self.map[o..o + data.len()].copy_from_slice(data);
+        }
         // the data is in the file now, whether or not the sync below works
         range.for_each(|p| self.stored.set(p));
         if fua {
@@ -369,6 +378,50 @@ mod tests {
         f.read(PAGE_SIZE - 1, &mut b).unwrap();
         assert_eq!(b, [0, 7]);
         assert!(FileBackend::open(&p, size + PAGE_SIZE).is_err());
+    }
+
+    /// Bytes this thread made the kernel read from storage.
+    fn thread_read_bytes() -> u64 {
+        let io = std::fs::read_to_string("/proc/thread-self/io").unwrap();
+        io.lines()
+            .find_map(|l| l.strip_prefix("read_bytes: "))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn rewriting_pages_dropped_from_the_page_cache_reads_nothing_from_the_disk() {
+        // on a disk (tmpfs pages cannot be dropped)
+        let d = std::path::PathBuf::from(std::env::var_os("MEMSTORE_TEST_DISK_DIR").unwrap_or_else(|| "/var/tmp".into()))
+            .join(format!("memstore-file-rewrite-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let n = 256u64;
+        let mut f = FileBackend::open(&d.join("e.img"), n * PAGE_SIZE).unwrap();
+        let all: Vec<u64> = (0..n).collect();
+        for p in 0..n {
+            f.write(p * PAGE_SIZE, &[p as u8; PAGE], false).unwrap();
+        }
+        f.drop_cached(&all).unwrap();
+        assert_eq!(f.cached_bytes(), 0);
+        // whole pages replace what is on the disk without reading it
+        let before = thread_read_bytes();
+        for p in 0..n {
+            f.write(p * PAGE_SIZE, &[p as u8 ^ 0xff; PAGE], false).unwrap();
+        }
+        assert_eq!(thread_read_bytes(), before);
+        // the control: reading dropped pages does read the disk
+        f.drop_cached(&all).unwrap();
+        let mut buf = vec![0u8; (n * PAGE_SIZE) as usize];
+        f.read(0, &mut buf).unwrap();
+        assert!(thread_read_bytes() >= before + n * PAGE_SIZE / 2);
+        for p in 0..n as usize {
+            assert!(buf[p * PAGE..(p + 1) * PAGE].iter().all(|&b| b == p as u8 ^ 0xff), "page {}", p);
+        }
+        drop(f);
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     /// The bytes of `path` that the file system allocated.
