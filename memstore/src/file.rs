@@ -1,9 +1,9 @@
 //! The bottom layer: an export's backing file `<state_dir>/<name>.img`, a
 //! sparse file as large as the export, mapped shared.
 //!
-//! Every write is copied into the file (whole pages with `pwrite`, other
-//! writes through the mapping) before it is acknowledged: the data is
-//! then in the host kernel's page cache, which a SIGKILL of
+//! Every write is copied into the mapping before it is acknowledged (or,
+//! for whole pages that the dirty window dropped from the page cache,
+//! written with `pwrite`): the data is then in the host kernel's page cache, which a SIGKILL of
 //! memstore does not lose; the kernel writes it back asynchronously, and a
 //! FLUSH or FUA write makes it durable with `fdatasync`.  Blocks are
 //! reserved with `fallocate` before the first write into a hole, so a full
@@ -59,6 +59,9 @@ pub struct FileBackend {
     map: MmapMut,
     size: u64,
     stored: Bitmap,
+    /// Pages `drop_cached` dropped from the page cache and not written
+    /// since.
+    dropped: Bitmap,
 }
 
 impl FileBackend {
@@ -88,11 +91,13 @@ impl FileBackend {
         let map = unsafe { MmapOptions::new().len(size as usize).map_mut(&file)? };
         // swap-ins are random: no readahead around faults
         let _ = map.advise(Advice::Random);
+        let dropped = Bitmap::new((size + PAGE_SIZE - 1) / PAGE_SIZE);
         Ok(FileBackend {
             file,
             map,
             size,
             stored,
+            dropped,
         })
     }
 
@@ -233,6 +238,7 @@ impl Device for FileBackend {
             unsafe {
                 libc::posix_fadvise(self.file.as_raw_fd(), off as i64, len as i64, libc::POSIX_FADV_DONTNEED);
             }
+            (p..q).for_each(|x| self.dropped.set(x));
         }
         Ok(())
     }
@@ -276,12 +282,15 @@ impl Device for FileBackend {
         let range = pages(off, data.len() as u64);
         self.reserve(range.clone())?;
         let o = off as usize;
-        if off % PAGE_SIZE == 0 && data.len() as u64 % PAGE_SIZE == 0 {
-            // whole pages: pwrite, which replaces a page that is not in
-            // the page cache (the dirty window dropped it) without reading
-            // it from the disk first, as a store through the mapping
-            // would; the same page cache, so the mapping sees it
+        let whole = off % PAGE_SIZE == 0 && data.len() as u64 % PAGE_SIZE == 0;
+        if whole && self.dropped.ones > 0 && range.clone().any(|p| self.dropped.get(p)) {
+            // whole pages, some of them dropped from the page cache: a
+            // store through the mapping would read each from the disk
+            // first, pwrite replaces it (the same page cache: the mapping
+            // sees it).  Elsewhere the mapping's memcpy is the faster path
+            // (doc/source/memstore.rst).
             self.file.write_all_at(data, off).map_err(|e| errno(&e))?;
+            range.clone().for_each(|p| self.dropped.clear(p));
         } else {
             self.map[o..o + data.len()].copy_from_slice(data);
         }
