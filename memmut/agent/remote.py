@@ -150,11 +150,14 @@ class MemstoreRemoteMemory(RemoteMemory):
 
     name = 'memstore'
 
-    def __init__(self, host, client, books=None, timeout=0.2):
+    def __init__(self, host, client, books=None, timeout=0.2,
+                 dirty_window=None):
         self.host = host
         self.client = client
         self.books = books or (lambda: None)
         self.timeout = timeout
+        # bytes; None: memstore's own --remote-dirty-window
+        self.dirty_window = dirty_window
         # LMC handlers and the poll run in different threads: a booking
         # and its slab are made, freed and reconciled under this lock
         self._lock = threading.Lock()
@@ -211,7 +214,8 @@ class MemstoreRemoteMemory(RemoteMemory):
             self.client.slab_attach(
                 vm_uuid, device.allocation_id, device.uri,
                 device.size_kb * 1024, device.psk_identity, device.psk_key,
-                timeout_ms=max(1, int(self.timeout * 1000)))
+                timeout_ms=max(1, int(self.timeout * 1000)),
+                dirty_window=self.dirty_window)
         except msclient.MemstoreError as e:
             raise Refused('VM %s cannot use slab %s at %s: %s'
                           % (vm_uuid, device.allocation_id, device.uri, e))
@@ -264,8 +268,9 @@ def make(conf, host, books=None, client=None):
         return NoRemoteMemory(host)
     client = client or msclient.ControlClient(
         os.path.join(conf.memstore.socket_dir, 'control.sock'))
-    return MemstoreRemoteMemory(host, client, books=books,
-                                timeout=conf.memstore.remote_timeout)
+    return MemstoreRemoteMemory(
+        host, client, books=books, timeout=conf.memstore.remote_timeout,
+        dirty_window=conf.memstore.remote_dirty_window * 1024 * 1024)
 
 
 MIB_KB = 1024

@@ -111,6 +111,24 @@ opts = [
                       'misses it is served from the local backing file in '
                       'the same guest request and the slab is detached: '
                       'the guest sees latency, never an error.'),
+    cfg.IntOpt('remote_dirty_window',
+               default=64, min=0,
+               help='MiB of host page cache that the local backing file\'s '
+                    'copies of a VM\'s remote-placed pages may hold '
+                    '(memmut-memstore --remote-dirty-window; the agent '
+                    'gives it to slab_attach for each VM\'s swap disk). '
+                    'Every page is written to the backing file before the '
+                    'guest\'s write is acknowledged; the copies of pages '
+                    'that went to another host are then written back to '
+                    'disk and dropped from the page cache in halves of '
+                    'this window (sync_file_range, then posix_fadvise '
+                    'DONTNEED on clean pages only), so that lending memory '
+                    'to a VM does not fill the client host\'s page cache '
+                    'with a second copy. A page dropped this way reads '
+                    'back from the disk if its slab fails. 0: no bound '
+                    '(the kernel writes back and evicts when it likes). '
+                    'See "Page cache and durability" in '
+                    'doc/source/remote-memory.rst.'),
 ]
 
 

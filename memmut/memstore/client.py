@@ -155,12 +155,16 @@ class ControlClient:
         return bool(self.call('slab_delete', id=slab_id)['deleted'])
 
     def slab_attach(self, name, slab_id, uri, size, psk_identity, psk_key,
-                    timeout_ms=None):
-        """Use slab ``slab_id`` at ``uri`` as a tier of export ``name``."""
+                    timeout_ms=None, dirty_window=None):
+        """Use slab ``slab_id`` at ``uri`` as a tier of export ``name``;
+        ``dirty_window`` (bytes, 0: none) bounds the page cache of the
+        export's remote-placed pages."""
         fields = dict(name=name, id=slab_id, uri=uri, size=int(size),
                       psk_identity=psk_identity, psk_key=psk_key)
         if timeout_ms is not None:
             fields['timeout_ms'] = int(timeout_ms)
+        if dirty_window is not None:
+            fields['dirty_window'] = int(dirty_window)
         return self.call('slab_attach', **fields)['slab']
 
     def slab_detach(self, slab_id):

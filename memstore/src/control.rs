@@ -185,6 +185,7 @@ pub enum Op {
         psk_identity: String,
         psk_key: String,
         timeout_ms: Option<u64>,
+        dirty_window: Option<u64>,
     },
     SlabDetach {
         id: String,
@@ -290,6 +291,10 @@ pub fn parse_request(req: &Request) -> Result<Op, String> {
                 Some(t) if t == 0 || t > 60_000 => return Err("timeout_ms must be in 1..60000".into()),
                 t => t,
             },
+            dirty_window: match field_u64(req, "dirty_window")? {
+                Some(w) if w != 0 && w < 64 << 10 => return Err("dirty_window must be 0 or at least 65536".into()),
+                w => w,
+            },
         },
         "slab_detach" => Op::SlabDetach {
             id: need_str(req, "id")?.to_string(),
@@ -359,9 +364,10 @@ fn execute(server: &Arc<Server>, op: Op) -> Result<Value, String> {
             psk_identity,
             psk_key,
             timeout_ms,
+            dirty_window,
         } => {
             let t = timeout_ms.map(std::time::Duration::from_millis);
-            let info = server.slab_attach(&name, &id, &uri, size, &psk_identity, &psk_key, t)?;
+            let info = server.slab_attach(&name, &id, &uri, size, &psk_identity, &psk_key, t, dirty_window)?;
             json!({ "slab": attached_info(&name, &info) })
         }
         Op::SlabDetach { id } => json!({ "detached": server.slab_detach(&id) }),
@@ -624,8 +630,8 @@ mod tests {
         assert_eq!(
             keys(&r["counters"]),
             "caches errors evicted_pages file_read_pages flushes ram_hit_pages read_bytes reads \
-             remote_detaches remote_hit_pages remote_placed_pages remote_read_failures \
-             remote_skipped_pages trims write_bytes writes zeroes"
+             remote_cache_dropped_pages remote_detaches remote_hit_pages remote_placed_pages \
+             remote_read_failures remote_skipped_pages remote_writeback_errors trims write_bytes writes zeroes"
         );
         assert_eq!(
             keys(&r["export"]),

@@ -29,6 +29,24 @@ pub trait Device {
     /// below may keep a copy (the remote tier does).  The page is in the
     /// backing file already; the default keeps nothing.
     fn offer(&mut self, _page: u64, _data: &[u8]) {}
+    /// Start writing the backing file's copies of `pages` (sorted, no
+    /// duplicates) to disk, without waiting (`--remote-dirty-window`).
+    fn start_writeback(&mut self, _pages: &[u64]) -> Result<(), Errno> {
+        Ok(())
+    }
+    /// Wait until the copies of `pages` are written, then drop them from
+    /// the host's page cache (they read back from disk).
+    fn drop_cached(&mut self, _pages: &[u64]) -> Result<(), Errno> {
+        Ok(())
+    }
+    /// A READ of [off, off + len) follows, in reads of `chunk` bytes from
+    /// `off` on: a tier that fetches over the network may send its
+    /// requests for all of them now, so that the next chunk is on its way
+    /// while this one is sent to the client.  A hint: reads stay correct
+    /// whatever happens between it and them.
+    fn read_ahead(&mut self, _off: u64, _len: u64, _chunk: u64) {}
+    /// The READ that `read_ahead` announced is over (answered or failed).
+    fn read_ahead_end(&mut self) {}
 }
 
 /// The pages a request [off, off + len) touches (empty for len 0).

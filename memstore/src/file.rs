@@ -1,8 +1,9 @@
 //! The bottom layer: an export's backing file `<state_dir>/<name>.img`, a
 //! sparse file as large as the export, mapped shared.
 //!
-//! Every write is copied into the mapping before it is acknowledged: the
-//! data is then in the host kernel's page cache, which a SIGKILL of
+//! Every write is copied into the mapping before it is acknowledged (or,
+//! for whole pages that the dirty window dropped from the page cache,
+//! written with `pwrite`): the data is then in the host kernel's page cache, which a SIGKILL of
 //! memstore does not lose; the kernel writes it back asynchronously, and a
 //! FLUSH or FUA write makes it durable with `fdatasync`.  Blocks are
 //! reserved with `fallocate` before the first write into a hole, so a full
@@ -58,6 +59,9 @@ pub struct FileBackend {
     map: MmapMut,
     size: u64,
     stored: Bitmap,
+    /// Pages `drop_cached` dropped from the page cache and not written
+    /// since.
+    dropped: Bitmap,
 }
 
 impl FileBackend {
@@ -87,11 +91,13 @@ impl FileBackend {
         let map = unsafe { MmapOptions::new().len(size as usize).map_mut(&file)? };
         // swap-ins are random: no readahead around faults
         let _ = map.advise(Advice::Random);
+        let dropped = Bitmap::new((size + PAGE_SIZE - 1) / PAGE_SIZE);
         Ok(FileBackend {
             file,
             map,
             size,
             stored,
+            dropped,
         })
     }
 
@@ -147,7 +153,97 @@ impl FileBackend {
     }
 }
 
+/// The runs [p, q) of consecutive pages in `pages` (sorted, unique).
+fn page_runs(pages: &[u64]) -> Vec<(u64, u64)> {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &p in pages {
+        match runs.last_mut() {
+            Some((_, q)) if *q == p => *q += 1,
+            _ => runs.push((p, p + 1)),
+        }
+    }
+    runs
+}
+
+impl FileBackend {
+    /// Bytes of the file in the host's page cache (mincore on the mapping
+    /// reports the page cache, mapped here or not).
+    pub fn cached_bytes(&self) -> u64 {
+        crate::fsutil::resident_bytes(&self.map)
+    }
+
+    /// The byte range of pages [p, q), clipped to the file.
+    fn span(&self, p: u64, q: u64) -> (u64, u64) {
+        let off = p * PAGE_SIZE;
+        (off, std::cmp::min(q * PAGE_SIZE, self.size).saturating_sub(off))
+    }
+
+    /// Unmap [off, off + len) from this process: the data stays in the
+    /// file's page cache (a dirty mapping marks the page dirty there), but
+    /// a mapped page would keep the page cache from dropping it.
+    fn unmap_range(&self, off: u64, len: u64) {
+        // SAFETY: the range lies inside our mapping; MADV_DONTNEED on a
+        // shared file mapping drops only the page-table entries, the
+        // next access reads the file's current contents
+        unsafe {
+            libc::madvise(
+                self.map.as_ptr().add(off as usize) as *mut libc::c_void,
+                len as usize,
+                libc::MADV_DONTNEED,
+            );
+        }
+    }
+
+    fn sync_range(&self, off: u64, len: u64, flags: libc::c_uint) -> Result<(), Errno> {
+        // SAFETY: a plain system call on a descriptor we own
+        let r = unsafe { libc::sync_file_range(self.file.as_raw_fd(), off as i64, len as i64, flags) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(errno(&io::Error::last_os_error()))
+        }
+    }
+}
+
 impl Device for FileBackend {
+    fn start_writeback(&mut self, pages: &[u64]) -> Result<(), Errno> {
+        for (p, q) in page_runs(pages) {
+            let (off, len) = self.span(p, q);
+            if len == 0 {
+                continue;
+            }
+            self.unmap_range(off, len);
+            self.sync_range(off, len, libc::SYNC_FILE_RANGE_WRITE)?;
+        }
+        Ok(())
+    }
+
+    fn drop_cached(&mut self, pages: &[u64]) -> Result<(), Errno> {
+        for (p, q) in page_runs(pages) {
+            let (off, len) = self.span(p, q);
+            if len == 0 {
+                continue;
+            }
+            // again: a page written since start_writeback is mapped again
+            self.unmap_range(off, len);
+            // written and clean before it is dropped: DONTNEED never
+            // drops a dirty page, and a writeback error is returned here
+            // (the page then stays cached)
+            self.sync_range(
+                off,
+                len,
+                libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+            )?;
+            // SAFETY: a plain system call on a descriptor we own
+            unsafe {
+                libc::posix_fadvise(self.file.as_raw_fd(), off as i64, len as i64, libc::POSIX_FADV_DONTNEED);
+            }
+            (p..q).for_each(|x| self.dropped.set(x));
+        }
+        Ok(())
+    }
+
+
     fn size(&self) -> u64 {
         self.size
     }
@@ -186,7 +282,18 @@ impl Device for FileBackend {
         let range = pages(off, data.len() as u64);
         self.reserve(range.clone())?;
         let o = off as usize;
-        self.map[o..o + data.len()].copy_from_slice(data);
+        let whole = off % PAGE_SIZE == 0 && data.len() as u64 % PAGE_SIZE == 0;
+        if whole && self.dropped.ones > 0 && range.clone().any(|p| self.dropped.get(p)) {
+            // whole pages, some of them dropped from the page cache: a
+            // store through the mapping would read each from the disk
+            // first, pwrite replaces it (the same page cache: the mapping
+            // sees it).  Elsewhere the mapping's memcpy is the faster path
+            // (doc/source/memstore.rst).
+            self.file.write_all_at(data, off).map_err(|e| errno(&e))?;
+            range.clone().for_each(|p| self.dropped.clear(p));
+        } else {
+            self.map[o..o + data.len()].copy_from_slice(data);
+        }
         // the data is in the file now, whether or not the sync below works
         range.for_each(|p| self.stored.set(p));
         if fua {
@@ -280,6 +387,50 @@ mod tests {
         f.read(PAGE_SIZE - 1, &mut b).unwrap();
         assert_eq!(b, [0, 7]);
         assert!(FileBackend::open(&p, size + PAGE_SIZE).is_err());
+    }
+
+    /// Bytes this thread made the kernel read from storage.
+    fn thread_read_bytes() -> u64 {
+        let io = std::fs::read_to_string("/proc/thread-self/io").unwrap();
+        io.lines()
+            .find_map(|l| l.strip_prefix("read_bytes: "))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn rewriting_pages_dropped_from_the_page_cache_reads_nothing_from_the_disk() {
+        // on a disk (tmpfs pages cannot be dropped)
+        let d = std::path::PathBuf::from(std::env::var_os("MEMSTORE_TEST_DISK_DIR").unwrap_or_else(|| "/var/tmp".into()))
+            .join(format!("memstore-file-rewrite-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let n = 256u64;
+        let mut f = FileBackend::open(&d.join("e.img"), n * PAGE_SIZE).unwrap();
+        let all: Vec<u64> = (0..n).collect();
+        for p in 0..n {
+            f.write(p * PAGE_SIZE, &[p as u8; PAGE], false).unwrap();
+        }
+        f.drop_cached(&all).unwrap();
+        assert_eq!(f.cached_bytes(), 0);
+        // whole pages replace what is on the disk without reading it
+        let before = thread_read_bytes();
+        for p in 0..n {
+            f.write(p * PAGE_SIZE, &[p as u8 ^ 0xff; PAGE], false).unwrap();
+        }
+        assert_eq!(thread_read_bytes(), before);
+        // the control: reading dropped pages does read the disk
+        f.drop_cached(&all).unwrap();
+        let mut buf = vec![0u8; (n * PAGE_SIZE) as usize];
+        f.read(0, &mut buf).unwrap();
+        assert!(thread_read_bytes() >= before + n * PAGE_SIZE / 2);
+        for p in 0..n as usize {
+            assert!(buf[p * PAGE..(p + 1) * PAGE].iter().all(|&b| b == p as u8 ^ 0xff), "page {}", p);
+        }
+        drop(f);
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     /// The bytes of `path` that the file system allocated.

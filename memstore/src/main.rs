@@ -41,6 +41,12 @@ usage: memmut-memstore --state-dir DIR [options]
   --remote-timeout SECONDS
                        deadline of each request to a slab this host uses;
                        a slab that misses it is detached (default 0.2)
+  --remote-dirty-window SIZE
+                       page cache that the backing file's copies of pages
+                       placed on slabs may hold, per export: they are
+                       written back and dropped from the page cache in
+                       halves of SIZE (default 64M; 0: no bound, at least
+                       64K otherwise)
   --pidfile PATH       write the process id there once serving
   --version            print the version and exit
 
@@ -74,6 +80,7 @@ fn main() {
     let mut limits = memstore::limits::Limits::default();
     let mut remote_listen: Option<std::net::SocketAddr> = None;
     let mut remote_timeout = memstore::remote::DEFAULT_TIMEOUT;
+    let mut remote_dirty_window = memstore::remote::DEFAULT_DIRTY_WINDOW;
     // nothing memstore creates is for other users unless said so
     // SAFETY: umask(2) cannot fail
     unsafe {
@@ -157,6 +164,12 @@ fn main() {
                     .map(std::time::Duration::from_secs_f64)
                     .unwrap_or_else(|| die(&format!("bad --remote-timeout {:?} (seconds, 0 < t <= 60)", v)))
             }
+            "--remote-dirty-window" => {
+                let v = value();
+                remote_dirty_window = parse_size(&v)
+                    .filter(|n| *n == 0 || *n >= 64 << 10)
+                    .unwrap_or_else(|| die(&format!("bad --remote-dirty-window {:?} (0, or at least 64K)", v)))
+            }
             "--pidfile" => pidfile = Some(PathBuf::from(value())),
             "--version" => {
                 println!(
@@ -185,6 +198,7 @@ fn main() {
         limits,
         remote_listen,
         remote_timeout,
+        remote_dirty_window,
     };
     let server = match Server::new(opts.clone()) {
         Ok(s) => s,

@@ -95,6 +95,14 @@ impl<D: Device> Device for Monitor<D> {
         Ok(())
     }
 
+    fn read_ahead(&mut self, off: u64, len: u64, chunk: u64) {
+        self.next.read_ahead(off, len, chunk)
+    }
+
+    fn read_ahead_end(&mut self) {
+        self.next.read_ahead_end()
+    }
+
     fn flush(&mut self) -> Result<(), Errno> {
         self.counters.last_io = unix_now();
         self.counters.flushes += 1;

@@ -495,27 +495,37 @@ pub fn transmission<R: Read, W: Write, B: Backend>(
         }
         match cmd {
             CMD_READ => {
-                // chunk by chunk, each buffer taken from the global budget
-                // and freed once sent: a 32 MiB READ never holds 32 MiB
+                // chunk by chunk, through one buffer taken from the global
+                // budget and freed once sent: a 32 MiB READ never holds
+                // 32 MiB
                 let len = len as usize;
+                let ahead = len > budget.chunk();
+                if ahead {
+                    // a remote tier sends its requests for the next chunks
+                    // now: they travel while this one goes to the client
+                    store.lock().read_ahead(off, len as u64, budget.chunk() as u64);
+                }
                 let mut done = 0usize;
                 if len == 0 {
                     reply_header(&mut out, 0, cookie);
                     w.write_all(&out)?;
                 }
+                // (no fresh zeroed buffer per chunk)
+                let first = std::cmp::min(budget.chunk(), len);
+                let _grant = budget.acquire(first);
+                let mut chunk_buf = vec![0u8; first];
                 while done < len {
                     let n = std::cmp::min(budget.chunk(), len - done);
-                    let _grant = budget.acquire(n);
-                    let mut buf = vec![0u8; n];
+                    let buf = &mut chunk_buf[..n];
                     let at = off + done as u64;
-                    let r = store.lock().read(at, &mut buf);
+                    let r = store.lock().read(at, buf);
                     match r {
                         Ok(()) => {
                             if done == 0 {
                                 reply_header(&mut out, 0, cookie);
                                 w.write_all(&out)?;
                             }
-                            w.write_all(&buf)?;
+                            w.write_all(buf)?;
                         }
                         Err(e) if done == 0 => {
                             warn(&format!("{}: read at {} failed: errno {}", tag, at, e));
@@ -535,6 +545,9 @@ pub fn transmission<R: Read, W: Write, B: Backend>(
                         }
                     }
                     done += n;
+                }
+                if ahead {
+                    store.lock().read_ahead_end();
                 }
             }
             CMD_WRITE => {

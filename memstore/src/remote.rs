@@ -20,6 +20,15 @@
 //!   first failure (read, write, or the worker's ping every `PING`).
 //!   Detaching forgets the slot map under the export mutex; nothing is
 //!   copied back: every page is in the file.
+//! * Page cache (`--remote-dirty-window W`): the file's copy of a page that
+//!   went to a slab would otherwise stay in the host's page cache, so the
+//!   remote tier would save no local memory.  Placed pages are gathered in
+//!   halves of W: when one half is full its writeback starts
+//!   (sync_file_range WRITE, no wait), and the half before it, whose
+//!   writeback started one half earlier, is waited for and dropped
+//!   (sync_file_range WAIT, then posix_fadvise DONTNEED).  At most W bytes
+//!   of remote-placed pages are in the page cache on their account; only
+//!   clean pages are dropped, so nothing leaves the file.
 
 use crate::device::{covers, pages, Device, Errno, PAGE, PAGE_SIZE};
 use crate::log::{info, warn};
@@ -27,7 +36,7 @@ use crate::nbd;
 use crate::tls;
 use openssl::ssl::SslStream;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::io::AsRawFd;
@@ -46,6 +55,13 @@ pub const PING: Duration = Duration::from_millis(250);
 pub const QUEUE: usize = 1024;
 /// Largest remote request (a larger run is split).
 pub const MAX_REQUEST: usize = 1 << 20;
+/// A READ larger than a chunk sends its remote requests for at most this
+/// many bytes ahead (what the socket buffers hold without stalling the
+/// lender).
+pub const READ_AHEAD_MAX: u64 = 4 << 20;
+/// Default bound on the host page cache that the backing file's copies of
+/// remote-placed pages may hold (`--remote-dirty-window`).
+pub const DEFAULT_DIRTY_WINDOW: u64 = 64 << 20;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     match m.lock() {
@@ -88,10 +104,25 @@ pub fn parse_uri(uri: &str) -> Result<(SocketAddr, String), String> {
 
 /// One NBD connection to a slab, over TLS-PSK.
 pub struct Conn {
-    tls: SslStream<TcpStream>,
+    tls: SslStream<tls::Corked<TcpStream>>,
     raw: TcpStream,
     pub size: u64,
     cookie: u64,
+    /// The negotiated cipher suite.
+    pub cipher: String,
+    /// READs sent whose replies are not read yet, oldest first.
+    ahead: VecDeque<Ahead>,
+}
+
+/// Remote runs of a read: (first slot, generations of its pages).
+type Want = Vec<(u64, Vec<u64>)>;
+
+/// A READ sent ahead (`read_ahead`): the slot of its first page and the
+/// generations its pages had when it was sent (its data is theirs).
+struct Ahead {
+    cookie: u64,
+    slot: u64,
+    gens: Vec<u64>,
 }
 
 fn opt_send<W: Write>(w: &mut W, opt: u32, data: &[u8]) -> io::Result<()> {
@@ -154,7 +185,7 @@ impl Conn {
             )));
         }
         let ctx = tls::client_context(identity, key)?;
-        let mut t = tls::connect(&ctx, plain)?;
+        let mut t = tls::connect(&ctx, tls::Corked::new(plain))?;
         let mut go = (export.len() as u32).to_be_bytes().to_vec();
         go.extend_from_slice(export.as_bytes());
         go.extend_from_slice(&0u16.to_be_bytes());
@@ -183,11 +214,14 @@ impl Conn {
         let size = size.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no export size"))?;
         raw.set_read_timeout(Some(timeout))?;
         raw.set_write_timeout(Some(timeout))?;
+        let cipher = tls::cipher_of(&t);
         Ok(Conn {
+            cipher,
             tls: t,
             raw,
             size,
             cookie: 0,
+            ahead: VecDeque::new(),
         })
     }
 
@@ -226,6 +260,7 @@ impl Conn {
     /// Several reads, pipelined: all requests, then all replies (the
     /// lender streams one while the next is on its way).
     pub fn read_many(&mut self, reads: &mut [(u64, &mut [u8])]) -> io::Result<()> {
+        self.drain()?;
         let mut out = Vec::with_capacity(28 * reads.len());
         let mut cookies = Vec::with_capacity(reads.len());
         for (off, buf) in reads.iter() {
@@ -236,6 +271,58 @@ impl Conn {
         for ((_, buf), c) in reads.iter_mut().zip(cookies) {
             self.reply(c)?;
             self.tls.read_exact(buf)?;
+        }
+        Ok(())
+    }
+
+    /// Send READs for the runs `(slot, generations of its pages)` now;
+    /// their replies wait in the socket for `take_ahead` (or `drain`).
+    fn send_ahead(&mut self, runs: Want) -> io::Result<()> {
+        self.drain()?;
+        let mut out = Vec::with_capacity(28 * runs.len());
+        for (slot, gens) in runs {
+            let len = (gens.len() * PAGE) as u32;
+            let cookie = self.header(&mut out, nbd::CMD_READ, slot * PAGE_SIZE, len);
+            self.ahead.push_back(Ahead { cookie, slot, gens });
+        }
+        self.tls.write_all(&out)?;
+        self.tls.flush()
+    }
+
+    /// Are the oldest READs sent ahead exactly `want` (slot, generations
+    /// now), in this order?
+    fn ahead_matches(&self, want: &[(u64, Vec<u64>)]) -> bool {
+        want.len() <= self.ahead.len()
+            && want
+                .iter()
+                .zip(self.ahead.iter())
+                .all(|((slot, gens), a)| *slot == a.slot && *gens == a.gens)
+    }
+
+    /// The reply of the oldest READ sent ahead, into `buf`.
+    fn take_ahead(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        let a = self
+            .ahead
+            .pop_front()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no read was sent ahead"))?;
+        if a.gens.len() * PAGE != buf.len() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "read ahead of another size"));
+        }
+        self.reply(a.cookie)?;
+        self.tls.read_exact(buf)
+    }
+
+    /// Read and forget the replies of the READs sent ahead and not used.
+    fn drain(&mut self) -> io::Result<()> {
+        let mut sink = [0u8; 16 << 10];
+        while let Some(a) = self.ahead.pop_front() {
+            self.reply(a.cookie)?;
+            let mut left = a.gens.len() * PAGE;
+            while left > 0 {
+                let n = std::cmp::min(left, sink.len());
+                self.tls.read_exact(&mut sink[..n])?;
+                left -= n;
+            }
         }
         Ok(())
     }
@@ -257,7 +344,9 @@ impl Conn {
     }
 
     /// A round trip that changes nothing (NBD_CMD_FLUSH): is the slab there?
+    /// Replies of READs sent ahead are read first (and forgotten).
     pub fn ping(&mut self) -> io::Result<()> {
+        self.drain()?;
         let mut out = Vec::with_capacity(28);
         let c = self.header(&mut out, nbd::CMD_FLUSH, 0, 0);
         self.tls.write_all(&out)?;
@@ -319,6 +408,8 @@ pub struct SlabClient {
     pub attached_at: f64,
     pub hit_pages: u64,
     pub read_failures: u64,
+    /// Remote runs read from READs sent ahead.
+    pub ahead_hits: u64,
 }
 
 /// A slab as `stats` and `slabs` report it.
@@ -360,6 +451,7 @@ impl SlabClient {
                 id, uri, rc.size, size
             ));
         }
+        let cipher = rc.cipher.clone();
         let raws = vec![
             rc.raw.try_clone().map_err(|e| e.to_string())?,
             wc.raw.try_clone().map_err(|e| e.to_string())?,
@@ -381,7 +473,7 @@ impl SlabClient {
             .name(format!("slab-{}", id))
             .spawn(move || worker(wid, wc, rcc, rx, sh))
             .map_err(|e| format!("cannot start the slab worker: {}", e))?;
-        info(&format!("slab {}: attached at {} ({} bytes)", id, uri, size));
+        info(&format!("slab {}: attached at {} ({} bytes, {})", id, uri, size, cipher));
         Ok(SlabClient {
             id: id.to_string(),
             uri: uri.to_string(),
@@ -396,6 +488,7 @@ impl SlabClient {
             attached_at: crate::geiger::unix_now(),
             hit_pages: 0,
             read_failures: 0,
+            ahead_hits: 0,
         })
     }
 
@@ -519,6 +612,10 @@ pub struct RemoteCounters {
     pub remote_skipped_pages: u64,
     pub remote_read_failures: u64,
     pub remote_detaches: u64,
+    /// Remote-placed pages whose file copy was written and dropped from
+    /// the page cache (the dirty window).
+    pub remote_cache_dropped_pages: u64,
+    pub remote_writeback_errors: u64,
 }
 
 pub struct RemoteTier<D> {
@@ -531,6 +628,11 @@ pub struct RemoteTier<D> {
     /// Slabs detached lately (failed or asked), newest last, for `slabs`.
     gone: std::collections::VecDeque<SlabInfo>,
     pub counters: RemoteCounters,
+    /// The dirty window in pages (0: off): placed pages being gathered,
+    /// and the previous half, being written back.
+    window: u64,
+    filling: Vec<u64>,
+    writing: Vec<u64>,
 }
 
 /// Detached slabs remembered for the `slabs` listing.
@@ -546,7 +648,50 @@ impl<D: Device> RemoteTier<D> {
             gen: 0,
             gone: std::collections::VecDeque::new(),
             counters: RemoteCounters::default(),
+            window: DEFAULT_DIRTY_WINDOW / PAGE_SIZE,
+            filling: Vec::new(),
+            writing: Vec::new(),
         }
+    }
+
+    /// Bound the page cache that remote-placed pages' file copies hold to
+    /// `bytes` (0: no bound, the kernel writes back and drops them when it
+    /// likes).
+    pub fn set_dirty_window(&mut self, bytes: u64) {
+        self.window = bytes / PAGE_SIZE;
+        if self.window == 0 {
+            self.rotate();
+            self.rotate();
+        }
+    }
+
+    pub fn dirty_window(&self) -> u64 {
+        self.window * PAGE_SIZE
+    }
+
+    /// The half being filled is full: wait for and drop the half written
+    /// back since the last rotation, start writing this one back.
+    fn rotate(&mut self) {
+        let done = std::mem::take(&mut self.writing);
+        if !done.is_empty() {
+            match self.next.drop_cached(&done) {
+                Ok(()) => self.counters.remote_cache_dropped_pages += done.len() as u64,
+                Err(e) => {
+                    // the pages stay cached (and in the file): only the
+                    // bound is missed
+                    self.counters.remote_writeback_errors += 1;
+                    warn(&format!("remote tier: writeback of {} pages failed: errno {}", done.len(), e));
+                }
+            }
+        }
+        let mut cur = std::mem::take(&mut self.filling);
+        cur.sort_unstable();
+        cur.dedup();
+        if let Err(e) = self.next.start_writeback(&cur) {
+            self.counters.remote_writeback_errors += 1;
+            warn(&format!("remote tier: writeback of {} pages failed: errno {}", cur.len(), e));
+        }
+        self.writing = cur;
     }
 
     pub fn next(&self) -> &D {
@@ -658,15 +803,26 @@ impl<D: Device> RemoteTier<D> {
         }
     }
 
-    /// Read the runs `(slot, buffer)` of slab `key`, pipelined; on
-    /// failure the slab is failed (detached at the next reap).
-    fn remote_read(&mut self, key: u64, runs: &mut [(u64, &mut [u8])]) -> bool {
+    /// Read the runs `(slot, buffer)` of slab `key`, pipelined (from the
+    /// READs sent ahead when they are exactly these runs at the pages'
+    /// current generations); on failure the slab is failed (detached at
+    /// the next reap).
+    fn remote_read(&mut self, key: u64, want: &[(u64, Vec<u64>)], runs: &mut [(u64, &mut [u8])]) -> bool {
         let s = match self.slab_mut(key) {
             Some(s) => s,
             None => return false,
         };
-        let mut reads: Vec<(u64, &mut [u8])> = runs.iter_mut().map(|(slot, b)| (*slot * PAGE_SIZE, &mut **b)).collect();
-        let r = lock(&s.read_conn).read_many(&mut reads);
+        let r = {
+            let mut c = lock(&s.read_conn);
+            if c.ahead_matches(want) {
+                s.ahead_hits += runs.len() as u64;
+                runs.iter_mut().try_for_each(|(_, b)| c.take_ahead(b))
+            } else {
+                let mut reads: Vec<(u64, &mut [u8])> =
+                    runs.iter_mut().map(|(slot, b)| (*slot * PAGE_SIZE, &mut **b)).collect();
+                c.read_many(&mut reads)
+            }
+        };
         match r {
             Ok(()) => {
                 s.hit_pages += runs.iter().map(|(_, b)| (b.len() / PAGE) as u64).sum::<u64>();
@@ -680,6 +836,12 @@ impl<D: Device> RemoteTier<D> {
             }
         }
     }
+
+    /// The generations of pages [p, q) (placed pages: 0 for none, which
+    /// no READ sent ahead has).
+    fn gens(&self, p: u64, q: u64) -> Vec<u64> {
+        (p..q).map(|x| self.placed.get(&x).map(|pl| pl.gen).unwrap_or(0)).collect()
+    }
 }
 
 /// A run of pages [p, q) of one read and where it comes from.
@@ -687,8 +849,45 @@ struct Run {
     p: u64,
     q: u64,
     remote: Option<(u64, u64)>,
-    data: Vec<u8>,
     ok: bool,
+}
+
+impl<D: Device> RemoteTier<D> {
+    /// The runs of pages of [off, off + len) with the same source (remote
+    /// runs: the same slab, consecutive slots, at most MAX_REQUEST).
+    fn runs(&self, off: u64, len: u64) -> Vec<Run> {
+        let range = pages(off, len);
+        // each page's source, looked up once
+        let cur: Vec<Option<(u64, u64)>> = range.clone().map(|p| self.current(p)).collect();
+        let at = |p: u64| cur[(p - range.start) as usize];
+        let mut runs: Vec<Run> = Vec::new();
+        let mut p = range.start;
+        while p < range.end {
+            let here = at(p);
+            let mut q = p + 1;
+            while q < range.end {
+                let same = match (here, at(q)) {
+                    (None, None) => true,
+                    (Some((k, s)), Some((k2, s2))) => {
+                        k == k2 && s2 == s + (q - p) && ((q - p + 1) as usize) * PAGE <= MAX_REQUEST
+                    }
+                    _ => false,
+                };
+                if !same {
+                    break;
+                }
+                q += 1;
+            }
+            runs.push(Run {
+                p,
+                q,
+                remote: here,
+                ok: false,
+            });
+            p = q;
+        }
+        runs
+    }
 }
 
 impl<D: Device> Device for RemoteTier<D> {
@@ -702,48 +901,46 @@ impl<D: Device> Device for RemoteTier<D> {
         }
         self.reap();
         let end = off + buf.len() as u64;
-        let range = pages(off, buf.len() as u64);
-        // the runs of pages with the same source (remote runs: the same
-        // slab, consecutive slots, at most MAX_REQUEST)
-        let mut runs: Vec<Run> = Vec::new();
-        let mut p = range.start;
-        while p < range.end {
-            let here = self.current(p);
-            let mut q = p + 1;
-            while q < range.end {
-                let same = match (here, self.current(q)) {
-                    (None, None) => true,
-                    (Some((k, s)), Some((k2, s2))) => {
-                        k == k2 && s2 == s + (q - p) && ((q - p + 1) as usize) * PAGE <= MAX_REQUEST
-                    }
-                    _ => false,
-                };
-                if !same {
-                    break;
-                }
-                q += 1;
-            }
-            let data = if here.is_some() { vec![0u8; ((q - p) as usize) * PAGE] } else { Vec::new() };
-            runs.push(Run {
-                p,
-                q,
-                remote: here,
-                data,
-                ok: false,
+        let mut runs = self.runs(off, buf.len() as u64);
+        // where each run's bytes go: a remote run whose pages the request
+        // covers whole is read straight into the caller's buffer (no bounce
+        // copy); a run only partly covered (an unaligned request's edge)
+        // goes through a bounce buffer
+        let mut bounce: Vec<Option<Vec<u8>>> = Vec::with_capacity(runs.len());
+        let mut dsts: Vec<&mut [u8]> = Vec::with_capacity(runs.len());
+        let mut rest: &mut [u8] = buf;
+        for r in &runs {
+            let a = std::cmp::max(off, r.p * PAGE_SIZE);
+            let b = std::cmp::min(end, r.q * PAGE_SIZE);
+            let (dst, tail) = std::mem::take(&mut rest).split_at_mut((b - a) as usize);
+            rest = tail;
+            let whole = a == r.p * PAGE_SIZE && b == r.q * PAGE_SIZE;
+            bounce.push(match r.remote {
+                Some(_) if !whole => Some(vec![0u8; ((r.q - r.p) as usize) * PAGE]),
+                _ => None,
             });
-            p = q;
+            dsts.push(dst);
         }
         // the remote runs of each slab in one pipelined exchange
         let mut keys: Vec<u64> = runs.iter().filter_map(|r| r.remote.map(|(k, _)| k)).collect();
         keys.sort_unstable();
         keys.dedup();
         for key in keys {
-            let mut mine: Vec<(u64, &mut [u8])> = runs
-                .iter_mut()
-                .filter(|r| matches!(r.remote, Some((k, _)) if k == key))
-                .map(|r| (r.remote.map(|(_, s)| s).unwrap_or(0), &mut r.data[..]))
-                .collect();
-            let ok = self.remote_read(key, &mut mine);
+            let mut mine: Vec<(u64, &mut [u8])> = Vec::new();
+            let mut want: Want = Vec::new();
+            for ((r, dst), b) in runs.iter().zip(dsts.iter_mut()).zip(bounce.iter_mut()) {
+                if let Some((k, slot)) = r.remote {
+                    if k == key {
+                        let target: &mut [u8] = match b {
+                            Some(v) => &mut v[..],
+                            None => &mut dst[..],
+                        };
+                        mine.push((slot, target));
+                        want.push((slot, self.gens(r.p, r.q)));
+                    }
+                }
+            }
+            let ok = self.remote_read(key, &want, &mut mine);
             drop(mine);
             for r in runs.iter_mut().filter(|r| matches!(r.remote, Some((k, _)) if k == key)) {
                 r.ok = ok;
@@ -755,19 +952,64 @@ impl<D: Device> Device for RemoteTier<D> {
             }
         }
         self.reap();
-        for r in &runs {
+        for ((r, dst), b) in runs.iter().zip(dsts).zip(bounce.iter()) {
             let a = std::cmp::max(off, r.p * PAGE_SIZE);
-            let b = std::cmp::min(end, r.q * PAGE_SIZE);
-            let dst = &mut buf[(a - off) as usize..(b - off) as usize];
             if r.ok {
-                let skip = (a - r.p * PAGE_SIZE) as usize;
-                dst.copy_from_slice(&r.data[skip..skip + dst.len()]);
+                if let Some(v) = b {
+                    let skip = (a - r.p * PAGE_SIZE) as usize;
+                    dst.copy_from_slice(&v[skip..skip + dst.len()]);
+                }
                 self.counters.remote_hit_pages += r.q - r.p;
             } else {
                 self.next.read(a, dst)?;
             }
         }
         Ok(())
+    }
+
+    fn read_ahead(&mut self, off: u64, len: u64, chunk: u64) {
+        if self.slabs.is_empty() || chunk == 0 {
+            return;
+        }
+        self.reap();
+        // the remote runs of each chunk, as `read` will find them
+        let end = off + std::cmp::min(len, READ_AHEAD_MAX);
+        let mut per_slab: Vec<(u64, Want)> = Vec::new();
+        let mut at = off;
+        while at < end {
+            let n = std::cmp::min(chunk, end - at);
+            for r in self.runs(at, n) {
+                if let Some((key, slot)) = r.remote {
+                    let gens = self.gens(r.p, r.q);
+                    match per_slab.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, v)) => v.push((slot, gens)),
+                        None => per_slab.push((key, vec![(slot, gens)])),
+                    }
+                }
+            }
+            at += n;
+        }
+        for (key, runs) in per_slab {
+            if let Some(s) = self.slab_mut(key) {
+                let r = lock(&s.read_conn).send_ahead(runs);
+                if let Err(e) = r {
+                    let id = s.id.clone();
+                    s.shared.fail(&id, format!("remote read failed: {}", e));
+                }
+            }
+        }
+    }
+
+    fn read_ahead_end(&mut self) {
+        // replies nobody took (the pages changed, or the READ failed on
+        // the way) are read off now: the connection is clean for the next
+        for (_, s) in self.slabs.iter_mut() {
+            let r = lock(&s.read_conn).drain();
+            if let Err(e) = r {
+                let id = s.id.clone();
+                s.shared.fail(&id, format!("remote read failed: {}", e));
+            }
+        }
     }
 
     fn write(&mut self, off: u64, data: &[u8], fua: bool) -> Result<(), Errno> {
@@ -847,7 +1089,15 @@ impl<D: Device> Device for RemoteTier<D> {
             None => return,
         };
         match sent {
-            Ok(()) => self.counters.remote_placed_pages += 1,
+            Ok(()) => {
+                self.counters.remote_placed_pages += 1;
+                if self.window > 0 {
+                    self.filling.push(page);
+                    if self.filling.len() as u64 >= std::cmp::max(1, self.window / 2) {
+                        self.rotate();
+                    }
+                }
+            }
             // the queue is full: the page stays in the file only (its
             // slot stays its own, at a generation never confirmed)
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
@@ -947,6 +1197,171 @@ mod tests {
         assert!(!t.detach("a1"));
         assert_eq!(t.remote_pages(), 0);
         assert_eq!(t.gone()[0].state, "detached");
+    }
+
+    /// A directory on a disk file system (the page cache can drop a
+    /// written file's pages there; tmpfs pages are the file itself).
+    fn disk_dir(tag: &str) -> std::path::PathBuf {
+        let base = std::env::var_os("MEMSTORE_TEST_DISK_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::path::PathBuf::from("/var/tmp"));
+        let d = base.join(format!("memstore-remote-{}-{}", tag, std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        let c = std::ffi::CString::new(d.as_os_str().to_str().unwrap()).unwrap();
+        // SAFETY: statfs fills the struct we own
+        assert_eq!(unsafe { libc::statfs(c.as_ptr(), &mut st) }, 0);
+        assert!(
+            st.f_type != libc::TMPFS_MAGIC,
+            "{} is on tmpfs: set MEMSTORE_TEST_DISK_DIR to a directory on a disk",
+            d.display()
+        );
+        d
+    }
+
+    fn numbered(p: u64) -> Vec<u8> {
+        let mut v = page((p % 251) as u8);
+        v[..8].copy_from_slice(&p.to_le_bytes());
+        v
+    }
+
+    #[test]
+    fn the_dirty_window_bounds_the_page_cache_of_remote_placed_pages() {
+        use crate::file::FileBackend;
+        let pages = 8192u64; // 32 MiB written
+        let window = 64u64; // 256 KiB: 1/128 of it
+        let (_slabs, uri) = lender("a6", pages);
+        let dir = disk_dir("window");
+        let file = FileBackend::open(&dir.join("e.img"), pages * PAGE_SIZE).unwrap();
+        let mut t = RemoteTier::new(file);
+        t.set_dirty_window(window * PAGE_SIZE);
+        t.attach(SlabClient::attach("a6", &uri, pages * PAGE_SIZE, &identity_of("a6"), &key(), DEFAULT_TIMEOUT).unwrap());
+        let mut most = 0u64;
+        for p in 0..pages {
+            // as the RAM tier does with a page it cannot keep: into the
+            // file before the acknowledgement, then offered to a slab
+            t.write(p * PAGE_SIZE, &numbered(p), false).unwrap();
+            t.offer(p, &numbered(p));
+            if p % 512 == 511 {
+                wait_confirmed(&t, p + 1); // never more than the queue
+            }
+            most = std::cmp::max(most, t.next().cached_bytes());
+        }
+        assert!(
+            most <= window * PAGE_SIZE,
+            "{} bytes of the file were cached, the window is {}",
+            most,
+            window * PAGE_SIZE
+        );
+        assert_eq!(t.counters.remote_skipped_pages, 0);
+        assert_eq!(t.counters.remote_writeback_errors, 0);
+        assert!(t.counters.remote_cache_dropped_pages >= pages - window);
+        wait_confirmed(&t, pages);
+        // every page reads back: from the slab ...
+        let mut buf = vec![0u8; PAGE];
+        for p in 0..pages {
+            t.read(p * PAGE_SIZE, &mut buf).unwrap();
+            assert_eq!(buf, numbered(p), "page {} from the slab", p);
+        }
+        assert_eq!(t.counters.remote_hit_pages, pages);
+        // ... and from the file, the slab gone (read back from the disk)
+        assert!(t.detach("a6"));
+        let mut all = vec![0u8; (pages * PAGE_SIZE) as usize];
+        t.read(0, &mut all).unwrap();
+        for p in 0..pages as usize {
+            assert_eq!(&all[p * PAGE..(p + 1) * PAGE], &numbered(p as u64)[..], "page {} from the file", p);
+        }
+        drop(t);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn without_a_dirty_window_the_file_stays_cached() {
+        // the control case: the bound above is the window's doing
+        use crate::file::FileBackend;
+        let pages = 1024u64;
+        let (_slabs, uri) = lender("a7", pages);
+        let dir = disk_dir("nowindow");
+        let file = FileBackend::open(&dir.join("e.img"), pages * PAGE_SIZE).unwrap();
+        let mut t = RemoteTier::new(file);
+        t.set_dirty_window(0);
+        t.attach(SlabClient::attach("a7", &uri, pages * PAGE_SIZE, &identity_of("a7"), &key(), DEFAULT_TIMEOUT).unwrap());
+        for p in 0..pages {
+            t.write(p * PAGE_SIZE, &numbered(p), false).unwrap();
+            t.offer(p, &numbered(p));
+            if p % 512 == 511 {
+                wait_confirmed(&t, p + 1);
+            }
+        }
+        assert_eq!(t.next().cached_bytes(), pages * PAGE_SIZE);
+        assert_eq!(t.counters.remote_cache_dropped_pages, 0);
+        drop(t);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_negotiated_cipher_is_aes_128_gcm() {
+        let (_slabs, uri) = lender("a8", 4);
+        let (addr, _) = parse_uri(&uri).unwrap();
+        let c = Conn::connect(addr, "a8", &identity_of("a8"), &key(), DEFAULT_TIMEOUT).unwrap();
+        assert_eq!(c.cipher, "TLS_AES_128_GCM_SHA256");
+    }
+
+    #[test]
+    fn reads_sent_ahead_serve_the_next_chunks_and_never_a_changed_page() {
+        let pages = 1024u64;
+        let chunk = 64 * PAGE_SIZE;
+        let (_slabs, uri) = lender("a9", pages);
+        let mut t = RemoteTier::new(MemDevice::new(pages as usize * PAGE));
+        t.attach(SlabClient::attach("a9", &uri, pages * PAGE_SIZE, &identity_of("a9"), &key(), DEFAULT_TIMEOUT).unwrap());
+        for p in 0..pages {
+            t.write(p * PAGE_SIZE, &numbered(p), false).unwrap();
+            t.offer(p, &numbered(p));
+            if p % 512 == 511 {
+                wait_confirmed(&t, p + 1);
+            }
+        }
+        // the file differs from the slab: a page read from the slab shows
+        t.next.data.fill(0xee);
+        let check = |buf: &[u8], first: u64, n: u64, why: &str| {
+            for i in 0..n {
+                let p = first + i;
+                assert_eq!(&buf[(i as usize) * PAGE..(i as usize + 1) * PAGE], &numbered(p)[..], "page {} ({})", p, why);
+            }
+        };
+        // a 4-chunk READ: every chunk comes from the READs sent ahead
+        let mut buf = vec![0u8; chunk as usize];
+        t.read_ahead(0, 4 * chunk, chunk);
+        for c in 0..4u64 {
+            t.read(c * chunk, &mut buf).unwrap();
+            check(&buf, c * 64, 64, "sent ahead");
+        }
+        t.read_ahead_end();
+        assert_eq!(t.slabs[0].1.ahead_hits, 4);
+        // a page written between the READ sent ahead and its chunk: that
+        // chunk is read afresh (the new version from the file), the
+        // others still from the slab
+        t.read_ahead(0, 3 * chunk, chunk);
+        t.read(0, &mut buf).unwrap();
+        check(&buf, 0, 64, "first chunk");
+        let mut v = numbered(70);
+        v[100] ^= 0xff;
+        t.write(70 * PAGE_SIZE, &v, false).unwrap();
+        t.read(chunk, &mut buf).unwrap();
+        assert_eq!(&buf[6 * PAGE..7 * PAGE], &v[..], "the written page");
+        check(&buf, 64, 6, "before the written page");
+        check(&buf[7 * PAGE..], 71, 57, "after the written page");
+        t.read_ahead_end();
+        assert_eq!(t.slabs[0].1.ahead_hits, 5);
+        // READs sent ahead and never used: the worker's ping reads them
+        // off, the slab stays attached and reads stay right
+        t.read_ahead(2 * chunk, 2 * chunk, chunk);
+        thread::sleep(PING * 3);
+        assert!(!t.slabs[0].1.failed());
+        t.read(2 * chunk, &mut buf).unwrap();
+        check(&buf, 128, 64, "after a ping");
+        assert_eq!(t.counters.remote_read_failures, 0);
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub struct Options {
     /// Deadline of each remote request of an attached slab
     /// (`--remote-timeout`).
     pub remote_timeout: Duration,
+    /// Page cache the file copies of remote-placed pages may hold, per
+    /// export (`--remote-dirty-window`; 0: no bound).
+    pub remote_dirty_window: u64,
 }
 
 impl Options {
@@ -56,6 +59,7 @@ impl Options {
             limits: Limits::default(),
             remote_listen: None,
             remote_timeout: crate::remote::DEFAULT_TIMEOUT,
+            remote_dirty_window: crate::remote::DEFAULT_DIRTY_WINDOW,
         }
     }
 }
@@ -243,6 +247,7 @@ impl Server {
                 format!("backing file: {}", e)
             })?,
         );
+        export.lock().remote_mut().set_dirty_window(self.opts.remote_dirty_window);
         let socket = self.socket_path(&cfg.name);
         let (mode, gid) = self.nbd_socket_mode();
         let listener = bind(&socket, mode, gid).map_err(|e| {
@@ -553,6 +558,7 @@ impl Server {
         identity: &str,
         key_hex: &str,
         timeout: Option<Duration>,
+        dirty_window: Option<u64>,
     ) -> Result<SlabInfo, String> {
         let key = crate::tls::parse_key(key_hex)?;
         if !crate::tls::valid_identity(identity) {
@@ -571,6 +577,9 @@ impl Server {
             return Err(format!("slab {} is attached to export {} already", id, name));
         }
         g.remote_mut().attach(client);
+        if let Some(w) = dirty_window {
+            g.remote_mut().set_dirty_window(w);
+        }
         drop(g);
         info_log(&format!("export {}: slab {} attached ({} bytes at {})", name, id, size, uri));
         Ok(info)

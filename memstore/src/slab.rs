@@ -384,7 +384,7 @@ fn serve_connection(srv: &RemoteServer, s: TcpStream) {
             return warn(&format!("{}: refused before TLS: {}", tag, e));
         }
     };
-    let (tls_stream, identity) = match tls::accept(&srv.ctx, plain) {
+    let (tls_stream, identity) = match tls::accept(&srv.ctx, tls::Corked::new(plain)) {
         Ok(x) => x,
         Err(e) => {
             // an unknown identity or a wrong key ends here
@@ -442,7 +442,12 @@ fn serve_connection(srv: &RemoteServer, s: TcpStream) {
     let _ = raw
         .set_read_timeout(Some(IDLE_TIMEOUT))
         .and_then(|_| raw.set_write_timeout(Some(Duration::from_secs(10))));
-    info(&format!("{}: client connected ({} bytes)", tag, slab.size));
+    info(&format!(
+        "{}: client connected ({} bytes, {})",
+        tag,
+        slab.size,
+        tls::cipher_of(&shared.borrow())
+    ));
     let r = nbd::transmission(Shared(shared.clone()), Shared(shared), &*slab, &srv.budget, &tag);
     match r {
         Ok(()) => info(&format!("{}: client disconnected", tag)),

@@ -5,11 +5,14 @@ and from a swap disk on a local file read with ``cache=none``.
 
 What is measured: one NBD READ of N consecutive pages (4 KiB each) on the
 export's unix socket, by one client (tests/harness/nbdclient.py,
-Python) with one request in flight, from the request's first byte sent to
-the reply's last byte received; random start pages in a 16 MiB region
-written beforehand. This is the swap disk's side of a guest's swap-in;
-the guest's own page-fault and block-layer costs are not in it (a guest
-version needs the TCG lock and a guest image: not here).
+``read_into``: the reply lands in a buffer allocated once, so the client
+adds one kernel copy and no Python-side copies) with one request in
+flight, from the request's first byte sent to the reply's last byte
+received; random start pages in a 16 MiB region written beforehand. Every
+tier is read by the same client with the same request shapes and start
+pages. This is the swap disk's side of a guest's swap-in; the guest's own
+page-fault and block-layer costs are not in it (a guest version needs the
+TCG lock and a guest image: not here).
 
 Tiers:
 
@@ -23,16 +26,25 @@ Tiers:
 * ``file``: ``qemu-nbd --cache=none --aio=native`` on a raw file on the
   machine's disk (O_DIRECT: every read goes to the device).
 
-Every case starts its servers afresh, writes the region, waits until the
-lender confirmed every remote write, then reads. Per (tier, N): median,
-p90 and mean latency; each remote tier's median ratio to ``ram``. Goals of
-issue 18: remote over the 10 GbE profile <= 3x RAM at 1024 pages, over
-plain veth <= 2x.
+Discipline (tests/benchmarks/discipline.py): every tier is run ``--repeats``
+times, each run a case with its servers started afresh (written, the
+lender's writes confirmed, then read); the cases of one repeat run in an
+order shuffled from ``--seed`` (``blocked_order``), so that the remote tiers
+and ``ram`` of one repeat meet the same machine state. Per run and N the
+median latency is kept; the table gives the mean of those medians over the
+repeats with a 95 % interval, and each tier's ratio to ``ram`` is the
+geometric mean of the per-repeat ratios with a 95 % interval
+(``paired_ratio``). A goal is met only if the ratio's whole interval is
+inside it. Goals of issue 18: remote over the 10 GbE profile <= 3x RAM at
+1024 pages, over plain veth <= 2x.
 
-Run by hand, as root, one benchmark at a time on the machine:
+Run by hand, as root, alone on the machine (no TCG guest of another
+session at the same time: they take the CPUs the three processes of a
+remote read need):
 
     cargo build --release --manifest-path memstore/Cargo.toml
-    flock /tmp/memmut-tcg.lock python -m tests.benchmarks.bench_remote
+    flock /tmp/memmut-tcg.lock nice -n -5 \\
+        python -m tests.benchmarks.bench_remote --repeats 5
     # -> tests/benchmarks/results/remote.json and remote.md
 """
 
@@ -48,6 +60,7 @@ import sys
 import tempfile
 import time
 
+from tests.benchmarks import discipline
 from tests.harness import memstore as memstore_process
 from tests.harness import netns
 from tests.harness import nbdclient
@@ -102,17 +115,19 @@ def measure(sock, reps, seed):
     """{N: [seconds]} for READs of N pages at random starts."""
     rng = random.Random(seed)
     c = nbdclient.NBDClient(sock).connect()
+    buf = bytearray(max(SIZES) * PAGE)
     out = {}
     for n in SIZES:
+        view = memoryview(buf)[:n * PAGE]
         times = []
         for _ in range(reps if n < 256 else max(5, reps // 4)):
             start = rng.randrange(0, REGION_PAGES - n + 1)
             t0 = time.perf_counter()
-            err, data = c.read(start * PAGE, n * PAGE)
+            err = c.read_into(start * PAGE, view)
             times.append(time.perf_counter() - t0)
             assert err == 0
             for i in (0, n - 1):
-                got = data[i * PAGE:i * PAGE + 8]
+                got = bytes(view[i * PAGE:i * PAGE + 8])
                 assert got == (start + i).to_bytes(8, 'little'), (start, i)
         out[n] = times
     c.close()
@@ -124,8 +139,7 @@ def memstore_cmd(binary, d, *extra):
 
 
 def case_ram(binary, tmp, reps, seed):
-    d = os.path.join(tmp, 'ram')
-    os.makedirs(d)
+    d = tempfile.mkdtemp(prefix='ram-', dir=tmp)
     p = subprocess.Popen(memstore_cmd(binary, d), stderr=subprocess.DEVNULL,
                          start_new_session=True)
     try:
@@ -143,7 +157,7 @@ def case_ram(binary, tmp, reps, seed):
 
 
 def case_remote(binary, tmp, reps, seed, profile):
-    d = os.path.join(tmp, 'remote-' + profile)
+    d = tempfile.mkdtemp(prefix='remote-%s-' % profile, dir=tmp)
     a_dir, b_dir = os.path.join(d, 'a'), os.path.join(d, 'b')
     os.makedirs(a_dir)
     os.makedirs(b_dir)
@@ -202,59 +216,173 @@ def case_file(tmp_disk, reps, seed):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def summarize(times):
-    s = sorted(times)
-    return {'n': len(s), 'median_us': statistics.median(s) * 1e6,
-            'p90_us': s[int(0.9 * (len(s) - 1))] * 1e6,
-            'mean_us': statistics.mean(s) * 1e6}
+GOALS = (('remote-10gbe', 3.0), ('remote-veth', 2.0))
+
+
+def split_case(case):
+    """``'remote-veth@before'`` -> (``'remote-veth'``, ``'@before'``)."""
+    tier, at, label = case.partition('@')
+    return tier, at + label
+
+
+def run_case(case, binaries, tmp, reps, seed, file_dir):
+    """(latencies {N: [seconds]}, info) of one run of ``case``; a case
+    ``tier@label`` runs memstore ``binaries[label]``."""
+    case, label = split_case(case)
+    binary = binaries[label]
+    if case == 'ram':
+        return case_ram(binary, tmp, reps, seed)
+    if case == 'file':
+        return case_file(file_dir, reps, seed)
+    return case_remote(binary, tmp, reps, seed, case[len('remote-'):])
+
+
+def median_us(times):
+    return statistics.median(times) * 1e6
+
+
+def aggregate(result):
+    """Per tier and N: the mean of the per-run medians with a 95 %
+    interval; per tier but ram and N: the paired ratio to ram; goals."""
+    runs = result['runs']
+    tiers = result['cases']
+    result['latency'] = {}
+    for t in tiers:
+        result['latency'][t] = {}
+        for n in SIZES:
+            meds = [r['median_us'][str(n)] for r in runs if r['case'] == t]
+            s = discipline.summarize(meds)
+            s['p90_us_of_runs'] = [r['p90_us'][str(n)] for r in runs
+                                   if r['case'] == t]
+            result['latency'][t][str(n)] = s
+    reps = sorted({r['repeat'] for r in runs})
+
+    def med(case, rep, n):
+        for r in runs:
+            if r['case'] == case and r['repeat'] == rep:
+                return r['median_us'][str(n)]
+        return None
+    result['ratios'] = {}
+    for t in tiers:
+        tier, label = split_case(t)
+        if tier == 'ram':
+            continue
+        base = 'ram' + label        # the same memstore's ram tier
+        result['ratios'][t] = {
+            str(n): discipline.paired_ratio([med(t, k, n) for k in reps],
+                                            [med(base, k, n) for k in reps])
+            for n in SIZES}
+    # a compared memstore (@label) against the main one, per tier
+    result['versus'] = {}
+    for t in tiers:
+        tier, label = split_case(t)
+        if label and tier in tiers:
+            result['versus'][t] = {
+                str(n): discipline.paired_ratio(
+                    [med(tier, k, n) for k in reps],
+                    [med(t, k, n) for k in reps])
+                for n in SIZES}
+    goals = []
+    for tier, bound in GOALS:
+        ratio = result['ratios'].get(tier, {}).get('1024')
+        goals.append({
+            'goal': '%s <= %.0f× ram at 1024 pages' % (tier, bound),
+            'bound': bound,
+            'ratio': ratio,
+            'verdict': ('not run' if ratio is None
+                        else discipline.verdict(ratio, high=bound))})
+    result['goals'] = goals
+    return result
+
+
+def _ratio_cell(r):
+    if r['low'] is None:
+        return '%.2f× (n=%d)' % (r['mean'], r['n'])
+    return '%.2f× [%.2f, %.2f]' % (r['mean'], r['low'], r['high'])
 
 
 def markdown(r):
+    d = r['discipline']
     lines = ['# Remote memory: page-in latency (seed 004 Fig 4.3 analogue)',
-             '', 'Generated by `python -m tests.benchmarks.bench_remote` '
-             'on %s (commit %s). One NBD READ of N pages, one request in '
-             'flight, Python client; median (p90) in µs.' % (
-                 r['date'], r['commit']), '']
-    tiers = list(r['tiers'])
-    lines.append('| pages | ' + ' | '.join(tiers) + ' |')
-    lines.append('|---' * (len(tiers) + 1) + '|')
+             '', 'Generated by `%s` on %s (memmut %s, memstore binary %s). '
+             'One NBD READ of N pages, one request in flight, the same '
+             'client (`read_into`, no Python-side copy) for every tier. '
+             'Each tier ran %d times (fresh servers each time), the cases '
+             'of a repeat in a shuffled order (seed %d).' % (
+                 r['command'], r['date'],
+                 (d['versions']['memmut_commit'] or '?')[:10],
+                 r['binary'], d['repeats'], d['seed']), '',
+             '## Latency', '',
+             'Mean over the runs of each run\'s median, ± the 95 % '
+             'interval half-width (Student t), in µs:', '']
+    tiers = r['cases']
+    rows = []
     for n in SIZES:
-        row = ['%d' % n]
-        for t in tiers:
-            s = r['tiers'][t]['latency'][str(n)]
-            row.append('%.0f (%.0f)' % (s['median_us'], s['p90_us']))
-        lines.append('| ' + ' | '.join(row) + ' |')
-    lines += ['', 'Median ratio to `ram`:', '']
-    lines.append('| pages | ' + ' | '.join(t for t in tiers if t != 'ram')
-                 + ' |')
-    lines.append('|---' * len(tiers) + '|')
-    for n in SIZES:
-        row = ['%d' % n] + ['%.2f×' % r['ratios'][t][str(n)]
-                            for t in tiers if t != 'ram']
-        lines.append('| ' + ' | '.join(row) + ' |')
-    lines += ['', '## Goals (issue 18, at 1024 pages)', '']
+        rows.append(['%d' % n] + [
+            discipline.fmt(r['latency'][t][str(n)], '.0f') for t in tiers])
+    lines.append(discipline.markdown_table(['pages'] + tiers, rows))
+    lines += ['', '## Ratio to `ram`', '',
+              'Geometric mean of the per-repeat ratios of medians '
+              '[95 % interval]:', '']
+    others = [t for t in tiers if split_case(t)[0] != 'ram']
+    rows = [['%d' % n] + [_ratio_cell(r['ratios'][t][str(n)])
+                          for t in others] for n in SIZES]
+    lines.append(discipline.markdown_table(['pages'] + others, rows))
+    if r.get('versus'):
+        vs = list(r['versus'])
+        lines += ['', '## This memstore against the compared one', '',
+                  'Latency of this memstore\'s tier / the compared '
+                  'memstore\'s (`tier@label`, %s), per repeat, geometric '
+                  'mean [95 %% interval]; below 1: faster now:' % ', '.join(
+                      '%s = %s' % (k, v)
+                      for k, v in r.get('binaries', {}).items() if k), '']
+        rows = [['%d' % n] + [_ratio_cell(r['versus'][t][str(n)])
+                              for t in vs] for n in SIZES]
+        lines.append(discipline.markdown_table(
+            ['pages'] + [split_case(t)[0] for t in vs], rows))
+    lines += ['', '## Goals (issue 18, at 1024 pages)', '',
+              'Met only if the whole interval of the ratio is inside the '
+              'goal.', '']
     for g in r['goals']:
-        lines.append('* %s: %s (measured %s)' % (
+        lines.append('* %s: **%s** (measured %s)' % (
             g['goal'], g['verdict'],
-            'n/a' if g['ratio'] is None else '%.2f×' % g['ratio']))
+            'n/a' if g['ratio'] is None else _ratio_cell(g['ratio'])))
     lines += ['', '## Conditions', '']
-    for t, v in r['tiers'].items():
-        if v['info']:
-            lines.append('* `%s`: %s' % (t, json.dumps(v['info'])))
+    for t, v in r['info'].items():
+        if v:
+            lines.append('* `%s`: %s' % (t, json.dumps(v)))
     lines.append('* load average before: %s; after: %s' % (
-        r['loadavg_before'], r['loadavg_after']))
+        d['load_before'], d['load_after']))
     lines.append('* CPU: %s, %d CPUs (shared with other sessions)' % (
-        r['cpu'], r['cpus']))
+        r['cpu'], d['cpus']))
+    lines.append('* versions: %s' % json.dumps(
+        {k: v for k, v in d['versions'].items() if v is not None}))
     lines += ['', r['note'], '']
     return '\n'.join(lines)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--reps', type=int, default=200)
+    ap.add_argument('--reps', type=int, default=100,
+                    help='reads per size and run (a quarter, at least 5, '
+                         'for 256 pages and more)')
+    ap.add_argument('--repeats', type=int, default=5,
+                    help='runs of every tier (fresh servers each)')
     ap.add_argument('--profiles', default='veth,10gbe,1gbe')
+    ap.add_argument('--no-file', action='store_true',
+                    help='leave out the qemu-nbd cache=none tier')
     ap.add_argument('--file-dir', default='/var/tmp',
                     help='a directory on a disk (not tmpfs: O_DIRECT)')
+    ap.add_argument('--memstore-binary', default=None,
+                    help='memmut-memstore to measure (default: the '
+                         'source tree\'s release build)')
+    ap.add_argument('--compare-binary', default=None, metavar='PATH',
+                    help='another memmut-memstore (e.g. an older build) '
+                         'run beside it, its cases in the same shuffled '
+                         'repeats, as ram@before, remote-veth@before ... '
+                         '(the file tier does not depend on it)')
+    ap.add_argument('--name', default='remote',
+                    help='result files: <out>/<name>.json and .md')
     ap.add_argument('--seed', type=int, default=18)
     ap.add_argument('--out', default=RESULTS)
     args = ap.parse_args(argv)
@@ -262,48 +390,56 @@ def main(argv=None):
     if problem:
         sys.exit('bench_remote: ' + problem)
     netns.remove_stale()
-    binary = memstore_process.find_binary()
+    binary = (memstore_process.find_binary(args.memstore_binary)
+              if args.memstore_binary else memstore_process.find_binary())
+    memstore_cases = ['ram'] + ['remote-' + p
+                                for p in args.profiles.split(',') if p]
+    cases = list(memstore_cases)
+    binaries = {'': binary}
+    if args.compare_binary:
+        binaries['@before'] = memstore_process.find_binary(
+            args.compare_binary)
+        cases += [c + '@before' for c in memstore_cases]
+    if not args.no_file:
+        cases.append('file')
+    rec = discipline.Record(seed=args.seed, repeats=args.repeats)
+    order = discipline.blocked_order(cases, args.repeats, args.seed)
+    rec.orders['cases'] = [[c, k] for c, k in order]
     tmp = tempfile.mkdtemp(prefix='br', dir='/tmp')
     result = {'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-              'commit': _out(['git', '-C', HERE, 'rev-parse', '--short',
-                              'HEAD']),
+              'command': 'python -m tests.benchmarks.bench_remote ' +
+                         ' '.join(argv if argv is not None else
+                                  sys.argv[1:]),
+              'binary': binary,
+              'binaries': binaries,
               'cpu': (_out(['sh', '-c', "grep -m1 'model name' "
                             "/proc/cpuinfo | cut -d: -f2"]) or
                       platform.processor()),
-              'cpus': os.cpu_count(),
-              'loadavg_before': open('/proc/loadavg').read().split()[:3],
               'reps': args.reps, 'region_pages': REGION_PAGES,
-              'tiers': {}}
+              'cases': cases, 'runs': [], 'info': {}}
     try:
-        lat, info = case_ram(binary, tmp, args.reps, args.seed)
-        result['tiers']['ram'] = {'raw': lat, 'info': info}
-        for prof in [p for p in args.profiles.split(',') if p]:
-            lat, info = case_remote(binary, tmp, args.reps, args.seed, prof)
-            result['tiers']['remote-' + prof] = {'raw': lat, 'info': info}
-        lat, info = case_file(args.file_dir, args.reps, args.seed)
-        result['tiers']['file'] = {'raw': lat, 'info': info}
+        for i, (case, k) in enumerate(order):
+            lat, info = run_case(case, binaries, tmp, args.reps,
+                                 args.seed * 1000 + k, args.file_dir)
+            result['info'][case] = info
+            result['runs'].append({
+                'case': case, 'repeat': k, 'position': i,
+                'loadavg': discipline.loadavg(),
+                'median_us': {str(n): median_us(x) for n, x in lat.items()},
+                'p90_us': {str(n): sorted(x)[int(0.9 * (len(x) - 1))] * 1e6
+                           for n, x in lat.items()},
+                'raw_us': {str(n): [round(v * 1e6, 1) for v in x]
+                           for n, x in lat.items()}})
+            print('%-14s repeat %d: 1024 pages %.0f µs' % (
+                case, k, result['runs'][-1]['median_us']['1024']),
+                flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    result['loadavg_after'] = open('/proc/loadavg').read().split()[:3]
-    for t, v in result['tiers'].items():
-        v['latency'] = {str(n): summarize(x) for n, x in v['raw'].items()}
-        v['raw'] = {str(n): [round(s * 1e6, 1) for s in x]
-                    for n, x in v['raw'].items()}
-    ram = result['tiers']['ram']['latency']
-    result['ratios'] = {
-        t: {n: v['latency'][n]['median_us'] / ram[n]['median_us']
-            for n in v['latency']}
-        for t, v in result['tiers'].items() if t != 'ram'}
-    goals = []
-    for tier, bound in (('remote-10gbe', 3.0), ('remote-veth', 2.0)):
-        ratio = result['ratios'].get(tier, {}).get('1024')
-        verdict = ('not run' if ratio is None
-                   else 'met' if ratio <= bound else 'not met')
-        goals.append({'goal': '%s <= %.0f× ram' % (tier, bound),
-                      'ratio': ratio, 'verdict': verdict})
-    result['goals'] = goals
-    shaping = {v['info'].get('shaping') for v in result['tiers'].values()
-               if v['info'].get('shaping')}
+    rec.finish()
+    result['discipline'] = rec.as_dict()
+    aggregate(result)
+    shaping = {v.get('shaping') for v in result['info'].values()
+               if v.get('shaping')}
     result['note'] = (
         'Shaping: %s. ' % (', '.join(sorted(shaping)) or 'none') +
         ('This kernel has no sch_netem: the link profiles shape the rate '
@@ -311,13 +447,14 @@ def main(argv=None):
          'carry the profiles\' bandwidth but not their round trip (50 and '
          '200 µs), and the 10 GbE goal is judged without it. '
          if 'tbf' in shaping else '') +
-        'A single run on a 2-vCPU machine shared with other sessions, '
-        'with a Python client: latencies include the client\'s own '
-        'cost, the same for every tier; no intervals.')
+        'A 2-vCPU machine shared with other sessions: the client, the '
+        'client memstore and the lender memstore of a remote read share '
+        'two CPUs (on two real hosts the lender has its own), and the '
+        'intervals include the other sessions\' load.')
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, 'remote.json'), 'w') as f:
+    with open(os.path.join(args.out, args.name + '.json'), 'w') as f:
         json.dump(result, f, indent=1, sort_keys=True)
-    with open(os.path.join(args.out, 'remote.md'), 'w') as f:
+    with open(os.path.join(args.out, args.name + '.md'), 'w') as f:
         f.write(markdown(result))
     print(markdown(result))
 

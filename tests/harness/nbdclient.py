@@ -132,6 +132,32 @@ class NBDClient:
         assert cookie == c
         return err, data
 
+    def recv_into(self, view):
+        """Fill the writable buffer ``view`` from the socket (no copies
+        beyond the kernel's: what a benchmark's client should cost)."""
+        view = memoryview(view).cast('B')
+        got = 0
+        while got < len(view):
+            n = self.sock.recv_into(view[got:])
+            if not n:
+                raise Closed('server closed after %d of %d bytes'
+                             % (got, len(view)))
+            got += n
+
+    def read_into(self, offset, buf, flags=0):
+        """READ ``len(buf)`` bytes at ``offset`` into ``buf`` (a
+        bytearray or memoryview); returns the error code (the buffer is
+        filled only when it is 0)."""
+        c = self.request(CMD_READ, offset, len(buf), flags)
+        head = bytearray(16)
+        self.recv_into(head)
+        magic, error, cookie = struct.unpack('>IIQ', head)
+        assert magic == SIMPLE_REPLY_MAGIC, hex(magic)
+        assert cookie == c
+        if error == 0 and len(buf):
+            self.recv_into(buf)
+        return error
+
     def write(self, offset, data, flags=0):
         c = self.request(CMD_WRITE, offset, len(data), flags, data)
         err, cookie, _ = self.reply()

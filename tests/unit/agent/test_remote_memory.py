@@ -23,6 +23,7 @@ class FakeMemstore:
         self.attached = {}      # id -> (export, state)
         self.refuse = None
         self.calls = []
+        self.dirty_windows = {}     # id -> slab_attach's dirty_window
 
     def _check(self, op):
         self.calls.append(op)
@@ -40,9 +41,10 @@ class FakeMemstore:
         return self.lent.pop(slab_id, None) is not None
 
     def slab_attach(self, name, slab_id, uri, size, psk_identity, psk_key,
-                    timeout_ms=None):
+                    timeout_ms=None, dirty_window=None):
         self._check('slab_attach')
         self.attached[slab_id] = (name, 'attached', timeout_ms)
+        self.dirty_windows[slab_id] = dirty_window
         return {'id': slab_id}
 
     def slab_detach(self, slab_id):
@@ -136,6 +138,12 @@ def test_make_chooses_by_configuration(conf):
     conf.set_override('remote_timeout', 0.5, 'memstore')
     rm = remote.make(conf, 'h', client=FakeMemstore())
     assert isinstance(rm, remote.MemstoreRemoteMemory) and rm.timeout == 0.5
+    # the page-cache bound goes to memstore with each attach, in bytes
+    assert rm.dirty_window == 64 * 1024 * 1024
+    conf.set_override('remote_dirty_window', 0, 'memstore')
+    rm = remote.make(conf, 'h', client=FakeMemstore())
+    rm.attach('vm-1', _device('a9'))
+    assert rm.client.dirty_windows['a9'] == 0
     assert conf.mutualization.remote_cap_kb == 0    # off unless asked
 
 
