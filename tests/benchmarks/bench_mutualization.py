@@ -1003,6 +1003,18 @@ def run_cases(args, img, daemon, work):
     return out
 
 
+def stop_deadline(hhmm, now):
+    """The epoch time of the next UTC ``HH:MM`` after ``now`` (a stop time
+    past midnight is tomorrow's, which comparing the strings would miss),
+    or None without one."""
+    if not hhmm:
+        return None
+    h, m = (int(x) for x in hhmm.split(':'))
+    day = now - now % 86400
+    t = day + h * 3600 + m * 60
+    return t if t > now else t + 86400
+
+
 def series(args):
     """Run every (scenario, mode, repeat) case missing from the log, in
     the blocked random order of ``--seed``, one process under the TCG
@@ -1014,13 +1026,13 @@ def series(args):
     scenarios = args.scenarios.split(',')
     cases = [(sc, m) for sc in scenarios for m in args.modes.split(',')]
     order = discipline.blocked_order(cases, args.series, args.seed)
+    deadline = stop_deadline(args.stop_at, time.time())
     for (sc, mode), rep in order:
         have = {(r['scenario'], r['mode'], r['repeat'])
                 for r in read_log(args.append)}
         if (sc, mode, rep) in have:
             continue
-        if args.stop_at and time.strftime('%H:%M', time.gmtime()) >= (
-                args.stop_at):
+        if deadline is not None and time.time() >= deadline:
             LOG.warning('stop time %s reached: %s %s repeat %d not run',
                         args.stop_at, sc, mode, rep)
             break
