@@ -59,8 +59,6 @@ socket; the TCP pair is judged with the same thresholds, apart).
 """
 
 import argparse
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -411,27 +409,6 @@ def run_once(server, rw, qd, size, runtime, shim=None):
         shutil.rmtree(d, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def hold(lock_path, holds, label):
-    """One hold of the TCG lock (none without a path); records how long
-    it was waited for and held."""
-    t0 = time.monotonic()
-    f = None
-    if lock_path:
-        f = open(lock_path, 'a')
-        fcntl.flock(f, fcntl.LOCK_EX)
-    t1 = time.monotonic()
-    try:
-        yield
-    finally:
-        if f is not None:
-            fcntl.flock(f, fcntl.LOCK_UN)
-            f.close()
-        holds.append({'block': label, 'waited_s': round(t1 - t0, 1),
-                      'held_s': round(time.monotonic() - t1, 1),
-                      'load_after': discipline.loadavg()})
-
-
 def run_blocks(order, lock_path, run_case):
     """Run ``order`` (blocked (case, repeat) pairs) one repeat per hold
     of the lock; ``run_case(case, repeat)`` returns a run's dict."""
@@ -442,7 +419,7 @@ def run_blocks(order, lock_path, run_case):
         blocks.setdefault(rep, []).append(case)
     n = 0
     for rep in sorted(blocks):
-        with hold(lock_path, holds, rep):
+        with discipline.lock_hold(lock_path, holds, rep):
             for case in blocks[rep]:
                 n += 1
                 load = discipline.loadavg()
