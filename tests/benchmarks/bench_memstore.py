@@ -1032,9 +1032,12 @@ def guest_markdown(res):
     lines += [discipline.markdown_table(['figure'] + base, rows), '',
               'Goal (issue 3\'s thresholds, in the guest): fault p99 <= 2x '
               'nbdkit\'s and major faults per second >= 1.0x: %s; overall '
-              '**%s**.' % (', '.join('%s %s' % kv for kv in
-                                     res['goal']['per_baseline'].items()),
-                           res['goal']['overall']), '']
+              '**%s**.' % (', '.join(
+                  '%s %s (p99 %s, faults/s %s)' % (
+                      b, v, res['goal']['detail'][b]['fault_p99_le_2'],
+                      res['goal']['detail'][b]['faults_per_s_ge_1'])
+                  for b, v in res['goal']['per_baseline'].items()),
+                  res['goal']['overall']), '']
     return lines
 
 

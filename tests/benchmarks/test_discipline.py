@@ -157,7 +157,7 @@ def test_lock_hold_records_the_hold_and_releases(tmp_path):
     import fcntl
     path = str(tmp_path / 'lock')
     holds = []
-    with discipline.lock_hold(path, holds, 'r0'):
+    with discipline.lock_hold(path, holds, 'r0', pause=0):
         with open(path) as other:
             with pytest.raises(BlockingIOError):
                 fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
