@@ -409,9 +409,11 @@ def run_once(server, rw, qd, size, runtime, shim=None):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def run_blocks(order, lock_path, run_case):
+def run_blocks(order, lock_path, run_case, on_block=None):
     """Run ``order`` (blocked (case, repeat) pairs) one repeat per hold
-    of the lock; ``run_case(case, repeat)`` returns a run's dict."""
+    of the lock; ``run_case(case, repeat)`` returns a run's dict;
+    ``on_block(runs, holds)`` is called after each repeat (the results
+    so far are saved, so a run stopped early keeps its whole repeats)."""
     runs, holds = [], []
     t0 = time.monotonic()
     blocks = {}
@@ -433,6 +435,8 @@ def run_blocks(order, lock_path, run_case):
                                       'p99_us', 'fault_p99_us',
                                       'faults_per_s')),
                     load[0] if load else '?'), flush=True)
+        if on_block:
+            on_block(runs, holds)
     return runs, holds
 
 
@@ -599,6 +603,16 @@ def fmt_ratio(s):
     return '%.2fx [%.2f, %.2f]' % (s['mean'], s['low'], s['high'])
 
 
+def done_of(result, disc):
+    """'5 repeats', or '2 of 5 planned repeats' for a run stopped
+    early."""
+    done = result.get('repeats_done', disc['repeats'])
+    if done == disc['repeats']:
+        return '%d repeats' % done
+    return '%d of %d planned repeats (stopped early)' % (done,
+                                                         disc['repeats'])
+
+
 def fio_markdown(result):
     p = result['provenance']
     disc = result['discipline']
@@ -636,10 +650,10 @@ def fio_markdown(result):
         '4 KiB blocks, %d MiB region prefilled, 1 s ramp + %d s per run' % (
             p['fio']['version'], p['fio']['libnbd'], p['fio'].get('gnutls'),
             result['size_mib'], result['runtime_s']),
-        '* %d repeats; runs repeat by repeat, the %d cases shuffled inside '
+        '* %s; runs repeat by repeat, the %d cases shuffled inside '
         'each repeat (seed %d); every run on a freshly started server; '
         'each repeat one hold of the TCG lock (%s)' % (
-            disc['repeats'], len(names) * len(WORKLOADS), disc['seed'],
+            done_of(result, disc), len(names) * len(WORKLOADS), disc['seed'],
             ', '.join('%.0f s' % h['held_s']
                       for h in result.get('holds', [])) or 'one hold'),
         '', '### IOPS (mean ± 95 % t-interval half-width)', '']
@@ -757,7 +771,7 @@ def markdown(doc):
     return '\n'.join(lines)
 
 
-def run_fio(args, argv):
+def run_fio(args, argv, save):
     for tool in ('fio', 'nbdkit', 'qemu-nbd', 'gcc'):
         if not shutil.which(tool):
             sys.exit('%s not found (tools/test-setup.sh installs it)' % tool)
@@ -790,8 +804,17 @@ def run_fio(args, argv):
         r.update(server=srv, workload=w)
         return r
 
-    runs, holds = run_blocks(order, args.lock, run_case)
-    rec.finish()
+    def finish(runs, holds):
+        rec.finish()
+        return fio_result(args, argv, names, runs, holds, rec, prov)
+
+    runs, holds = run_blocks(order, args.lock, run_case,
+                             lambda r, h: save(finish(r, h)))
+    return finish(runs, holds)
+
+
+def fio_result(args, argv, names, runs, holds, rec, prov):
+    """The fio part's result from the runs so far."""
     result_cases = analyse(runs, names)
     per_baseline, tcp = {}, {}
     for ms, b in pairs_of(names):
@@ -818,6 +841,7 @@ def run_fio(args, argv):
                      per_baseline.values()),
                  'tcp': tcp},
         'cases': result_cases,
+        'repeats_done': len({r['repeat'] for r in runs}),
         'runs': runs,
         'holds': holds,
         'provenance': prov,
@@ -916,7 +940,7 @@ def analyse_guest(runs, names):
     return servers, ratios, verdicts
 
 
-def run_guest(args, argv):
+def run_guest(args, argv, save):
     from tests.harness import faultlat
     from tests.harness import libvirtd as libvirtd_mod
     cache = os.environ.get('MEMMUT_TEST_CACHE') or os.path.join(
@@ -945,12 +969,22 @@ def run_guest(args, argv):
             r.update(server=srv)
             return r
 
-        runs, holds = run_blocks(order, args.lock, run_case)
+        def finish(runs, holds):
+            rec.finish()
+            return guest_result(args, argv, img, size, names, runs, holds,
+                                rec, prov)
+
+        runs, holds = run_blocks(order, args.lock, run_case,
+                                 lambda r, h: save(finish(r, h)))
         conn.close()
     finally:
         daemon.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-    rec.finish()
+    return finish(runs, holds)
+
+
+def guest_result(args, argv, img, size, names, runs, holds, rec, prov):
+    """The guest part's result from the runs so far."""
     summaries, ratios, verdicts = analyse_guest(runs, names)
     return {
         'command': 'python -m tests.benchmarks.bench_memstore ' + ' '.join(
@@ -975,6 +1009,7 @@ def run_guest(args, argv):
         'goal_rule': 'memstore / nbdkit, paired by repeat: fault p99 ratio '
                      'interval <= 2.0 and faults per second ratio interval '
                      '>= 1.0 (issue 3\'s thresholds, applied to the guest)',
+        'repeats_done': len({r['repeat'] for r in runs}),
         'runs': runs, 'holds': holds,
         'provenance': {'qemu': discipline.versions()['qemu'],
                        'libvirt': discipline.versions()['libvirt'],
@@ -1005,10 +1040,10 @@ def guest_markdown(res):
             p['qemu'], p['libvirt'], p['nbdkit']['version'],
             p['nbdkit']['thread_model'],
             (p['memstore']['commit'] or '?')[:12]),
-        '* %d repeats, the %d servers shuffled inside each repeat (seed '
+        '* %s, the %d servers shuffled inside each repeat (seed '
         '%d); a fresh server and a fresh guest per run; each repeat one '
         'hold of the TCG lock (%s); load average %s at the start, %s at '
-        'the end' % (disc['repeats'], len(names), disc['seed'],
+        'the end' % (done_of(res, disc), len(names), disc['seed'],
                      ', '.join('%.0f s' % h['held_s'] for h in res['holds']),
                      disc['load_before'], disc['load_after']),
         '', '### Per server (mean ± 95 % half-width)', '']
@@ -1100,19 +1135,22 @@ def main(argv=None):
             doc = json.load(fh)
         if 'fio' not in doc and 'cases' in doc:
             doc = {'fio': doc}          # the file of the fio part alone
+
+    def save(part=None):
+        if part is not None:
+            doc['guest' if args.guest else 'fio'] = part
+        os.makedirs(args.out, exist_ok=True)
+        with open(path, 'w') as fh:
+            json.dump(doc, fh, indent=2)
+            fh.write('\n')
+        text = markdown(doc)
+        with open(os.path.join(args.out, 'memstore.md'), 'w') as fh:
+            fh.write(text)
+        return text
+
     if not args.report_only:
-        if args.guest:
-            doc['guest'] = run_guest(args, argv)
-        else:
-            doc['fio'] = run_fio(args, argv)
-    os.makedirs(args.out, exist_ok=True)
-    with open(path, 'w') as fh:
-        json.dump(doc, fh, indent=2)
-        fh.write('\n')
-    text = markdown(doc)
-    with open(os.path.join(args.out, 'memstore.md'), 'w') as fh:
-        fh.write(text)
-    print(text)
+        (run_guest if args.guest else run_fio)(args, argv, save)
+    print(save())
     return 0
 
 
