@@ -1004,15 +1004,17 @@ def run_cases(args, img, daemon, work):
 
 
 def stop_deadline(hhmm, now):
-    """The epoch time of the next UTC ``HH:MM`` after ``now`` (a stop time
-    past midnight is tomorrow's, which comparing the strings would miss),
-    or None without one."""
+    """The epoch time of the UTC ``HH:MM`` nearest to ``now`` (within 12
+    hours either way): a stop time a little after midnight is tomorrow's
+    for a series started the evening before (comparing the strings would
+    stop it at once), and one just past is past (not tomorrow's); None
+    without one."""
     if not hhmm:
         return None
     h, m = (int(x) for x in hhmm.split(':'))
     day = now - now % 86400
     t = day + h * 3600 + m * 60
-    return t if t > now else t + 86400
+    return min((t - 86400, t, t + 86400), key=lambda c: abs(c - now))
 
 
 def series(args):

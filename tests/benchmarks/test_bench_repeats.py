@@ -163,3 +163,8 @@ def test_stop_deadline_past_midnight_is_tomorrow():
     assert bm.stop_deadline('00:10', now) == 11 * 86400 + 10 * 60
     assert bm.stop_deadline('23:00', now) == 10 * 86400 + 23 * 3600
     assert bm.stop_deadline(None, now) is None
+    # started at 00:09, a stop at 00:05 is past, not tomorrow's
+    later = 11 * 86400 + 9 * 60
+    assert bm.stop_deadline('00:05', later) == 11 * 86400 + 5 * 60
+    assert bm.stop_deadline('23:50', later) == 10 * 86400 + 23 * 3600 + \
+        50 * 60
