@@ -641,11 +641,13 @@ def fio_markdown(result):
                 '`%s` = allocator=%s, --threads %d, %s' % (
                     n, s['allocator'], s['threads'], s['transport'])
                 for n, s in nb['baselines'].items())),
-        '* `qemu-nbd-file`: %s, raw file on %s, cache=%s, aio=%s, '
-        'shared=4' % (p['qemu_nbd']['version'],
-                      p['qemu_nbd']['image_filesystem'],
-                      p['qemu_nbd']['settings']['cache'],
-                      p['qemu_nbd']['settings']['aio']),
+        ('* `qemu-nbd-file`: %s, raw file on %s, cache=%s, aio=%s, '
+         'shared=4' % (p['qemu_nbd']['version'],
+                       p['qemu_nbd']['image_filesystem'],
+                       p['qemu_nbd']['settings']['cache'],
+                       p['qemu_nbd']['settings']['aio'])
+         if 'qemu-nbd-file' in names else
+         '* qemu-nbd not run this time (`--no-qemu-nbd`)'),
         '* client: %s nbd engine, libnbd %s (GnuTLS %s), one connection; '
         '4 KiB blocks, %d MiB region prefilled, 1 s ramp + %d s per run' % (
             p['fio']['version'], p['fio']['libnbd'], p['fio'].get('gnutls'),
@@ -742,7 +744,8 @@ def fio_notes(result):
                       prev['iops_vs_nbdkit_malloc'].items()),
             prev['goal']),
         '* Every run is in `memstore.json` (`fio.runs`, in the order they '
-        'ran, with the 1-minute load average before each).',
+        'ran, with the 1-minute load average before each); the first '
+        'repeated run is kept whole under `fio_previous`.',
     ]
 
 
