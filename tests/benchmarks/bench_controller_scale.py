@@ -18,11 +18,16 @@ growth per simulated day, and the controllers' CPU.
 
 One machine plays every part here (senders, broker, database, controllers
 on 2 shared cores), so the figures are a floor for a real control plane,
-not a ceiling. Writes tests/benchmarks/results/controller_scale.json and
-.md; take the TCG lock so that no guest benchmark runs beside it::
+not a ceiling. Every (hosts, controllers) configuration runs
+``--repeats`` times in a blocked random order (tests/benchmarks/
+discipline.py); each run holds the TCG lock by itself (``--lock``), so
+that no guest benchmark runs beside it and no hold lasts longer than a
+run; the summary gives each figure's mean with its 95 % interval, and the
+versions and the machine's load. Writes tests/benchmarks/results/
+controller_scale.json and .md (run it without ``flock``)::
 
-    flock /tmp/memmut-tcg.lock .tox/functional/bin/python -m \\
-        tests.benchmarks.bench_controller_scale --hosts 1000
+    .tox/functional/bin/python -m \\
+        tests.benchmarks.bench_controller_scale --hosts 1000 --repeats 3
 
 Not part of CI.
 """
@@ -351,11 +356,11 @@ def history_per_day(args, tables):
     return out
 
 
-def markdown(results):
+def markdown(results, doc=None):
     from tests.benchmarks import discipline
     rows = []
     for r in results:
-        rows.append([r['hosts'], r['controllers'],
+        rows.append([r['hosts'], r['controllers'], r.get('repeat', 0),
                      '%.1f' % r['reports_per_s_offered'],
                      '%.3f / %.3f' % (r['latency_s']['p50'] or 0,
                                       r['latency_s']['p99'] or 0),
@@ -388,12 +393,39 @@ def markdown(results):
                       'tables', 'B/raw VM sample', 'B/rollup',
                       'raw VM samples GiB/day', 'rollups GiB/day',
                       'host samples GiB/day'], store)]
+    summary = []
+    if doc:
+        d = doc['discipline']
+        fmt = discipline.fmt
+        srows = [[s['hosts'], s['controllers'],
+                  fmt(s['latency_p50_s'], '.3f'),
+                  fmt(s['latency_p99_s'], '.3f'),
+                  fmt(s['round_wall_s'], '.1f') if s['round_wall_s']
+                  else '-', fmt(s['controller_cores'], '.2f'),
+                  'yes' if s['none_lost_or_doubled'] else 'NO']
+                 for s in doc['summary']]
+        summary = [
+            'Command: `%s`; %d repeat(s) per configuration in a blocked '
+            'random order (seed %d), each run one hold of the TCG lock; '
+            'load average %s before, %s after; versions: %s.' % (
+                doc['command'], d['repeats'], d['seed'], d['load_before'],
+                d['load_after'], ', '.join(
+                    '%s %s' % (k, (v or '-')[:12] if isinstance(v, str)
+                               else v) for k, v in d['versions'].items())),
+            '', 'Mean ± 95 % t-interval half-width over the repeats '
+            '(± ? with one repeat):', '',
+            discipline.markdown_table(
+                ['hosts', 'controllers', 'latency p50 (s)',
+                 'latency p99 (s)', 'round (s)', 'controller cores',
+                 'none lost or doubled (every repeat)'], srows),
+            '', 'Every run:', '']
     return '\n'.join([
         '# The controller at scale (issue 19)', '',
         'Produced by `tests/benchmarks/bench_controller_scale.py`; every '
-        'part on one 2-core machine.', '',
+        'part on one 2-core machine.', ''] + summary + [
         discipline.markdown_table(
-            ['hosts', 'controllers', 'reports/s', 'latency p50 / p99 (s)',
+            ['hosts', 'controllers', 'repeat', 'reports/s',
+             'latency p50 / p99 (s)',
              'lost or doubled', 'calls resent', 'round (s)',
              'DB GiB/day', 'controller cores'], rows)] + extra + [''])
 
@@ -432,24 +464,77 @@ def main(argv=None):
                     action='store_false')
     ap.add_argument('--out', default=os.path.join(RESULTS,
                                                   'controller_scale'))
+    ap.add_argument('--repeats', type=int, default=3,
+                    help='runs of every (hosts, controllers) configuration '
+                         '(default %(default)s)')
+    ap.add_argument('--seed', type=int, default=19)
+    ap.add_argument('--lock', default='/tmp/memmut-tcg.lock',
+                    help='flock file each run holds ("" for none)')
     args = ap.parse_args(argv)
     if args.cmd == 'sender':
         args.drain = getattr(args, 'drain', 120.0)
         return sender(args)
-    results = []
-    for hosts in [int(h) for h in args.hosts.split(',')]:
-        for n in [int(c) for c in args.controllers.split(',')]:
-            one = argparse.Namespace(**vars(args))
-            one.hosts, one.controllers = hosts, n
+    from tests.benchmarks import discipline
+    configs = [(int(h), int(c)) for h in args.hosts.split(',')
+               for c in args.controllers.split(',')]
+    rec = discipline.Record(seed=args.seed, repeats=args.repeats)
+    order = discipline.blocked_order(configs, args.repeats, args.seed)
+    rec.orders['runs'] = [[h, c, r] for (h, c), r in order]
+    results, holds = [], []
+    for (hosts, n), rep in order:
+        one = argparse.Namespace(**vars(args))
+        one.hosts, one.controllers = hosts, n
+        # one run per hold of the lock: no guest benchmark beside it
+        with discipline.lock_hold(args.lock, holds, [hosts, n, rep]):
+            load = discipline.loadavg()
             r = run(one)
-            print(json.dumps(r, indent=1))
-            results.append(r)
+        r.update(repeat=rep, load_before=load)
+        print(json.dumps(r, indent=1))
+        results.append(r)
+    rec.finish()
+    doc = {'command': 'python -m tests.benchmarks.bench_controller_scale '
+                      + ' '.join(argv if argv is not None
+                                 else sys.argv[1:]),
+           'discipline': rec.as_dict(), 'holds': holds,
+           'summary': summarize_runs(results), 'runs': results}
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out + '.json', 'w') as f:
-        json.dump(results, f, indent=1)
+        json.dump(doc, f, indent=1)
     with open(args.out + '.md', 'w') as f:
-        f.write(markdown(results))
+        f.write(markdown(results, doc))
     print('wrote %s.json and .md' % args.out)
+
+
+# the figures of a run summarized over its repeats (mean, 95 % interval)
+SUMMARIZED = (('latency_p50_s', lambda r: r['latency_s']['p50']),
+              ('latency_p99_s', lambda r: r['latency_s']['p99']),
+              ('lost_or_doubled', lambda r: r['lost_or_doubled']),
+              ('failed_calls_resent', lambda r: r['failed_calls_resent']),
+              ('round_wall_s', lambda r: r['round_wall_s']),
+              ('db_gib_per_day', lambda r: r['db_bytes_per_day'] / 2 ** 30),
+              ('controller_cores',
+               lambda r: r['controller_cpu_share_of_a_core']))
+
+
+def summarize_runs(results):
+    """Per (hosts, controllers): every figure of SUMMARIZED over the
+    repeats, with its 95 % interval (discipline.summarize), and the goal
+    of no report lost or doubled, which holds only if no repeat lost
+    one."""
+    from tests.benchmarks import discipline
+    by = {}
+    for r in results:
+        by.setdefault((r['hosts'], r['controllers']), []).append(r)
+    out = []
+    for (hosts, n), rs in sorted(by.items()):
+        row = {'hosts': hosts, 'controllers': n, 'n': len(rs)}
+        for key, get in SUMMARIZED:
+            vals = [get(r) for r in rs if get(r) is not None]
+            row[key] = discipline.summarize(vals) if vals else None
+        row['none_lost_or_doubled'] = all(r['lost_or_doubled'] == 0
+                                          for r in rs)
+        out.append(row)
+    return out
 
 
 if __name__ == '__main__':

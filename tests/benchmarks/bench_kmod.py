@@ -19,11 +19,13 @@ memmut_wss.ko and wss-probe in its initramfs (tests/harness/kmod.py):
 
 The guest is booted with QEMU directly (no libvirt needed; the guest is
 the same as the functional tests'). Writes tests/benchmarks/results/
-kmod.json, kmod.md and kmod.png. About 5 minutes; take the TCG lock::
+kmod.json, kmod.md and kmod.png. About 5 minutes per repeat
+(``--repeats``, default 3: one guest boot each, each holding the TCG lock
+by itself, so run it without ``flock``); the headline figures get a 95 %
+interval over the repeats (tests/benchmarks/discipline.py)::
 
     tools/build-kmod.sh
-    flock /tmp/memmut-tcg.lock .tox/functional/bin/python -m \\
-        tests.benchmarks.bench_kmod
+    .tox/functional/bin/python -m tests.benchmarks.bench_kmod --repeats 3
 
 Under TCG every guest instruction is emulated, so the measured cost per
 page is that of an emulated kernel: an overestimate of the cost on real
@@ -41,6 +43,7 @@ import tempfile
 import time
 
 from memmut.evaluation import workloads
+from tests.benchmarks import discipline
 from tests.harness import guest as guestmod
 from tests.harness import kmod
 
@@ -73,6 +76,31 @@ def accuracy(text, schedule, shape_of_step, map_kb):
             'clear_ns': w['clear_ns'], 'test_ns': w['test_ns'],
             'kmod_err': abs(w['est_kb'] - true_kb) / map_kb,
             'smaps_err': abs(w['smaps_kb'] - true_kb) / map_kb})
+    return rows, pooled_accuracy(rows)
+
+
+def cost(text, round_s, vms):
+    out = {}
+    for d in guestmod.parse_lines(text, 'KMOD-COST'):
+        if d['event'] != 'pass':
+            continue
+        per_round_ns = d['random_call_ns'] + d['call_ns']
+        out[d['pages']] = {
+            'test_call_ns': d['call_ns'],
+            'test_ns_per_page': d['ns_per_page'],
+            'random_call_ns': d['random_call_ns'],
+            'random_ns_per_page': d['random_ns_per_page'],
+            'round_ns': per_round_ns,
+            'round_ns_per_page': per_round_ns / d['pages'],
+            # a Badis round = one random (clearing) call + one test call
+            'cpu_pct_per_vm': 100 * per_round_ns / 1e9 / round_s,
+            'cpu_pct_%d_vms' % vms: 100 * vms * per_round_ns / 1e9 / round_s,
+        }
+    return out
+
+
+def pooled_accuracy(rows):
+    """accuracy()'s summary over the intervals of every repeat."""
     summary = {}
     for shape in SHAPES + ('all',):
         sel = [r for r in rows if r['clean'] and
@@ -95,26 +123,34 @@ def accuracy(text, schedule, shape_of_step, map_kb):
             'mixed_smaps_mean_err_pct': 100 * statistics.mean(
                 r['smaps_err'] for r in mixed) if mixed else None,
         }
-    return rows, summary
+    return summary
 
 
-def cost(text, round_s, vms):
+def mean_cost(per_rep, vms):
+    """cost()'s figures averaged over the repeats (per sampled-pages
+    count)."""
     out = {}
-    for d in guestmod.parse_lines(text, 'KMOD-COST'):
-        if d['event'] != 'pass':
-            continue
-        per_round_ns = d['random_call_ns'] + d['call_ns']
-        out[d['pages']] = {
-            'test_call_ns': d['call_ns'],
-            'test_ns_per_page': d['ns_per_page'],
-            'random_call_ns': d['random_call_ns'],
-            'random_ns_per_page': d['random_ns_per_page'],
-            'round_ns': per_round_ns,
-            'round_ns_per_page': per_round_ns / d['pages'],
-            # a Badis round = one random (clearing) call + one test call
-            'cpu_pct_per_vm': 100 * per_round_ns / 1e9 / round_s,
-            'cpu_pct_%d_vms' % vms: 100 * vms * per_round_ns / 1e9 / round_s,
-        }
+    pages = sorted({p for r in per_rep for p in r['cost']})
+    for p in pages:
+        ds = [r['cost'][p] for r in per_rep if p in r['cost']]
+        out[p] = {k: statistics.mean(d[k] for d in ds) for k in ds[0]}
+    return out
+
+
+def repeat_intervals(per_rep, vms):
+    """The headline figures, one value per repeat, with their 95 %
+    intervals: the mean error over all clean intervals (kmod and smaps)
+    and the CPU share of ``vms`` VMs per sampled-pages count."""
+    key = 'cpu_pct_%d_vms' % vms
+    out = {}
+    for est in ('kmod', 'smaps'):
+        vals = [r['accuracy']['all']['%s_mean_err_pct' % est]
+                for r in per_rep if 'all' in r['accuracy']]
+        if vals:
+            out['%s_mean_err_pct' % est] = discipline.summarize(vals)
+    for p in sorted({p for r in per_rep for p in r['cost']}):
+        vals = [r['cost'][p][key] for r in per_rep if p in r['cost']]
+        out['%s_at_%d_pages' % (key, p)] = discipline.summarize(vals)
     return out
 
 
@@ -143,10 +179,34 @@ def write_md(path, res):
                                  s['mixed_kmod_mean_err_pct'],
                                  s['mixed_smaps_mean_err_pct'])
             if s['mixed_intervals'] else '-'))
-    goal = acc.get('all', {}).get('kmod_mean_err_pct')
-    lines += ['', 'Goal mean error <= 5 %% of the mapping: %s (%.2f %%).'
-              % ('met' if goal is not None and goal <= 5 else 'NOT met',
-                 goal or float('nan')), '',
+    ri = res.get('repeat_intervals') or {}
+    disc = res.get('discipline')
+    if disc:
+        lines += ['', '%d repeat(s) (one guest boot each, each one hold of '
+                  'the TCG lock); the table pools the intervals of every '
+                  'repeat; load average %s before, %s after; versions: '
+                  '%s.' % (disc['repeats'], disc['load_before'],
+                           disc['load_after'], ', '.join(
+                               '%s %s' % (k, v[:12] if isinstance(v, str)
+                                          else v)
+                               for k, v in disc['versions'].items()))]
+    err = ri.get('kmod_mean_err_pct')
+    if err:
+        lines += ['', 'Mean error over all clean intervals, per repeat '
+                  '(mean ± 95 %% half-width): kmod %s, smaps %s. Goal mean '
+                  'error <= 5 %% of the mapping: **%s** (met only if the '
+                  'whole interval is below 5 %%).' % (
+                      discipline.fmt(err, '.2f', unit=' %'),
+                      discipline.fmt(ri['smaps_mean_err_pct'], '.2f',
+                                     unit=' %'),
+                      discipline.verdict(err, high=5.0)), '']
+    else:
+        goal = acc.get('all', {}).get('kmod_mean_err_pct')
+        lines += ['', 'Goal mean error <= 5 %% of the mapping: %s (%.2f %%, '
+                  'one run: no interval).'
+                  % ('met' if goal is not None and goal <= 5 else 'NOT met',
+                     goal or float('nan')), '']
+    lines += [
               '## Cost (CPU time of the calls, median; TCG-emulated kernel)',
               '',
               '| sampled pages | random+clear call | ns/page | test call | '
@@ -169,6 +229,18 @@ def write_md(path, res):
                   'median CPU time of the clearing call %.0f us, of the '
                   'testing call %.0f us.' % (
                       res['pages'], len(rows), clear / 1e3, test / 1e3)]
+    key = 'cpu_pct_%d_vms' % res['vms']
+    cpu = [(int(k.rsplit('_', 2)[1]), v) for k, v in ri.items()
+           if k.startswith(key + '_at_')]
+    if cpu:
+        lines += ['', 'CPU of %d VMs per repeat (mean ± 95 %% half-width): '
+                  '%s; goal <= 1 %% of a core at the default 100 pages: '
+                  '**%s**.' % (res['vms'], ', '.join(
+                      '%d pages %s' % (p, discipline.fmt(v, '.4f',
+                                                         unit=' %'))
+                      for p, v in sorted(cpu)),
+                      discipline.verdict(ri.get(key + '_at_100_pages', {}),
+                                         high=1.0))]
     lines += ['', res['extrapolation'], '']
     with open(path, 'w') as f:
         f.write('\n'.join(lines))
@@ -224,6 +296,11 @@ def main():
                    help='Badis round ([badis] round_interval default)')
     p.add_argument('--vms', type=int, default=10)
     p.add_argument('--out', default=RESULTS)
+    p.add_argument('--repeats', type=int, default=3,
+                   help='guest boots, each one hold of --lock (default '
+                        '%(default)s)')
+    p.add_argument('--lock', default='/tmp/memmut-tcg.lock',
+                   help='flock file each boot holds ("" for none)')
     args = p.parse_args()
 
     img = kmod.kmod_image()
@@ -241,15 +318,30 @@ def main():
                % (costs, args.interval_ms, args.pages,
                   guestmod.workload_cmdline(schedule, 's', poweroff=True)))
     started = time.time()
-    with tempfile.TemporaryDirectory() as tmp:
-        text = boot(img, cmdline, os.path.join(tmp, 'console.log'),
-                    timeout=60 + 3 * workloads.duration(schedule))
-    oops = [line for line in text.splitlines()
-            if any(w in line for w in ('BUG', 'WARNING:', 'Oops',
-                                       'Call Trace'))]
-    rows, summary = accuracy(text, schedule, shape_of_step,
-                             args.peak_mib * 1024)
-    c = cost(text, args.round_seconds, args.vms)
+    rec = discipline.Record(seed=0, repeats=args.repeats)
+    rows, oops, per_rep, holds = [], [], [], []
+    text = ''
+    for rep in range(args.repeats):
+        # one boot per repeat, each one hold of the TCG lock
+        with discipline.lock_hold(args.lock, holds, rep):
+            with tempfile.TemporaryDirectory() as tmp:
+                text = boot(img, cmdline, os.path.join(tmp, 'console.log'),
+                            timeout=60 + 3 * workloads.duration(schedule))
+        oops += [line for line in text.splitlines()
+                 if any(w in line for w in ('BUG', 'WARNING:', 'Oops',
+                                            'Call Trace'))]
+        r_rows, r_summary = accuracy(text, schedule, shape_of_step,
+                                     args.peak_mib * 1024)
+        for r in r_rows:
+            r['repeat'] = rep
+        rows += r_rows
+        per_rep.append({'repeat': rep, 'accuracy': r_summary,
+                        'cost': cost(text, args.round_seconds, args.vms),
+                        'module_unloaded': 'KMOD-UNLOADED' in text})
+    rec.finish()
+    summary = pooled_accuracy(rows)
+    c = mean_cost(per_rep, args.vms)
+    intervals = repeat_intervals(per_rep, args.vms)
     qemu = subprocess.run(['qemu-system-x86_64', '--version'],
                           capture_output=True, text=True).stdout.split()[3]
     default = c.get(100)
@@ -272,8 +364,8 @@ def main():
             c[10000]['cpu_pct_%d_vms' % args.vms] if 10000 in c
             else float('nan')))
     res = {
-        'command': 'flock /tmp/memmut-tcg.lock .tox/functional/bin/python '
-                   '-m tests.benchmarks.bench_kmod',
+        'command': '.tox/functional/bin/python -m '
+                   'tests.benchmarks.bench_kmod --repeats %d' % args.repeats,
         'args': vars(args), 'date': time.strftime('%Y-%m-%d %H:%M UTC',
                                                   time.gmtime(started)),
         'kernel': img.kernel_version, 'qemu': qemu,
@@ -282,7 +374,9 @@ def main():
         'pages': args.pages, 'round_s': args.round_seconds, 'vms': args.vms,
         'accuracy': summary, 'cost': c, 'extrapolation': extrap,
         'kernel_trouble': oops, 'intervals': rows,
-        'module_unloaded': 'KMOD-UNLOADED' in text,
+        'module_unloaded': all(r['module_unloaded'] for r in per_rep),
+        'repeats': per_rep, 'repeat_intervals': intervals,
+        'discipline': rec.as_dict(), 'holds': holds,
     }
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, 'kmod.json'), 'w') as f:

@@ -1003,6 +1003,20 @@ def run_cases(args, img, daemon, work):
     return out
 
 
+def stop_deadline(hhmm, now):
+    """The epoch time of the UTC ``HH:MM`` nearest to ``now`` (within 12
+    hours either way): a stop time a little after midnight is tomorrow's
+    for a series started the evening before (comparing the strings would
+    stop it at once), and one just past is past (not tomorrow's); None
+    without one."""
+    if not hhmm:
+        return None
+    h, m = (int(x) for x in hhmm.split(':'))
+    day = now - now % 86400
+    t = day + h * 3600 + m * 60
+    return min((t - 86400, t, t + 86400), key=lambda c: abs(c - now))
+
+
 def series(args):
     """Run every (scenario, mode, repeat) case missing from the log, in
     the blocked random order of ``--seed``, one process under the TCG
@@ -1014,13 +1028,13 @@ def series(args):
     scenarios = args.scenarios.split(',')
     cases = [(sc, m) for sc in scenarios for m in args.modes.split(',')]
     order = discipline.blocked_order(cases, args.series, args.seed)
+    deadline = stop_deadline(args.stop_at, time.time())
     for (sc, mode), rep in order:
         have = {(r['scenario'], r['mode'], r['repeat'])
                 for r in read_log(args.append)}
         if (sc, mode, rep) in have:
             continue
-        if args.stop_at and time.strftime('%H:%M', time.gmtime()) >= (
-                args.stop_at):
+        if deadline is not None and time.time() >= deadline:
             LOG.warning('stop time %s reached: %s %s repeat %d not run',
                         args.stop_at, sc, mode, rep)
             break

@@ -28,6 +28,8 @@ Rules:
   installed (``None`` otherwise) and the load average before and after.
 """
 
+import contextlib
+import fcntl
 import math
 import os
 import platform
@@ -204,6 +206,37 @@ def combine_verdicts(verdicts):
     if 'undecided' in verdicts or not verdicts:
         return 'undecided'
     return 'met'
+
+
+@contextlib.contextmanager
+def lock_hold(path, holds=None, label=None, pause=3.0):
+    """Hold the file lock ``path`` (flock, as ``flock(1)`` takes it; the
+    TCG lock of a shared machine) for one block of runs, so that a long
+    benchmark holds it block by block instead of for its whole length;
+    no lock when ``path`` is empty. After the release it sleeps
+    ``pause`` seconds: flock is not fair, and a process that locks again
+    at once would get the lock back before the waiters wake. Appends
+    ``{'block', 'waited_s', 'held_s', 'load_after'}`` to ``holds`` when
+    given."""
+    t0 = time.monotonic()
+    f = None
+    if path:
+        f = open(path, 'a')
+        fcntl.flock(f, fcntl.LOCK_EX)
+    t1 = time.monotonic()
+    try:
+        yield
+    finally:
+        held = time.monotonic() - t1
+        if f is not None:
+            fcntl.flock(f, fcntl.LOCK_UN)
+            f.close()
+        if holds is not None:
+            holds.append({'block': label, 'waited_s': round(t1 - t0, 1),
+                          'held_s': round(held, 1),
+                          'load_after': loadavg()})
+        if f is not None and pause:
+            time.sleep(pause)
 
 
 # ---------------------------------------------------------------------------

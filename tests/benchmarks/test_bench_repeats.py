@@ -155,3 +155,16 @@ def test_probe_base_rescores_against_the_shifted_truth():
     assert sens['+0']['selfballoon']['all'] == 0
     assert sens['+8']['selfballoon']['all'] == pytest.approx(3.12,
                                                              abs=0.01)
+
+
+def test_stop_deadline_past_midnight_is_tomorrow():
+    # 22:30 UTC on day 10; a stop at 00:10 is 1 h 40 min later, not past
+    now = 10 * 86400 + 22 * 3600 + 30 * 60
+    assert bm.stop_deadline('00:10', now) == 11 * 86400 + 10 * 60
+    assert bm.stop_deadline('23:00', now) == 10 * 86400 + 23 * 3600
+    assert bm.stop_deadline(None, now) is None
+    # started at 00:09, a stop at 00:05 is past, not tomorrow's
+    later = 11 * 86400 + 9 * 60
+    assert bm.stop_deadline('00:05', later) == 11 * 86400 + 5 * 60
+    assert bm.stop_deadline('23:50', later) == 10 * 86400 + 23 * 3600 + \
+        50 * 60

@@ -151,3 +151,19 @@ def test_combine_verdicts():
     assert discipline.combine_verdicts(
         ['undecided', 'not met', 'met']) == 'not met'
     assert discipline.combine_verdicts([]) == 'undecided'
+
+
+def test_lock_hold_records_the_hold_and_releases(tmp_path):
+    import fcntl
+    path = str(tmp_path / 'lock')
+    holds = []
+    with discipline.lock_hold(path, holds, 'r0', pause=0):
+        with open(path) as other:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with open(path) as other:        # released: free to take
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    assert holds[0]['block'] == 'r0' and holds[0]['held_s'] >= 0
+    with discipline.lock_hold('', holds):
+        pass
+    assert len(holds) == 2

@@ -1,0 +1,28 @@
+"""bench_controller_scale's summary over repeats (no services run)."""
+
+from tests.benchmarks import bench_controller_scale as bcs
+
+
+def _run(rep, p99, lost=0):
+    return {'hosts': 1000, 'controllers': 1, 'repeat': rep,
+            'reports_per_s_offered': 16.7,
+            'latency_s': {'p50': 0.05, 'p99': p99, 'max': 3.0},
+            'lost_or_doubled': lost, 'failed_calls_resent': 1,
+            'round_wall_s': 4.0, 'db_bytes_per_day': 2 ** 31,
+            'controller_cpu_share_of_a_core': 0.4}
+
+
+def test_summary_gives_intervals_and_the_lost_goal_over_every_repeat():
+    runs = [_run(0, 2.0), _run(1, 2.5), _run(2, 3.0, lost=1)]
+    (row,) = bcs.summarize_runs(runs)
+    assert row['n'] == 3 and row['latency_p99_s']['mean'] == 2.5
+    assert row['latency_p99_s']['half_width'] > 0
+    assert row['db_gib_per_day']['mean'] == 2.0
+    # one repeat lost a report: the goal fails whatever the mean says
+    assert row['none_lost_or_doubled'] is False
+    doc = {'command': 'x', 'summary': [row],
+           'discipline': {'repeats': 3, 'seed': 19, 'load_before': [1, 1, 1],
+                          'load_after': [2, 2, 2],
+                          'versions': {'memmut_commit': 'abc', 'x': None}}}
+    md = bcs.markdown(runs, doc)
+    assert '2.500 ± ' in md and '| NO |' in md
