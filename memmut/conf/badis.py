@@ -143,7 +143,8 @@ opts = [
                     'a correction is learned in VG). 1: the first '
                     'sample alone, raised only. One sample taken while '
                     'the guest loads or stalls gave corrections of 50 '
-                    'and 72 MiB for the same workload (issue 13). With '
+                    'and 72 MiB for the same workload (issue 13). The '
+                    'balloon is not shrunk while calibrating. With '
                     'ws_curve the unseen memory is counted against the '
                     'longest window read so far.'),
     cfg.BoolOpt('pinned_relearn',

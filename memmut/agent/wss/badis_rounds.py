@@ -120,8 +120,19 @@ class BadisRounds(estimators.Estimator):
                       self.conf.badis.swapin_bound_kb_s,
                       'met' if choice.bounded else 'not met within the '
                       'horizon', choice.points)
+        if self._calibrating(st):
+            # no shrink on a correction not calibrated yet: every
+            # calibration round is then read at the same allocation (a
+            # shrink makes the guest evict, which changes what it reports
+            # in use)
+            r = dataclasses.replace(r, demand_kb=max(r.demand_kb, m_cur))
         return self._badis_estimate(vm, r, reading, sampler_name, sampled,
                                     now)
+
+    def _calibrating(self, st):
+        return (self.conf.badis.calibrate_pinned and
+                self.conf.badis.calibrate_rounds > 1 and
+                st.sampler is not None and not st.calibrated)
 
     # -- the working-set curve (ws_curve) ---------------------------------
 

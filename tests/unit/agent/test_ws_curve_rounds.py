@@ -98,13 +98,18 @@ def calibrating(rounds, usables, caplog=None):
     choice.setting = 'fixed'
     p = pipeline.EstimationPipeline(conf, d, samplers=choice)
     seen = []
+    demands = []
     for i, usable in enumerate([usables[0]] + list(usables)):
         # 1024 MiB guest, kernel reservation 20 MiB; in use: 1024 -
         # usable, of which sampling sees 300 MiB
         stats = {'actual': 1024 * MIB, 'available': 1004 * MIB,
                  'usable': usable * MIB, 'swap_in': 0, 'swap_out': 0}
-        p.estimate([te.info(balloon=1024 * MIB, stats=stats)], 10.0 * i)
+        e = p.estimate([te.info(balloon=1024 * MIB, stats=stats)],
+                       10.0 * i)
         seen.append(p.badis.state('u-1').pinned_kb // MIB)
+        if e:
+            demands.append(e['u-1'].demand_kb // MIB)
+    calibrating.demands = demands
     return seen[1:]
 
 
@@ -116,6 +121,10 @@ def test_calibration_over_rounds_is_a_median_that_can_fall(caplog):
     seen = calibrating(3, [624, 684, 679, 424, 424])
     assert seen[:3] == [100, 70, 45]
     assert seen[3:] == [45, 45]          # done after 3 rounds
+    # no shrink while calibrating: every reading at the same allocation;
+    # the round of the last reading may shrink
+    assert calibrating.demands[:2] == [1024] * 2
+    assert max(calibrating.demands[2:]) < 1024
     assert 'median over 3 of 3 calibration rounds' in caplog.text
 
 
@@ -127,3 +136,4 @@ def test_calibration_median_never_below_the_reservation():
 def test_calibration_of_one_round_is_the_first_sample_raised_only():
     seen = calibrating(1, [624, 684, 679])
     assert seen == [100, 100, 100]
+    assert calibrating.demands[0] < 1024         # no hold
