@@ -63,7 +63,7 @@ class BadisRounds(estimators.Estimator):
         curve = self._curve_on(st)
         choice = None
         if curve:
-            sample, choice = self._curve_round(vm, st)
+            sample, choice = self._curve_round(vm, st, now)
         else:
             sample = self._end_sampling(vm, st)
         if st.sampler is not None:
@@ -145,6 +145,13 @@ class BadisRounds(estimators.Estimator):
         curve (ws_curve)."""
         if not (st.sampling and self._curve_on(st)):
             return
+        # Between rounds only at geometric times after the clear (one
+        # poll, 2, 4, ...): the curve uses no more, and each read costs
+        # as much as a round's (a walk of smaps, a scan of n pages).
+        age = now - st.curve_t0
+        if age < st.curve_next:
+            return
+        st.curve_next = 2 * age
         try:
             sample = st.sampler.peek(vm, st.pid)
         except sampling_base.SamplerError as e:
@@ -153,7 +160,7 @@ class BadisRounds(estimators.Estimator):
         if sample is not None:
             st.curve.append(ws_curve.read_of(sample))
 
-    def _curve_round(self, vm, st):
+    def _curve_round(self, vm, st, now):
         """The round's read of the running cycle (its end, and a new
         cycle, every ``ws_curve_rounds`` rounds) and the allocation the
         curve asks for: (sample, choice), (None, None) without an
@@ -170,6 +177,7 @@ class BadisRounds(estimators.Estimator):
             return None, None
         if sample is None:
             return None, None
+        st.curve_next = max(st.curve_next, 2 * (now - st.curve_t0))
         st.curve.append(ws_curve.read_of(sample))
         reads = ws_curve.merge(st.curve, st.curve_prev)
         choice = ws_curve.choose(
@@ -380,6 +388,8 @@ class BadisRounds(estimators.Estimator):
             st.interval_balloon = vm.balloon_kb
             st.curve = []
             st.curve_rounds = 0
+            st.curve_t0 = st.last_round
+            st.curve_next = 0.0
         except sampling_base.SamplerError as e:
             self._sampling_failed(vm, st, e)
 

@@ -49,6 +49,8 @@ class TrackedVM:
     curve: list = dataclasses.field(default_factory=list)
     curve_prev: list = dataclasses.field(default_factory=list)
     curve_rounds: int = 0
+    curve_t0: float = 0.0          # when the running cycle's clear was
+    curve_next: float = 0.0        # age of its next read between rounds
     calibrations: list = dataclasses.field(default_factory=list)
     warned: set = dataclasses.field(default_factory=set)
 

@@ -137,3 +137,32 @@ def test_calibration_of_one_round_is_the_first_sample_raised_only():
     seen = calibrating(1, [624, 684, 679])
     assert seen == [100, 100, 100]
     assert calibrating.demands[0] < 1024         # no hold
+
+
+def test_reads_between_rounds_only_at_geometric_times():
+    class Counting(simulated.StreamSampler):
+        peeks = []
+
+        def peek(self, vm, pid):
+            sample = super().peek(vm, pid)
+            self.peeks.append(round(sample.interval_s, 2))
+            return sample
+
+    conf = te.conf_with(round_interval=4.0, calibrate_pinned=False,
+                        ws_curve=True, ws_curve_rounds=4,
+                        swapin_bound_kb_s=256)
+    d = te.FakeDriver()
+    guest = simulated.ReferenceStream(sweep_refs(40), PAGES)
+    s = Counting({'u-1': guest})
+    choice = sampling.SamplerChoice(conf, d, samplers={'stream': s})
+    choice.setting = 'stream'
+    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
+    t = 0.0
+    while t <= 8.0:
+        guest.advance(t)
+        p.estimate([te.info(booked=PAGES * 4, balloon=PAGES * 4,
+                            dtype='qemu')], t)
+        t = round(t + 0.25, 2)
+    # polls every 0.25 s, rounds every 4 s (due 10 % early): reads at
+    # 0.25, 0.5, 1, 2 between rounds, then only at the rounds
+    assert s.peeks == [0.25, 0.5, 1.0, 2.0, 3.75, 7.5]
