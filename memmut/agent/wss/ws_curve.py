@@ -51,7 +51,9 @@ The increment f_i - f_{i-1} counts the sampled pages first touched in
 (w_{i-1}, w_i]: binomial with n trials, and :func:`choose` compares the
 upper bound of its one-sided Wilson interval (``confidence``, 95 % by
 default) with r, so a slope is called under the bound only when the sample
-shows it with that confidence. The smallest slope a sample of n pages can
+shows it with that confidence; the allocation is the upper limit of W(w*)
+too (a sweep given less than its set by sampling error faults on every
+reference: LRU's worst case). The smallest slope a sample of n pages can
 certify over a window difference dw is wilson_upper(0, n) x S / dw: with n
 = 100 and S = 448 MiB, 11.8 MiB / dw, that is under 1 MiB/s only for dw >=
 12 s. So the bound a sampled back-end can honour depends on n and the
@@ -187,10 +189,21 @@ def choose(reads, bound_kb_s, span_kb=None, confidence=0.95, ratio=2.0):
     after.reverse()
     for cur, s in zip(pts[1:], after):
         if s <= bound_kb_s:
-            return Choice(cur.kb, cur.age_s, s, True, len(pts))
+            return Choice(_level(cur, span_kb, z), cur.age_s, s, True,
+                          len(pts))
     last = pts[-1]
-    return Choice(last.kb, last.age_s, slopes[-1] if slopes else None,
-                  False, len(pts))
+    return Choice(_level(last, span_kb, z), last.age_s,
+                  slopes[-1] if slopes else None, False, len(pts))
+
+
+def _level(read, span_kb, z):
+    """W at a read: exact, or for sampled reads the upper confidence
+    limit (an allocation under a sweep's set by the sampling error
+    faults on every reference of the sweep)."""
+    if read.sampled and span_kb:
+        return int(wilson_upper(read.accessed or 0, read.sampled, z) *
+                   span_kb)
+    return read.kb
 
 
 def merge(current, previous):

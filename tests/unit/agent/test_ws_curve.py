@@ -11,6 +11,7 @@ import pytest
 
 from memmut.agent.wss.sampling import simulated
 from memmut.agent.wss import ws_curve
+from memmut.evaluation import ref_streams
 
 RATE = 2000            # references per second
 PAGES = 1000           # guest memory, 4 KiB pages
@@ -26,97 +27,12 @@ class VM:
     uuid: str = 'vm'
 
 
-# -- reference streams ---------------------------------------------------
-
-def timed(pages, rate=RATE):
-    return ((i / rate, p) for i, p in enumerate(pages))
+def lru_rate(dists, start, frames):
+    return ref_streams.lru_rate(dists, start, frames, RATE)
 
 
-def sweep(n, count):
-    return (i % n for i in range(count))
-
-
-def uniform(n, count, rng):
-    return (rng.randrange(n) for _ in range(count))
-
-
-def zipf(n, exponent, count, rng):
-    weights = [1.0 / (r + 1) ** exponent for r in range(n)]
-    order = list(range(n))
-    rng.shuffle(order)       # hot pages anywhere in memory
-    return iter(rng.choices(order, weights, k=count))
-
-
-def moving_hot(hot, move_s, count, rate=RATE):
-    # a window of `hot` pages swept in order, moved on by its size every
-    # move_s seconds, round the whole memory
-    for i in range(count):
-        base = (int(i / rate / move_s) * hot) % PAGES
-        yield base + i % hot
-
-
-def load_then_idle(hot, count):
-    yield from range(PAGES)
-    yield from (i % hot for i in range(count - PAGES))
-
-
-# -- the LRU judge -------------------------------------------------------
-
-class Fenwick:
-    def __init__(self, n):
-        self.t = [0] * (n + 1)
-
-    def add(self, i, v):
-        i += 1
-        while i < len(self.t):
-            self.t[i] += v
-            i += i & -i
-
-    def total(self, i):
-        """sum of [0, i)"""
-        s = 0
-        while i > 0:
-            s += self.t[i]
-            i -= i & -i
-        return s
-
-
-def stack_distances(pages):
-    """LRU stack distance of every reference (inf: first touch)."""
-    pages = list(pages)
-    bit = Fenwick(len(pages))
-    last = {}
-    out = []
-    for i, p in enumerate(pages):
-        j = last.get(p)
-        if j is None:
-            out.append(math.inf)
-        else:
-            # distinct pages touched after j: markers in (j, i)
-            out.append(bit.total(i) - bit.total(j + 1) + 1)
-            bit.add(j, -1)
-        bit.add(i, 1)
-        last[p] = i
-    return out
-
-
-def lru_rate(dists, t0_index, frames, rate=RATE):
-    """Faults per second of an LRU memory of ``frames`` pages over the
-    references from ``t0_index`` on (warm: cold misses before are not
-    counted; a first touch after is a fault)."""
-    faults = sum(1 for d in dists[t0_index:] if d > frames)
-    return faults * rate / (len(dists) - t0_index)
-
-
-def smallest_frames(dists, t0_index, bound_pages_s):
-    lo, hi = 0, PAGES
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if lru_rate(dists, t0_index, mid) <= bound_pages_s:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+def smallest_frames(dists, start, bound):
+    return ref_streams.smallest_frames(dists, start, bound, RATE, PAGES)
 
 
 # -- measuring the curve through the sampler --------------------------------
@@ -124,7 +40,8 @@ def smallest_frames(dists, t0_index, bound_pages_s):
 def measure(pages_list, clear_at, sample_pages=None, seed=1):
     """Reads of one cycle starting at ``clear_at`` s, through the stream
     sampler (every page, or ``sample_pages`` random ones)."""
-    g = simulated.ReferenceStream(timed(pages_list), PAGES)
+    g = simulated.ReferenceStream(ref_streams.timed(pages_list, RATE),
+                                  PAGES)
     s = simulated.StreamSampler({'vm': g}, pages=sample_pages,
                                 rng=random.Random(seed))
     vm = VM()
@@ -144,7 +61,7 @@ def judge(pages_list, clear_at, sample_pages=None, span_kb=None,
           bound=BOUND_PAGES_S):
     reads = measure(pages_list, clear_at, sample_pages)
     choice = ws_curve.choose(reads, bound * KB, span_kb=span_kb)
-    dists = stack_distances(pages_list)
+    dists = ref_streams.stack_distances(pages_list)
     t0 = int(clear_at * RATE)
     frames = choice.kb // KB
     return (choice, lru_rate(dists, t0, frames),
@@ -155,14 +72,20 @@ WARM = 20.0     # seconds of stream before the measured cycle
 COUNT = int((WARM + HORIZON + 1) * RATE)
 
 
+def loaded(refs):
+    # the data is in memory (or swap) before: a first reference in the
+    # measured cycle is a swap-in, not a fresh page
+    return list(ref_streams.preloaded(PAGES, refs))
+
+
 def streams():
     rng = random.Random(7)
     return {
-        'sweep': list(sweep(400, COUNT)),
-        'uniform': list(uniform(400, COUNT, rng)),
-        'zipf0.8': list(zipf(PAGES, 0.8, COUNT, rng)),
-        'zipf1.2': list(zipf(PAGES, 1.2, COUNT, rng)),
-        'load_idle': list(load_then_idle(200, COUNT)),
+        'sweep': loaded(ref_streams.sweep(400, COUNT)),
+        'uniform': loaded(ref_streams.uniform(400, COUNT, rng)),
+        'zipf0.8': loaded(ref_streams.zipf(PAGES, 0.8, COUNT, rng)),
+        'zipf1.2': loaded(ref_streams.zipf(PAGES, 1.2, COUNT, rng)),
+        'load_idle': list(ref_streams.load_then_idle(200, COUNT, PAGES)),
     }
 
 
@@ -184,7 +107,7 @@ def test_exact_choice_keeps_faults_under_the_bound(name, bound):
 def test_sweep_gets_the_whole_set_whatever_its_period():
     # a sweep slower than the first read: an interval estimate of TAU
     # would see a fraction, the curve sees it flatten at the whole set
-    slow = list(sweep(400, COUNT))
+    slow = list(ref_streams.sweep(400, COUNT))
     choice, _, _ = judge(slow, WARM)
     assert choice.kb == 400 * KB
 
@@ -211,7 +134,7 @@ def test_moving_hot_set_slope_is_its_drift():
     # 100 pages moved every 2 s: a drift of 50 pages/s > the bound of 20:
     # no window is under the bound, the choice says so and takes all the
     # horizon touched (less would fault at the drift rate)
-    pages_list = list(moving_hot(100, 2.0, COUNT))
+    pages_list = list(ref_streams.moving_hot(100, 2.0, COUNT, RATE, PAGES))
     reads = measure(pages_list, WARM)
     choice = ws_curve.choose(reads, BOUND)
     assert not choice.bounded
@@ -280,3 +203,18 @@ def test_robust_offset():
     assert ws_curve.robust_offset([50, 72, 70]) == 70
     assert ws_curve.robust_offset([None]) is None
     assert ws_curve.robust_offset([132, 96, 90, 88]) == 93
+
+
+def test_stack_distances_match_a_plain_lru_stack():
+    rng = random.Random(3)
+    pages = [rng.randrange(30) for _ in range(2000)]
+    stack = []
+    expected = []
+    for p in pages:
+        if p in stack:
+            expected.append(stack.index(p) + 1)
+            stack.remove(p)
+        else:
+            expected.append(math.inf)
+        stack.insert(0, p)
+    assert ref_streams.stack_distances(pages) == expected
