@@ -125,6 +125,7 @@ def one(kind, seed):
 
 
 def main(argv=None):
+    global HORIZON
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--repeats', type=int, default=5)
     p.add_argument('--seed', type=int, default=1)
@@ -132,7 +133,6 @@ def main(argv=None):
                    help='the longest window (s)')
     p.add_argument('--out', default=RESULTS)
     args = p.parse_args(argv)
-    global HORIZON
     HORIZON = args.horizon
     rec = discipline.Record(seed=args.seed, repeats=args.repeats)
     values = {}
