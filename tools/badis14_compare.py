@@ -57,6 +57,16 @@ def _jsonl(path):
         return [json.loads(x) for x in f if x.strip()]
 
 
+def swapin_kb_s(rows):
+    """The guest's swap-in rate over a run (KiB/s, from the balloon
+    statistics' cumulative swap_in of the polls)."""
+    pts = [(r['t'], r['swap_in']) for r in rows
+           if r.get('swap_in') is not None]
+    if len(pts) < 2 or pts[-1][0] <= pts[0][0]:
+        return None
+    return max(0, pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+
+
 def pattern_runs(slot, name):
     path = os.path.join(slot, name, 'patterns.jsonl')
     if not os.path.exists(path):
@@ -77,7 +87,8 @@ def pattern_runs(slot, name):
             'saved': r.get('saved_pct'),
             'oracle': r.get('oracle_saved_pct'),
             'S_more': allow.get('S_more'), 'S_less': allow.get('S_less'),
-            'bad': r.get('bad_shrinks')}
+            'bad': r.get('bad_shrinks'),
+            'swapin': swapin_kb_s(r.get('rows') or [])}
     return out
 
 
@@ -86,8 +97,8 @@ def patterns(slots):
     data = {n: [pattern_runs(s, n) for s in slots] for n in names}
     cases = sorted({k for n in names for d in data[n] for k in d})
     print('Cells: vm_over / ops/s (k) of this run, `none` / saved %% '
-          '(oracle) / allow. S_more %%; mean [min-max] over %d slots.'
-          % len(slots))
+          '(oracle) / allow. S_more %% / swap-in KiB/s; mean [min-max] '
+          'over %d slots.' % len(slots))
     print()
     print('| pattern, start | ' + ' | '.join(names) + ' |')
     print('|---|' + '---|' * len(names))
@@ -95,25 +106,32 @@ def patterns(slots):
         cells = []
         for n in names:
             rs = [d[key] for d in data[n] if key in d]
-            cells.append('' if not rs else '%s / %s, %s / %s (%s) / %s' % (
+            if not rs:
+                cells.append('')
+                continue
+            cells.append('%s / %s, %s / %s (%s) / %s / %s' % (
                 _spread([r['vm_over'] for r in rs], '%.3f'),
                 _spread([r['ops_s'] / 1000 for r in rs], '%.0f'),
                 _spread([r['none_ops_s'] and r['none_ops_s'] / 1000
                          for r in rs], '%.0f'),
                 _spread([r['saved'] for r in rs], '%.1f'),
                 _spread([r['oracle'] for r in rs], '%.1f'),
-                _spread([r['S_more'] for r in rs])))
+                _spread([r['S_more'] for r in rs]),
+                _spread([r['swapin'] for r in rs], '%.0f')))
         print('| %s, %s | ' % key + ' | '.join(cells) + ' |')
     cells = []
     for n in names:
         rs = [r for d in data[n] for r in d.values()]
         overs = sorted(r['vm_over'] for r in rs if r['vm_over'])
+        sw = sorted(r['swapin'] for r in rs if r['swapin'] is not None)
         cells.append('median **%.3f**, worst %.3f / saved %.2f / S_more '
-                     '%.2f / S_less %s (%d runs)' % (
+                     '%.2f / S_less %s / swap-in median %.0f, worst %.0f '
+                     'KiB/s (%d runs)' % (
                          statistics.median(overs), overs[-1],
                          _mean(r['saved'] for r in rs),
                          _mean(r['S_more'] for r in rs),
                          _spread([_mean(r['S_less'] for r in rs)]),
+                         statistics.median(sw), sw[-1],
                          len(rs)) if overs else '')
     print('| all | ' + ' | '.join(cells) + ' |')
 
