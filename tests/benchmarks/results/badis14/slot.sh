@@ -2,7 +2,8 @@
 # One lock slot of issue 13's session-4 comparison, from a git archive of
 # the commit in $SRC (so later edits cannot leak in):
 #   slot.sh KIND OUTDIR NAME=OPTS...
-# KIND: patterns (the pattern suite) or w1w5 (bench_badis, SHAPES env).
+# KIND: patterns (the pattern suite, PATTERNS env) or w1w5 (bench_badis,
+# SHAPES and ALLOCS env).
 # Runs `none` + main's defaults first, then each NAME with its [badis]
 # options on a copy of that slot's jsonl (--keep-other-runs), so every
 # vm_over is against the `none` runs of the same slot.
@@ -20,7 +21,7 @@ if [ $KIND = patterns ]; then
   ARGS="--patterns ${PATTERNS:-load_idle,hotset,random,zipf0.8,zipf1.2,phases} --seconds 30"
 else
   MOD=tests.benchmarks.bench_badis; J=badis.jsonl
-  ARGS="--step 10 --shapes ${SHAPES:-W1,W2,W3,W4,W5}"
+  ARGS="--step 10 --shapes ${SHAPES:-W1,W2,W3,W4,W5} --allocs ${ALLOCS:-s,d}"
 fi
 {
 load "$KIND main (none,badis)"
