@@ -10,7 +10,7 @@
 set -u
 KIND=$1; OUT=$2; shift 2
 SRC=${SRC:-/tmp/b14/src}
-cd $SRC
+cd "$SRC" || exit 1
 export PYTHONPATH=$SRC MEMMUT_TEST_CACHE=/work/main/tests/.cache
 export PATH=/work/main/memstore/target/release:$PATH
 PY=/work/main/.tox/functional/bin/python
