@@ -34,6 +34,54 @@ opts = [
                help='Pages sampled per round by the page-sampling '
                     '("VMware") technique when it samples individual '
                     'pages; n = 100 in the published prototype.'),
+    cfg.BoolOpt('ws_curve',
+                default=False,
+                help='Estimate the sampled working set from Denning\'s '
+                     'working-set function instead of one interval\'s '
+                     'count (issue 13): the accessed state is cleared '
+                     'once every ws_curve_rounds rounds and read without '
+                     'clearing at every round and at the polls one, 2, '
+                     '4, ... polls after the clear, giving W(w), the '
+                     'memory touched within the last w seconds. The '
+                     'estimate is '
+                     'W(w*), w* the smallest window at which W grows by '
+                     'at most swapin_bound_kb_s per second: an allocation '
+                     'of W(w) makes the guest read back about dW/dw from '
+                     'swap, whatever the order of its accesses (a slow '
+                     'sweep gets its whole set, a skewed pattern its hot '
+                     'part plus what the bound allows, cold data '
+                     'nothing). Needs a back-end that can read an '
+                     'interval without ending it (smaps, page_idle, '
+                     'kmod); others keep the one-interval count. '
+                     'doc/source/badis.rst has the statistics.'),
+    cfg.IntOpt('swapin_bound_kb_s',
+               default=1024,
+               min=1,
+               help='With ws_curve: the swap-in rate (KiB per second) the '
+                    'working-set estimate allows the guest. The working '
+                    'set of a skewed pattern is defined as the smallest '
+                    'allocation at which the guest reads back at most '
+                    'this much from swap. 1024 KiB/s is 256 pages a '
+                    'second, 0.3-3 % of a vCPU at 10-100 us per swap-in.'),
+    cfg.IntOpt('ws_curve_rounds',
+               default=8,
+               min=2,
+               help='With ws_curve: rounds between two clears of the '
+                    'accessed state; the longest window of the working-'
+                    'set function. Longer sees slower sweeps and certifies '
+                    'smaller slopes (the sampling back-ends need about '
+                    '12 s per MiB/s at n = 100 pages of 448 MiB), but a '
+                    'working set that shrank shows only at the next '
+                    'clear.'),
+    cfg.FloatOpt('ws_curve_confidence',
+                 default=0.95,
+                 min=0.5,
+                 max=0.999,
+                 help='With ws_curve and a back-end that samples n pages: '
+                      'a window\'s slope counts as under the bound only '
+                      'when the upper limit of this one-sided confidence '
+                      'interval (Wilson, on the sampled pages first '
+                      'touched in it) is.'),
     cfg.IntOpt('referenced_offset_kb',
                default=0,
                min=0,
@@ -87,6 +135,19 @@ opts = [
                      'wasted, not a swapping VM) and is replaced by the '
                      'correction learned in VG at the first swapping '
                      'round.'),
+    cfg.IntOpt('calibrate_rounds',
+               default=1,
+               min=1,
+               help='With calibrate_pinned: calibrate over the first this '
+                    'many sampled rounds and use the median of what they '
+                    'did not see, which can fall as well as rise (until '
+                    'a correction is learned in VG). 1: the first '
+                    'sample alone, raised only. One sample taken while '
+                    'the guest loads or stalls gave corrections of 50 '
+                    'and 72 MiB for the same workload (issue 13). The '
+                    'balloon is not shrunk while calibrating. With '
+                    'ws_curve the unseen memory is counted against the '
+                    'longest window read so far.'),
     cfg.BoolOpt('pinned_relearn',
                 default=False,
                 help='Re-estimate the pinned-page correction in quiet '

@@ -19,6 +19,7 @@ from memmut.agent.wss import estimate as estimate_mod
 from memmut.agent.wss import estimators
 from memmut.agent.wss import observation
 from memmut.agent.wss import techniques
+from memmut.agent.wss import ws_curve
 from memmut.agent.wss.sampling import base as sampling_base
 from memmut import units
 
@@ -26,6 +27,7 @@ LOG = logging.getLogger(__name__)
 Estimate = estimate_mod.Estimate
 
 SOURCE_BALLOON_STATS = 'balloon_stats'
+SOURCE_WS_CURVE = 'ws-curve'
 _mib = units.fmt_kb
 
 
@@ -58,9 +60,18 @@ class BadisRounds(estimators.Estimator):
 
     def round(self, vm, st, now):
         m_cur = vm.balloon_kb
-        sample = self._end_sampling(vm, st)
+        curve = self._curve_on(st)
+        choice = None
+        if curve:
+            sample, choice = self._curve_round(vm, st, now)
+        else:
+            sample = self._end_sampling(vm, st)
         if st.sampler is not None:
-            sampled = sample.estimate(m_cur) if sample else None
+            if choice is not None:
+                sampled = techniques.TechniqueEstimate(
+                    min(choice.kb, m_cur), SOURCE_WS_CURVE)
+            else:
+                sampled = sample.estimate(m_cur) if sample else None
             sampler_name = st.sampler.name
         else:
             sampled = techniques.balloon_used(vm.memory_stats,
@@ -68,17 +79,26 @@ class BadisRounds(estimators.Estimator):
             sampler_name = SOURCE_BALLOON_STATS
         if (sampled is not None and sample is not None and
                 not st.calibrated):
-            st.calibrated = True
             if sample.referenced_kb is not None:
                 # Only from a back-end that reads every page: the error of
                 # n sampled pages (about 5 % of booked at n = 100) would
-                # go into the correction for good.
-                self._calibrate(vm, sampled, now)
+                # go into the correction for good. With the curve, what
+                # was seen is the longest window read so far.
+                seen = (max(r.kb for r in st.curve + st.curve_prev)
+                        if curve and (st.curve or st.curve_prev)
+                        else sampled.wss_kb)
+                self._calibrate(vm, st, min(seen, m_cur), now)
+            else:
+                st.calibrated = True
         sizes = observation.BalloonSizes(
             m_cur_kb=m_cur, last_round_kb=st.last_balloon,
             interval_start_kb=(st.interval_balloon if sample is not None
                                else None))
         st.last_balloon = m_cur
+        if curve and st.sampling:
+            # the next round's interval, for Badis, starts now (the
+            # accessed state was not cleared)
+            st.interval_balloon = m_cur
         evicted_at = sizes.evicted_at_kb
         reading = self._evicting_at(
             self.pipeline.swap_reading(vm, evicted_at), evicted_at, m_cur)
@@ -87,11 +107,95 @@ class BadisRounds(estimators.Estimator):
                                   sampled_round=sample is not None)
         r = self.badis.observe(vm.uuid, obs)
         if self.badis.state(vm.uuid).sampling_wanted(self.badis.params):
-            self._begin_sampling(vm, st)
+            if not st.sampling:
+                self._begin_sampling(vm, st)
         elif st.sampler is not None:
-            st.sampler.forget(vm.uuid)
+            self._stop_sampling(vm, st)
+        if choice is not None:
+            LOG.debug('VM %s (%s): working-set curve: %s at w = %.1f s, '
+                      'slope %s KiB/s (bound %d KiB/s, %s), %d points',
+                      vm.name, vm.uuid, _mib(choice.kb), choice.window_s,
+                      'n/a' if choice.slope_kb_s is None else
+                      '%.0f' % choice.slope_kb_s,
+                      self.conf.badis.swapin_bound_kb_s,
+                      'met' if choice.bounded else 'not met within the '
+                      'horizon', choice.points)
+        if self._calibrating(st):
+            # no shrink on a correction not calibrated yet: every
+            # calibration round is then read at the same allocation (a
+            # shrink makes the guest evict, which changes what it reports
+            # in use)
+            r = dataclasses.replace(r, demand_kb=max(r.demand_kb, m_cur))
         return self._badis_estimate(vm, r, reading, sampler_name, sampled,
                                     now)
+
+    def _calibrating(self, st):
+        return (self.conf.badis.calibrate_pinned and
+                self.conf.badis.calibrate_rounds > 1 and
+                st.sampler is not None and not st.calibrated)
+
+    # -- the working-set curve (ws_curve) ---------------------------------
+
+    def _curve_on(self, st):
+        return (self.conf.badis.ws_curve and st.sampler is not None and
+                getattr(st.sampler, 'can_peek', False))
+
+    def peek(self, vm, st, now):
+        """A poll between two rounds: one more point of the working-set
+        curve (ws_curve)."""
+        if not (st.sampling and self._curve_on(st)):
+            return
+        # Between rounds only at geometric times after the clear (one
+        # poll, 2, 4, ...): the curve uses no more, and each read costs
+        # as much as a round's (a walk of smaps, a scan of n pages).
+        age = now - st.curve_t0
+        if age < st.curve_next:
+            return
+        st.curve_next = 2 * age
+        try:
+            sample = st.sampler.peek(vm, st.pid)
+        except sampling_base.SamplerError as e:
+            self._sampling_failed(vm, st, e)
+            return
+        if sample is not None:
+            st.curve.append(ws_curve.read_of(sample))
+
+    def _curve_round(self, vm, st, now):
+        """The round's read of the running cycle (its end, and a new
+        cycle, every ``ws_curve_rounds`` rounds) and the allocation the
+        curve asks for: (sample, choice), (None, None) without an
+        interval."""
+        if not st.sampling:
+            return None, None
+        st.curve_rounds += 1
+        done = st.curve_rounds >= self.conf.badis.ws_curve_rounds
+        try:
+            sample = (st.sampler.end(vm, st.pid) if done
+                      else st.sampler.peek(vm, st.pid))
+        except sampling_base.SamplerError as e:
+            self._sampling_failed(vm, st, e)
+            return None, None
+        if sample is None:
+            return None, None
+        st.curve_next = max(st.curve_next, 2 * (now - st.curve_t0))
+        st.curve.append(ws_curve.read_of(sample))
+        reads = ws_curve.merge(st.curve, st.curve_prev)
+        choice = ws_curve.choose(
+            reads, self.conf.badis.swapin_bound_kb_s,
+            span_kb=(sample.span_kb if sample.referenced_kb is None
+                     else None),
+            confidence=self.conf.badis.ws_curve_confidence)
+        if done:
+            st.sampling = False
+            st.curve_prev = ws_curve.monotone(st.curve)
+            st.curve = []
+        return sample, choice
+
+    def _stop_sampling(self, vm, st):
+        st.sampling = False
+        st.curve = []
+        st.curve_prev = []
+        st.sampler.forget(vm.uuid)
 
     def react(self, vm, st, now):
         """A Badis round run between two rounds, at the first poll that
@@ -139,8 +243,7 @@ class BadisRounds(estimators.Estimator):
         if wanted and not st.sampling:
             self._begin_sampling(vm, st)
         elif not wanted and st.sampling:
-            st.sampling = False
-            st.sampler.forget(vm.uuid)
+            self._stop_sampling(vm, st)
         sampler_name = (st.sampler.name if st.sampler is not None
                         else SOURCE_BALLOON_STATS)
         return self._badis_estimate(vm, r, reading, sampler_name, None, now,
@@ -211,14 +314,37 @@ class BadisRounds(estimators.Estimator):
         return free is None or free <= (
             self.conf.badis.pinned_max_free_fraction * m_cur)
 
-    def _calibrate(self, vm, sampled, now):
+    def _calibrate(self, vm, st, seen_kb, now):
         """The initial pinned-page correction from the first sample
         (``[badis] calibrate_pinned``): what the guest says it uses
-        (balloon ``actual`` - ``usable``) and sampling did not see."""
+        (balloon ``actual`` - ``usable``) and sampling did not see; with
+        ``calibrate_rounds`` > 1 the median over that many rounds."""
+        rounds = self.conf.badis.calibrate_rounds
         state = self.badis.state(vm.uuid)
         if not self.conf.badis.calibrate_pinned or state.learned:
+            st.calibrated = True
             return
-        unseen = guest_unseen_kb(vm, sampled.wss_kb)
+        unseen = guest_unseen_kb(vm, seen_kb)
+        if rounds > 1:
+            st.calibrations.append(unseen)
+            st.calibrated = len(st.calibrations) >= rounds
+            value = max(state.pinned_floor_kb,
+                        ws_curve.robust_offset(st.calibrations))
+            if value == state.pinned_kb:
+                return
+            self.badis.states[vm.uuid] = dataclasses.replace(
+                state, pinned_kb=value, pinned_at=now,
+                pinned_note='calibrated: median of %d samples of guest '
+                            'memory in use not seen by sampling (last '
+                            'saw %s)' % (len(st.calibrations),
+                                         _mib(seen_kb)))
+            LOG.info('VM %s (%s): initial pinned-page correction %s -> %s '
+                     '(median over %d of %d calibration rounds of guest '
+                     'memory in use, balloon actual - usable, not seen by '
+                     'sampling)', vm.name, vm.uuid, _mib(state.pinned_kb),
+                     _mib(value), len(st.calibrations), rounds)
+            return
+        st.calibrated = True
         if unseen > state.pinned_kb:
             # Not a floor: it also counts data the guest loaded and left
             # cold, so it decays like a learned correction
@@ -226,12 +352,12 @@ class BadisRounds(estimators.Estimator):
             self.badis.states[vm.uuid] = dataclasses.replace(
                 state, pinned_kb=unseen, pinned_at=now,
                 pinned_note='calibrated: guest memory in use not seen by '
-                            'the first sample of %s' % _mib(sampled.wss_kb))
+                            'the first sample of %s' % _mib(seen_kb))
             LOG.info('VM %s (%s): initial pinned-page correction %s '
                      '(guest memory in use, balloon actual - usable, not '
                      'seen by the first sample of %s); it decays while '
                      'the VM does not swap', vm.name, vm.uuid,
-                     _mib(unseen), _mib(sampled.wss_kb))
+                     _mib(unseen), _mib(seen_kb))
 
     def _sampler(self, vm, st):
         if not st.decided:
@@ -249,6 +375,8 @@ class BadisRounds(estimators.Estimator):
         self.pipeline.samplers.reset(vm.uuid)
         st.decided = False
         st.sampling = False
+        st.curve = []
+        st.curve_prev = []
 
     def _begin_sampling(self, vm, st):
         sampler = self._sampler(vm, st)
@@ -258,6 +386,10 @@ class BadisRounds(estimators.Estimator):
             sampler.begin(vm, st.pid)
             st.sampling = True
             st.interval_balloon = vm.balloon_kb
+            st.curve = []
+            st.curve_rounds = 0
+            st.curve_t0 = st.last_round
+            st.curve_next = 0.0
         except sampling_base.SamplerError as e:
             self._sampling_failed(vm, st, e)
 

@@ -39,6 +39,10 @@ class Estimator(abc.ABC):
     def forget(self, uuid):
         """The VM is gone."""
 
+    def peek(self, vm, st, now):
+        """A poll between two rounds (the collectors may read what the
+        running interval has seen so far)."""
+
     def react(self, vm, st, now):
         """An estimate between two rounds (``[badis] react_to_swapping``),
         or None."""

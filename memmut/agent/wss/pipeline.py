@@ -43,6 +43,15 @@ class TrackedVM:
     last_balloon: typing.Optional[int] = None      # at the last round
     last: typing.Optional[Estimate] = None
     zballoond: typing.Any = None  # evaluation.baselines.ZballoondState
+    # ws_curve: reads of the running cycle (ws_curve.Read), the last
+    # complete cycle's, rounds since the clear; the first-sample
+    # calibration's readings (calibrate_rounds)
+    curve: list = dataclasses.field(default_factory=list)
+    curve_prev: list = dataclasses.field(default_factory=list)
+    curve_rounds: int = 0
+    curve_t0: float = 0.0          # when the running cycle's clear was
+    curve_next: float = 0.0        # age of its next read between rounds
+    calibrations: list = dataclasses.field(default_factory=list)
     warned: set = dataclasses.field(default_factory=set)
 
 
@@ -157,6 +166,7 @@ class EstimationPipeline:
             self._start(vm, st)
             return None
         if now - st.last_round < self.round_due:
+            self.estimator.peek(vm, st, now)
             if self.react and st.last is not None:
                 est = self.estimator.react(vm, st, now)
                 if est is not None:

@@ -337,3 +337,39 @@ def test_choice_auto_on_kvm_without_page_idle_warns(tmp_path, caplog):
     assert 'EPT/NPT' in caplog.text and 'balloon statistics' in caplog.text
     tcg = vm_info(fx['booked_kb'], 'qemu', uuid='u-2')
     assert choice.for_vm(tcg, PID).name == 'smaps'
+
+
+# -- reading an interval without ending it (peek, for ws_curve) -------------
+
+def test_smaps_peek_rereads_without_clearing(tmp_path):
+    fx = fixture('memfd')
+    proc = fake_proc(tmp_path, fx)
+    s = smaps.SmapsSampler(proc_root=proc)
+    vm = vm_info(fx['booked_kb'])
+    assert s.can_peek and s.peek(vm, PID) is None
+    s.begin(vm, PID)
+    clear_refs = tmp_path / 'proc' / str(PID) / 'clear_refs'
+    clear_refs.write_text('')
+    first = s.peek(vm, PID)
+    assert clear_refs.read_text() == ''      # not cleared again
+    assert first.referenced_kb == s.peek(vm, PID).referenced_kb
+    assert s.end(vm, PID).referenced_kb == first.referenced_kb
+    assert s.peek(vm, PID) is None           # the interval ended
+
+
+def test_page_idle_peek_is_cumulative_and_leaves_the_bits(tmp_path):
+    fx = fixture('memfd')
+    fs = FakeSys(tmp_path, fx)
+    s = fs.sampler()
+    vm = vm_info(fx['booked_kb'], domain_type='kvm')
+    s.begin(vm, PID)
+    present = sorted(i for i, e in fs.entries.items()
+                     if e & page_idle.PM_PRESENT)
+    pfn = {i: fs.entries[i] & page_idle.PFN_MASK for i in present}
+    fs.access(fs.head(pfn[present[0]]))
+    assert s.peek(vm, PID).accessed == 1
+    assert s.peek(vm, PID).accessed == 1     # reading set no bit idle
+    fs.access(fs.head(pfn[present[1]]))
+    assert s.peek(vm, PID).accessed == 2
+    assert s.end(vm, PID).accessed == 2
+    assert s.peek(vm, PID) is None

@@ -328,3 +328,22 @@ def test_auto_order_on_kvm_hosts_is_kmod_then_page_idle():
     order = sampling.auto_order(sampling.load_factories())
     assert order.index('smaps') < order.index('kmod') < \
         order.index('page_idle')
+
+
+def test_kmod_peek_keeps_the_union_of_what_scans_cleared(tmp_path):
+    # a scan tests and clears: peek keeps what earlier scans of the
+    # interval found, so its count is cumulative since begin
+    fx, fake, s = setup(tmp_path)
+    vm = vm_info(fx['booked_kb'])
+    assert s.can_peek
+    fake.accessed.clear()
+    s.begin(vm, PID)
+    addrs = s._sets[vm.uuid][4]
+    fake.touch(addrs[0])
+    assert s.peek(vm, PID).accessed == 1
+    fake.touch(addrs[1])
+    assert s.peek(vm, PID).accessed == 2     # addrs[0] was cleared
+    fake.touch(addrs[0])
+    assert s.end(vm, PID).accessed == 2
+    s.begin(vm, PID)                         # a new interval: clean
+    assert s.peek(vm, PID).accessed == 0

@@ -105,6 +105,18 @@ class Sampler(abc.ABC):
         :class:`AccessSample`, or None when no interval was started.
         Raises :class:`SamplerError`."""
 
+    # Whether :meth:`peek` can read the running interval without ending
+    # it (the working-set curve of :mod:`memmut.agent.wss.ws_curve`).
+    can_peek = False
+
+    def peek(self, vm, pid):
+        """What the running interval has seen so far, cumulative since
+        :meth:`begin`, without ending it (an :class:`AccessSample`), or
+        None when no interval runs. Re-reads the same pages as
+        :meth:`end` would. Raises :class:`SamplerError`."""
+        raise SamplerError('%s cannot read an interval without ending it'
+                           % self.name)
+
     def forget(self, uuid):
         """Drop what is kept for a VM (it left, or sampling is off)."""
 

@@ -221,10 +221,24 @@ class PageIdleSampler(base.Sampler):
         self._sets[vm.uuid] = (self.clock(), ram.size_kb,
                                list(zip(vaddrs, frames)))
 
+    # Reading the idle bitmap does not change it: re-reading the same
+    # frames reads the interval so far (cost: one pagemap and one bitmap
+    # read of n pages, as end()).
+    can_peek = True
+
+    def peek(self, vm, pid):
+        started = self._sets.get(vm.uuid)
+        if started is None:
+            return None
+        return self._read(pid, started)
+
     def end(self, vm, pid):
         started = self._sets.pop(vm.uuid, None)
         if started is None:
             return None
+        return self._read(pid, started)
+
+    def _read(self, pid, started):
         t0, span_kb, pages = started
         vaddrs = [v for v, _ in pages]
         now_frames = self._frames(self._pagemap(pid, vaddrs))

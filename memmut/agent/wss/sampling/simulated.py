@@ -54,3 +54,78 @@ class SimSampler(base.Sampler):
 
     def forget(self, uuid):
         self._started.pop(uuid, None)
+
+
+class ReferenceStream:
+    """A guest given as a page-reference stream, for tests and studies of
+    the sampling estimators: ``advance(t)`` applies the references up to
+    time ``t`` (``refs``: an iterable of (time, page), in time order) and
+    remembers when each page was last touched. ``pages`` is the size of
+    the guest's memory in 4 KiB pages."""
+
+    def __init__(self, refs, pages):
+        self._refs = iter(refs)
+        self._next = next(self._refs, None)
+        self.pages = pages
+        self.last_touch = {}
+        self.now = 0.0
+
+    def advance(self, t):
+        while self._next is not None and self._next[0] <= t:
+            ts, page = self._next
+            self.last_touch[page] = ts
+            self._next = next(self._refs, None)
+        self.now = t
+
+
+class StreamSampler(base.Sampler):
+    """Access sampling of :class:`ReferenceStream` guests (``guests``:
+    uuid -> stream): ``pages`` random pages (None: every page, as the smaps
+    back-end) are "cleared" at :meth:`begin` and counted accessed when
+    touched since; :meth:`peek` re-reads them, as page_idle does."""
+    name = 'sim-stream'
+    can_peek = True
+
+    def __init__(self, guests, pages=None, rng=None):
+        import random
+        self.guests = guests
+        self.pages = pages
+        self.rng = rng or random.Random(0)
+        self._started = {}
+
+    def capability(self, vm, pid):
+        return base.Capability(self.name, vm.uuid in self.guests,
+                               'reference-stream guest',
+                               exact=self.pages is None)
+
+    def begin(self, vm, pid):
+        g = self.guests[vm.uuid]
+        chosen = (range(g.pages) if self.pages is None else
+                  self.rng.sample(range(g.pages), min(self.pages, g.pages)))
+        self._started[vm.uuid] = (g.now, list(chosen))
+
+    def peek(self, vm, pid):
+        started = self._started.get(vm.uuid)
+        if started is None:
+            return None
+        t0, chosen = started
+        g = self.guests[vm.uuid]
+        touched = g.last_touch
+        accessed = sum(1 for p in chosen if touched.get(p, -1.0) >= t0)
+        span_kb = g.pages * base.PAGE_KB
+        if self.pages is None:
+            kb = accessed * base.PAGE_KB
+            return base.AccessSample(
+                backend=self.name, accessed=accessed, sampled=len(chosen),
+                span_kb=span_kb, interval_s=g.now - t0, referenced_kb=kb)
+        return base.AccessSample(
+            backend=self.name, accessed=accessed, sampled=len(chosen),
+            span_kb=span_kb, interval_s=g.now - t0)
+
+    def end(self, vm, pid):
+        sample = self.peek(vm, pid)
+        self._started.pop(vm.uuid, None)
+        return sample
+
+    def forget(self, uuid):
+        self._started.pop(uuid, None)

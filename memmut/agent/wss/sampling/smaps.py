@@ -92,10 +92,23 @@ class SmapsSampler(base.Sampler):
                                     % (path, e.strerror or e))
         self._started[vm.uuid] = self.clock()
 
+    # Referenced is cumulative since clear_refs: reading smaps again
+    # reads the interval so far (cost: one smaps walk, as end()).
+    can_peek = True
+
+    def peek(self, vm, pid):
+        started = self._started.get(vm.uuid)
+        if started is None:
+            return None
+        return self._read(vm, pid, started)
+
     def end(self, vm, pid):
         started = self._started.pop(vm.uuid, None)
         if started is None:
             return None
+        return self._read(vm, pid, started)
+
+    def _read(self, vm, pid, started):
         maps = base.parse_smaps(base.read_text(
             base.proc_path(self.proc_root, pid, 'smaps')))
         ram = base.find_guest_ram(maps, vm.booked_kb)

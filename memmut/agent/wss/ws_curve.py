@@ -1,0 +1,248 @@
+"""Denning's working-set function, and the allocation a swap-in bound asks
+for (issue 13, item 3).
+
+Why: the "VMware" estimate (pages touched in one interval) depends on the
+order of the guest's accesses. A sweep slower than the interval reads as
+part of its set, a Zipf-skewed pattern reads as whatever its tail happened
+to touch, data loaded and left cold reads as nothing. What the guest cares
+about is the swap-in rate an allocation leaves it, and that does not depend
+on the order.
+
+Definition. W(w) is the amount of memory touched within the last w
+seconds. Under the working-set policy (which the guest's LRU/CLOCK reclaim
+approximates), an allocation of W(w) misses on the pages touched now that
+were not touched within w, at a rate of about dW/dw (Denning 1968: the
+missing-page rate of window w is the slope of the mean working-set size).
+For a stationary reference stream W is increasing and concave, so the
+slope falls as w grows. The working set under a swap-in bound r (KiB/s) is
+W(w*), w* the smallest window whose slope is at most r. It holds for any
+access order:
+
+* a sweep of period P: W rises to the whole set at w = P and is flat
+  beyond, so it gets the whole set (slope 0);
+* Zipf: W is concave, it gets the hot part plus what the bound allows;
+* data loaded and then left cold is never touched within any window: not
+  counted;
+* a hot set drifting at d KiB/s keeps a slope of d: if d > r it gets all
+  it touches within the horizon (its faults cannot be kept under r with
+  less), else its hot part.
+
+Measuring it. Within one cycle the accessed state is cleared once, then
+read without clearing (:meth:`~.sampling.base.Sampler.peek`) at times t
+after the clear: the amount touched in [0, t] is W(t) for a stationary
+stream. :func:`geometric` keeps reads near tau, 2 tau, 4 tau, ... (tau:
+the first read), and :func:`choose` takes the slope at w_i as the backward
+difference (W_i - W_{i-1}) / (w_i - w_{i-1}): for a concave W that is at
+least dW/dw at w_i, so the chosen allocation's fault rate is at most r.
+A window is taken only if no longer window has a steeper backward slope
+(one cycle of a hot set that moves every few seconds gives a staircase,
+flat between two moves).
+When no window of the cycle has a slope under r (the horizon is too short,
+or the working set is growing), the allocation is the largest W read and
+the choice says it is not bounded; Geiger's reuse distances cover the need
+above the allocation.
+
+Sampling statistics. Back-ends that read every page (smaps) measure W(w)
+exactly, up to the page size they see (2 MiB for THP). Back-ends that
+sample n random pages of a span S (page_idle, kmod, sim) re-check the same
+n pages at every read, so the count f(w) is non-decreasing and W(w) = f(w)
+/ n x S, a binomial proportion with standard error S sqrt(p (1 - p) / n).
+The increment f_i - f_{i-1} counts the sampled pages first touched in
+(w_{i-1}, w_i]: binomial with n trials, and :func:`choose` compares the
+upper bound of its one-sided Wilson interval (``confidence``, 95 % by
+default) with r, so a slope is called under the bound only when the sample
+shows it with that confidence; the allocation is the upper limit of W(w*)
+too (a sweep given less than its set by sampling error faults on every
+reference: LRU's worst case). The smallest slope a sample of n pages can
+certify over a window difference dw is wilson_upper(0, n) x S / dw: with n
+= 100 and S = 448 MiB, 11.8 MiB / dw, that is under 1 MiB/s only for dw >=
+12 s. So the bound a sampled back-end can honour depends on n and the
+horizon; :func:`min_certifiable_slope` states it.
+"""
+
+import dataclasses
+import math
+import statistics
+import typing
+
+Z_95_ONE_SIDED = 1.6449
+
+
+@dataclasses.dataclass(frozen=True)
+class Read:
+    """One cumulative read, ``age_s`` seconds after the clear: ``kb``
+    touched since (for a sampled back-end: ``accessed`` of ``sampled``
+    pages, ``kb`` = accessed / sampled x span)."""
+    age_s: float
+    kb: int
+    accessed: typing.Optional[int] = None
+    sampled: typing.Optional[int] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """The allocation a bound asks for.
+
+    ``kb`` = W(``window_s``); ``slope_kb_s`` the slope there (the upper
+    confidence bound of it for a sampled back-end); ``bounded`` False when
+    no window had a slope under the bound (then ``kb`` is the largest W
+    read and ``slope_kb_s`` the last slope)."""
+    kb: int
+    window_s: float
+    slope_kb_s: typing.Optional[float]
+    bounded: bool
+    points: int
+
+
+def wilson_upper(k, n, z=Z_95_ONE_SIDED):
+    """Upper limit of the one-sided Wilson score interval of a binomial
+    proportion, ``k`` successes of ``n`` trials."""
+    if n <= 0:
+        return 1.0
+    p = k / n
+    z2 = z * z
+    centre = p + z2 / (2 * n)
+    spread = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return min(1.0, (centre + spread) / (1 + z2 / n))
+
+
+def z_of(confidence):
+    """One-sided normal quantile of ``confidence`` (0.5 < c < 1)."""
+    return statistics.NormalDist().inv_cdf(confidence)
+
+
+def min_certifiable_slope(sampled, span_kb, dw_s, confidence=0.95):
+    """The smallest slope (KiB/s) a sample of ``sampled`` pages over
+    ``span_kb`` can show to be under a bound, over a window difference of
+    ``dw_s`` seconds (no new page seen in it)."""
+    return wilson_upper(0, sampled, z_of(confidence)) * span_kb / dw_s
+
+
+def monotone(reads):
+    """The reads sorted by age, each at least the one before it (a
+    cumulative count cannot fall; a smaller read is noise of the source:
+    THP splits, a page ballooned out)."""
+    out = []
+    top = None
+    for r in sorted(reads, key=lambda r: r.age_s):
+        if r.age_s <= 0:
+            continue
+        if top is not None and r.kb < top.kb:
+            r = dataclasses.replace(r, kb=top.kb, accessed=top.accessed,
+                                    sampled=top.sampled)
+        out.append(r)
+        top = r
+    return out
+
+
+def geometric(reads, ratio=2.0):
+    """The reads nearest to tau, ratio x tau, ratio^2 x tau, ... (tau: the
+    first read's age), and the last (longest window) read: the first read
+    at or past each target. A slope over a short difference of windows is
+    mostly noise, so reads in between are not used."""
+    reads = monotone(reads)
+    if not reads:
+        return []
+    out = [reads[0]]
+    target = reads[0].age_s * ratio
+    for r in reads[1:]:
+        if r.age_s >= target * 0.999:
+            out.append(r)
+            target = r.age_s * ratio
+    if out[-1] is not reads[-1] and reads[-1].age_s > out[-1].age_s:
+        out.append(reads[-1])
+    return out
+
+
+def slope(prev, cur, span_kb=None, z=Z_95_ONE_SIDED):
+    """KiB/s between two reads: exact, or for sampled reads the upper
+    confidence bound of the proportion of pages first touched between
+    them."""
+    dw = cur.age_s - prev.age_s
+    if dw <= 0:
+        return math.inf
+    if cur.sampled and prev.sampled and span_kb:
+        new = max(0, (cur.accessed or 0) - (prev.accessed or 0))
+        return wilson_upper(new, cur.sampled, z) * span_kb / dw
+    return max(0, cur.kb - prev.kb) / dw
+
+
+def choose(reads, bound_kb_s, span_kb=None, confidence=0.95, ratio=2.0):
+    """The allocation that keeps the swap-in rate under ``bound_kb_s``:
+    W(w*) for the smallest geometric window w* whose backward slope is at
+    most the bound (see the module). None without reads."""
+    pts = geometric(reads, ratio)
+    if not pts:
+        return None
+    z = z_of(confidence)
+    slopes = [slope(prev, cur, span_kb, z) for prev, cur in
+              zip(pts, pts[1:])]
+    # The slope at w_i is taken as the largest backward slope from w_i
+    # on: for a concave W that is the one at w_i itself, but one cycle of
+    # a staircase W (a hot set that moves every few seconds, read from
+    # one clear time) is flat between two moves and steep across them.
+    after = []
+    top = -math.inf
+    for s in reversed(slopes):
+        top = max(top, s)
+        after.append(top)
+    after.reverse()
+    for cur, s in zip(pts[1:], after):
+        if s <= bound_kb_s:
+            return Choice(_level(cur, span_kb, z), cur.age_s, s, True,
+                          len(pts))
+    last = pts[-1]
+    return Choice(_level(last, span_kb, z), last.age_s,
+                  slopes[-1] if slopes else None, False, len(pts))
+
+
+def _level(read, span_kb, z):
+    """W at a read: exact, or for sampled reads the upper confidence
+    limit (an allocation under a sweep's set by the sampling error
+    faults on every reference of the sweep)."""
+    if read.sampled and span_kb:
+        return int(wilson_upper(read.accessed or 0, read.sampled, z) *
+                   span_kb)
+    return read.kb
+
+
+def merge(current, previous):
+    """The reads of the running cycle, extended beyond its age with the
+    previous (complete) cycle's longer windows: W(w) for w past the
+    current age is at least what the current cycle already read."""
+    current = monotone(current)
+    if not previous:
+        return current
+    age = current[-1].age_s if current else 0.0
+    floor = current[-1] if current else None
+    out = list(current)
+    for r in monotone(previous):
+        if r.age_s <= age * 1.001:
+            continue
+        if floor is not None and r.kb < floor.kb:
+            r = dataclasses.replace(r, kb=floor.kb, accessed=floor.accessed,
+                                    sampled=floor.sampled)
+        out.append(r)
+    return out
+
+
+def robust_offset(values):
+    """The median of the offsets measured so far (the first-sample
+    calibration's over several rounds: one round's reading, taken while
+    the guest loads or stalls, must not set it alone)."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return None
+    return int(statistics.median(vals))
+
+
+def read_of(sample):
+    """A :class:`Read` from an access sample
+    (:class:`~memmut.agent.wss.sampling.base.AccessSample`) taken
+    ``sample.interval_s`` after the clear."""
+    if sample.referenced_kb is not None:
+        return Read(sample.interval_s,
+                    max(0, sample.referenced_kb - sample.offset_kb))
+    kb = (sample.accessed * sample.span_kb // sample.sampled
+          if sample.sampled else 0)
+    return Read(sample.interval_s, kb, sample.accessed, sample.sampled)
