@@ -231,6 +231,27 @@ def _sum_right_aligned(series_list):
     return out
 
 
+def _host_sums(vm_list):
+    """``(CPU, memory-load)`` right-aligned sums of a host's VMs
+    (:func:`_sum_right_aligned` of each). When every history of both
+    kinds is a float array of one length, both come from one
+    concatenation and one reduction over the VM axis: the same
+    sequential additions, so the same sums, with half the numpy calls
+    and a single pass over the memory."""
+    n = len(vm_list[0].cpu_history) if vm_list else 0
+    if n and all(isinstance(v.cpu_history, np.ndarray) and
+                 isinstance(v.mem_history, np.ndarray) and
+                 len(v.cpu_history) == n and len(v.mem_history) == n and
+                 v.cpu_history.dtype == np.float64 and
+                 v.mem_history.dtype == np.float64 for v in vm_list):
+        both = np.concatenate([v.cpu_history for v in vm_list] +
+                              [v.mem_history for v in vm_list])
+        cpu, mem = np.add.reduce(both.reshape(2, len(vm_list), n), axis=1)
+        return cpu, mem
+    return (_sum_right_aligned([v.cpu_history for v in vm_list]),
+            _sum_right_aligned([v.mem_history for v in vm_list]))
+
+
 def _last(history):
     return float(history[-1]) if len(history) else 0.0
 
@@ -321,8 +342,7 @@ def _plan_round(hosts, vms, algorithms, params=None):
     for name in sorted(on):
         h = by_name[name]
         hv = on[name]
-        cpu = _sum_right_aligned([v.cpu_history for v in hv])
-        mem = _sum_right_aligned([v.mem_history for v in hv])
+        cpu, mem = _host_sums(hv)
         cpu_hist[name], mem_hist[name] = cpu, mem
         # = sum of the VMs' last CPU values (see _sum_right_aligned)
         cpu_use[name] = (_peak(cpu, usage_window) if usage_window
