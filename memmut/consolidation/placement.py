@@ -114,7 +114,10 @@ def peaks(histories, n):
     """``_peak_last(h, n)`` of each history, in one numpy reduction when
     they are arrays or lists of one length (a planner placing the VMs of
     a host), one by one otherwise. The maximum is exact either way."""
-    full = _stack(histories)
+    # Only the last n values matter: stacking the tails copies a window
+    # instead of a day of samples per VM.
+    full = _stack([h[-n:] if isinstance(h, np.ndarray) else h
+                   for h in histories])
     if full is not None and full.ndim == 2 and full.shape[1]:
         return full[:, -n:].max(axis=1).tolist()
     return [_peak_last(h, n) for h in histories]

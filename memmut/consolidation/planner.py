@@ -233,23 +233,23 @@ def _sum_right_aligned(series_list):
 
 def _host_sums(vm_list):
     """``(CPU, memory-load)`` right-aligned sums of a host's VMs
-    (:func:`_sum_right_aligned` of each). When every history of both
-    kinds is a float array of one length, both come from one
-    concatenation and one reduction over the VM axis: the same
-    sequential additions, so the same sums, with half the numpy calls
-    and a single pass over the memory."""
-    n = len(vm_list[0].cpu_history) if vm_list else 0
-    if n and all(isinstance(v.cpu_history, np.ndarray) and
-                 isinstance(v.mem_history, np.ndarray) and
-                 len(v.cpu_history) == n and len(v.mem_history) == n and
-                 v.cpu_history.dtype == np.float64 and
-                 v.mem_history.dtype == np.float64 for v in vm_list):
-        both = np.concatenate([v.cpu_history for v in vm_list] +
-                              [v.mem_history for v in vm_list])
-        cpu, mem = np.add.reduce(both.reshape(2, len(vm_list), n), axis=1)
+    (:func:`_sum_right_aligned` of each). When all the histories of both
+    kinds have one length, both come from one concatenation and one
+    reduction over the VM axis: the same conversion to float and the
+    same sequential additions, so the same sums bit for bit, with half
+    the numpy calls (the lengths are checked with C-level calls: a
+    Python test per VM cost as much as the sums)."""
+    cpus = [v.cpu_history for v in vm_list]
+    mems = [v.mem_history for v in vm_list]
+    k = len(cpus)
+    n = len(cpus[0]) if k else 0
+    if n and list(map(len, cpus + mems)).count(n) == 2 * k:
+        both = np.concatenate(cpus + mems)
+        if both.dtype != np.float64:
+            both = both.astype(float)
+        cpu, mem = np.add.reduce(both.reshape(2, k, n), axis=1)
         return cpu, mem
-    return (_sum_right_aligned([v.cpu_history for v in vm_list]),
-            _sum_right_aligned([v.mem_history for v in vm_list]))
+    return _sum_right_aligned(cpus), _sum_right_aligned(mems)
 
 
 def _last(history):
