@@ -3,10 +3,11 @@
 Usage::
 
     python -m tests.benchmarks.bench_planner_ab [--old-rev main] \
-        [--hosts 10000] [--repeats 8] [--rounds 3]
+        [--new-rev HEAD] [--hosts 10000] [--repeats 8] [--rounds 3]
 
-The old commit's ``memmut`` package is extracted with ``git archive``
-into a temporary directory. Each (version, repeat) runs in its own
+Both commits' ``memmut`` packages are extracted with ``git archive``
+into temporary directories (so editing the tree during a run changes
+nothing). Each (version, repeat) runs in its own
 process, in ``discipline.blocked_order`` (both versions inside each
 repeat, shuffled), so the two meet the same machine state. A process
 builds the ``bench_consolidation.scaling_round`` instance (30 VMs per
@@ -76,6 +77,7 @@ def run_case(path, args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--old-rev', default='main')
+    ap.add_argument('--new-rev', default='HEAD')
     ap.add_argument('--hosts', type=int, default=10000)
     ap.add_argument('--repeats', type=int, default=8)
     ap.add_argument('--rounds', type=int, default=3)
@@ -85,17 +87,23 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.child:
         return child(args.hosts, args.rounds, args.history)
-    old_commit = subprocess.run(
-        ['git', 'rev-parse', args.old_rev], cwd=ROOT, check=True,
+    commits = {c: subprocess.run(
+        ['git', 'rev-parse', rev], cwd=ROOT, check=True,
         capture_output=True, text=True).stdout.strip()
+        for c, rev in (('old', args.old_rev), ('new', args.new_rev))}
+    old_commit = commits['old']
     rec = discipline.Record(seed=args.seed, repeats=args.repeats)
     runs = {'old': [], 'new': []}
     with tempfile.TemporaryDirectory(prefix='planner-ab-') as tmp:
-        archive = subprocess.run(['git', 'archive', old_commit, 'memmut'],
-                                 cwd=ROOT, check=True,
-                                 capture_output=True).stdout
-        subprocess.run(['tar', '-x', '-C', tmp], input=archive, check=True)
-        paths = {'old': tmp, 'new': ''}
+        paths = {}
+        for case, commit in commits.items():
+            paths[case] = os.path.join(tmp, case)
+            os.makedirs(paths[case])
+            archive = subprocess.run(['git', 'archive', commit, 'memmut'],
+                                     cwd=ROOT, check=True,
+                                     capture_output=True).stdout
+            subprocess.run(['tar', '-x', '-C', paths[case]], input=archive,
+                           check=True)
         pairs = discipline.blocked_order(['old', 'new'], args.repeats,
                                          args.seed)
         rec.orders['cases'] = [[c, r] for c, r in pairs]
@@ -117,7 +125,8 @@ def main(argv=None):
     verdict = discipline.verdict(summary['new']['cpu'], high=GOAL_SECONDS)
     out = {'hosts': args.hosts, 'vms_per_active_host': 30,
            'history': args.history, 'rounds_per_process': args.rounds,
-           'old_commit': old_commit, 'summary': summary,
+           'old_commit': old_commit, 'new_commit': commits['new'],
+           'summary': summary,
            'new_over_old_cpu': ratio, 'same_plans': len(digests) == 1,
            'goal_seconds': GOAL_SECONDS, 'goal_new_cpu': verdict,
            'runs': runs,
@@ -133,9 +142,9 @@ def main(argv=None):
     md = ['# One planning round, old vs new', '',
           '%d hosts, 30 VMs per active host, %d samples of history, the '
           'default set; best of %d rounds per process, %d processes per '
-          'version alternated (old = %s).'
+          'version alternated (old = %s, new = %s).'
           % (args.hosts, args.history, args.rounds, args.repeats,
-             old_commit[:10]), '',
+             old_commit[:10], commits['new'][:10]), '',
           discipline.markdown_table(['version', 'CPU s (mean ± 95 %)',
                                      'wall s'], rows), '',
           'new / old CPU: %.3f [%.3f, %.3f]; same plans in every run: %s; '
