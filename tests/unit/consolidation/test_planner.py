@@ -187,7 +187,7 @@ def test_sum_right_aligned_equal_and_unequal_lengths():
 @hypothesis.given(
     st.integers(min_value=1, max_value=8),
     st.integers(min_value=0, max_value=12),
-    st.sampled_from(['arrays', 'ragged', 'lists', 'ints']),
+    st.sampled_from(['arrays', 'ragged', 'lists', 'ints', 'mixed']),
     st.randoms(use_true_random=False))
 def test_host_sums_equal_the_sums_one_kind_at_a_time(k, n, shape, rnd):
     """The one-concatenation path gives bit for bit the sums of
@@ -199,8 +199,10 @@ def test_host_sums_equal_the_sums_one_kind_at_a_time(k, n, shape, rnd):
               for _ in range(length)]
         if shape == 'lists':
             return xs
-        if shape == 'ints':
+        if shape == 'ints' or (shape == 'mixed' and rnd.random() < 0.5):
             return np.array([int(x) for x in xs])
+        if shape == 'mixed' and rnd.random() < 0.5:
+            return xs
         return np.array(xs)
     vms = []
     for i in range(k):
