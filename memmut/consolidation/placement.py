@@ -114,13 +114,31 @@ def peaks(histories, n):
     """``_peak_last(h, n)`` of each history, in one numpy reduction when
     they are arrays or lists of one length (a planner placing the VMs of
     a host), one by one otherwise. The maximum is exact either way."""
-    try:
-        full = np.array(histories, dtype=float)
-    except (ValueError, TypeError):
-        full = None
+    # Only the last n values matter: stacking the tails copies a window
+    # instead of a day of samples per VM.
+    full = _stack([h[-n:] if isinstance(h, np.ndarray) else h
+                   for h in histories])
     if full is not None and full.ndim == 2 and full.shape[1]:
         return full[:, -n:].max(axis=1).tolist()
     return [_peak_last(h, n) for h in histories]
+
+
+def _stack(histories):
+    """The histories as one (histories, samples) float array, or None
+    when they do not make one. Float arrays of one length are
+    concatenated then reshaped: the same array as np.array(histories),
+    built without inspecting every element for nesting (several times
+    faster with a day of samples per VM)."""
+    if histories and all(isinstance(h, np.ndarray) and h.ndim == 1
+                         and h.dtype == np.float64 for h in histories):
+        n = len(histories[0])
+        if all(len(h) == n for h in histories):
+            return np.concatenate(histories).reshape(len(histories), n)
+        return None
+    try:
+        return np.array(histories, dtype=float)
+    except (ValueError, TypeError):
+        return None
 
 
 def rises(histories, n):

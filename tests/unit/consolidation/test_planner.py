@@ -11,6 +11,8 @@ The migration-aware defaults are worked in test_migration_aware.py.
 import dataclasses
 import json
 
+import hypothesis
+from hypothesis import strategies as st
 import pytest
 
 from memmut.consolidation import loader
@@ -179,3 +181,57 @@ def test_sum_right_aligned_equal_and_unequal_lengths():
     assert pl._sum_right_aligned([[1, 2, 3], [5]]).tolist() == [1, 2, 8]
     assert pl._sum_right_aligned([(), ()]).tolist() == []
     assert pl._sum_right_aligned([]).tolist() == []
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(
+    st.integers(min_value=1, max_value=8),
+    st.integers(min_value=0, max_value=12),
+    st.sampled_from(['arrays', 'ragged', 'lists', 'ints', 'mixed']),
+    st.randoms(use_true_random=False))
+def test_host_sums_equal_the_sums_one_kind_at_a_time(k, n, shape, rnd):
+    """The one-concatenation path gives bit for bit the sums of
+    _sum_right_aligned, and any other input takes that path itself."""
+    import numpy as np
+
+    def series(length):
+        xs = [rnd.uniform(-1e6, 1e6) * 10 ** rnd.randint(-12, 0)
+              for _ in range(length)]
+        if shape == 'lists':
+            return xs
+        if shape == 'ints' or (shape == 'mixed' and rnd.random() < 0.5):
+            return np.array([int(x) for x in xs])
+        if shape == 'mixed' and rnd.random() < 0.5:
+            return xs
+        return np.array(xs)
+    vms = []
+    for i in range(k):
+        length = rnd.randint(0, n) if shape == 'ragged' else n
+        vms.append(pl.PlannerVM('v%d' % i, 'h', series(length), 1.0,
+                                series(length)))
+    cpu, mem = pl._host_sums(vms)
+    want_c = pl._sum_right_aligned([v.cpu_history for v in vms])
+    want_m = pl._sum_right_aligned([v.mem_history for v in vms])
+    assert cpu.dtype == mem.dtype == np.float64
+    assert cpu.tobytes() == want_c.tobytes()
+    assert mem.tobytes() == want_m.tobytes()
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(
+    st.integers(min_value=0, max_value=8),
+    st.integers(min_value=0, max_value=12),
+    st.integers(min_value=1, max_value=15),
+    st.booleans(),
+    st.randoms(use_true_random=False))
+def test_peaks_from_the_concatenation_equal_the_peaks_one_by_one(
+        k, n, window, ragged, rnd):
+    import numpy as np
+
+    from memmut.consolidation import placement
+    histories = [np.array([rnd.uniform(-1e9, 1e9)
+                           for _ in range(rnd.randint(0, n) if ragged
+                                          else n)])
+                 for _ in range(k)]
+    assert placement.peaks(histories, window) == \
+        [placement._peak_last(h, window) for h in histories]

@@ -1,0 +1,162 @@
+"""One planning round, this tree's planner against an older commit's.
+
+Usage::
+
+    python -m tests.benchmarks.bench_planner_ab [--old-rev main] \
+        [--new-rev HEAD] [--hosts 10000] [--repeats 8] [--rounds 3]
+
+Both commits' ``memmut`` packages are extracted with ``git archive``
+into temporary directories (so editing the tree during a run changes
+nothing). Each (version, repeat) runs in its own
+process, in ``discipline.blocked_order`` (both versions inside each
+repeat, shuffled), so the two meet the same machine state. A process
+builds the ``bench_consolidation.scaling_round`` instance (30 VMs per
+active host, a day of history, the default algorithm set) and times
+``--rounds`` rounds; its figure is the best CPU time of them (the round
+without the noise of other processes' bursts). Reported per version: the
+mean and 95 % interval of that figure over the repeats, the paired
+new/old ratio, and whether every repeat of both versions gave the same
+plan. Results: results/consolidation/planner_ab.json and .md.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+
+from tests.benchmarks import discipline
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+OUT = os.path.join(ROOT, 'tests', 'benchmarks', 'results', 'consolidation')
+GOAL_SECONDS = 1.0
+
+
+def child(hosts, rounds, history):
+    """Time ``rounds`` rounds in this process; print one JSON line."""
+    import time
+    from memmut.consolidation import loader
+    from memmut.consolidation import planner
+    from tests.benchmarks import bench_consolidation as bench
+    hs, vms = bench.scaling_round(hosts, bench.VMS_PER_HOST,
+                                  history=history)
+    algos = loader.build_all(loader.AlgorithmSpec(), 300.0, 60.0)
+    cpus, walls = [], []
+    plan = None
+    for _ in range(rounds):
+        t0, c0 = time.perf_counter(), time.process_time()
+        plan = planner.plan_round(hs, vms, algos)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    digest = hashlib.sha256(pickle.dumps(
+        (plan.migrations, plan.activate, plan.deactivate, plan.overloaded,
+         plan.underloaded, plan.failed,
+         sorted(plan.states.items())))).hexdigest()
+    print(json.dumps({'cpu': min(cpus), 'wall': min(walls),
+                      'cpus': cpus, 'walls': walls,
+                      'migrations': len(plan.migrations),
+                      'plan_sha256': digest,
+                      'planner': planner.__file__}))
+
+
+def run_case(path, args):
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (path, ROOT) if p)
+    out = subprocess.run(
+        [sys.executable, '-m', 'tests.benchmarks.bench_planner_ab',
+         '--child', '--hosts', str(args.hosts), '--rounds',
+         str(args.rounds), '--history', str(args.history)],
+        cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--old-rev', default='main')
+    ap.add_argument('--new-rev', default='HEAD')
+    ap.add_argument('--hosts', type=int, default=10000)
+    ap.add_argument('--repeats', type=int, default=8)
+    ap.add_argument('--rounds', type=int, default=3)
+    ap.add_argument('--history', type=int, default=288)
+    ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--child', action='store_true', help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        return child(args.hosts, args.rounds, args.history)
+    commits = {c: subprocess.run(
+        ['git', 'rev-parse', rev], cwd=ROOT, check=True,
+        capture_output=True, text=True).stdout.strip()
+        for c, rev in (('old', args.old_rev), ('new', args.new_rev))}
+    old_commit = commits['old']
+    rec = discipline.Record(seed=args.seed, repeats=args.repeats)
+    runs = {'old': [], 'new': []}
+    with tempfile.TemporaryDirectory(prefix='planner-ab-') as tmp:
+        paths = {}
+        for case, commit in commits.items():
+            paths[case] = os.path.join(tmp, case)
+            os.makedirs(paths[case])
+            archive = subprocess.run(['git', 'archive', commit, 'memmut'],
+                                     cwd=ROOT, check=True,
+                                     capture_output=True).stdout
+            subprocess.run(['tar', '-x', '-C', paths[case]], input=archive,
+                           check=True)
+        pairs = discipline.blocked_order(['old', 'new'], args.repeats,
+                                         args.seed)
+        rec.orders['cases'] = [[c, r] for c, r in pairs]
+        for case, r in pairs:
+            res = run_case(paths[case], args)
+            res['repeat'] = r
+            runs[case].append(res)
+            sys.stderr.write('%s repeat %d: %.3f s CPU (%.3f s wall)\n'
+                             % (case, r, res['cpu'], res['wall']))
+    rec.finish()
+    for v in runs.values():
+        v.sort(key=lambda x: x['repeat'])
+    summary = {c: {'cpu': discipline.summarize([x['cpu'] for x in v]),
+                   'wall': discipline.summarize([x['wall'] for x in v])}
+               for c, v in runs.items()}
+    ratio = discipline.paired_ratio([x['cpu'] for x in runs['new']],
+                                    [x['cpu'] for x in runs['old']])
+    digests = {x['plan_sha256'] for v in runs.values() for x in v}
+    verdict = discipline.verdict(summary['new']['cpu'], high=GOAL_SECONDS)
+    out = {'hosts': args.hosts, 'vms_per_active_host': 30,
+           'history': args.history, 'rounds_per_process': args.rounds,
+           'old_commit': old_commit, 'new_commit': commits['new'],
+           'summary': summary,
+           'new_over_old_cpu': ratio, 'same_plans': len(digests) == 1,
+           'goal_seconds': GOAL_SECONDS, 'goal_new_cpu': verdict,
+           'runs': runs,
+           'command': 'python -m tests.benchmarks.bench_planner_ab '
+                      + ' '.join(argv if argv is not None else sys.argv[1:]),
+           'discipline': rec.as_dict()}
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, 'planner_ab.json'), 'w') as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+    rows = [[c, discipline.fmt(summary[c]['cpu'], '.3f', unit=' s'),
+             discipline.fmt(summary[c]['wall'], '.3f', unit=' s')]
+            for c in ('old', 'new')]
+    md = ['# One planning round, old vs new', '',
+          '%d hosts, 30 VMs per active host, %d samples of history, the '
+          'default set; best of %d rounds per process, %d processes per '
+          'version alternated (old = %s, new = %s).'
+          % (args.hosts, args.history, args.rounds, args.repeats,
+             old_commit[:10], commits['new'][:10]), '',
+          discipline.markdown_table(['version', 'CPU s (mean ± 95 %)',
+                                     'wall s'], rows), '',
+          'new / old CPU: %.3f [%.3f, %.3f]; same plans in every run: %s; '
+          'goal ≤ %.1f s CPU: %s.'
+          % (ratio['mean'], ratio['low'] or 0, ratio['high'] or 0,
+             out['same_plans'], GOAL_SECONDS, verdict), '',
+          'Load average before/after: %s / %s.'
+          % (rec.load_before, rec.load_after), '']
+    with open(os.path.join(OUT, 'planner_ab.md'), 'w') as f:
+        f.write('\n'.join(md))
+    print('\n'.join(md))
+
+
+if __name__ == '__main__':
+    main()
