@@ -19,17 +19,10 @@ import time
 
 import pytest
 
-from memmut.agent import manager
-from memmut.agent.mutualization import books as bookmod
 from memmut.agent import remote
-from memmut.db import api as db_api
-from memmut.db import migration
 from memmut.evaluation import workloads
 from memmut.globals import allocations as al
 from memmut.globals import protocol
-from memmut import objects
-from memmut.virt import simulated
-from tests import common
 from tests.functional import test_remote_memstore as trm
 from tests.harness import memstore as process
 
@@ -72,22 +65,8 @@ def test_guest_swaps_through_a_slab_on_another_host_and_survives_its_death(
 
 
 def _run(g, export, lender_ms, bed, tmp_path):
-    url = 'sqlite:///%s' % (tmp_path / 'memmut.sqlite')
-    migration.upgrade(url)
-    db = db_api.Database(url)
-    conf = common.private_conf(DEFAULT={'host': 'b'})
-    now = time.time()
-    for name, reservoir_kb in (('b', 512 * MIB), ('a', 0)):
-        db.store_report(objects.HostReport(
-            host=name, boot_id='x', seq=1, timestamp=now, hypervisor='sim',
-            memory_total_kb=1 << 22, memory_free_kb=1 << 21, cpu_count=2,
-            cpu_util=0.1, reservoir_kb=reservoir_kb))
-    books = bookmod.Books(total_kb=1024 * MIB, reserve_kb=512 * MIB)
-    lender = manager.AgentManager(conf, simulated.SimDriver(conf, vms=[]),
-                                  None)
-    lender.remote = remote.MemstoreRemoteMemory(
-        'b', lender_ms.client(), books=lambda: books)
-    lender._reservoir_kb = lambda: books.reservoir_kb
+    db, conf, books, lender = trm.lender_side(tmp_path, 'b', 'a',
+                                              lender_ms)
     a = export.process.client()
     client_remote = remote.MemstoreRemoteMemory('a', a, timeout=TIMEOUT)
     gp = protocol.GlobalProtocol(db, trm.Relay(lender, client_remote), conf)

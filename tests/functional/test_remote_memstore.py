@@ -7,6 +7,7 @@ stands in for QEMU. The guest test (tests/functional/test_memstore.py's
 swap workload through a slab) needs the TCG lock and is not here.
 """
 
+import contextlib
 import os
 import random
 import shutil
@@ -108,41 +109,59 @@ def _fill(nbd, cms, pages, r):
 
 def test_lend_use_release_and_lender_death(memstore_binary, short_dir,
                                            tmp_path):
+    with _two_memstores(memstore_binary, short_dir) as (lender_ms,
+                                                        client_ms):
+        _run(lender_ms, client_ms, tmp_path)
+
+
+@contextlib.contextmanager
+def _two_memstores(memstore_binary, short_dir):
+    """Lender S (serving slabs on 127.0.0.1) and client C, both killed at
+    the end."""
     s_dir, c_dir = os.path.join(short_dir, 's'), os.path.join(short_dir, 'c')
     lender_ms = process.MemstoreProcess(
         memstore_binary, s_dir, host_quota=256 << 20,
         extra_args=['--remote-listen', '127.0.0.1:0']).start()
-    client_ms = process.MemstoreProcess(
-        memstore_binary, c_dir, host_quota=256 << 20,
-        extra_args=['--remote-timeout', '0.5']).start()
     try:
-        _run(lender_ms, client_ms, tmp_path)
+        client_ms = process.MemstoreProcess(
+            memstore_binary, c_dir, host_quota=256 << 20,
+            extra_args=['--remote-timeout', '0.5']).start()
+        try:
+            yield lender_ms, client_ms
+        finally:
+            client_ms.kill()
     finally:
-        for p in (lender_ms, client_ms):
-            p.kill()
+        lender_ms.kill()
 
 
-def _run(lender_ms, client_ms, tmp_path):
-    clock = Clock()
+def lender_side(tmp_path, lender_host, client_host, lender_ms, clock=None):
+    """The controller's database with both hosts reported (the lender with
+    a 512 MiB reservoir), and the lender's agent: the real LMC handlers,
+    memstore-backed RemoteMemory, its books. Returns (db, conf, books,
+    lender)."""
     url = 'sqlite:///%s' % (tmp_path / 'memmut.sqlite')
     migration.upgrade(url)
-    db = db_api.Database(url, clock=clock)
-    conf = common.private_conf(DEFAULT={'host': 's'})
-    now = clock()
-    for name, reservoir_kb in (('s', 512 * MIB), ('c', 0)):
+    db = db_api.Database(url, clock=clock) if clock else db_api.Database(url)
+    conf = common.private_conf(DEFAULT={'host': lender_host})
+    now = time.time()
+    for name, reservoir_kb in ((lender_host, 512 * MIB), (client_host, 0)):
         db.store_report(objects.HostReport(
             host=name, boot_id='b', seq=1, timestamp=now, hypervisor='sim',
             memory_total_kb=1 << 22, memory_free_kb=1 << 21, cpu_count=2,
             cpu_util=0.1, reservoir_kb=reservoir_kb))
-
-    # the lender: the real LMC handlers, memstore-backed RemoteMemory,
-    # its books
     books = bookmod.Books(total_kb=1024 * MIB, reserve_kb=512 * MIB)
     lender = manager.AgentManager(conf, simulated.SimDriver(conf, vms=[]),
                                   None)
     lender.remote = remote.MemstoreRemoteMemory(
-        's', lender_ms.client(), books=lambda: books)
+        lender_host, lender_ms.client(), books=lambda: books)
     lender._reservoir_kb = lambda: books.reservoir_kb
+    return db, conf, books, lender
+
+
+def _run(lender_ms, client_ms, tmp_path):
+    clock = Clock()
+    db, conf, books, lender = lender_side(tmp_path, 's', 'c', lender_ms,
+                                          clock=clock)
     # the client: VM vm1's export, every page over its RAM quota
     cms = client_ms.client()
     cms.create_export('vm1', 64 << 20, quota=0)
@@ -305,18 +324,9 @@ def test_lender_reclaims_under_load(memstore_binary, short_dir, tmp_path):
     with a client that does not answer: B deletes the slab itself after
     its reclaim timeout. 0 wrong pages, 0 errors, and the books of A, B
     and the controller agree."""
-    s_dir, c_dir = os.path.join(short_dir, 's'), os.path.join(short_dir, 'c')
-    lender_ms = process.MemstoreProcess(
-        memstore_binary, s_dir, host_quota=256 << 20,
-        extra_args=['--remote-listen', '127.0.0.1:0']).start()
-    client_ms = process.MemstoreProcess(
-        memstore_binary, c_dir, host_quota=256 << 20,
-        extra_args=['--remote-timeout', '0.5']).start()
-    try:
+    with _two_memstores(memstore_binary, short_dir) as (lender_ms,
+                                                        client_ms):
         _reclaim(lender_ms, client_ms, tmp_path)
-    finally:
-        for p in (lender_ms, client_ms):
-            p.kill()
 
 
 def _agree(db, books, lender, client, policy, aid, state):
