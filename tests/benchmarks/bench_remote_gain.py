@@ -121,6 +121,36 @@ def run_once(case, factory, b_ctl, bed, args, n):
             os.unlink(path)
 
 
+def figures(runs, cases, repeats):
+    """Per-case summaries, the paired remote / disk ratio and its verdict
+    from the runs' dicts (``case``, ``repeat``, ``completion_s``, and for
+    remote runs ``slab_state``).
+
+    A remote run whose slab was no longer attached at the end swapped
+    (partly) to the backing file, not to remote memory: it is left out
+    of the remote case and of the gain, and returned in ``excluded``.
+    Returns ``(summary, gain, verdict, excluded)``; ``gain`` is None when
+    no repeat has both a disk and a remote run."""
+    remote = [c for c in cases if c.startswith('remote')][0]
+    excluded = [r for r in runs if r['case'] == remote
+                and r.get('slab_state', 'attached') != 'attached']
+    kept = [r for r in runs if r not in excluded]
+    summary = {}
+    for c in cases:
+        values = [r['completion_s'] for r in kept if r['case'] == c]
+        if values:
+            summary[c] = discipline.summarize(values)
+    by_rep = {(r['case'], r['repeat']): r['completion_s'] for r in kept}
+    pairs = [(by_rep.get((remote, i)), by_rep.get(('disk', i)))
+             for i in range(repeats)]
+    if not any(a is not None and b is not None for a, b in pairs):
+        return summary, None, 'undecided', excluded
+    gain = discipline.paired_ratio([a for a, _ in pairs],
+                                   [b for _, b in pairs])
+    return (summary, gain, discipline.verdict(gain, high=1 / (1 + GOAL_GAIN)),
+            excluded)
+
+
 def markdown(result):
     lines = ['# Remote memory: gain for a memory-intensive guest '
              '(seed 004 Fig 4.4/4.5)', '',
@@ -162,6 +192,10 @@ def main(argv=None):
     ap.add_argument('--timeout', type=int, default=400)
     ap.add_argument('--seed', type=int, default=44)
     ap.add_argument('--out', default=RESULTS)
+    ap.add_argument('--budget-s', type=float, default=None,
+                    help='start no run after this many seconds (a lock '
+                         'slot or a deadline): the repeats done are '
+                         'reported, a partial last repeat unpaired')
     args = ap.parse_args(argv)
     problem = netns.prerequisites()
     if problem:
@@ -180,6 +214,7 @@ def main(argv=None):
     bed = netns.NetnsBed(['a', 'b'], args.profile).start()
     runs = []
     factory = None
+    lender = None
     try:
         daemon.start()
         factory = fixtures.GuestFactory(daemon, img, work)
@@ -197,6 +232,10 @@ def main(argv=None):
         b_ctl = lender.client()
         t0 = time.monotonic()
         for i, (case, rep) in enumerate(order):
+            if args.budget_s and time.monotonic() - t0 > args.budget_s:
+                print('budget spent: %d of %d runs done'
+                      % (i, len(order)), flush=True)
+                break
             r = run_once(case, factory, b_ctl, bed, args, i)
             r['repeat'] = rep
             runs.append(r)
@@ -204,8 +243,9 @@ def main(argv=None):
                   'errors %d' % (i + 1, len(order), time.monotonic() - t0,
                                  rep, case, r['completion_s'], r['wall_s'],
                                  r['errors']), flush=True)
-        lender.kill()
     finally:
+        if lender is not None:
+            lender.kill()
         if factory is not None:
             factory.cleanup()
         daemon.stop()
@@ -214,14 +254,7 @@ def main(argv=None):
     rec.finish()
     if any(r['errors'] for r in runs):
         raise RuntimeError('memwork found wrong pages: %s' % runs)
-    summary = {c: discipline.summarize(
-        [r['completion_s'] for r in runs if r['case'] == c]) for c in cases}
-    by_rep = {(r['case'], r['repeat']): r['completion_s'] for r in runs}
-    remote = 'remote-' + args.profile
-    gain = discipline.paired_ratio(
-        [by_rep.get((remote, i)) for i in range(args.repeats)],
-        [by_rep.get(('disk', i)) for i in range(args.repeats)])
-    verdict = discipline.verdict(gain, high=1 / (1 + GOAL_GAIN))
+    summary, gain, verdict, excluded = figures(runs, cases, args.repeats)
     result = {
         'command': 'flock /tmp/memmut-tcg.lock python -m '
                    'tests.benchmarks.bench_remote_gain --repeats %d '
@@ -231,6 +264,8 @@ def main(argv=None):
         'passes': args.passes, 'wss_mib': args.wss_mib,
         'shaping': '%s (%s)' % (bed.shaping, bed.shaping_note or 'as asked'),
         'runs': runs, 'summary': summary, 'gain': gain,
+        'excluded_runs': excluded, 'budget_s': args.budget_s,
+        'runs_planned': len(order),
         'verdict': verdict, 'discipline': rec.as_dict(),
         'note': 'TCG guests on a 2-vCPU machine shared with other sessions; '
                 'under KVM the device\'s share of the completion time is '
