@@ -65,3 +65,20 @@ def test_no_pair_gives_no_gain():
     summary, gain, verdict, _ = brg.figures(runs, CASES, 2)
     assert gain is None and verdict == 'undecided'
     assert set(summary) == {'disk', 'remote-10gbe'}
+
+
+def test_excess_ratio_removes_the_cpu_time_both_cases_share():
+    # 60 s of (emulated) work in every case; disk adds 40 s, remote 20 s
+    runs = _runs([100.0, 100.0], [80.0, 80.0], local=60.0)
+    ex = brg.excess_ratio(runs, 'remote-10gbe', 2)
+    assert ex['mean'] == pytest.approx(0.5)
+    # while the plain ratio is pulled towards 1 by the shared work
+    _, gain, _, _ = brg.figures(runs, CASES, 2)
+    assert gain['mean'] == pytest.approx(0.8)
+
+
+def test_excess_ratio_skips_repeats_without_swap_cost():
+    runs = _runs([100.0, 59.0], [80.0, 70.0], local=60.0)
+    ex = brg.excess_ratio(runs, 'remote-10gbe', 2)
+    assert ex['n'] == 1 and ex['values'] == [pytest.approx(0.5)]
+    assert brg.excess_ratio(runs[:2], 'remote-10gbe', 2) is None
