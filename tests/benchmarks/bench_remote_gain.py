@@ -83,10 +83,14 @@ NOTE = (
     'cache, not from its disk. The machine has far '
     'more free memory than the guest, so the `remote` case is helped by '
     'host RAM that a host short of memory would not have; the `disk` '
-    'case uses cache=none and is not. The 10 GbE profile shapes the rate '
-    'only (tbf: this kernel has no sch_netem), so no switch round trip '
-    'is emulated. TCG guests on a 2-vCPU machine shared with other '
-    'sessions.')
+    'case uses cache=none and is not (the runs list how many pages that '
+    'concerns: the RAM-tier misses less the slab reads). '
+    '**The disk.** The test machine is itself a virtual machine: its '
+    'disk (virtio) may be cached or SSD-backed by the outer hypervisor, '
+    'so `disk` may be faster than a compute host\'s local disk. '
+    '**The link.** The 10 GbE profile shapes the rate only (tbf: this '
+    'kernel has no sch_netem), so no switch round trip is emulated. TCG '
+    'guests on a 2-vCPU machine shared with other sessions.')
 
 
 def run_once(case, factory, b_ctl, bed, args, n):
@@ -246,11 +250,15 @@ def markdown(result):
     remote_rows = [r for r in result['runs']
                    if r['case'].startswith('remote')]
     if remote_rows:
-        lines += ['', 'Remote runs: pages placed on the slab / served '
-                  'from it / read from the backup file: %s.' % '; '.join(
-                      '%s / %s / %s' % (r.get('remote_placed_pages'),
-                                        r.get('remote_hit_pages'),
-                                        r.get('file_read_pages'))
+        lines += ['', 'Remote runs, pages placed on the slab / read from '
+                  'it / missed by the RAM tier (read from the slab or the '
+                  'backup file) / written to the backup file only (the '
+                  'remote write queue was full): %s.' % '; '.join(
+                      '%s / %s / %s / %s' % (
+                          r.get('remote_placed_pages'),
+                          r.get('remote_hit_pages'),
+                          r.get('file_read_pages'),
+                          r.get('remote_skipped_pages'))
                       for r in remote_rows)]
     lines += ['', '## What this shows and what it does not', '',
               result['note'], '',
