@@ -29,10 +29,11 @@ Boots guests: run as root under the TCG lock, one benchmark at a time:
     flock /tmp/memmut-tcg.lock python -m tests.benchmarks.bench_remote_gain
     # -> tests/benchmarks/results/remote_gain.json and .md
 
-First run (results/remote_gain.md, 3 repeats, 2 passes): remote over
-the 10 GbE profile was 1.57x slower than disk swap, not faster; the
-guest's completion time is mostly swapping there (local: 1.2 s, disk:
-8.7 s), so TCG's CPU inflation does not explain the gap.
+Measured (results/remote_gain.md, 7 paired repeats, 2 passes): remote
+over the 10 GbE profile took 1.46x as long as disk swap [1.17, 1.82];
+it was slower, not faster. The guest's completion time is mostly
+swapping there (local: 1.4 s, disk: 10.3 s), so TCG's CPU inflation
+does not explain the gap.
 
 What TCG cannot show: under KVM a guest's page fault costs microseconds
 and the swap device's latency dominates; under TCG the emulated CPU
