@@ -451,12 +451,7 @@ def main(argv=None):
         'client memstore and the lender memstore of a remote read share '
         'two CPUs (on two real hosts the lender has its own), and the '
         'intervals include the other sessions\' load.')
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, args.name + '.json'), 'w') as f:
-        json.dump(result, f, indent=1, sort_keys=True)
-    with open(os.path.join(args.out, args.name + '.md'), 'w') as f:
-        f.write(markdown(result))
-    print(markdown(result))
+    discipline.write_results(args.out, args.name, result, markdown(result))
 
 
 if __name__ == '__main__':

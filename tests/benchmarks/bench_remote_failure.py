@@ -38,7 +38,6 @@ Run as root, one benchmark at a time on the machine (no guest):
 """
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -306,12 +305,8 @@ def main(argv=None):
               'remote_timeout_s': REMOTE_TIMEOUT, 'pages': PAGES,
               'goal_s': GOAL_S, 'runs': runs, 'spurious': spurious,
               'summary': summary, 'discipline': rec.as_dict()}
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, 'remote_failure.json'), 'w') as f:
-        json.dump(result, f, indent=1, sort_keys=True)
-    with open(os.path.join(args.out, 'remote_failure.md'), 'w') as f:
-        f.write(markdown(result))
-    print(markdown(result))
+    discipline.write_results(args.out, 'remote_failure', result,
+                             markdown(result))
 
 
 if __name__ == '__main__':

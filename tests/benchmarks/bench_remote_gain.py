@@ -45,7 +45,6 @@ the shared CPU work taken out (``excess_ratio``).
 """
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -363,12 +362,7 @@ def main(argv=None):
         'runs_planned': len(order),
         'verdict': verdict, 'discipline': rec.as_dict(),
         'note': NOTE}
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, 'remote_gain.json'), 'w') as f:
-        json.dump(result, f, indent=1, sort_keys=True)
-    with open(os.path.join(args.out, 'remote_gain.md'), 'w') as f:
-        f.write(markdown(result))
-    print(markdown(result))
+    discipline.write_results(args.out, 'remote_gain', result, markdown(result))
 
 
 if __name__ == '__main__':

@@ -30,6 +30,7 @@ Rules:
 
 import contextlib
 import fcntl
+import json
 import math
 import os
 import platform
@@ -291,6 +292,17 @@ def versions():
         'nbdkit': _version(['nbdkit', '--version']),
         'fio': _version(['fio', '--version']),
     }
+
+
+def write_results(out_dir, name, result, markdown):
+    """Write ``<out_dir>/<name>.json`` (``result``) and ``<name>.md``
+    (the ``markdown`` text), and print the Markdown."""
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, name + '.json'), 'w') as f:
+        json.dump(result, f, indent=1, sort_keys=True)
+    with open(os.path.join(out_dir, name + '.md'), 'w') as f:
+        f.write(markdown)
+    print(markdown)
 
 
 def loadavg():

@@ -1,5 +1,6 @@
 """tests/benchmarks/discipline.py: statistics against known values."""
 
+import json
 import math
 
 import pytest
@@ -167,3 +168,11 @@ def test_lock_hold_records_the_hold_and_releases(tmp_path):
     with discipline.lock_hold('', holds):
         pass
     assert len(holds) == 2
+
+
+def test_write_results_writes_both_files(tmp_path, capsys):
+    out = tmp_path / 'new-dir'
+    discipline.write_results(str(out), 'x', {'b': 2, 'a': [1]}, '# X\n')
+    assert json.loads((out / 'x.json').read_text()) == {'a': [1], 'b': 2}
+    assert (out / 'x.md').read_text() == '# X\n'
+    assert '# X' in capsys.readouterr().out
