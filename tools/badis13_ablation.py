@@ -17,8 +17,18 @@ import sys
 
 
 def load(d):
-    with open(os.path.join(d, 'badis.jsonl')) as f:
+    return load_jsonl(os.path.join(d, 'badis.jsonl'))
+
+
+def load_jsonl(path):
+    with open(path) as f:
         return [json.loads(x) for x in f if x.strip()]
+
+
+def mean_of_known(xs):
+    """The mean of the values that are not None, or None."""
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
 
 
 def _pct(x):

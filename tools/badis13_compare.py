@@ -20,6 +20,8 @@ import sys
 
 import badis13_ablation  # tools/, the script's own directory
 
+_mean = badis13_ablation.mean_of_known
+
 
 def _f(x):
     return 'n/a' if x is None else '%.2f' % x
@@ -27,11 +29,6 @@ def _f(x):
 
 def _f3(x):
     return 'n/a' if x is None else '%.3f' % x
-
-
-def _mean(xs):
-    xs = [x for x in xs if x is not None]
-    return sum(xs) / len(xs) if xs else None
 
 
 def main(dirs):

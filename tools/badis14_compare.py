@@ -20,12 +20,14 @@ W1-W5: per case, mean |error| per poll, allowance S_more / S_less (% of
 booked) and vm_over; per configuration the means, vm_over median and
 worst.
 """
-import json
 import os
 import statistics
 import sys
 
 import badis13_ablation  # tools/, the script's own directory
+
+_mean = badis13_ablation.mean_of_known
+_jsonl = badis13_ablation.load_jsonl
 
 
 def _spread(xs, fmt='%.2f'):
@@ -38,11 +40,6 @@ def _spread(xs, fmt='%.2f'):
         statistics.mean(xs), min(xs), max(xs))
 
 
-def _mean(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.mean(xs) if xs else None
-
-
 def _configs(slots):
     names = []
     for s in slots:
@@ -50,11 +47,6 @@ def _configs(slots):
             if os.path.isdir(os.path.join(s, n)) and n not in names:
                 names.append(n)
     return ['main'] + [n for n in names if n != 'main']
-
-
-def _jsonl(path):
-    with open(path) as f:
-        return [json.loads(x) for x in f if x.strip()]
 
 
 def swapin_kb_s(rows):
