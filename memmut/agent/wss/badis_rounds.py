@@ -113,13 +113,15 @@ class BadisRounds(estimators.Estimator):
             self._stop_sampling(vm, st)
         if choice is not None:
             LOG.debug('VM %s (%s): working-set curve: %s at w = %.1f s, '
-                      'slope %s KiB/s (bound %d KiB/s, %s), %d points',
+                      'slope %s KiB/s (bound %d KiB/s, %s), %d points%s',
                       vm.name, vm.uuid, _mib(choice.kb), choice.window_s,
                       'n/a' if choice.slope_kb_s is None else
                       '%.0f' % choice.slope_kb_s,
                       self.conf.badis.swapin_bound_kb_s,
                       'met' if choice.bounded else 'not met within the '
-                      'horizon', choice.points)
+                      'horizon', choice.points,
+                      ', running cycle alone' if choice.running_only
+                      else '')
         if self._calibrating(st):
             # no shrink on a correction not calibrated yet: every
             # calibration round is then read at the same allocation (a
@@ -179,9 +181,12 @@ class BadisRounds(estimators.Estimator):
             return None, None
         st.curve_next = max(st.curve_next, 2 * (now - st.curve_t0))
         st.curve.append(ws_curve.read_of(sample))
-        reads = ws_curve.merge(st.curve, st.curve_prev)
-        choice = ws_curve.choose(
-            reads, self.conf.badis.swapin_bound_kb_s,
+        # half a cycle, as the rounds are due (round_tolerance early)
+        half_s = (0.5 * self.conf.badis.ws_curve_rounds *
+                  self.pipeline.round_due)
+        choice = ws_curve.choose_cycle(
+            st.curve, st.curve_prev, self.conf.badis.swapin_bound_kb_s,
+            half_s,
             span_kb=(sample.span_kb if sample.referenced_kb is None
                      else None),
             confidence=self.conf.badis.ws_curve_confidence)

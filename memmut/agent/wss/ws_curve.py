@@ -86,12 +86,14 @@ class Choice:
     ``kb`` = W(``window_s``); ``slope_kb_s`` the slope there (the upper
     confidence bound of it for a sampled back-end); ``bounded`` False when
     no window had a slope under the bound (then ``kb`` is the largest W
-    read and ``slope_kb_s`` the last slope)."""
+    read and ``slope_kb_s`` the last slope); ``running_only`` True when
+    :func:`choose_cycle` took the running cycle's reads alone."""
     kb: int
     window_s: float
     slope_kb_s: typing.Optional[float]
     bounded: bool
     points: int
+    running_only: bool = False
 
 
 def wilson_upper(k, n, z=Z_95_ONE_SIDED):
@@ -224,6 +226,33 @@ def merge(current, previous):
                                     sampled=floor.sampled)
         out.append(r)
     return out
+
+
+def choose_cycle(current, previous, bound_kb_s, min_age_s, span_kb=None,
+                 confidence=0.95, ratio=2.0):
+    """The allocation of a round within a cycle: ``current`` (the running
+    cycle's reads) extended by ``previous`` (the last complete cycle's,
+    :func:`merge`), except that once the running cycle is ``min_age_s``
+    old (half a cycle) and its own reads meet the bound, they alone decide.
+
+    Why: right after a clear the running cycle has only short windows, and
+    a sweep slower than its age would read as part of its set, so the
+    previous cycle's longer windows hold the estimate up. But they also
+    hold up a working set that shrank: the previous cycle saw the old set,
+    and the estimate followed the fall only at the next clear after that
+    (one to two cycles late, issue 13). Half a cycle of windows is enough
+    to see a sweep of up to that period flatten; a slower sweep's slope
+    (its set / its period) is its LRU fault rate, so a running curve under
+    the bound is under it for such a sweep too. What the rule cannot
+    remove is the wait for the first clear after the fall (up to a
+    cycle): the running cycle that saw the old set keeps it."""
+    cur = monotone(current)
+    if cur and cur[-1].age_s >= min_age_s * 0.999:
+        own = choose(cur, bound_kb_s, span_kb, confidence, ratio)
+        if own is not None and own.bounded:
+            return dataclasses.replace(own, running_only=True)
+    return choose(merge(current, previous), bound_kb_s, span_kb, confidence,
+                  ratio)
 
 
 def robust_offset(values):
