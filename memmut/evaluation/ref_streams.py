@@ -101,16 +101,28 @@ def stack_distances(pages):
     return out
 
 
-def lru_rate(dists, start, frames, rate):
+def lru_rate(dists, start, frames, rate, end=None):
     """Faults per second of an LRU memory of ``frames`` pages over the
-    references from index ``start`` on (the memory is warm: a first
-    reference after ``start`` is a fault, those before are not counted).
-    """
-    n = len(dists) - start
+    references from index ``start`` on, up to ``end`` (the memory is warm:
+    a first reference after ``start`` is a fault, those before are not
+    counted)."""
+    end = len(dists) if end is None else min(end, len(dists))
+    n = end - start
     if n <= 0:
         return 0.0
-    faults = sum(1 for d in dists[start:] if d > frames)
+    faults = sum(1 for d in dists[start:end] if d > frames)
     return faults * rate / n
+
+
+def shrinking(before, after, at_s, rate):
+    """``before`` (an iterable of pages) up to ``at_s`` seconds, then
+    ``after``: a working set that changes, e.g. falls, at a known time."""
+    n = int(at_s * rate)
+    for i, p in enumerate(before):
+        if i >= n:
+            break
+        yield p
+    yield from after
 
 
 def smallest_frames(dists, start, bound, rate, pages):

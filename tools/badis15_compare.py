@@ -1,0 +1,328 @@
+"""Configurations compared over repeated, alternated lock slots (issue 13,
+session 5).
+
+    python tools/badis15_compare.py --patterns [--json OUT] SLOT [SLOT...]
+    python tools/badis15_compare.py --w1w5 [--json OUT] SLOT [SLOT...]
+
+Each SLOT is a directory written by
+``tests/benchmarks/results/badis15/slot.sh``: one sub-directory per
+configuration (``main`` and the variant), each with that slot's jsonl;
+both hold the slot's ``none`` runs. The two configurations ran in both
+orders over the slots.
+
+vm_over is taken against the mean of the ``none`` runs of that case over
+every slot (one ``none`` run is as noisy as the runs it judges; the
+``none`` spread is shown). Per case: mean with its 95 % interval over the
+slots (tests/benchmarks/discipline.py, n >= 2) or the one value. Per
+configuration: over every run; and the paired difference to main (same
+case, same slot) with its 95 % interval.
+
+Patterns, per run: the guest's swap-in rate (KiB/s, from the balloon
+statistics' cumulative swap_in over the run; the bound of [badis]
+swapin_bound_kb_s is 1024), memory saved (% of booked) beside the
+one-poll-late oracle's, one-poll-allowance S_more / S_less (% of booked;
+n/a for Zipf) and vm_over.
+W1-W5, per run: mean |error| per poll, allowance S_more / S_less (% of
+booked) and vm_over (passes of ``none`` / this run's).
+"""
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import badis13_ablation  # noqa: E402  tools/, the script's own directory
+
+from tests.benchmarks import discipline  # noqa: E402
+
+BOUND_KB_S = 1024
+_jsonl = badis13_ablation.load_jsonl
+
+
+def swapin_kb_s(rows):
+    """The guest's swap-in rate over a run (KiB/s, from the balloon
+    statistics' cumulative swap_in of the polls)."""
+    pts = [(r['t'], r['swap_in']) for r in rows
+           if r.get('swap_in') is not None]
+    if len(pts) < 2 or pts[-1][0] <= pts[0][0]:
+        return None
+    return max(0, pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+
+
+def _configs(slots):
+    names = []
+    for s in slots:
+        for n in sorted(os.listdir(s)):
+            if os.path.isdir(os.path.join(s, n)) and n not in names:
+                names.append(n)
+    return ['main'] + [n for n in names if n != 'main']
+
+
+def _summ(xs):
+    xs = [x for x in xs if x is not None]
+    return discipline.summarize(xs) if xs else None
+
+
+def _cell(xs, spec='.1f'):
+    s = _summ(xs)
+    if s is None:
+        return 'n/a'
+    if s['n'] == 1:
+        return format(s['mean'], spec)
+    return '%s ± %s' % (format(s['mean'], spec),
+                        format(s['half_width'], spec))
+
+
+def _range(xs, spec='.3f'):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return 'n/a'
+    if len(xs) == 1:
+        return format(xs[0], spec)
+    return '%s [%s-%s]' % (format(statistics.mean(xs), spec),
+                           format(min(xs), spec), format(max(xs), spec))
+
+
+# -- patterns ----------------------------------------------------------------
+
+def pattern_slot(slot, names):
+    """{name: {(pattern, start): run}}, {pattern: [none ops/s]}."""
+    runs, none = {}, {}
+    for n in names:
+        path = os.path.join(slot, n, 'patterns.jsonl')
+        if not os.path.exists(path):
+            continue
+        for r in _jsonl(path):
+            if not r.get('ops'):
+                continue
+            if r['estimator'] == 'none':
+                none[r['pattern']] = r['ops'] / r['seconds']
+            elif r['estimator'] == 'badis':
+                allow = (r.get('errors') or {}).get('allowance') or {}
+                runs.setdefault(n, {})[(r['pattern'], r['start'])] = {
+                    'ops_s': r['ops'] / r['seconds'],
+                    'saved': r.get('saved_pct'),
+                    'oracle': r.get('oracle_saved_pct'),
+                    'S_more': allow.get('S_more'),
+                    'S_less': allow.get('S_less'),
+                    'swapin': swapin_kb_s(r.get('rows') or [])}
+    return runs, none
+
+
+def patterns(slots):
+    names = _configs(slots)
+    per_slot = [pattern_slot(s, names) for s in slots]
+    none = {}
+    for _, nn in per_slot:
+        for p, v in nn.items():
+            none.setdefault(p, []).append(v)
+    ref = {p: statistics.mean(v) for p, v in none.items()}
+    data = {n: [] for n in names}       # [(slot index, case, run)]
+    for i, (runs, _) in enumerate(per_slot):
+        for n in names:
+            for key, r in runs.get(n, {}).items():
+                r = dict(r, vm_over=(ref[key[0]] / r['ops_s']
+                                     if key[0] in ref else None))
+                data[n].append((i, key, r))
+    cases = sorted({k for n in names for _, k, _ in data[n]})
+    out = []
+    out.append('`none` references, memwork operations/s (thousands) per '
+               'slot, and their spread:')
+    out.append('')
+    out.append('| pattern | ' + ' | '.join(
+        'slot %d' % (i + 1) for i in range(len(slots))) +
+        ' | mean | max/min |')
+    out.append('|---|' + '---|' * (len(slots) + 2))
+    for p in sorted(none):
+        v = none[p]
+        out.append('| %s | %s | %.0f | %.3f |' % (
+            p, ' | '.join('%.0f' % (x / 1000) for x in v),
+            statistics.mean(v) / 1000, max(v) / min(v)))
+    out.append('')
+    out.append('Per case: swap-in KiB/s / saved %% (oracle) / allowance '
+               'S_more, S_less %% / vm_over mean [min-max]; mean ± 95 %% '
+               'half-width over %d slots.' % len(slots))
+    out.append('')
+    out.append('| pattern, start | ' + ' | '.join(names) + ' |')
+    out.append('|---|' + '---|' * len(names))
+    for key in cases:
+        cells = []
+        for n in names:
+            rs = [r for _, k, r in data[n] if k == key]
+            cells.append('%s / %s (%s) / %s, %s / %s' % (
+                _cell([r['swapin'] for r in rs], '.0f'),
+                _cell([r['saved'] for r in rs]),
+                _cell([r['oracle'] for r in rs]),
+                _cell([r['S_more'] for r in rs]),
+                _cell([r['S_less'] for r in rs]),
+                _range([r['vm_over'] for r in rs])) if rs else '')
+        out.append('| %s, %s | ' % key + ' | '.join(cells) + ' |')
+    summary = {}
+    out.append('')
+    out.append('| over every run | ' + ' | '.join(names) + ' |')
+    out.append('|---|' + '---|' * len(names))
+    rows = {}
+    for n in names:
+        rs = [r for _, _, r in data[n]]
+        sw = sorted(r['swapin'] for r in rs if r['swapin'] is not None)
+        ov = sorted(r['vm_over'] for r in rs if r['vm_over'])
+        summary[n] = {
+            'runs': len(rs),
+            'over_bound': sum(1 for x in sw if x > BOUND_KB_S),
+            'swapin': _summ(sw), 'swapin_median': statistics.median(sw),
+            'saved': _summ([r['saved'] for r in rs]),
+            'oracle': _summ([r['oracle'] for r in rs]),
+            'S_more': _summ([r['S_more'] for r in rs]),
+            'S_less': _summ([r['S_less'] for r in rs]),
+            'vm_over': _summ(ov), 'vm_over_median': statistics.median(ov)}
+        s = summary[n]
+        rows.setdefault('runs over the swap-in bound', []).append(
+            '%d of %d' % (s['over_bound'], s['runs']))
+        rows.setdefault('swap-in KiB/s: median / worst / mean', []).append(
+            '%.0f / %.0f / %s' % (s['swapin_median'], sw[-1],
+                                  discipline.fmt(s['swapin'], '.0f')))
+        rows.setdefault('saved % of booked (oracle)', []).append(
+            '%s (%s)' % (discipline.fmt(s['saved'], '.2f'),
+                         discipline.fmt(s['oracle'], '.2f')))
+        rows.setdefault('allowance S_more %', []).append(
+            discipline.fmt(s['S_more'], '.2f'))
+        rows.setdefault('allowance S_less %', []).append(
+            discipline.fmt(s['S_less'], '.2f'))
+        rows.setdefault('vm_over: median / worst / mean', []).append(
+            '%.3f / %.3f / %s' % (s['vm_over_median'], ov[-1],
+                                  discipline.fmt(s['vm_over'], '.3f')))
+    for k, v in rows.items():
+        out.append('| %s | %s |' % (k, ' | '.join(v)))
+    out += _paired(data, names, [('swapin', '.0f', 'swap-in KiB/s'),
+                                 ('saved', '.2f', 'saved %'),
+                                 ('S_more', '.2f', 'S_more %'),
+                                 ('S_less', '.2f', 'S_less %'),
+                                 ('vm_over', '.3f', 'vm_over')], summary)
+    return out, {'none_ops_s': none, 'configs': summary,
+                 'runs': {n: [[i, list(k), r] for i, k, r in data[n]]
+                          for n in names}}
+
+
+def _paired(data, names, metrics, summary):
+    out = ['', 'Paired difference to main (same case, same slot), mean ± '
+           '95 % half-width (n pairs):', '',
+           '| metric | ' + ' | '.join(n + ' - main' for n in names[1:]) +
+           ' |', '|---|' + '---|' * (len(names) - 1)]
+    base = {(i, k): r for i, k, r in data['main']}
+    for key, spec, label in metrics:
+        cells = []
+        for n in names[1:]:
+            d = [r[key] - base[(i, k)][key] for i, k, r in data[n]
+                 if (i, k) in base and r[key] is not None and
+                 base[(i, k)][key] is not None]
+            s = _summ(d)
+            summary[n].setdefault('paired', {})[key] = s
+            cells.append(discipline.fmt(s, spec) if s else 'n/a')
+        out.append('| %s | %s |' % (label, ' | '.join(cells)))
+    return out
+
+
+# -- W1-W5 -------------------------------------------------------------------
+
+def w1w5_slot(slot, names):
+    runs, none = {}, {}
+    for n in names:
+        d = os.path.join(slot, n)
+        if not os.path.exists(os.path.join(d, 'badis.jsonl')):
+            continue
+        for r in badis13_ablation.load(d):
+            key = (r['shape'], r['alloc'])
+            if r['estimator'] == 'none' and r.get('passes'):
+                none[key] = r['passes']
+            elif r['estimator'] == 'badis' and r.get('rows'):
+                e = r['errors']['badis']
+                runs.setdefault(n, {})[key] = {
+                    'err': e['all'], 'S_more': e['allowance']['S_more'],
+                    'S_less': e['allowance']['S_less'],
+                    'passes': r.get('passes')}
+    return runs, none
+
+
+def w1w5(slots):
+    names = _configs(slots)
+    per_slot = [w1w5_slot(s, names) for s in slots]
+    none = {}
+    for _, nn in per_slot:
+        for k, v in nn.items():
+            none.setdefault(k, []).append(v)
+    ref = {k: statistics.mean(v) for k, v in none.items()}
+    data = {n: [] for n in names}
+    for i, (runs, _) in enumerate(per_slot):
+        for n in names:
+            for key, r in runs.get(n, {}).items():
+                r = dict(r, vm_over=(ref[key] / r['passes']
+                                     if key in ref and r['passes']
+                                     else None))
+                data[n].append((i, key, r))
+    cases = sorted({k for n in names for _, k, _ in data[n]})
+    out = ['`none` passes per slot: ' + '; '.join(
+        '%s,%s: %s' % (k[0], k[1], ', '.join(str(x) for x in v))
+        for k, v in sorted(none.items())), '',
+        'Per case: mean abs error / allowance S_more / S_less (% of booked) '
+        '/ vm_over mean [min-max]; mean ± 95 % half-width over the slots.',
+        '', '| case | ' + ' | '.join(names) + ' |',
+        '|---|' + '---|' * len(names)]
+    for key in cases:
+        cells = []
+        for n in names:
+            rs = [r for _, k, r in data[n] if k == key]
+            cells.append('%s / %s / %s / %s' % (
+                _cell([r['err'] for r in rs], '.2f'),
+                _cell([r['S_more'] for r in rs], '.2f'),
+                _cell([r['S_less'] for r in rs], '.2f'),
+                _range([r['vm_over'] for r in rs])) if rs else '')
+        out.append('| %s,%s | ' % key + ' | '.join(cells) + ' |')
+    summary = {}
+    out += ['', '| over every run | ' + ' | '.join(names) + ' |',
+            '|---|' + '---|' * len(names)]
+    rows = {}
+    for n in names:
+        rs = [r for _, _, r in data[n]]
+        ov = sorted(r['vm_over'] for r in rs if r['vm_over'])
+        summary[n] = {'runs': len(rs),
+                      'err': _summ([r['err'] for r in rs]),
+                      'S_more': _summ([r['S_more'] for r in rs]),
+                      'S_less': _summ([r['S_less'] for r in rs]),
+                      'vm_over': _summ(ov),
+                      'vm_over_median': statistics.median(ov)}
+        s = summary[n]
+        rows.setdefault('runs', []).append(str(len(rs)))
+        for k, label in (('err', 'mean abs error %'), ('S_more', 'S_more %'),
+                         ('S_less', 'S_less %')):
+            rows.setdefault(label, []).append(discipline.fmt(s[k], '.2f'))
+        rows.setdefault('vm_over: median / worst / mean', []).append(
+            '%.3f / %.3f / %s' % (s['vm_over_median'], ov[-1],
+                                  discipline.fmt(s['vm_over'], '.3f')))
+    for k, v in rows.items():
+        out.append('| %s | %s |' % (k, ' | '.join(v)))
+    out += _paired(data, names, [('err', '.2f', 'mean abs error %'),
+                                 ('S_more', '.2f', 'S_more %'),
+                                 ('S_less', '.2f', 'S_less %'),
+                                 ('vm_over', '.3f', 'vm_over')], summary)
+    return out, {'none_passes': {'%s,%s' % k: v for k, v in none.items()},
+                 'configs': summary,
+                 'runs': {n: [[i, list(k), r] for i, k, r in data[n]]
+                          for n in names}}
+
+
+def main(argv):
+    if not argv or argv[0] not in ('--patterns', '--w1w5'):
+        sys.exit(__doc__)
+    kind, argv = argv[0], argv[1:]
+    out_json = None
+    if argv[:1] == ['--json']:
+        out_json, argv = argv[1], argv[2:]
+    lines, data = (patterns if kind == '--patterns' else w1w5)(argv)
+    print('\n'.join(lines))
+    if out_json:
+        with open(out_json, 'w') as f:
+            json.dump({'slots': argv, **data}, f, indent=1, default=str)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
