@@ -185,6 +185,15 @@ class Run:
             # (the issue-13 Badis on branch patterns reports these)
             row['bad_shrinks'] = getattr(e, 'bad_shrinks', None)
             row['pinned_kb'] = getattr(e, 'pinned_kb', None)
+            # Badis's decisions of the round (shrink guard, holds,
+            # pinned-page correction), when it made any
+            events = list(getattr(e, 'events', ()) or ())
+            if e.transition:
+                events.insert(0, e.transition)
+            if events and e.fresh:
+                row['events'] = events
+            if getattr(e, 'held', False):
+                row['held'] = True
         for name, p in self.shadows.items():
             s = p.estimate(vms, now).get(self.g.uuid)
             if s is not None:

@@ -277,7 +277,8 @@ class BadisRounds(estimators.Estimator):
                         max_avg_slice_s=self.badis.params.time_slice,
                         bad_shrinks=r.bad_shrinks, pinned_kb=r.pinned_kb,
                         pinned_note=state.pinned_note,
-                        pinned_at=state.pinned_at, probe_kb=r.probe_kb)
+                        pinned_at=state.pinned_at, probe_kb=r.probe_kb,
+                        events=tuple(r.events), held=r.held)
 
     def _evicting(self, reading):
         """Whether the guest wrote to swap over the reading's interval

@@ -44,3 +44,9 @@ class Estimate:
     pinned_kb: typing.Optional[int] = None
     pinned_note: str = ''
     pinned_at: typing.Optional[float] = None
+    # Badis: the round's decisions in words (a shrink followed by
+    # swap-ins and the hold it set, a pinned-page correction changed or
+    # kept, a probe), as logged; ``held``: the shrink guard held the
+    # estimate up this round.
+    events: tuple = ()
+    held: bool = False

@@ -235,6 +235,12 @@ def test_badis_learns_the_pinned_correction_when_swapping(caplog):
     assert est.pinned_kb == state.pinned_kb
     assert est.pinned_note == state.pinned_note
     assert est.pinned_at == state.pinned_at is not None
+    # the round that changed it says so in its events (the benchmarks'
+    # rows record them)
+    events = [ev for _, _, _, e in trace if e is not None
+              for ev in e.events]
+    assert any(re.match(r'pinned-page correction \S+ \S+ -> ', ev)
+               for ev in events), events
 
 
 class Blind(base.Sampler):
