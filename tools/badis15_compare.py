@@ -310,6 +310,27 @@ def w1w5(slots):
                           for n in names}}
 
 
+def slot_loads(slots):
+    """Per slot, (time, load average over 1 min) at each configuration's
+    start and at the end, from slot.sh's load.txt."""
+    out = {}
+    for s in slots:
+        path = os.path.join(s, 'load.txt')
+        if not os.path.exists(path):
+            continue
+        pts, when = [], None
+        with open(path) as f:
+            for line in f:
+                if line.startswith('== '):
+                    when = line.split()[1]
+                elif 'load average:' in line and when:
+                    pts.append((when, float(
+                        line.split('load average:')[1].split(',')[0])))
+                    when = None
+        out[s] = pts
+    return out
+
+
 def main(argv):
     if not argv or argv[0] not in ('--patterns', '--w1w5'):
         sys.exit(__doc__)
@@ -318,6 +339,13 @@ def main(argv):
     if argv[:1] == ['--json']:
         out_json, argv = argv[1], argv[2:]
     lines, data = (patterns if kind == '--patterns' else w1w5)(argv)
+    loads = slot_loads(argv)
+    data['loads'] = loads
+    lines += ['', 'Machine load (1-minute load average on 2 cores) at each '
+              'configuration\'s start and at the end of its slot:', '']
+    lines += ['- %s: %s' % (os.path.basename(s.rstrip('/')), ', '.join(
+        '%s %.2f' % (t[11:16], x) for t, x in pts))
+        for s, pts in loads.items()]
     print('\n'.join(lines))
     if out_json:
         with open(out_json, 'w') as f:

@@ -71,8 +71,10 @@ opts = [
                     'set function. Longer sees slower sweeps and certifies '
                     'smaller slopes (the sampling back-ends need about '
                     '12 s per MiB/s at n = 100 pages of 448 MiB), but a '
-                    'working set that shrank shows only at the next '
-                    'clear.'),
+                    'working set that shrank shows only half a cycle '
+                    'after the next clear (from half a cycle on, the '
+                    'running cycle alone decides when its own curve '
+                    'meets the bound).'),
     cfg.FloatOpt('ws_curve_confidence',
                  default=0.95,
                  min=0.5,
