@@ -65,6 +65,7 @@ import time
 
 import numpy as np
 
+from memmut.consolidation import history_sums
 from memmut.consolidation import loader
 from memmut.consolidation import planner
 from memmut.consolidation import wss as wss_mod
@@ -244,6 +245,9 @@ def simulate(trace, mode, settings=None, progress=None):
     overhead = settings.migration_cpu_mhz
     rounds_at = set(round_steps(s0, end, step, settings.interval))
     states = {}
+    # The hosts' summed histories, moved on from round to round (the
+    # trace's series only grow: a VM's sample t is the same every round).
+    sums = history_sums.HistorySums()
 
     n_int = end - s0
     series = {k: np.zeros(n_int) for k in (
@@ -350,9 +354,10 @@ def simulate(trace, mode, settings=None, progress=None):
                                  cpu[v, lo:t + 1], float(d_mem[v, t]),
                                  m_mem[v, lo:t + 1],
                                  int(n_rounds - moved_in[v])
-                                 if moved_in[v] >= 0 else None)
+                                 if moved_in[v] >= 0 else None,
+                                 history_end=t)
                for v in placed if v not in fly]
-        return planner.plan_round(hosts, vms, algos, settings.plan)
+        return planner.plan_round(hosts, vms, algos, settings.plan, sums)
 
     def switch_over(m):
         pool.where[m.vm] = m.destination
