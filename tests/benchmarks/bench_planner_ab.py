@@ -116,6 +116,13 @@ def child(hosts, rounds, history, churn=0):
 
 
 def run_case(path, args):
+    """One child process on the ``memmut`` extracted into ``path``.
+
+    It runs in ``path``: ``python -m`` puts the working directory first
+    on ``sys.path``, so a child started in ROOT would import ROOT's
+    ``memmut`` whatever PYTHONPATH says (before issue 19's fifth part
+    both versions were this tree's; the child now reports where its
+    planner came from and it is checked)."""
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (path, ROOT) if p)
     out = subprocess.run(
@@ -123,8 +130,13 @@ def run_case(path, args):
          '--child', '--hosts', str(args.hosts), '--rounds',
          str(args.rounds), '--history', str(args.history),
          '--churn', str(args.churn)],
-        cwd=ROOT, env=env, check=True, capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+        cwd=path, env=env, check=True, capture_output=True, text=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    if not os.path.realpath(res['planner']).startswith(
+            os.path.realpath(path) + os.sep):
+        raise RuntimeError('the child imported %s, not the planner '
+                           'extracted into %s' % (res['planner'], path))
+    return res
 
 
 def main(argv=None):
