@@ -149,6 +149,29 @@ opts = [
                     'for underload meanwhile, and an overload selects it '
                     'only when no other VM is left to select (memmut\'s, '
                     'issue 19; 0 disables it).'),
+    cfg.StrOpt('young_vm_policy',
+               default='time_slice',
+               choices=['time_slice', 'booked', 'prior', 'spike_prior'],
+               help='What a VM with little history is packed on '
+                    '(memmut.consolidation.young; its memory load in '
+                    'detection stays its WSS^max_avg): "time_slice" its '
+                    'booking during its first Badis time slice, then '
+                    'WSS^max_avg plus headroom; "booked" its booking '
+                    'until it is min_age seconds old; "prior" until then '
+                    'the larger of its own figure and a population prior '
+                    '(the quantile, over the VMs at least min_age old, '
+                    'of their peak WSS^max_avg over that time as a '
+                    'fraction of their booking) times its booking; '
+                    '"spike_prior" until then its own WSS^max_avg plus '
+                    'the quantile, over the VMs past their first time '
+                    'slice, of how far theirs rose within min_age as a '
+                    'fraction of their booking, times its booking.'),
+    cfg.StrOpt('young_vm_policy_parameters',
+               default='{}',
+               help=_PARAMS % ('young_vm_policy',
+                               'time_slice {}; booked {"min_age": '
+                               '86400}; prior and spike_prior '
+                               '{"min_age": 86400, "quantile": 0.9}')),
     cfg.IntOpt('interval',
                default=300,
                min=1,

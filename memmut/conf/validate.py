@@ -41,6 +41,11 @@ def _plugin_checks(conf):
         planner.PlanParams.from_conf(conf).spec.effective()
     except ValueError as e:
         yield '[consolidation] %s' % e
+    from memmut.consolidation import young
+    try:
+        young.YoungPolicy.from_conf(conf)
+    except ValueError as e:
+        yield '[consolidation] young_vm_policy_parameters: %s' % e
 
 
 def _cross_checks(conf):

@@ -96,6 +96,11 @@ class PlannerVM:
     # than that many rounds ago is not moved again unless nothing else
     # fixes an overload.
     rounds_since_migration: typing.Optional[int] = None
+    # Number of the newest sample of both histories, in a series that
+    # only grows (the sample numbered k is the same in every round): with
+    # it, plan_round's ``sums`` reuses last round's host sums (see
+    # memmut.consolidation.history_sums). None: summed afresh each round.
+    history_end: typing.Optional[int] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -269,8 +274,13 @@ def _resource(cpu, mem):
     return CPU if cpu else MEMORY
 
 
-def plan_round(hosts, vms, algorithms, params=None):
+def plan_round(hosts, vms, algorithms, params=None, sums=None):
     """Plan one consolidation round; see the module documentation.
+
+    ``sums``: a :class:`memmut.consolidation.history_sums.HistorySums`
+    kept by the caller from round to round (None: every host's sums are
+    computed afresh). It makes the same plans, faster when the VMs give
+    :attr:`PlannerVM.history_end`.
 
     The cyclic garbage collector is paused during the round: a round
     allocates many small tuples (moves, sort keys) while hundreds of
@@ -282,13 +292,13 @@ def plan_round(hosts, vms, algorithms, params=None):
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _plan_round(hosts, vms, algorithms, params)
+        return _plan_round(hosts, vms, algorithms, params, sums)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _plan_round(hosts, vms, algorithms, params=None):
+def _plan_round(hosts, vms, algorithms, params=None, sums=None):
     params = params or PlanParams()
     by_name = {h.name: h for h in hosts}
     on = collections.defaultdict(list)
@@ -342,7 +352,11 @@ def _plan_round(hosts, vms, algorithms, params=None):
     for name in sorted(on):
         h = by_name[name]
         hv = on[name]
-        cpu, mem = _host_sums(hv)
+        if sums is None:
+            cpu, mem = _host_sums(hv)
+        else:
+            cpu, mem = sums.host_sums(name, hv, _host_sums,
+                                      _sum_right_aligned)
         cpu_hist[name], mem_hist[name] = cpu, mem
         # = sum of the VMs' last CPU values (see _sum_right_aligned)
         cpu_use[name] = (_peak(cpu, usage_window) if usage_window
@@ -379,6 +393,8 @@ def _plan_round(hosts, vms, algorithms, params=None):
                 plan.underloaded[name] = MEMORY if rm < rc else CPU
         elif under_c or under_m:
             plan.underloaded[name] = _resource(under_c, under_m)
+    if sums is not None:
+        sums.retain(on)
     for h in hosts:
         if h.active and h.name not in on:
             plan.deactivate.append(h.name)
@@ -537,7 +553,7 @@ def migration_time(vms, params):
     return loader.migration_time([v.ram for v in vms], params.bandwidth_mb_s)
 
 
-def plan(hosts, vms, params=None):
+def plan(hosts, vms, params=None, sums=None):
     """Plan one consolidation round (the controller's entry point).
 
     Builds the algorithms of ``params.spec`` (or the option defaults) and
@@ -551,7 +567,7 @@ def plan(hosts, vms, params=None):
     spec = params.spec if params.spec is not None else loader.AlgorithmSpec()
     algorithms = loader.build_all(spec, params.time_step,
                                   migration_time(vms, params))
-    return plan_round(hosts, vms, algorithms, params)
+    return plan_round(hosts, vms, algorithms, params, sums)
 
 
 def apply(plan, placement):

@@ -67,6 +67,7 @@ import numpy as np
 from oslo_log import log as logging
 
 from memmut.consolidation import planner
+from memmut.consolidation import young as young_mod
 from memmut.db import models
 from memmut import sizing
 
@@ -209,6 +210,25 @@ def last_arrivals(db):
     return {uuid: float(t) for uuid, t in rows}
 
 
+def _young_prior(policy, population, time_slice):
+    """The young VM policy's prior from ``(age s, booked MiB, peak,
+    current WSS^max_avg)`` of the round's VMs (see
+    :mod:`memmut.consolidation.young`): for ``prior`` the peaks of the
+    VMs at least ``min_age`` old, for ``spike_prior`` the rises of those
+    past their first time slice."""
+    q = policy.effective().get('quantile', 0.9)
+    if policy.name == 'prior':
+        rows = [(p, b) for a, b, p, _ in population if a >= policy.min_age]
+    elif policy.name == 'spike_prior':
+        rows = [(p - m, b) for a, b, p, m in population if a >= time_slice]
+    else:
+        return None
+    if not rows:
+        return None
+    return young_mod.prior_fraction([r[0] for r in rows],
+                                    [r[1] for r in rows], q)
+
+
 def build_input(conf, db, now, states=None, wake=False):
     """The planner's input from the database; see the module doc.
 
@@ -244,6 +264,13 @@ def build_input(conf, db, now, states=None, wake=False):
     since = min((h.last_report_at for h in up.values()), default=now) - span
     series = db.vm_series(since) if up else {}
     arrived = last_arrivals(db) if c.min_dwell_rounds else {}
+    policy = young_mod.YoungPolicy.from_conf(conf)
+    headroom = (conf.badis.headroom_kb / 1024.0,
+                conf.badis.headroom_fraction)
+    # (PlannerVM, booked MiB, age s) of the VMs the young VM policy may
+    # repack once the population's prior is known.
+    young = []
+    population = []
     vms, pinned = [], {}
     pinned_cpu = dict.fromkeys(up, 0.0)
     pinned_ram = dict.fromkeys(up, 0.0)
@@ -278,6 +305,17 @@ def build_input(conf, db, now, states=None, wake=False):
             vm.uuid, host.name, cpu, ram, mem,
             None if done is None else
             max(0, int((now - done) // interval))))
+        if policy.name != 'time_slice' and c.memory_basis != 'booked':
+            age = now - vm.first_seen
+            window = mem[-max(1, int(round(policy.min_age / interval))):]
+            population.append((age, booked, max(window), mem[-1]))
+            if age < policy.min_age and age >= conf.badis.time_slice:
+                young.append((vms[-1], booked, age))
+    if young:
+        prior = _young_prior(policy, population, conf.badis.time_slice)
+        for v, booked, age in young:
+            v.ram = young_mod.packed(policy, v.ram, booked, age, prior,
+                                     *headroom, wss=v.mem_history[-1])
 
     busy = {v.host for v in vms}
     hosts = [planner.PlannerHost(

@@ -65,9 +65,11 @@ import time
 
 import numpy as np
 
+from memmut.consolidation import history_sums
 from memmut.consolidation import loader
 from memmut.consolidation import planner
 from memmut.consolidation import wss as wss_mod
+from memmut.consolidation import young as young_mod
 from memmut import sizing
 from memmut.simulator import migration
 from memmut.simulator import quality
@@ -124,6 +126,9 @@ class Settings:
     # 300 s samples, the planner's underload grace).
     bound_hold_steps: int = 12
     wss_error: quality.ErrorModel = quality.ErrorModel()
+    # What VMs with little history are packed on
+    # (memmut.consolidation.young; ``[consolidation] young_vm_policy``).
+    young: young_mod.YoungPolicy = young_mod.YoungPolicy()
 
     def __post_init__(self):
         if self.interval <= 0:
@@ -163,6 +168,9 @@ def memory_series(trace, mode, settings, mem=None):
     warm = age >= w - 1
     dem = sizing.demand(ma, booked, settings.headroom_mb,
                         settings.headroom_fraction)
+    dem = young_mod.packing_series(
+        settings.young, ma, dem, trace.booked, age, alive, trace.step,
+        settings.headroom_mb, settings.headroom_fraction, w_first=w - 1)
     d = np.where(alive, np.where(warm, dem, booked), 0.0)
     m = np.where(alive, np.where(warm, ma, booked), 0.0)
     return d, m
@@ -244,6 +252,9 @@ def simulate(trace, mode, settings=None, progress=None):
     overhead = settings.migration_cpu_mhz
     rounds_at = set(round_steps(s0, end, step, settings.interval))
     states = {}
+    # The hosts' summed histories, moved on from round to round (the
+    # trace's series only grow: a VM's sample t is the same every round).
+    sums = history_sums.HistorySums()
 
     n_int = end - s0
     series = {k: np.zeros(n_int) for k in (
@@ -350,9 +361,10 @@ def simulate(trace, mode, settings=None, progress=None):
                                  cpu[v, lo:t + 1], float(d_mem[v, t]),
                                  m_mem[v, lo:t + 1],
                                  int(n_rounds - moved_in[v])
-                                 if moved_in[v] >= 0 else None)
+                                 if moved_in[v] >= 0 else None,
+                                 history_end=t)
                for v in placed if v not in fly]
-        return planner.plan_round(hosts, vms, algos, settings.plan)
+        return planner.plan_round(hosts, vms, algos, settings.plan, sums)
 
     def switch_over(m):
         pool.where[m.vm] = m.destination
@@ -611,4 +623,5 @@ def settings_from_conf(conf, duration_hours=0.0, step=300.0,
         migration_concurrency=s.migration_concurrency,
         migration_cpu_mhz=s.migration_cpu_mhz,
         missing_carry_seconds=s.missing_carry_seconds,
-        wss_error=wss_error)
+        wss_error=wss_error,
+        young=young_mod.YoungPolicy.from_conf(conf))

@@ -253,12 +253,18 @@ def fit_exponent(rows, key):
 
 
 def measure_scaling(host_counts, vms_per_host=VMS_PER_HOST, repeat=3,
-                    plain_up_to=3000, spec=None, history=100):
+                    plain_up_to=3000, spec=None, history=100, kept=False):
     """Seconds per planning round (best of ``repeat``; wall and CPU time
     of this process) for each host count, with the placement session
     (the planner's path) and, up to ``plain_up_to`` hosts, without it.
     ``spec``: the algorithms (default: the migration-aware defaults);
-    ``history``: samples per VM history (the set's history_length)."""
+    ``history``: samples per VM history (the set's history_length).
+    ``kept``: also time rounds with the hosts' sums kept from the round
+    before (:class:`memmut.consolidation.history_sums.HistorySums`): the
+    VMs' series are ``repeat`` samples longer, a first round fills the
+    sums and each timed round moves the window on by one sample
+    (``kept_round_*``, best of ``repeat``; ``same_plan_kept``: every
+    kept round's plan equals the plan from scratch of the same round)."""
     algos = loader.build_all(spec or loader.AlgorithmSpec(), 300.0, 60.0)
     plain = _without_session(algos)
     rows = []
@@ -278,6 +284,9 @@ def measure_scaling(host_counts, vms_per_host=VMS_PER_HOST, repeat=3,
                 cpus.append(time.process_time() - c0)
             row[prefix + 'round_seconds'] = min(walls)
             row[prefix + 'round_cpu_seconds'] = min(cpus)
+        if kept:
+            row.update(_measure_kept(n, vms_per_host, history, repeat,
+                                     algos))
         plan = plans['']
         row.update(overloaded=len(plan.overloaded),
                    underloaded=len(plan.underloaded),
@@ -293,6 +302,31 @@ def measure_scaling(host_counts, vms_per_host=VMS_PER_HOST, repeat=3,
                if 'plain_round_seconds' in row else '-',
                len(plan.migrations)))
     return rows
+
+
+def _measure_kept(n, vms_per_host, history, repeat, algos):
+    """``measure_scaling``'s kept-sums figures for ``n`` hosts."""
+    from memmut.consolidation import history_sums
+    hosts, full = scaling_round(n, vms_per_host, history=history + repeat)
+
+    def window(r):
+        return [planner.PlannerVM(v.uuid, v.host,
+                                  v.cpu_history[r:r + history], v.ram,
+                                  v.mem_history[r:r + history],
+                                  history_end=r + history - 1)
+                for v in full]
+    sums = history_sums.HistorySums()
+    planner.plan_round(hosts, window(0), algos, sums=sums)
+    walls, cpus, same = [], [], True
+    for r in range(1, repeat + 1):
+        vms = window(r)
+        t0, c0 = time.perf_counter(), time.process_time()
+        plan = planner.plan_round(hosts, vms, algos, sums=sums)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+        same = same and plan == planner.plan_round(hosts, vms, algos)
+    return {'kept_round_seconds': min(walls),
+            'kept_round_cpu_seconds': min(cpus), 'same_plan_kept': same}
 
 
 def plot_scaling(rows, path, default_rows=None):
@@ -311,6 +345,13 @@ def plot_scaling(rows, path, default_rows=None):
                   color='tab:green', label='migration-aware defaults '
                   '(k = %.2f)' % fit_exponent(default_rows,
                                               'round_cpu_seconds'))
+        kept = [r for r in default_rows if r.get('kept_round_cpu_seconds')]
+        if len(kept) > 1:
+            ax.loglog([r['hosts'] for r in kept],
+                      [r['kept_round_cpu_seconds'] for r in kept], 'v-',
+                      color='tab:olive', label='defaults, sums kept '
+                      'between rounds (k = %.2f)'
+                      % fit_exponent(kept, 'kept_round_cpu_seconds'))
     xp = [r['hosts'] for r in rows if r.get('plain_round_cpu_seconds')]
     yp = [r['plain_round_cpu_seconds'] for r in rows
           if r.get('plain_round_cpu_seconds')]
@@ -340,6 +381,8 @@ def scaling_results(rows):
             'exponent_wall': fit_exponent(rows, 'round_seconds'),
             'exponent_plain_cpu': fit_exponent(rows,
                                                'plain_round_cpu_seconds'),
+            'exponent_kept_cpu': fit_exponent(rows,
+                                              'kept_round_cpu_seconds'),
             'goal': 'one round for 10 000 hosts x 30 VMs in <= 1 s on '
                     'one core (issue 19)',
             'note': 'best of 3 per point; CPU time of this process, wall '
@@ -402,7 +445,8 @@ def scaling_main():
         sys.stderr.write('%s set (%d samples of history):\n'
                          % (name, history))
         rows = measure_scaling(SCALING_HOSTS, spec=spec,
-                               plain_up_to=plain_up_to, history=history)
+                               plain_up_to=plain_up_to, history=history,
+                               kept=name == 'default')
         sets[name] = scaling_results(rows)
         sets[name]['algorithms'] = {k: n for k, (n, _)
                                     in spec.effective().items()}
@@ -424,6 +468,12 @@ def scaling_main():
                  '%.2f' % d['exponent_plain_cpu']
                  if d['exponent_plain_cpu'] else '-',
                  rows[-1]['round_cpu_seconds'], rows[-1]['round_seconds']))
+        if d.get('exponent_kept_cpu'):
+            print('  sums kept between rounds: exponent %.2f; 10 000 '
+                  'hosts: %.3f s CPU (same plans: %s)'
+                  % (d['exponent_kept_cpu'],
+                     rows[-1]['kept_round_cpu_seconds'],
+                     all(r['same_plan_kept'] for r in rows)))
     return 0
 
 

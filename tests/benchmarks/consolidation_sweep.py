@@ -50,6 +50,7 @@ import numpy as np
 
 from memmut.consolidation import loader
 from memmut.consolidation import planner
+from memmut.consolidation import young
 from memmut.simulator import engine
 from memmut.simulator import synthetic
 from tests.benchmarks import discipline
@@ -179,6 +180,17 @@ def configurations():
                            place)
             out['wss memory_window=%d' % w] = (
                 'wss', spec, p, 'placement memory_window')
+    # What VMs with little history are packed on (issue 19, part 5); the
+    # spike prior also with the placement's day-long memory window (the
+    # VMs' recurring spikes).
+    for name in ('booked', 'prior', 'spike_prior'):
+        out['wss young=%s' % name] = ('wss', aware, p_aware,
+                                      'young_vm_policy',
+                                      {'young': young.YoungPolicy(name)})
+    spec, p = vary('placement_parameters', 'memory_window', 288, place)
+    out['wss young=spike_prior memory_window=288'] = (
+        'wss', spec, p, 'young_vm_policy + memory_window',
+        {'young': young.YoungPolicy('spike_prior')})
     for d in (0, 288):
         if d != p_aware.min_dwell_rounds:
             out['wss dwell=%d' % d] = (
@@ -355,7 +367,10 @@ def run(real, base, window_days, seeds, seed, rec, log=sys.stderr,
                    'min_dwell_rounds': plan.min_dwell_rounds,
                    'underload_grace_rounds': plan.underload_grace_rounds,
                    'history_length': (c[4] if len(c) > 4 else {}).get(
-                       'history_length', base.history_length)}
+                       'history_length', base.history_length),
+                   'young_vm_policy': dataclasses.asdict(
+                       (c[4] if len(c) > 4 else {}).get('young',
+                                                        base.young))}
             for name, c in configs.items()
             for mode, spec, plan, what in [c[:4]]},
         'inputs': [{'group': g, 'input': lab,

@@ -49,3 +49,15 @@ def test_plugin_names_and_algorithm_parameters_are_checked(tmp_path):
     conf = load(tmp_path, '[consolidation]\n'
                           'overload_detection_parameters = {"bogus": 1}\n')
     assert "has no parameter 'bogus'" in validate.problems(conf)[0]
+
+
+def test_young_vm_policy_parameters_are_checked(tmp_path):
+    conf = load(tmp_path, '[consolidation]\nyoung_vm_policy = booked\n'
+                          'young_vm_policy_parameters = {"quantile": 1}\n')
+    (found,) = validate.problems(conf)
+    assert found.startswith('[consolidation] young_vm_policy_parameters: '
+                            "young VM policy 'booked' has no parameter "
+                            "'quantile'")
+    conf = load(tmp_path, '[consolidation]\nyoung_vm_policy = prior\n'
+                          'young_vm_policy_parameters = {"quantile": 0.5}\n')
+    assert validate.problems(conf) == []

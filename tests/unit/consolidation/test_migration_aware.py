@@ -9,6 +9,8 @@ from memmut.consolidation import planner as pl
 from memmut.consolidation import underload
 from memmut.consolidation import vm_selection
 
+pytestmark = pytest.mark.usefixtures('incremental_plans')
+
 
 def test_forecast_underload_needs_a_low_recent_peak():
     # mean of the last 2 = 0.3 <= 0.5, but 0.8 two hours ago > 0.6

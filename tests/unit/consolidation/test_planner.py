@@ -19,6 +19,8 @@ from memmut.consolidation import loader
 from memmut.consolidation import planner as pl
 
 
+pytestmark = pytest.mark.usefixtures('incremental_plans')
+
 NEAT_SPEC = loader.AlgorithmSpec.neat()
 NEAT = pl.PlanParams(spec=NEAT_SPEC)
 

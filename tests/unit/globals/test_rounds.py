@@ -37,12 +37,15 @@ def populate(db, clock, hosts, duration=2 * 3600.0, start=100000.0):
         seq += 1
         clock.t = t
         for name, (cpus, mem_kb, vms) in hosts.items():
+            # A VM's working set may be a function of the time.
+            wss = {v.uuid: v.wss_kb(t - start) if callable(v.wss_kb)
+                   else v.wss_kb for v in vms}
             samples = [objects.VMReport(
                 uuid=v.uuid, name='vm-' + v.uuid, timestamp=t,
                 state=v.state, booked_kb=v.booked_kb, balloon_kb=v.booked_kb,
                 cpu_time_ns=int(v.cores * (t - start) * 1e9),
-                nova_instance=v.nova, wss_kb=v.wss_kb,
-                wss_max_avg_kb=v.wss_kb, max_avg_window=5,
+                nova_instance=v.nova, wss_kb=wss[v.uuid],
+                wss_max_avg_kb=wss[v.uuid], max_avg_window=5,
                 max_avg_slice_s=3600.0, wss_estimator='badis') for v in vms]
             db.store_report(objects.HostReport(
                 host=name, boot_id='boot-' + name, seq=seq, timestamp=t,
@@ -196,6 +199,38 @@ def test_a_young_vm_counts_at_its_booking(db, clock):
              duration=1200.0)
     (vm,) = rounds.build_input(round_conf(), db, clock()).vms
     assert vm.ram == 1024.0 and vm.mem_history[-1] == 1024.0
+
+
+def test_young_vm_policies(db, clock):
+    # Two VMs of 4 GiB, 2.5 h old (past the 1 h time slice, younger than
+    # a day): 'a' steady at 256 MiB; 'b' at 100 MiB with a spike to 900
+    # MiB between 1.5 h and 2 h (within the last hour of history).
+    def spiky(t):
+        return (900 if 5400 <= t < 7200 else 100) << 10
+    populate(db, clock, {'h1': (4, 8 * GIB_KB, [
+        VMSpec('a', booked_kb=4 * GIB_KB),
+        VMSpec('b', booked_kb=4 * GIB_KB, wss_kb=spiky)])},
+        duration=9000.0)
+
+    def rams(policy, **params):
+        import json
+        conf = round_conf(young_vm_policy=policy,
+                          young_vm_policy_parameters=json.dumps(params))
+        return {v.uuid: v.ram for v in rounds.build_input(
+            conf, db, clock()).vms}
+
+    # WSS^max_avg plus max(32 MiB, 5 %).
+    assert rams('time_slice') == {'a': 288.0, 'b': 132.0}
+    assert rams('booked') == {'a': 4096.0, 'b': 4096.0}
+    assert rams('booked', min_age=3600) == {'a': 288.0, 'b': 132.0}
+    # No VM a day old: the level prior is the booking.
+    assert rams('prior') == {'a': 4096.0, 'b': 4096.0}
+    # b rose by 800 MiB of 4096 within its history: with quantile 1 the
+    # prior rise is 800/4096 of the booking, added to each VM's own
+    # WSS^max_avg, then the headroom.
+    got = rams('spike_prior', quantile=1.0)
+    assert got['a'] == pytest.approx((256 + 800) * 1.05)
+    assert got['b'] == pytest.approx((100 + 800) * 1.05)
 
 
 def test_build_input_counts_rounds_since_a_vm_arrived(db, clock):

@@ -115,3 +115,20 @@ def test_unknown_mode():
     t = make_trace(np.ones((1, 20)), [1])
     with pytest.raises(ValueError, match='unknown mode'):
         engine.simulate(t, 'magic')
+
+
+def test_young_vm_policy_changes_the_packing_not_the_load():
+    from memmut.consolidation import young
+    trace = synthetic.generate(20, 2.0, 3)
+    base = engine.Settings()
+    d0, m0 = engine.memory_series(trace, 'wss', base)
+    d1, m1 = engine.memory_series(trace, 'wss', engine.Settings(
+        young=young.YoungPolicy('booked')))
+    np.testing.assert_array_equal(m0, m1)
+    age = np.arange(trace.n_steps)[None, :] - trace.first[:, None]
+    young_now = trace.alive() & (age < 288)
+    booked = np.broadcast_to(trace.booked[:, None], d1.shape)
+    # Young VMs at their booking for a day, the others as before.
+    np.testing.assert_array_equal(d1[young_now], booked[young_now])
+    np.testing.assert_array_equal(d1[~young_now], d0[~young_now])
+    assert (d1 >= d0).all() and (d1 > d0).any()
