@@ -44,7 +44,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Default deadline of one remote request (`--remote-timeout`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(200);
@@ -616,6 +616,12 @@ pub struct RemoteCounters {
     /// the page cache (the dirty window).
     pub remote_cache_dropped_pages: u64,
     pub remote_writeback_errors: u64,
+    /// Microseconds a request spent on remote reads (the round trips, or
+    /// the replies of READs sent ahead), on reads from the file below,
+    /// and waiting for the dirty window's writeback (`rotate`).
+    pub remote_read_us: u64,
+    pub remote_file_read_us: u64,
+    pub remote_writeback_us: u64,
 }
 
 pub struct RemoteTier<D> {
@@ -672,6 +678,12 @@ impl<D: Device> RemoteTier<D> {
     /// The half being filled is full: wait for and drop the half written
     /// back since the last rotation, start writing this one back.
     fn rotate(&mut self) {
+        let t = Instant::now();
+        self.rotate_now();
+        self.counters.remote_writeback_us += t.elapsed().as_micros() as u64;
+    }
+
+    fn rotate_now(&mut self) {
         let done = std::mem::take(&mut self.writing);
         if !done.is_empty() {
             match self.next.drop_cached(&done) {
@@ -940,7 +952,9 @@ impl<D: Device> Device for RemoteTier<D> {
                     }
                 }
             }
+            let t = Instant::now();
             let ok = self.remote_read(key, &want, &mut mine);
+            self.counters.remote_read_us += t.elapsed().as_micros() as u64;
             drop(mine);
             for r in runs.iter_mut().filter(|r| matches!(r.remote, Some((k, _)) if k == key)) {
                 r.ok = ok;
@@ -961,7 +975,10 @@ impl<D: Device> Device for RemoteTier<D> {
                 }
                 self.counters.remote_hit_pages += r.q - r.p;
             } else {
-                self.next.read(a, dst)?;
+                let t = Instant::now();
+                let r = self.next.read(a, dst);
+                self.counters.remote_file_read_us += t.elapsed().as_micros() as u64;
+                r?;
             }
         }
         Ok(())
@@ -1115,7 +1132,6 @@ mod tests {
     use crate::ram::Host;
     use crate::slab::{identity_of, RemoteServer, Slabs};
     use std::net::TcpListener;
-    use std::time::Instant;
 
     const KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
