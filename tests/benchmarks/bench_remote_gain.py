@@ -47,12 +47,15 @@ the shared CPU work taken out (``excess_ratio``).
 import argparse
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
 
 from memmut.evaluation import workloads
 from tests.benchmarks import discipline
+from tests.benchmarks import proccpu
 from tests.harness import domain
 from tests.harness import fixtures
 from tests.harness import guest as guestmod
@@ -98,7 +101,31 @@ NOTE = (
     'guests on a 2-vCPU machine shared with other sessions.')
 
 
-def run_once(case, factory, b_ctl, bed, args, n):
+def swapped_bytes(out):
+    """Bytes the guest swapped in and out (its vmstat), or 0."""
+    return (out.get('pswpin', 0) + out.get('pswpout', 0)) * 4096
+
+
+def start_perf(args, pids, n):
+    """``perf record`` of ``pids`` into ``--perf-dir`` (None if not
+    asked): where the CPU goes, for a profiling run, not a measured one."""
+    if not args.perf_dir:
+        return None
+    os.makedirs(args.perf_dir, exist_ok=True)
+    return subprocess.Popen(
+        ['perf', 'record', '-q', '-F', '999', '-g', '-o',
+         os.path.join(args.perf_dir, 'perf-%d.data' % n),
+         '-p', ','.join(str(p) for p in pids)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_perf(proc):
+    if proc is not None:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+
+
+def run_once(case, factory, b_ctl, bed, args, n, pids=None):
     steps = [workloads.Step(args.wss_mib, args.passes / 1000.0)]
     kw = dict(memory_mib=BOOKED_MIB, schedule=steps, alloc='s',
               poweroff=True, period_ms=1, cmdline='memwork.work=1',
@@ -119,21 +146,49 @@ def run_once(case, factory, b_ctl, bed, args, n):
             os.path.join(args.disk_dir, 'gain-swap-%d.img' % n), SWAP_MIB)
         g = factory(swap=domain.SwapDisk(file=path, cache='none'),
                     start=False, **kw)
+    pids = dict(pids or {})
+    cpu0 = {k: proccpu.cpu_seconds(p) for k, p in pids.items()}
+    threads0 = {k: proccpu.thread_seconds(p) for k, p in pids.items()}
     started = time.monotonic()
+    perf = None
     try:
         g.start()
+        pids['qemu'] = g.qemu_pid()
+        if slab_id:
+            perf = start_perf(args, [p for p in pids.values() if p], n)
         g.wait_ready()
         done = g.wait_done(timeout=args.timeout)
         wall = time.monotonic() - started
+        stop_perf(perf)
+        perf = None
+        # the guest's process ends at shutoff: its CPU is read first
+        cpu = {k: proccpu.cpu_seconds(p) for k, p in pids.items() if p}
+        threads = {k: proccpu.delta(threads0.get(k, {}),
+                                    proccpu.thread_seconds(p))
+                   for k, p in pids.items() if p and k != 'qemu'}
         g.wait_shutoff()
         out = {'case': case, 'completion_s': float(done['t']),
                'wall_s': wall, 'errors': int(done['errors']),
                'passes': int(done['passes'])}
+        # CPU seconds over the run (qemu: since its start, boot included)
+        out['cpu_s'] = {k: round(v - (cpu0.get(k) or 0.0), 3)
+                        for k, v in cpu.items() if v is not None}
+        out['thread_cpu_s'] = threads
         stats = g.guest_stats()
         if stats:
             out['pswpin'] = int(stats[-1].get('pswpin', 0))
             out['pswpout'] = int(stats[-1].get('pswpout', 0))
         if slab_id:
+            st0 = g.swap_server.stats()
+            c = st0['counters']
+            out['nbd_reads'] = c.get('reads')
+            out['nbd_writes'] = c.get('writes')
+            out['nbd_read_bytes'] = c.get('read_bytes')
+            out['nbd_write_bytes'] = c.get('write_bytes')
+            # where a request's time went (microseconds, memstore's
+            # per-stage counters)
+            out['stage_us'] = {k: v for k, v in c.items()
+                               if k.endswith('_us')}
             st = g.swap_server.stats()
             out['remote_hit_pages'] = st['counters']['remote_hit_pages']
             out['remote_placed_pages'] = \
@@ -145,6 +200,7 @@ def run_once(case, factory, b_ctl, bed, args, n):
                 else 'gone'
         return out
     finally:
+        stop_perf(perf)
         g.destroy()
         if slab_id:
             try:
@@ -283,11 +339,19 @@ def main(argv=None):
     ap.add_argument('--timeout', type=int, default=400)
     ap.add_argument('--seed', type=int, default=44)
     ap.add_argument('--out', default=RESULTS)
+    ap.add_argument('--cases', nargs='+', default=None,
+                    choices=['local', 'disk', 'remote'],
+                    help='run only these cases (profiling)')
+    ap.add_argument('--perf-dir', default=None,
+                    help='perf record the memstores during remote runs '
+                         '(a profiling run: perf perturbs the timing)')
     ap.add_argument('--budget-s', type=float, default=None,
                     help='start no run after this many seconds (a lock '
                          'slot or a deadline): the repeats done are '
                          'reported, a partial last repeat unpaired')
     args = ap.parse_args(argv)
+    if args.cases and 'remote' not in args.cases:
+        ap.error('--cases must include remote')
     problem = netns.prerequisites()
     if problem:
         sys.exit('bench_remote_gain: ' + problem)
@@ -299,6 +363,9 @@ def main(argv=None):
         cache_dir=os.path.join(cache, 'libvirt-cache'))
     work = tempfile.mkdtemp(prefix='bench-gain-')
     cases = ['local', 'disk', 'remote-' + args.profile]
+    if args.cases:
+        # a profiling run of some cases (the gain needs disk and remote)
+        cases = [c for c in cases if c.split('-')[0] in args.cases]
     rec = discipline.Record(seed=args.seed, repeats=args.repeats)
     order = discipline.blocked_order(cases, args.repeats, args.seed)
     rec.orders['runs'] = [[c, r] for c, r in order]
@@ -327,7 +394,9 @@ def main(argv=None):
                 print('budget spent: %d of %d runs done'
                       % (i, len(order)), flush=True)
                 break
-            r = run_once(case, factory, b_ctl, bed, args, i)
+            r = run_once(case, factory, b_ctl, bed, args, i,
+                         pids={'client': factory.memstore.pid,
+                               'lender': lender.pid})
             r['repeat'] = rep
             runs.append(r)
             print('[%2d/%d %4.0fs] rep %d %-13s %6.1f s (wall %.1f s) '
