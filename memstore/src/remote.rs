@@ -22,8 +22,9 @@
 //!   copied back: every page is in the file.
 //! * Page cache (`--remote-dirty-window W`): the file's copy of a page that
 //!   went to a slab would otherwise stay in the host's page cache, so the
-//!   remote tier would save no local memory.  Placed pages are gathered in
-//!   halves of W: when one half is full its writeback starts
+//!   remote tier would save no local memory.  Placed pages (and those the
+//!   RAM tier gave up that found no slot or no room in the write queue:
+//!   they live in the file alone) are gathered in halves of W: when one half is full its writeback starts
 //!   (sync_file_range WRITE, no wait), and the half before it, whose
 //!   writeback started one half earlier, is waited for and dropped
 //!   (sync_file_range WAIT, then posix_fadvise DONTNEED).  At most W bytes
@@ -728,6 +729,20 @@ impl<D: Device> RemoteTier<D> {
         self.window * PAGE_SIZE
     }
 
+    /// Page `page` left the RAM tier for a slab, or for the file alone when
+    /// the slabs were full or the write queue was: its file copy joins the
+    /// dirty window, to leave the page cache (a skipped page otherwise
+    /// stayed there: local memory beyond the export's quota, read back
+    /// from host RAM rather than from the backup file's disk).
+    fn gather(&mut self, page: u64) {
+        if self.window > 0 {
+            self.filling.push(page);
+            if self.filling.len() as u64 >= std::cmp::max(1, self.window / 2) {
+                self.rotate();
+            }
+        }
+    }
+
     /// The half being filled is full: wait for and drop the half written
     /// back since the last rotation, start writing this one back.
     fn rotate(&mut self) {
@@ -1131,7 +1146,9 @@ impl<D: Device> Device for RemoteTier<D> {
                 let key = match best {
                     Some(k) => k,
                     None => {
+                        // every slab is full: the page stays in the file
                         self.counters.remote_skipped_pages += 1;
+                        self.gather(page);
                         return;
                     }
                 };
@@ -1159,21 +1176,17 @@ impl<D: Device> Device for RemoteTier<D> {
             None => return,
         };
         match sent {
-            Ok(()) => {
-                self.counters.remote_placed_pages += 1;
-                if self.window > 0 {
-                    self.filling.push(page);
-                    if self.filling.len() as u64 >= std::cmp::max(1, self.window / 2) {
-                        self.rotate();
-                    }
-                }
-            }
-            // the queue is full: the page stays in the file only (its
-            // slot stays its own, at a generation never confirmed)
+            Ok(()) => self.counters.remote_placed_pages += 1,
+            // the queue is full: the page stays in the file only, and its
+            // slot goes back (a slot holds only a page whose write is
+            // queued or confirmed, so `remote_pages` counts no page that
+            // never reaches the slab)
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                self.counters.remote_skipped_pages += 1
+                self.counters.remote_skipped_pages += 1;
+                self.unplace(page);
             }
         }
+        self.gather(page);
     }
 }
 
@@ -1255,6 +1268,55 @@ mod tests {
             }
         }
         assert_eq!(t.counters.remote_hit_pages, n);
+    }
+
+    #[test]
+    fn a_page_the_full_write_queue_skips_frees_its_slot_and_joins_the_dirty_window() {
+        use crate::nbd::Backend;
+        let n = 3000u64;
+        let (slabs, uri) = lender("q1", 4096);
+        let mut t = RemoteTier::new(MemDevice::new(n as usize * PAGE));
+        t.set_dirty_window(4 * n * PAGE_SIZE); // no rotation in this test
+        let c = SlabClient::attach("q1", &uri, 4096 * PAGE_SIZE, &identity_of("q1"), &key(), DEFAULT_TIMEOUT).unwrap();
+        t.attach(c);
+        let skipped = {
+            // the lender stalls (its slab is locked): the worker's batches
+            // wait for replies, the queue fills, later pages are skipped
+            let slab = slabs.get("q1").unwrap();
+            let _stall = Backend::lock(&*slab);
+            for p in 0..n {
+                let v = page((p % 200) as u8 + 1);
+                t.write(p * PAGE_SIZE, &v, false).unwrap();
+                t.offer(p, &v);
+            }
+            t.counters.remote_skipped_pages
+        };
+        assert!(skipped >= n - QUEUE as u64 - ((WRITE_DEPTH + 1) * WRITE_BATCH) as u64, "{} skipped", skipped);
+        // a skipped page holds no slot; every page joined the window
+        assert_eq!(t.remote_pages(), n - skipped);
+        assert_eq!(t.counters.remote_placed_pages, n - skipped);
+        assert_eq!(t.filling.len() as u64, n);
+        wait_confirmed(&t, n - skipped);
+        t.next.data.fill(0xee);
+        let mut buf = vec![0u8; PAGE];
+        let mut from_slab = 0;
+        for p in 0..n {
+            t.read(p * PAGE_SIZE, &mut buf).unwrap();
+            if buf[0] != 0xee {
+                assert!(buf.iter().all(|&b| b == (p % 200) as u8 + 1), "page {}", p);
+                from_slab += 1;
+            }
+        }
+        // the placed pages, and only they, come from the slab
+        assert_eq!(from_slab, n - skipped);
+        // a skipped page offered again finds a slot
+        let v = page(7);
+        t.write((n - 1) * PAGE_SIZE, &v, false).unwrap();
+        t.offer(n - 1, &v);
+        wait_confirmed(&t, n - skipped + 1);
+        t.next.data[(n as usize - 1) * PAGE..].fill(0xee);
+        t.read((n - 1) * PAGE_SIZE, &mut buf).unwrap();
+        assert!(buf.iter().all(|&b| b == 7));
     }
 
     #[test]
