@@ -29,11 +29,9 @@ Boots guests: run as root under the TCG lock, one benchmark at a time:
     flock /tmp/memmut-tcg.lock python -m tests.benchmarks.bench_remote_gain
     # -> tests/benchmarks/results/remote_gain.json and .md
 
-Measured (results/remote_gain.md, 7 paired repeats, 2 passes): remote
-over the 10 GbE profile took 1.46x as long as disk swap [1.17, 1.82];
-it was slower, not faster. The guest's completion time is mostly
-swapping there (local: 1.4 s, disk: 10.3 s), so TCG's CPU inflation
-does not explain the gap.
+Measured: see results/remote_gain.md and doc/source/remote-memory.rst
+("Gain benchmark"); remote over the 10 GbE profile is slower than disk
+swap on this test bed.
 
 What TCG cannot show: under KVM a guest's page fault costs microseconds
 and the swap device's latency dominates; under TCG the emulated CPU
@@ -83,16 +81,15 @@ NOTE = (
     'A gain measured under TCG is therefore a lower bound for KVM when '
     'remote is the faster device, and a loss would grow on KVM likewise. '
     '**The host\'s page cache.** memstore writes every page to the '
-    'export\'s backing file through the page cache before the ack, and '
-    'the page-cache bound on remote-placed pages is not implemented yet '
-    '(doc/source/remote-memory.rst, "What remains to build"): any page '
-    'read from the backing file (e.g. one the remote tier skipped when '
-    'its 1024-page write queue was full) comes from host A\'s page '
-    'cache, not from its disk. The machine has far '
-    'more free memory than the guest, so the `remote` case is helped by '
-    'host RAM that a host short of memory would not have; the `disk` '
-    'case uses cache=none and is not (the runs list how many pages that '
-    'concerns: the RAM-tier misses less the slab reads). '
+    'export\'s backing file through the page cache before the ack; the '
+    'pages that leave the RAM tier (placed on the slab, or skipped when '
+    'the remote write queue is full) are written back to disk and dropped '
+    'from the page cache in halves of the dirty window '
+    '(`--remote-dirty-window`, 64 MiB by default), so at most that much '
+    'host RAM holds their file copies, and the remote case writes every '
+    'page to host A\'s disk as well (the backup), as Infiniswap does. '
+    'Before memstore commit b7de674 a skipped page stayed in the page '
+    'cache (the runs list how many pages that concerns). '
     '**The disk.** The test machine is itself a virtual machine: its '
     'disk (virtio) may be cached or SSD-backed by the outer hypervisor, '
     'so `disk` may be faster than a compute host\'s local disk. '
@@ -265,6 +262,34 @@ def excess_ratio(runs, remote, repeats):
     return discipline.paired_ratio(nums, dens) if nums else None
 
 
+def cpu_figures(runs):
+    """Per remote run, the client and lender memstores' CPU seconds per
+    GiB the guest swapped (in + out), and memstore's mean service time of
+    a READ and a WRITE (its stage counters); summaries over the runs that
+    have them, {} when none has."""
+    rows = {'client_cpu_s_per_gib': [], 'lender_cpu_s_per_gib': [],
+            'read_service_us': [], 'write_service_us': [],
+            'remote_read_us_per_read': [], 'writeback_wait_us_per_write': []}
+    for r in runs:
+        cpu, nbytes = r.get('cpu_s'), swapped_bytes(r)
+        if not r['case'].startswith('remote') or not cpu or not nbytes:
+            continue
+        for who in ('client', 'lender'):
+            if who in cpu:
+                rows[who + '_cpu_s_per_gib'].append(
+                    proccpu.per_gib(cpu[who], nbytes))
+        st, reads, writes = (r.get('stage_us') or {}, r.get('nbd_reads'),
+                             r.get('nbd_writes'))
+        if st and reads and writes:
+            rows['read_service_us'].append(st['read_us'] / reads)
+            rows['write_service_us'].append(st['write_us'] / writes)
+            rows['remote_read_us_per_read'].append(
+                st['remote_read_us'] / reads)
+            rows['writeback_wait_us_per_write'].append(
+                st['remote_writeback_us'] / writes)
+    return {k: discipline.summarize(v) for k, v in rows.items() if v}
+
+
 def markdown(result):
     lines = ['# Remote memory: gain for a memory-intensive guest '
              '(seed 004 Fig 4.4/4.5)', '',
@@ -321,6 +346,24 @@ def markdown(result):
                           r.get('file_read_pages'),
                           r.get('remote_skipped_pages'))
                       for r in remote_rows)]
+    cpu = result.get('cpu') or {}
+    if cpu:
+        lines += ['', 'Remote runs, CPU and service times (mean ± 95 % '
+                  'over the runs; CPU from /proc/<pid>/stat, per GiB the '
+                  'guest swapped in and out; service times from memstore\'s '
+                  'stage counters, per NBD request):', '']
+        labels = {
+            'client_cpu_s_per_gib': ('client memstore CPU', ' s/GiB'),
+            'lender_cpu_s_per_gib': ('lender memstore CPU', ' s/GiB'),
+            'read_service_us': ('READ service time', ' µs'),
+            'remote_read_us_per_read': ('of which remote reads', ' µs'),
+            'write_service_us': ('WRITE service time', ' µs'),
+            'writeback_wait_us_per_write': (
+                'of which dirty-window writeback', ' µs')}
+        lines.append(discipline.markdown_table(
+            ['figure', 'value'],
+            [[labels[k][0], discipline.fmt(v, '.3g', 1, labels[k][1])]
+             for k, v in cpu.items()]))
     lines += ['', '## What this shows and what it does not', '',
               result['note'], '',
               'Load average before / after: %s / %s.' % (
@@ -428,6 +471,7 @@ def main(argv=None):
         'runs': runs, 'summary': summary, 'gain': gain,
         'excluded_runs': excluded, 'budget_s': args.budget_s,
         'excess_ratio': excess,
+        'cpu': cpu_figures(runs),
         'runs_planned': len(order),
         'verdict': verdict, 'discipline': rec.as_dict(),
         'note': NOTE}
