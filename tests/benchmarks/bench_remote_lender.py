@@ -261,10 +261,10 @@ NOTE = (
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--repeats', type=int, default=3)
-    ap.add_argument('--passes', type=int, default=12,
+    ap.add_argument('--passes', type=int, default=16,
                     help='lender guest: passes over --wss-mib')
     ap.add_argument('--wss-mib', type=int, default=160)
-    ap.add_argument('--client-passes', type=int, default=8)
+    ap.add_argument('--client-passes', type=int, default=10)
     ap.add_argument('--profile', default='10gbe')
     ap.add_argument('--disk-dir', default='/var/tmp')
     ap.add_argument('--timeout', type=int, default=400)
