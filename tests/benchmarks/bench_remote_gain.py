@@ -364,6 +364,8 @@ def markdown(result):
             ['figure', 'value'],
             [[labels[k][0], discipline.fmt(v, '.3g', 1, labels[k][1])]
              for k, v in cpu.items()]))
+    if result.get('conditions'):
+        lines += ['', 'Conditions: ' + result['conditions']]
     lines += ['', '## What this shows and what it does not', '',
               result['note'], '',
               'Load average before / after: %s / %s.' % (
