@@ -6,8 +6,8 @@ a slab, and its own guest, the *lender guest* (256 MiB, memwork in
 fixed-work mode: ``--passes`` passes over ``--wss-mib`` MiB, in memory,
 no swapping); its completion time is the done line's ``t=`` (the guest's
 clock, from memwork's start, so its boot is not counted; printed to
-0.1 s, so the work is sized to take about 10 s: a pilot with 16 passes
-took 0.7-1.0 s, too coarse for a 3 % goal). Cases:
+0.1 s, so the work is sized to take seconds: a pilot with 16 passes took
+0.7-1.0 s, too coarse for a 3 % goal; 300 passes took 3.4-5.1 s). Cases:
 
 * ``alone``: the lender guest alone;
 * ``serving``: a *client guest* on host A (256 MiB of its 384 MiB working
