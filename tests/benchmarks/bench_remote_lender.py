@@ -236,6 +236,8 @@ def markdown(result):
         lines += ['', 'Partial: %d of %d planned runs done (time budget '
                   '%s s).' % (done, result['runs_planned'],
                               result.get('budget_s'))]
+    if result.get('conditions'):
+        lines += ['', 'Conditions: ' + result['conditions']]
     lines += ['', '## What this shows and what it does not', '',
               result['note'], '',
               'Load average before / after: %s / %s.' % (
