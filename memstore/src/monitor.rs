@@ -7,6 +7,7 @@
 use crate::device::{covers, pages, Device, Errno};
 use crate::geiger::{unix_now, Geiger};
 use serde::Serialize;
+use std::time::Instant;
 
 /// Request counters of an export (since memstore started).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -21,6 +22,11 @@ pub struct Counters {
     pub errors: u64,
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// Microseconds spent serving reads and writes below this layer (the
+    /// service time a client sees, less the socket's; per-stage times of
+    /// the remote tier are in its counters)
+    pub read_us: u64,
+    pub write_us: u64,
     /// Unix time of the last read, write, flush, trim or zero (0: none)
     #[serde(skip)]
     pub last_io: f64,
@@ -77,7 +83,9 @@ impl<D: Device> Device for Monitor<D> {
         self.counters.last_io = unix_now();
         self.counters.reads += 1;
         self.counters.read_bytes += buf.len() as u64;
+        let t = Instant::now();
         let r = self.next.read(off, buf);
+        self.counters.read_us += t.elapsed().as_micros() as u64;
         self.io(r)?;
         pages(off, buf.len() as u64).for_each(|p| {
             self.geiger.swap_in(p);
@@ -89,7 +97,9 @@ impl<D: Device> Device for Monitor<D> {
         self.counters.last_io = unix_now();
         self.counters.writes += 1;
         self.counters.write_bytes += data.len() as u64;
+        let t = Instant::now();
         let r = self.next.write(off, data, fua);
+        self.counters.write_us += t.elapsed().as_micros() as u64;
         self.io(r)?;
         pages(off, data.len() as u64).for_each(|p| self.geiger.swap_out(p));
         Ok(())

@@ -429,7 +429,10 @@ pub fn validate(cmd: u16, flags: u16, off: u64, len: u32, size: u64) -> Option<u
 }
 
 /// Serve requests until the client disconnects.  Replies are batched: they
-/// are flushed when no further request is already buffered.  READ and
+/// are flushed when no further request is already buffered, except a
+/// READ's, flushed at once: a swap-in blocks a guest's thread, and requests
+/// pipelined behind it (a swap-out's WRITEs) would otherwise hold its
+/// data here until they are served.  READ and
 /// WRITE payloads go through buffers of at most `budget.chunk()` bytes
 /// taken from `budget` (see `limits.rs`).
 pub fn transmission<R: Read, W: Write, B: Backend>(
@@ -549,6 +552,7 @@ pub fn transmission<R: Read, W: Write, B: Backend>(
                 if ahead {
                     store.lock().read_ahead_end();
                 }
+                w.flush()?;
             }
             CMD_WRITE => {
                 // the payload is read and stored chunk by chunk too
@@ -923,6 +927,40 @@ mod tests {
         request(&mut c, REQUEST_MAGIC, 0, CMD_DISC, 10, 0, 0, &[]);
         assert_eq!(h.join().unwrap().unwrap(), Handshake::Transmission);
         assert_eq!(Backend::lock(&*mem).flushes, 1);
+    }
+
+    #[test]
+    fn a_read_reply_is_not_held_behind_requests_pipelined_after_it() {
+        let mem = std::sync::Arc::new(Mem::new(1 << 20));
+        let (mut c, h) = serve(mem.clone());
+        greet(&mut c);
+        go(&mut c);
+        request(&mut c, REQUEST_MAGIC, 0, CMD_WRITE, 1, 0, 4, b"abcd");
+        assert_eq!(reply(&mut c), (0, 1));
+        // a READ, then a WRITE whose payload is still on its way: the
+        // server is busy with the WRITE, the READ's reply must be out
+        let mut m = Vec::new();
+        for (cmd, cookie, len) in [(CMD_READ, 2u64, 4u32), (CMD_WRITE, 3, 8192)] {
+            m.extend_from_slice(&REQUEST_MAGIC.to_be_bytes());
+            m.extend_from_slice(&0u16.to_be_bytes());
+            m.extend_from_slice(&cmd.to_be_bytes());
+            m.extend_from_slice(&cookie.to_be_bytes());
+            m.extend_from_slice(&0u64.to_be_bytes());
+            m.extend_from_slice(&len.to_be_bytes());
+        }
+        m.extend_from_slice(&[7u8; 100]);
+        c.write_all(&m).unwrap();
+        // (a failure shows as this timeout, not as a hang)
+        c.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+        assert_eq!(reply(&mut c), (0, 2));
+        let mut d = [0u8; 4];
+        c.read_exact(&mut d).unwrap();
+        assert_eq!(&d, b"abcd");
+        c.write_all(&[7u8; 8192 - 100]).unwrap();
+        assert_eq!(reply(&mut c), (0, 3));
+        request(&mut c, REQUEST_MAGIC, 0, CMD_DISC, 4, 0, 0, &[]);
+        assert_eq!(h.join().unwrap().unwrap(), Handshake::Transmission);
+        assert_eq!(Backend::lock(&*mem).data[8191], 7);
     }
 
     #[test]

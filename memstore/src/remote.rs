@@ -22,8 +22,9 @@
 //!   copied back: every page is in the file.
 //! * Page cache (`--remote-dirty-window W`): the file's copy of a page that
 //!   went to a slab would otherwise stay in the host's page cache, so the
-//!   remote tier would save no local memory.  Placed pages are gathered in
-//!   halves of W: when one half is full its writeback starts
+//!   remote tier would save no local memory.  Placed pages (and those the
+//!   RAM tier gave up that found no slot or no room in the write queue:
+//!   they live in the file alone) are gathered in halves of W: when one half is full its writeback starts
 //!   (sync_file_range WRITE, no wait), and the half before it, whose
 //!   writeback started one half earlier, is waited for and dropped
 //!   (sync_file_range WAIT, then posix_fadvise DONTNEED).  At most W bytes
@@ -44,7 +45,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Default deadline of one remote request (`--remote-timeout`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(200);
@@ -329,6 +330,13 @@ impl Conn {
 
     /// Write each (offset, data), pipelined: all requests, then all replies.
     pub fn write_all(&mut self, writes: &[(u64, &[u8])]) -> io::Result<()> {
+        let cookies = self.send_writes(writes)?;
+        self.replies(&cookies)
+    }
+
+    /// Send a WRITE for each (offset, data) and return their cookies; the
+    /// replies are left in the socket for `replies`.
+    pub fn send_writes(&mut self, writes: &[(u64, &[u8])]) -> io::Result<Vec<u64>> {
         let mut out = Vec::with_capacity(writes.len() * (28 + PAGE));
         let mut cookies = Vec::with_capacity(writes.len());
         for (off, data) in writes {
@@ -337,8 +345,14 @@ impl Conn {
         }
         self.tls.write_all(&out)?;
         self.tls.flush()?;
+        Ok(cookies)
+    }
+
+    /// Read the (data-less) replies of `cookies`, in order: each must be a
+    /// success.
+    pub fn replies(&mut self, cookies: &[u64]) -> io::Result<()> {
         for c in cookies {
-            self.reply(c)?;
+            self.reply(*c)?;
         }
         Ok(())
     }
@@ -549,49 +563,89 @@ impl Drop for SlabClient {
     }
 }
 
-/// A slab's worker: sends the queued remote writes (pipelined batches),
-/// confirms their generations, pings both connections when idle.
+/// Pages per batch of remote writes (one pipelined exchange, 256 KiB).
+pub const WRITE_BATCH: usize = 64;
+/// Batches a slab's worker keeps in flight (sent, replies not read): the
+/// lender stores one batch while the next travels and the worker encrypts
+/// a third, instead of each side waiting for the other (a burst of
+/// swap-outs otherwise overflowed the queue, `QUEUE`).  Their replies are
+/// 16 bytes each, so neither side ever blocks on the other's socket buffer.
+pub const WRITE_DEPTH: usize = 4;
+
+/// A batch sent to the lender whose replies are not read yet: its cookies
+/// and the (slot, generation) of each page.
+struct InFlight {
+    cookies: Vec<u64>,
+    pages: Vec<(u64, u64)>,
+}
+
+/// A slab's worker: sends the queued remote writes (pipelined batches, up
+/// to `WRITE_DEPTH` in flight), confirms their generations once the
+/// lender acknowledged them, pings both connections when idle.
 fn worker(id: String, mut conn: Conn, read_conn: Arc<Mutex<Conn>>, rx: Receiver<Job>, sh: Arc<SlabShared>) {
-    let mut batch: Vec<Job> = Vec::new();
+    let mut flight: VecDeque<InFlight> = VecDeque::new();
     loop {
         if sh.failed.load(Ordering::SeqCst) || sh.closing.load(Ordering::SeqCst) {
             break;
         }
-        match rx.recv_timeout(PING) {
-            Ok(job) => {
-                batch.push(job);
-                while batch.len() < 64 {
-                    match rx.try_recv() {
-                        Ok(j) => batch.push(j),
-                        Err(_) => break,
+        // wait for work only when nothing is in flight
+        let first = if flight.is_empty() {
+            match rx.recv_timeout(PING) {
+                Ok(job) => Some(job),
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(e) = conn.ping() {
+                        sh.fail(&id, format!("ping failed: {}", e));
+                        continue;
                     }
+                    // the read connection, unless a read is using it
+                    if let Ok(mut rc) = read_conn.try_lock() {
+                        if let Err(e) = rc.ping() {
+                            sh.fail(&id, format!("ping failed: {}", e));
+                        }
+                    }
+                    continue;
                 }
-                let writes: Vec<(u64, &[u8])> = batch.iter().map(|j| (j.slot * PAGE_SIZE, &j.data[..])).collect();
-                match conn.write_all(&writes) {
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            rx.try_recv().ok()
+        };
+        let sent_now = first.is_some();
+        if let Some(job) = first {
+            let mut batch = vec![job];
+            while batch.len() < WRITE_BATCH {
+                match rx.try_recv() {
+                    Ok(j) => batch.push(j),
+                    Err(_) => break,
+                }
+            }
+            let writes: Vec<(u64, &[u8])> = batch.iter().map(|j| (j.slot * PAGE_SIZE, &j.data[..])).collect();
+            match conn.send_writes(&writes) {
+                Ok(cookies) => flight.push_back(InFlight {
+                    cookies,
+                    pages: batch.iter().map(|j| (j.slot, j.gen)).collect(),
+                }),
+                Err(e) => {
+                    sh.fail(&id, format!("remote write failed: {}", e));
+                    continue;
+                }
+            }
+        }
+        // the oldest batch's replies, when the pipeline is full or there
+        // is nothing more to send now
+        if flight.len() >= WRITE_DEPTH || (!sent_now && !flight.is_empty()) {
+            if let Some(b) = flight.pop_front() {
+                match conn.replies(&b.cookies) {
                     Ok(()) => {
                         let mut c = lock(&sh.confirmed);
-                        for j in &batch {
-                            c[j.slot as usize] = j.gen;
+                        for (slot, gen) in &b.pages {
+                            c[*slot as usize] = *gen;
                         }
-                        sh.remote_writes.fetch_add(batch.len() as u64, Ordering::Relaxed);
+                        sh.remote_writes.fetch_add(b.pages.len() as u64, Ordering::Relaxed);
                     }
                     Err(e) => sh.fail(&id, format!("remote write failed: {}", e)),
                 }
-                batch.clear();
             }
-            Err(RecvTimeoutError::Timeout) => {
-                if let Err(e) = conn.ping() {
-                    sh.fail(&id, format!("ping failed: {}", e));
-                    continue;
-                }
-                // the read connection, unless a read is using it
-                if let Ok(mut rc) = read_conn.try_lock() {
-                    if let Err(e) = rc.ping() {
-                        sh.fail(&id, format!("ping failed: {}", e));
-                    }
-                }
-            }
-            Err(RecvTimeoutError::Disconnected) => break,
         }
     }
     conn.shutdown();
@@ -616,6 +670,12 @@ pub struct RemoteCounters {
     /// the page cache (the dirty window).
     pub remote_cache_dropped_pages: u64,
     pub remote_writeback_errors: u64,
+    /// Microseconds a request spent on remote reads (the round trips, or
+    /// the replies of READs sent ahead), on reads from the file below,
+    /// and waiting for the dirty window's writeback (`rotate`).
+    pub remote_read_us: u64,
+    pub remote_file_read_us: u64,
+    pub remote_writeback_us: u64,
 }
 
 pub struct RemoteTier<D> {
@@ -669,9 +729,29 @@ impl<D: Device> RemoteTier<D> {
         self.window * PAGE_SIZE
     }
 
+    /// Page `page` left the RAM tier for a slab, or for the file alone when
+    /// the slabs were full or the write queue was: its file copy joins the
+    /// dirty window, to leave the page cache (a skipped page otherwise
+    /// stayed there: local memory beyond the export's quota, read back
+    /// from host RAM rather than from the backup file's disk).
+    fn gather(&mut self, page: u64) {
+        if self.window > 0 {
+            self.filling.push(page);
+            if self.filling.len() as u64 >= std::cmp::max(1, self.window / 2) {
+                self.rotate();
+            }
+        }
+    }
+
     /// The half being filled is full: wait for and drop the half written
     /// back since the last rotation, start writing this one back.
     fn rotate(&mut self) {
+        let t = Instant::now();
+        self.rotate_now();
+        self.counters.remote_writeback_us += t.elapsed().as_micros() as u64;
+    }
+
+    fn rotate_now(&mut self) {
         let done = std::mem::take(&mut self.writing);
         if !done.is_empty() {
             match self.next.drop_cached(&done) {
@@ -940,7 +1020,9 @@ impl<D: Device> Device for RemoteTier<D> {
                     }
                 }
             }
+            let t = Instant::now();
             let ok = self.remote_read(key, &want, &mut mine);
+            self.counters.remote_read_us += t.elapsed().as_micros() as u64;
             drop(mine);
             for r in runs.iter_mut().filter(|r| matches!(r.remote, Some((k, _)) if k == key)) {
                 r.ok = ok;
@@ -961,7 +1043,10 @@ impl<D: Device> Device for RemoteTier<D> {
                 }
                 self.counters.remote_hit_pages += r.q - r.p;
             } else {
-                self.next.read(a, dst)?;
+                let t = Instant::now();
+                let r = self.next.read(a, dst);
+                self.counters.remote_file_read_us += t.elapsed().as_micros() as u64;
+                r?;
             }
         }
         Ok(())
@@ -1061,7 +1146,9 @@ impl<D: Device> Device for RemoteTier<D> {
                 let key = match best {
                     Some(k) => k,
                     None => {
+                        // every slab is full: the page stays in the file
                         self.counters.remote_skipped_pages += 1;
+                        self.gather(page);
                         return;
                     }
                 };
@@ -1089,21 +1176,17 @@ impl<D: Device> Device for RemoteTier<D> {
             None => return,
         };
         match sent {
-            Ok(()) => {
-                self.counters.remote_placed_pages += 1;
-                if self.window > 0 {
-                    self.filling.push(page);
-                    if self.filling.len() as u64 >= std::cmp::max(1, self.window / 2) {
-                        self.rotate();
-                    }
-                }
-            }
-            // the queue is full: the page stays in the file only (its
-            // slot stays its own, at a generation never confirmed)
+            Ok(()) => self.counters.remote_placed_pages += 1,
+            // the queue is full: the page stays in the file only, and its
+            // slot goes back (a slot holds only a page whose write is
+            // queued or confirmed, so `remote_pages` counts no page that
+            // never reaches the slab)
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                self.counters.remote_skipped_pages += 1
+                self.counters.remote_skipped_pages += 1;
+                self.unplace(page);
             }
         }
+        self.gather(page);
     }
 }
 
@@ -1115,7 +1198,6 @@ mod tests {
     use crate::ram::Host;
     use crate::slab::{identity_of, RemoteServer, Slabs};
     use std::net::TcpListener;
-    use std::time::Instant;
 
     const KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
@@ -1145,6 +1227,96 @@ mod tests {
 
     fn page(v: u8) -> Vec<u8> {
         vec![v; PAGE]
+    }
+
+    #[test]
+    fn pipelined_remote_writes_confirm_each_page_at_its_latest_version() {
+        // bursts of 512 pages: 8 batches, more than WRITE_DEPTH in flight
+        let n = 2048u64;
+        let (_slabs, uri) = lender("p1", n);
+        let mut t = RemoteTier::new(MemDevice::new(n as usize * PAGE));
+        t.set_dirty_window(0);
+        let c = SlabClient::attach("p1", &uri, n * PAGE_SIZE, &identity_of("p1"), &key(), DEFAULT_TIMEOUT).unwrap();
+        t.attach(c);
+        let version = |p: u64, round: u64| {
+            let mut v = vec![(p % 251) as u8; PAGE];
+            v[..8].copy_from_slice(&(p * 10 + round).to_le_bytes());
+            v
+        };
+        let mut sent = 0;
+        for round in 0..2 {
+            for p in 0..n {
+                let v = version(p, round);
+                t.write(p * PAGE_SIZE, &v, false).unwrap();
+                t.offer(p, &v);
+                sent += 1;
+                if sent % 512 == 0 {
+                    wait_confirmed(&t, sent);
+                }
+            }
+        }
+        assert_eq!(t.counters.remote_skipped_pages, 0);
+        // the file differs: every page read must come from the slab, at
+        // the version of the second round
+        t.next.data.fill(0xee);
+        let mut buf = vec![0u8; 16 * PAGE];
+        for run in 0..n / 16 {
+            t.read(run * 16 * PAGE_SIZE, &mut buf).unwrap();
+            for i in 0..16 {
+                let p = run * 16 + i;
+                assert_eq!(&buf[i as usize * PAGE..(i as usize + 1) * PAGE], &version(p, 1)[..], "page {}", p);
+            }
+        }
+        assert_eq!(t.counters.remote_hit_pages, n);
+    }
+
+    #[test]
+    fn a_page_the_full_write_queue_skips_frees_its_slot_and_joins_the_dirty_window() {
+        use crate::nbd::Backend;
+        let n = 3000u64;
+        let (slabs, uri) = lender("q1", 4096);
+        let mut t = RemoteTier::new(MemDevice::new(n as usize * PAGE));
+        t.set_dirty_window(4 * n * PAGE_SIZE); // no rotation in this test
+        let c = SlabClient::attach("q1", &uri, 4096 * PAGE_SIZE, &identity_of("q1"), &key(), DEFAULT_TIMEOUT).unwrap();
+        t.attach(c);
+        let skipped = {
+            // the lender stalls (its slab is locked): the worker's batches
+            // wait for replies, the queue fills, later pages are skipped
+            let slab = slabs.get("q1").unwrap();
+            let _stall = Backend::lock(&*slab);
+            for p in 0..n {
+                let v = page((p % 200) as u8 + 1);
+                t.write(p * PAGE_SIZE, &v, false).unwrap();
+                t.offer(p, &v);
+            }
+            t.counters.remote_skipped_pages
+        };
+        assert!(skipped >= n - QUEUE as u64 - ((WRITE_DEPTH + 1) * WRITE_BATCH) as u64, "{} skipped", skipped);
+        // a skipped page holds no slot; every page joined the window
+        assert_eq!(t.remote_pages(), n - skipped);
+        assert_eq!(t.counters.remote_placed_pages, n - skipped);
+        assert_eq!(t.filling.len() as u64, n);
+        wait_confirmed(&t, n - skipped);
+        t.next.data.fill(0xee);
+        let mut buf = vec![0u8; PAGE];
+        let mut from_slab = 0;
+        for p in 0..n {
+            t.read(p * PAGE_SIZE, &mut buf).unwrap();
+            if buf[0] != 0xee {
+                assert!(buf.iter().all(|&b| b == (p % 200) as u8 + 1), "page {}", p);
+                from_slab += 1;
+            }
+        }
+        // the placed pages, and only they, come from the slab
+        assert_eq!(from_slab, n - skipped);
+        // a skipped page offered again finds a slot
+        let v = page(7);
+        t.write((n - 1) * PAGE_SIZE, &v, false).unwrap();
+        t.offer(n - 1, &v);
+        wait_confirmed(&t, n - skipped + 1);
+        t.next.data[(n as usize - 1) * PAGE..].fill(0xee);
+        t.read((n - 1) * PAGE_SIZE, &mut buf).unwrap();
+        assert!(buf.iter().all(|&b| b == 7));
     }
 
     #[test]

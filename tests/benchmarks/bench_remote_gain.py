@@ -29,11 +29,9 @@ Boots guests: run as root under the TCG lock, one benchmark at a time:
     flock /tmp/memmut-tcg.lock python -m tests.benchmarks.bench_remote_gain
     # -> tests/benchmarks/results/remote_gain.json and .md
 
-Measured (results/remote_gain.md, 7 paired repeats, 2 passes): remote
-over the 10 GbE profile took 1.46x as long as disk swap [1.17, 1.82];
-it was slower, not faster. The guest's completion time is mostly
-swapping there (local: 1.4 s, disk: 10.3 s), so TCG's CPU inflation
-does not explain the gap.
+Measured: see results/remote_gain.md and doc/source/remote-memory.rst
+("Gain benchmark"); remote over the 10 GbE profile is slower than disk
+swap on this test bed.
 
 What TCG cannot show: under KVM a guest's page fault costs microseconds
 and the swap device's latency dominates; under TCG the emulated CPU
@@ -47,12 +45,15 @@ the shared CPU work taken out (``excess_ratio``).
 import argparse
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
 
 from memmut.evaluation import workloads
 from tests.benchmarks import discipline
+from tests.benchmarks import proccpu
 from tests.harness import domain
 from tests.harness import fixtures
 from tests.harness import guest as guestmod
@@ -80,16 +81,15 @@ NOTE = (
     'A gain measured under TCG is therefore a lower bound for KVM when '
     'remote is the faster device, and a loss would grow on KVM likewise. '
     '**The host\'s page cache.** memstore writes every page to the '
-    'export\'s backing file through the page cache before the ack, and '
-    'the page-cache bound on remote-placed pages is not implemented yet '
-    '(doc/source/remote-memory.rst, "What remains to build"): any page '
-    'read from the backing file (e.g. one the remote tier skipped when '
-    'its 1024-page write queue was full) comes from host A\'s page '
-    'cache, not from its disk. The machine has far '
-    'more free memory than the guest, so the `remote` case is helped by '
-    'host RAM that a host short of memory would not have; the `disk` '
-    'case uses cache=none and is not (the runs list how many pages that '
-    'concerns: the RAM-tier misses less the slab reads). '
+    'export\'s backing file through the page cache before the ack; the '
+    'pages that leave the RAM tier (placed on the slab, or skipped when '
+    'the remote write queue is full) are written back to disk and dropped '
+    'from the page cache in halves of the dirty window '
+    '(`--remote-dirty-window`, 64 MiB by default), so at most that much '
+    'host RAM holds their file copies, and the remote case writes every '
+    'page to host A\'s disk as well (the backup), as Infiniswap does. '
+    'Before memstore commit b7de674 a skipped page stayed in the page '
+    'cache (the runs list how many pages that concerns). '
     '**The disk.** The test machine is itself a virtual machine: its '
     'disk (virtio) may be cached or SSD-backed by the outer hypervisor, '
     'so `disk` may be faster than a compute host\'s local disk. '
@@ -98,7 +98,31 @@ NOTE = (
     'guests on a 2-vCPU machine shared with other sessions.')
 
 
-def run_once(case, factory, b_ctl, bed, args, n):
+def swapped_bytes(out):
+    """Bytes the guest swapped in and out (its vmstat), or 0."""
+    return (out.get('pswpin', 0) + out.get('pswpout', 0)) * 4096
+
+
+def start_perf(args, pids, n):
+    """``perf record`` of ``pids`` into ``--perf-dir`` (None if not
+    asked): where the CPU goes, for a profiling run, not a measured one."""
+    if not args.perf_dir:
+        return None
+    os.makedirs(args.perf_dir, exist_ok=True)
+    return subprocess.Popen(
+        ['perf', 'record', '-q', '-F', '999', '-g', '-o',
+         os.path.join(args.perf_dir, 'perf-%d.data' % n),
+         '-p', ','.join(str(p) for p in pids)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_perf(proc):
+    if proc is not None:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+
+
+def run_once(case, factory, b_ctl, bed, args, n, pids=None):
     steps = [workloads.Step(args.wss_mib, args.passes / 1000.0)]
     kw = dict(memory_mib=BOOKED_MIB, schedule=steps, alloc='s',
               poweroff=True, period_ms=1, cmdline='memwork.work=1',
@@ -119,21 +143,49 @@ def run_once(case, factory, b_ctl, bed, args, n):
             os.path.join(args.disk_dir, 'gain-swap-%d.img' % n), SWAP_MIB)
         g = factory(swap=domain.SwapDisk(file=path, cache='none'),
                     start=False, **kw)
+    pids = dict(pids or {})
+    cpu0 = {k: proccpu.cpu_seconds(p) for k, p in pids.items()}
+    threads0 = {k: proccpu.thread_seconds(p) for k, p in pids.items()}
     started = time.monotonic()
+    perf = None
     try:
         g.start()
+        pids['qemu'] = g.qemu_pid()
+        if slab_id:
+            perf = start_perf(args, [p for p in pids.values() if p], n)
         g.wait_ready()
         done = g.wait_done(timeout=args.timeout)
         wall = time.monotonic() - started
+        stop_perf(perf)
+        perf = None
+        # the guest's process ends at shutoff: its CPU is read first
+        cpu = {k: proccpu.cpu_seconds(p) for k, p in pids.items() if p}
+        threads = {k: proccpu.delta(threads0.get(k, {}),
+                                    proccpu.thread_seconds(p))
+                   for k, p in pids.items() if p and k != 'qemu'}
         g.wait_shutoff()
         out = {'case': case, 'completion_s': float(done['t']),
                'wall_s': wall, 'errors': int(done['errors']),
                'passes': int(done['passes'])}
+        # CPU seconds over the run (qemu: since its start, boot included)
+        out['cpu_s'] = {k: round(v - (cpu0.get(k) or 0.0), 3)
+                        for k, v in cpu.items() if v is not None}
+        out['thread_cpu_s'] = threads
         stats = g.guest_stats()
         if stats:
             out['pswpin'] = int(stats[-1].get('pswpin', 0))
             out['pswpout'] = int(stats[-1].get('pswpout', 0))
         if slab_id:
+            st0 = g.swap_server.stats()
+            c = st0['counters']
+            out['nbd_reads'] = c.get('reads')
+            out['nbd_writes'] = c.get('writes')
+            out['nbd_read_bytes'] = c.get('read_bytes')
+            out['nbd_write_bytes'] = c.get('write_bytes')
+            # where a request's time went (microseconds, memstore's
+            # per-stage counters)
+            out['stage_us'] = {k: v for k, v in c.items()
+                               if k.endswith('_us')}
             st = g.swap_server.stats()
             out['remote_hit_pages'] = st['counters']['remote_hit_pages']
             out['remote_placed_pages'] = \
@@ -145,6 +197,7 @@ def run_once(case, factory, b_ctl, bed, args, n):
                 else 'gone'
         return out
     finally:
+        stop_perf(perf)
         g.destroy()
         if slab_id:
             try:
@@ -209,6 +262,34 @@ def excess_ratio(runs, remote, repeats):
     return discipline.paired_ratio(nums, dens) if nums else None
 
 
+def cpu_figures(runs):
+    """Per remote run, the client and lender memstores' CPU seconds per
+    GiB the guest swapped (in + out), and memstore's mean service time of
+    a READ and a WRITE (its stage counters); summaries over the runs that
+    have them, {} when none has."""
+    rows = {'client_cpu_s_per_gib': [], 'lender_cpu_s_per_gib': [],
+            'read_service_us': [], 'write_service_us': [],
+            'remote_read_us_per_read': [], 'writeback_wait_us_per_write': []}
+    for r in runs:
+        cpu, nbytes = r.get('cpu_s'), swapped_bytes(r)
+        if not r['case'].startswith('remote') or not cpu or not nbytes:
+            continue
+        for who in ('client', 'lender'):
+            if who in cpu:
+                rows[who + '_cpu_s_per_gib'].append(
+                    proccpu.per_gib(cpu[who], nbytes))
+        st, reads, writes = (r.get('stage_us') or {}, r.get('nbd_reads'),
+                             r.get('nbd_writes'))
+        if st and reads and writes:
+            rows['read_service_us'].append(st['read_us'] / reads)
+            rows['write_service_us'].append(st['write_us'] / writes)
+            rows['remote_read_us_per_read'].append(
+                st['remote_read_us'] / reads)
+            rows['writeback_wait_us_per_write'].append(
+                st['remote_writeback_us'] / writes)
+    return {k: discipline.summarize(v) for k, v in rows.items() if v}
+
+
 def markdown(result):
     lines = ['# Remote memory: gain for a memory-intensive guest '
              '(seed 004 Fig 4.4/4.5)', '',
@@ -265,6 +346,26 @@ def markdown(result):
                           r.get('file_read_pages'),
                           r.get('remote_skipped_pages'))
                       for r in remote_rows)]
+    cpu = result.get('cpu') or {}
+    if cpu:
+        lines += ['', 'Remote runs, CPU and service times (mean ± 95 % '
+                  'over the runs; CPU from /proc/<pid>/stat, per GiB the '
+                  'guest swapped in and out; service times from memstore\'s '
+                  'stage counters, per NBD request):', '']
+        labels = {
+            'client_cpu_s_per_gib': ('client memstore CPU', ' s/GiB'),
+            'lender_cpu_s_per_gib': ('lender memstore CPU', ' s/GiB'),
+            'read_service_us': ('READ service time', ' µs'),
+            'remote_read_us_per_read': ('of which remote reads', ' µs'),
+            'write_service_us': ('WRITE service time', ' µs'),
+            'writeback_wait_us_per_write': (
+                'of which dirty-window writeback', ' µs')}
+        lines.append(discipline.markdown_table(
+            ['figure', 'value'],
+            [[labels[k][0], discipline.fmt(v, '.3g', 1, labels[k][1])]
+             for k, v in cpu.items()]))
+    if result.get('conditions'):
+        lines += ['', 'Conditions: ' + result['conditions']]
     lines += ['', '## What this shows and what it does not', '',
               result['note'], '',
               'Load average before / after: %s / %s.' % (
@@ -283,11 +384,19 @@ def main(argv=None):
     ap.add_argument('--timeout', type=int, default=400)
     ap.add_argument('--seed', type=int, default=44)
     ap.add_argument('--out', default=RESULTS)
+    ap.add_argument('--cases', nargs='+', default=None,
+                    choices=['local', 'disk', 'remote'],
+                    help='run only these cases (profiling)')
+    ap.add_argument('--perf-dir', default=None,
+                    help='perf record the memstores during remote runs '
+                         '(a profiling run: perf perturbs the timing)')
     ap.add_argument('--budget-s', type=float, default=None,
                     help='start no run after this many seconds (a lock '
                          'slot or a deadline): the repeats done are '
                          'reported, a partial last repeat unpaired')
     args = ap.parse_args(argv)
+    if args.cases and 'remote' not in args.cases:
+        ap.error('--cases must include remote')
     problem = netns.prerequisites()
     if problem:
         sys.exit('bench_remote_gain: ' + problem)
@@ -299,6 +408,9 @@ def main(argv=None):
         cache_dir=os.path.join(cache, 'libvirt-cache'))
     work = tempfile.mkdtemp(prefix='bench-gain-')
     cases = ['local', 'disk', 'remote-' + args.profile]
+    if args.cases:
+        # a profiling run of some cases (the gain needs disk and remote)
+        cases = [c for c in cases if c.split('-')[0] in args.cases]
     rec = discipline.Record(seed=args.seed, repeats=args.repeats)
     order = discipline.blocked_order(cases, args.repeats, args.seed)
     rec.orders['runs'] = [[c, r] for c, r in order]
@@ -327,7 +439,9 @@ def main(argv=None):
                 print('budget spent: %d of %d runs done'
                       % (i, len(order)), flush=True)
                 break
-            r = run_once(case, factory, b_ctl, bed, args, i)
+            r = run_once(case, factory, b_ctl, bed, args, i,
+                         pids={'client': factory.memstore.pid,
+                               'lender': lender.pid})
             r['repeat'] = rep
             runs.append(r)
             print('[%2d/%d %4.0fs] rep %d %-13s %6.1f s (wall %.1f s) '
@@ -359,6 +473,7 @@ def main(argv=None):
         'runs': runs, 'summary': summary, 'gain': gain,
         'excluded_runs': excluded, 'budget_s': args.budget_s,
         'excess_ratio': excess,
+        'cpu': cpu_figures(runs),
         'runs_planned': len(order),
         'verdict': verdict, 'discipline': rec.as_dict(),
         'note': NOTE}

@@ -82,3 +82,21 @@ def test_excess_ratio_skips_repeats_without_swap_cost():
     ex = brg.excess_ratio(runs, 'remote-10gbe', 2)
     assert ex['n'] == 1 and ex['values'] == [pytest.approx(0.5)]
     assert brg.excess_ratio(runs[:2], 'remote-10gbe', 2) is None
+
+
+def test_cpu_figures_per_gib_swapped_and_per_request():
+    run = {'case': 'remote-10gbe', 'pswpin': 65536, 'pswpout': 196608,
+           'cpu_s': {'client': 3.0, 'lender': 1.5, 'qemu': 20.0},
+           'nbd_reads': 1000, 'nbd_writes': 100,
+           'stage_us': {'read_us': 250000, 'write_us': 80000,
+                        'remote_read_us': 200000,
+                        'remote_writeback_us': 20000}}
+    disk = {'case': 'disk', 'pswpin': 65536, 'pswpout': 196608,
+            'cpu_s': {'qemu': 18.0}}
+    cpu = brg.cpu_figures([run, dict(run), disk])
+    # 1 GiB swapped per run
+    assert cpu['client_cpu_s_per_gib']['mean'] == pytest.approx(3.0)
+    assert cpu['lender_cpu_s_per_gib']['n'] == 2
+    assert cpu['read_service_us']['mean'] == pytest.approx(250.0)
+    assert cpu['writeback_wait_us_per_write']['mean'] == pytest.approx(200.0)
+    assert brg.cpu_figures([disk]) == {}
