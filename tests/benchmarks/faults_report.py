@@ -80,14 +80,14 @@ def markdown(res):
                (m.get('memmut_commit') or '?')[:10], m.get('qemu'),
                m.get('libvirt'), m.get('kernel')), '']
     lv = res.get('libvirt')
+    title = '## libvirt errors at random calls (real guests)'
     if lv and 'repeats' in lv:
         out += libvirt_markdown(lv)
         lv = res.get('libvirt_before_repeats')
-        if lv:
-            out += ['Before the repeats (one run of %g s, published '
-                    'first):' % lv['duration_s'], '']
+        title = ('### Before the repeats: one run of %g s (published '
+                 'first)' % lv['duration_s'] if lv else title)
     if lv:
-        out += ['## libvirt errors at random calls (real guests)', '',
+        out += [title, '',
                 discipline.markdown_table(['figure', 'value', 'goal'], [
                     ['faults injected', lv['faults'], ''],
                     ['polls that raised', lv['polls_raised'], '0'],

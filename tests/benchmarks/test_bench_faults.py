@@ -62,5 +62,5 @@ def test_save_keeps_old_sections_and_the_single_run(tmp_path):
     assert [r['started_utc'] for r in got['runs']] == [None, 'T1']
     assert got['total_faults'] == lv['faults']
     md = open(out + '.md').read()
-    assert 'Before the repeats (one run of 600 s' in md
+    assert '### Before the repeats: one run of 600 s' in md
     assert '## Load: 20 guests' in md
