@@ -438,7 +438,7 @@ def build_rows(loader, specs=SPECS):
             value, n, interval = 'missing', '', ''
         else:
             value = _num(summ['mean'], s) + s.unit
-            n = str(summ['n'])
+            n = '-' if s.count else str(summ['n'])
             interval = ('[%s, %s]' % (_num(summ['low'], s),
                                       _num(summ['high'], s))
                         if summ['low'] is not None and
