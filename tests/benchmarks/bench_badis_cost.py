@@ -354,8 +354,8 @@ def markdown(res):
                 'guests (mean ± 95 %% half-width, Student t; the windows '
                 'are repeats in time, not independent boots): production '
                 'share %s (goal <= 1 %% of a core: **%s**); agent loop %s '
-                'of a core, memstore %s; per round %s ms, per poll %s ms; '
-                'swap-out %s MiB/s.' % (
+                'of a core, memstore %s; per round %s, per poll %s; '
+                'swap-out %s.' % (
                     n, t['window_s'] / n,
                     discipline.fmt(sm['production_pct_core_10vms'], '.3f',
                                    unit=' %'),
@@ -365,10 +365,11 @@ def markdown(res):
                     discipline.fmt(sm['memstore_pct_core'], '.2f',
                                    unit=' %'),
                     discipline.fmt(sm['per_round_cpu_s'], '.1f',
-                                   scale=1000.0),
+                                   scale=1000.0, unit=' ms'),
                     discipline.fmt(sm['per_poll_overhead_cpu_s'], '.1f',
-                                   scale=1000.0),
-                    discipline.fmt(sm['swap_out_mib_per_s'], '.2f')), '']
+                                   scale=1000.0, unit=' ms'),
+                    discipline.fmt(sm['swap_out_mib_per_s'], '.2f',
+                                   unit=' MiB/s')), '']
         lines += [
                   'The %d rounds are %d regular ones (every %g s per VM) '
                   'and about %d run at once on swap activity, which read '
