@@ -39,6 +39,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import statistics
 import time
 
@@ -446,6 +447,7 @@ def main(argv=None):
     finally:
         factory.cleanup()
         daemon.stop()
+        shutil.rmtree(work, ignore_errors=True)    # guest disks: ~0.8 GiB
     with open(path, 'w') as f:
         json.dump(res, f, indent=1)
     with open(os.path.join(args.out, 'badis_cost.md'), 'w') as f:
