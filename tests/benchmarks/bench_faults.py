@@ -57,6 +57,7 @@ from memmut.agent import manager
 from memmut.evaluation import workloads
 from memmut.virt.libvirt import driver as lv_driver
 from tests.benchmarks import discipline
+from tests.benchmarks import faults_report
 from tests import common
 from tests.harness import bed
 from tests.harness import domain
@@ -109,7 +110,7 @@ def _boot_reserved(dom):
     return stats['actual'] - stats['available']
 
 
-def campaign_libvirt(factory, daemon, args):
+def campaign_libvirt(factory, daemon, args, seed=None):
     schedule = workloads.shape_schedule('W3', 96, 40)
     guests = []
     for i in range(args.guests):
@@ -128,7 +129,9 @@ def campaign_libvirt(factory, daemon, args):
                     200 * MiB if i == 0 else 0)
         floors[g.uuid] = min(384 * MiB, floor)
 
-    inj = libvirt_faults.Injector(args.p, args.seed, {
+    seed = args.seed if seed is None else seed
+    load_before = discipline.loadavg()
+    inj = libvirt_faults.Injector(args.p, seed, {
         'setMemoryFlags': args.p_balloon})
 
     class FaultyDriver(lv_driver.LibvirtDriver):
@@ -194,6 +197,7 @@ def campaign_libvirt(factory, daemon, args):
         g.destroy()
     return {
         'guests': args.guests, 'p': args.p, 'p_balloon': args.p_balloon,
+        'seed': seed, 'load_before': load_before,
         'poll_interval_s': args.poll,
         'duration_s': args.duration, 'recovery_phase_s': args.recovery,
         'faults': len(inj.faults), 'faults_by_code': by_code,
@@ -212,6 +216,7 @@ def campaign_libvirt(factory, daemon, args):
                        'max': max(recoveries) if recoveries else None,
                        'n': len(recoveries)},
         'poll_s': {'p50': _pct(polls, 0.5), 'p99': _pct(polls, 0.99)},
+        'load_after': discipline.loadavg(),
     }
 
 
@@ -251,7 +256,8 @@ def campaign_memstore(factory, args):
         'guest_finished': bool(done),
         'time_to_serve_again_s': {'p50': _pct(back, 0.5),
                                   'p99': _pct(back, 0.99),
-                                  'max': max(back)},
+                                  'max': max(back), 'values': back,
+                                  'summary': discipline.summarize(back)},
     }
     g.destroy()
     return result
@@ -422,7 +428,9 @@ def campaign_services(factory, daemon, args, work):
         for kind, values in recover.items():
             out['recovery_%s_s' % kind] = {
                 'p50': _pct(values, 0.5), 'p99': _pct(values, 0.99),
-                'max': max(values) if values else None}
+                'max': max(values) if values else None, 'values': values,
+                'summary': discipline.summarize(values) if values
+                else None}
         return out
     finally:
         for proc in (agent, controller):
@@ -459,98 +467,6 @@ def campaign_load(factory, daemon, args):
             'p99_under_interval': _pct(times, 0.99) < 5.0}
 
 
-def markdown(res):
-    m = res['machine']
-    out = ['# Fault campaign (issue 17)', '',
-           'Produced by `tests/benchmarks/bench_faults.py` (memmut %s, '
-           'QEMU %s under TCG, libvirt %s, host kernel %s); sections run '
-           'separately are merged.' % (
-               (m.get('memmut_commit') or '?')[:10], m.get('qemu'),
-               m.get('libvirt'), m.get('kernel')), '']
-    lv = res.get('libvirt')
-    if lv:
-        out += ['## libvirt errors at random calls (real guests)', '',
-                discipline.markdown_table(['figure', 'value', 'goal'], [
-                    ['faults injected', lv['faults'], ''],
-                    ['polls that raised', lv['polls_raised'], '0'],
-                    ['balloon targets below the floor', lv[
-                        'floor_violations'], '0'],
-                    ['balloons below the floor at the end',
-                     lv['balloons_below_floor_at_end'], '0'],
-                    ['VMs unmanaged after recovery',
-                     lv['unmanaged_after_recovery'], '0'],
-                    ['recovery p50 / p99 (s)', '%.2f / %.2f' % (
-                        lv['recovery_s']['p50'], lv['recovery_s']['p99']),
-                     ''],
-                ]), '']
-    ms = res.get('memstore')
-    if ms:
-        out += ['## memstore SIGKILL mid-swap (real guest)', '',
-                discipline.markdown_table(['figure', 'value', 'goal'], [
-                    ['kills', ms['kills'], ''],
-                    ['acknowledged pages lost', ms[
-                        'acknowledged_pages_lost'], '0'],
-                    ['pages verified by memwork', ms['pages_verified'], ''],
-                    ['serving again p50 / max (s)', '%.2f / %.2f' % (
-                        ms['time_to_serve_again_s']['p50'],
-                        ms['time_to_serve_again_s']['max']), ''],
-                ]), '']
-    df = res.get('diskfull')
-    if df:
-        out += ['## Disk full under memstore (real guest)', '',
-                discipline.markdown_table(['figure', 'value', 'goal'], [
-                    ['memstore alive at the end', df['memstore_alive'],
-                     'True'],
-                    ['requests refused (ENOSPC)', df['requests_refused'],
-                     ''],
-                    ['guest swap write errors seen', df[
-                        'guest_swap_write_errors'], ''],
-                    ['acknowledged pages lost', df[
-                        'acknowledged_pages_lost'], '0'],
-                    ['VM paused on ENOSPC', df['domain_state'][0] == 3,
-                     'False'],
-                    ['guest OOM kills', df['guest_oom_kills'], ''],
-                ]), '',
-                'The swap disk reports I/O errors to the guest (memmut '
-                'sets libvirt\'s error_policy to report; QEMU\'s default '
-                'pauses the VM). When memwork finished, its page checksums '
-                'give the pages lost; when the guest OOM-killed it (swap '
-                'full, working set above RAM) there is no such figure '
-                '("None"): acknowledged writes on a full file system are '
-                'then covered by tests/unit/memstore/test_hardening.py '
-                '(test_full_tmpfs_reads_zeros_and_writes_get_enospc).', '']
-    sv = res.get('services')
-    if sv:
-        rows = [['agent SIGKILL / broker / DB restarts', '%d / %d / %d' % (
-            sv['agent_kills'], sv['broker_restarts'], sv['db_restarts']),
-            ''],
-            ['reports lost (sequence gaps)', sv['seq_gaps_in_stored_runs'],
-             '0'],
-            ['VMs unmanaged after recovery', sv['unmanaged_after_recovery'],
-             '0'],
-            ['balloons below the floor', sv['balloons_below_floor_at_end'],
-             '0']]
-        for kind in ('agent_sigkill', 'broker_restart', 'db_restart'):
-            r = sv['recovery_%s_s' % kind]
-            rows.append(['recovery after %s p50 / max (s)' % kind.replace(
-                '_', ' '), '%.1f / %.1f' % (r['p50'], r['max']), ''])
-        out += ['## Services: agent, broker and database faults', '',
-                discipline.markdown_table(['figure', 'value', 'goal'], rows),
-                '']
-    out += ['Faults injected in all: %d.' % res.get('total_faults', 0), '']
-    ld = res.get('load')
-    if ld:
-        out += ['## Load: %d guests, one agent, poll every 5 s'
-                % ld['guests'], '',
-                discipline.markdown_table(['figure', 'value', 'goal'], [
-                    ['poll p50 / p99 (s)', '%.3f / %.3f' % (
-                        ld['poll_s']['p50'], ld['poll_s']['p99']), '< 5'],
-                    ['agent CPU per poll (s)', '%.3f' % ld[
-                        'agent_cpu_s_per_poll'], ''],
-                ]), '']
-    return '\n'.join(out) + '\n'
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--sections',
@@ -574,6 +490,14 @@ def main(argv=None):
     ap.add_argument('--outage', type=float, default=5.0)
     ap.add_argument('--load-guests', type=int, default=20)
     ap.add_argument('--load-polls', type=int, default=24)
+    ap.add_argument('--repeats', type=int, default=1,
+                    help='libvirt section: runs, each with fresh guests '
+                         'and fault seed --seed + repeat (the interval is '
+                         'over them)')
+    ap.add_argument('--lock', default='',
+                    help='flock file each libvirt repeat and each other '
+                         'section holds by itself (the TCG lock); then run '
+                         'without flock(1)')
     ap.add_argument('--out', default=os.path.join(RESULTS, 'faults'))
     ap.add_argument('--report-only', action='store_true',
                     help='rewrite the .md from the .json, run nothing')
@@ -582,49 +506,56 @@ def main(argv=None):
         with open(args.out + '.json') as f:
             res = json.load(f)
         with open(args.out + '.md', 'w') as f:
-            f.write(markdown(res))
+            f.write(faults_report.markdown(res))
         return
     sections = args.sections.split(',')
     daemon, img, work, factory = bed.start('memmut-faults-')
     res = {'machine': discipline.versions(), 'args': vars(args)}
+    rec = discipline.Record(seed=args.seed, repeats=args.repeats)
+    holds = []
+
+    def hold(label):
+        return discipline.lock_hold(args.lock, holds, label)
     try:
         if 'libvirt' in sections:
-            res['libvirt'] = campaign_libvirt(factory, daemon, args)
-            print(json.dumps(res['libvirt'], indent=1, default=str))
+            runs = []
+            for rep in range(args.repeats):
+                # fresh guests and a fault seed of their own per repeat
+                with hold('libvirt-%d' % rep):
+                    runs.append(campaign_libvirt(factory, daemon, args,
+                                                 seed=args.seed + rep))
+                print(json.dumps(runs[-1], indent=1, default=str))
+                res['libvirt'] = faults_report.libvirt_repeats(runs)
+                rec.finish()
+                res['libvirt']['discipline'] = dict(rec.as_dict(),
+                                                    holds=holds)
+                res['discipline'] = res['libvirt']['discipline']
+                faults_report.save(args.out, res)
         if 'memstore' in sections:
-            res['memstore'] = campaign_memstore(factory, args)
+            with hold('memstore'):
+                res['memstore'] = campaign_memstore(factory, args)
             print(json.dumps(res['memstore'], indent=1))
         if 'diskfull' in sections:
-            res['diskfull'] = campaign_diskfull(factory, args, work)
+            with hold('diskfull'):
+                res['diskfull'] = campaign_diskfull(factory, args, work)
             print(json.dumps(res['diskfull'], indent=1, default=str))
         if 'services' in sections:
-            res['services'] = campaign_services(factory, daemon, args, work)
+            with hold('services'):
+                res['services'] = campaign_services(factory, daemon, args,
+                                                    work)
             print(json.dumps(res['services'], indent=1))
         if 'load' in sections:
-            res['load'] = campaign_load(factory, daemon, args)
+            with hold('load'):
+                res['load'] = campaign_load(factory, daemon, args)
             print(json.dumps(res['load'], indent=1))
     finally:
         factory.cleanup()
         daemon.stop()
         shutil.rmtree(work, ignore_errors=True)
-    if os.path.exists(args.out + '.json'):
-        with open(args.out + '.json') as f:
-            old = json.load(f)
-        old.update(res)
-        res = old
-    sv = res.get('services', {})
-    res['total_faults'] = (int('diskfull' in res) +
-                           res.get('libvirt', {}).get('faults', 0) +
-                           res.get('memstore', {}).get('kills', 0) +
-                           sv.get('agent_kills', 0) +
-                           sv.get('broker_restarts', 0) +
-                           sv.get('db_restarts', 0))
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out + '.json', 'w') as f:
-        json.dump(res, f, indent=1, sort_keys=True, default=str)
-    with open(args.out + '.md', 'w') as f:
-        f.write(markdown(res))
-    print('wrote %s.json and .md' % args.out)
+    rec.finish()
+    res['discipline'] = dict(rec.as_dict(), holds=holds,
+                             sections=sections)
+    faults_report.save(args.out, res)
 
 
 if __name__ == '__main__':

@@ -321,6 +321,61 @@ def main():
     rec = discipline.Record(seed=0, repeats=args.repeats)
     rows, oops, per_rep, holds = [], [], [], []
     text = ''
+
+    def save():
+        # after every repeat, so a stopped run keeps what it measured
+        rec.finish()
+        rec.repeats = len(per_rep)
+        summary = pooled_accuracy(rows)
+        c = mean_cost(per_rep, args.vms)
+        intervals = repeat_intervals(per_rep, args.vms)
+        qemu = subprocess.run(['qemu-system-x86_64', '--version'],
+                              capture_output=True,
+                              text=True).stdout.split()[3]
+        default = c.get(100)
+        extrap = (
+            'Extrapolation (from the measured per-page cost, not measured on '
+            'a KVM host): the work of a call is proportional to the pages it '
+            'samples, not to the size of the VM (a 16 GiB VM is a larger '
+            'range to pick from, the same page-table walk per page). At the '
+            'default rate (%d pages per VM per %g s Badis round: one '
+            'clearing call and one testing call) the measured round costs '
+            '%.0f us of CPU, so %d VMs of 16 GiB need %.5f %% of one core '
+            '(goal <= 1 %%: %s). Even at 10 000 pages per round %d VMs '
+            'would need %.3f %%. These are TCG figures (an emulated '
+            'kernel): real hardware is faster.' % (
+                100, args.round_seconds, default['round_ns'] / 1e3 if default
+                else float('nan'), args.vms,
+                default['cpu_pct_%d_vms' % args.vms] if default else float(
+                    'nan'),
+                'met' if default and default['cpu_pct_%d_vms' % args.vms] <= 1
+                else 'NOT met', args.vms,
+                c[10000]['cpu_pct_%d_vms' % args.vms] if 10000 in c
+                else float('nan')))
+        res = {
+            'command': '.tox/functional/bin/python -m '
+                       'tests.benchmarks.bench_kmod --repeats %d'
+                       % args.repeats,
+            'args': vars(args),
+            'date': time.strftime('%Y-%m-%d %H:%M UTC',
+                                  time.gmtime(started)),
+            'kernel': img.kernel_version, 'qemu': qemu,
+            'host': platform.node(), 'peak_mib': args.peak_mib,
+            'step_s': args.step_seconds, 'interval_ms': args.interval_ms,
+            'pages': args.pages, 'round_s': args.round_seconds,
+            'vms': args.vms,
+            'accuracy': summary, 'cost': c, 'extrapolation': extrap,
+            'kernel_trouble': oops, 'intervals': rows,
+            'module_unloaded': all(r['module_unloaded'] for r in per_rep),
+            'repeats': per_rep, 'repeat_intervals': intervals,
+            'discipline': rec.as_dict(), 'holds': holds,
+        }
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, 'kmod.json'), 'w') as f:
+            json.dump(res, f, indent=1)
+        write_md(os.path.join(args.out, 'kmod.md'), res)
+        plot(os.path.join(args.out, 'kmod.png'), res, rows)
+
     for rep in range(args.repeats):
         # one boot per repeat, each one hold of the TCG lock
         with discipline.lock_hold(args.lock, holds, rep):
@@ -338,51 +393,7 @@ def main():
         per_rep.append({'repeat': rep, 'accuracy': r_summary,
                         'cost': cost(text, args.round_seconds, args.vms),
                         'module_unloaded': 'KMOD-UNLOADED' in text})
-    rec.finish()
-    summary = pooled_accuracy(rows)
-    c = mean_cost(per_rep, args.vms)
-    intervals = repeat_intervals(per_rep, args.vms)
-    qemu = subprocess.run(['qemu-system-x86_64', '--version'],
-                          capture_output=True, text=True).stdout.split()[3]
-    default = c.get(100)
-    extrap = (
-        'Extrapolation (from the measured per-page cost, not measured on '
-        'a KVM host): the work of a call is proportional to the pages it '
-        'samples, not to the size of the VM (a 16 GiB VM is a larger range '
-        'to pick from, the same page-table walk per page). At the default '
-        'rate (%d pages per VM per %g s Badis round: one clearing call and '
-        'one testing call) the measured round costs %.0f us of CPU, so %d '
-        'VMs of 16 GiB need %.5f %% of one core (goal <= 1 %%: %s). Even '
-        'at 10 000 pages per round %d VMs would need %.3f %%. These are '
-        'TCG figures (an emulated kernel): real hardware is faster.' % (
-            100, args.round_seconds, default['round_ns'] / 1e3 if default
-            else float('nan'), args.vms,
-            default['cpu_pct_%d_vms' % args.vms] if default else float(
-                'nan'),
-            'met' if default and default['cpu_pct_%d_vms' % args.vms] <= 1
-            else 'NOT met', args.vms,
-            c[10000]['cpu_pct_%d_vms' % args.vms] if 10000 in c
-            else float('nan')))
-    res = {
-        'command': '.tox/functional/bin/python -m '
-                   'tests.benchmarks.bench_kmod --repeats %d' % args.repeats,
-        'args': vars(args), 'date': time.strftime('%Y-%m-%d %H:%M UTC',
-                                                  time.gmtime(started)),
-        'kernel': img.kernel_version, 'qemu': qemu,
-        'host': platform.node(), 'peak_mib': args.peak_mib,
-        'step_s': args.step_seconds, 'interval_ms': args.interval_ms,
-        'pages': args.pages, 'round_s': args.round_seconds, 'vms': args.vms,
-        'accuracy': summary, 'cost': c, 'extrapolation': extrap,
-        'kernel_trouble': oops, 'intervals': rows,
-        'module_unloaded': all(r['module_unloaded'] for r in per_rep),
-        'repeats': per_rep, 'repeat_intervals': intervals,
-        'discipline': rec.as_dict(), 'holds': holds,
-    }
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, 'kmod.json'), 'w') as f:
-        json.dump(res, f, indent=1)
-    write_md(os.path.join(args.out, 'kmod.md'), res)
-    plot(os.path.join(args.out, 'kmod.png'), res, rows)
+        save()
     print(open(os.path.join(args.out, 'kmod.md')).read())
     if oops:
         print('KERNEL TROUBLE:\n' + '\n'.join(oops))

@@ -409,12 +409,31 @@ def run_once(server, rw, qd, size, runtime, shim=None):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def run_blocks(order, lock_path, run_case, on_block=None):
+def resume_order(order, runs, case_of):
+    """The pairs of ``order`` still to run when ``runs`` (of an earlier,
+    stopped session with the same cases and seed) are kept: only whole
+    repeats count as done (results are saved after each whole repeat);
+    ``case_of(run)`` gives a run's case. Returns (pairs left, runs
+    kept)."""
+    wanted = {}
+    for case, rep in order:
+        wanted.setdefault(rep, set()).add(case)
+    got = {}
+    for r in runs:
+        got.setdefault(r['repeat'], set()).add(case_of(r))
+    done = {rep for rep, cases in wanted.items() if got.get(rep) == cases}
+    return ([(c, rep) for c, rep in order if rep not in done],
+            [r for r in runs if r['repeat'] in done])
+
+
+def run_blocks(order, lock_path, run_case, on_block=None, runs=None,
+               holds=None):
     """Run ``order`` (blocked (case, repeat) pairs) one repeat per hold
     of the lock; ``run_case(case, repeat)`` returns a run's dict;
     ``on_block(runs, holds)`` is called after each repeat (the results
-    so far are saved, so a run stopped early keeps its whole repeats)."""
-    runs, holds = [], []
+    so far are saved, so a run stopped early keeps its whole repeats).
+    ``runs`` and ``holds`` of an earlier session are continued."""
+    runs, holds = list(runs or []), list(holds or [])
     t0 = time.monotonic()
     blocks = {}
     for case, rep in order:
@@ -807,13 +826,42 @@ def run_fio(args, argv, save):
         r.update(server=srv, workload=w)
         return r
 
+    earlier, prior_runs, prior_holds = [], [], []
+    if args.resume:
+        prev = doc_fio(args)
+        same = (prev['servers'] == names and
+                prev['runtime_s'] == args.runtime and
+                prev['size_mib'] == args.size_mib and
+                prev['discipline']['seed'] == args.seed)
+        if not same:
+            sys.exit('--resume: the stored fio part ran other servers, '
+                     'runtime, size or seed')
+        order, prior_runs = resume_order(
+            order, prev['runs'], lambda r: (r['server'], r['workload']))
+        prior_holds = prev['holds']
+        earlier = prev.get('earlier_sessions', []) + [
+            dict(prev['discipline'], command=prev['command'])]
+        print('resuming: %d runs kept, %d to run'
+              % (len(prior_runs), len(order)))
+
     def finish(runs, holds):
         rec.finish()
-        return fio_result(args, argv, names, runs, holds, rec, prov)
+        res = fio_result(args, argv, names, runs, holds, rec, prov)
+        if earlier:
+            res['earlier_sessions'] = earlier
+        return res
 
     runs, holds = run_blocks(order, args.lock, run_case,
-                             lambda r, h: save(finish(r, h)))
+                             lambda r, h: save(finish(r, h)),
+                             runs=prior_runs, holds=prior_holds)
     return finish(runs, holds)
+
+
+def doc_fio(args):
+    """The stored fio part (for --resume)."""
+    with open(os.path.join(args.out, 'memstore.json')) as fh:
+        doc = json.load(fh)
+    return doc.get('fio') or doc
 
 
 def fio_result(args, argv, names, runs, holds, rec, prov):
@@ -1117,6 +1165,10 @@ def main(argv=None):
                         'comma-separated (default %(default)s; 16 is '
                         'nbdkit\'s default, passed explicitly)')
     f.add_argument('--no-qemu-nbd', action='store_true')
+    f.add_argument('--resume', action='store_true',
+                   help='keep the whole repeats of the stored fio part '
+                        '(same servers, runtime, size and seed) and run '
+                        'only the repeats it lacks')
     f.add_argument('--no-tcp', action='store_true',
                    help='leave out memstore\'s slab and nbdkit over TCP')
     g = ap.add_argument_group('guest part')

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from tests.benchmarks import bench_memstore as bm
+from tests.benchmarks import discipline
 from tests.harness import faultlat
 
 NAMES = ['memstore', 'nbdkit-sparse', 'nbdkit-malloc', 'nbdkit-malloc-t1',
@@ -126,3 +127,16 @@ def test_faultlat_program_on_the_host(tmp_path):
     assert res['touch_p50_ns'] <= res['touch_p90_ns'] <= \
         res['touch_p99_ns'] <= res['max_ns'] * 1.07
     assert fields['start']['mib'] == 8 and 'done' in fields
+
+
+def test_resume_keeps_whole_repeats_and_runs_the_rest():
+    cases = [('memstore', 'rr1'), ('nbdkit', 'rr1')]
+    order = discipline.blocked_order(cases, 4, 1)
+    case_of = lambda r: (r['server'], r['workload'])   # noqa: E731
+    stored = [{'server': s, 'workload': w, 'repeat': rep}
+              for (s, w), rep in order[:5]]       # repeats 0, 1 and half 2
+    left, kept = bm.resume_order(order, stored, case_of)
+    assert [r['repeat'] for r in kept] == [0, 0, 1, 1]
+    # the same pairs in the same order as a run that never stopped
+    assert left == order[4:]
+    assert bm.resume_order(order, [], case_of) == (order, [])

@@ -168,3 +168,31 @@ def test_stop_deadline_past_midnight_is_tomorrow():
     assert bm.stop_deadline('00:05', later) == 11 * 86400 + 5 * 60
     assert bm.stop_deadline('23:50', later) == 10 * 86400 + 23 * 3600 + \
         50 * 60
+
+
+def test_ten_guest_windows_give_an_interval_and_whole_run_figures():
+    # agent 1 s of CPU per 20 s window, 0.8 s of it in 100 rounds: 8 ms a
+    # round, 0.2 s over 20 polls = 10 ms a poll outside the pipeline
+    ws = [bench_badis_cost.window_figures(
+        wall=20.0, polls=20, rounds=100, agent_s=1.0 + d, pipeline_s=0.8,
+        memstore_s=2.0, swapped_kb=20 * MIB) for d in (0.0, 0.1, 0.2)]
+    assert ws[0]['per_round_cpu_s'] == pytest.approx(0.008)
+    assert ws[0]['per_poll_overhead_cpu_s'] == pytest.approx(0.01)
+    # 10 rounds of 8 ms per 60 s plus a 10 ms poll per 5 s
+    assert ws[0]['production_pct_core_10vms'] == pytest.approx(
+        100 * (0.08 / 60 + 0.01 / 5), abs=1e-4)
+    out = bench_badis_cost.combine_windows(ws)
+    assert out['window_s'] == pytest.approx(60.0)
+    assert out['agent_cpu_s'] == pytest.approx(3.3)
+    assert out['swap_out_mib_per_s'] == pytest.approx(1.0)
+    s = out['summary']['per_poll_overhead_cpu_s']
+    assert s['n'] == 3
+    assert s['mean'] == pytest.approx(0.015)
+    assert s['low'] < 0.015 < s['high']
+    md = bench_badis_cost.markdown({'ten': dict(out, poll_s=1.0,
+                                                round_s=2.0,
+                                                production_note='x',
+                                                load_before=None,
+                                                load_after=None)})
+    assert 'Over 3 back-to-back windows' in md
+    assert '**met**' in md

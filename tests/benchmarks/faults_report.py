@@ -1,0 +1,215 @@
+"""The fault campaign's result file (tests/benchmarks/bench_faults.py):
+the interval over repeated libvirt runs, the merge of sections run
+separately, and the Markdown. No hypervisor needed, so it is unit-tested
+(tests/benchmarks/test_bench_faults.py)."""
+
+import json
+import os
+
+from tests.benchmarks import discipline
+
+
+# the figures of one libvirt run that get an interval over the repeats
+LIBVIRT_REPEATED = {
+    'recovery_p50_s': lambda r: r['recovery_s']['p50'],
+    'recovery_p99_s': lambda r: r['recovery_s']['p99'],
+    'first_healthy_poll_after_faults_stop_s':
+        lambda r: r['first_healthy_poll_after_faults_stop_s'],
+    'faults': lambda r: r['faults'],
+}
+# counts that must be 0 in every repeat: summed over the repeats
+LIBVIRT_ZERO_GOALS = ('polls_raised', 'floor_violations',
+                      'balloons_below_floor_at_end',
+                      'unmanaged_after_recovery')
+
+
+def libvirt_repeats(runs):
+    """Several libvirt runs (each with fresh guests and its own fault
+    seed) in one result: the runs, a mean with a 95 % interval over them
+    for each figure of LIBVIRT_REPEATED, and the zero-goal counts summed
+    over them (goal 0 in total)."""
+    out = {'repeats': runs, 'n': len(runs), 'summary': {}}
+    for key, get in LIBVIRT_REPEATED.items():
+        values = [get(r) for r in runs]
+        if any(v is not None for v in values):
+            out['summary'][key] = discipline.summarize(values)
+    for key in LIBVIRT_ZERO_GOALS:
+        out[key] = sum(r[key] for r in runs)
+    out['faults'] = sum(r['faults'] for r in runs)
+    for key in ('guests', 'p', 'p_balloon', 'poll_interval_s',
+                'duration_s', 'recovery_phase_s'):
+        out[key] = runs[0][key]
+    return out
+
+
+def libvirt_markdown(lv):
+    sm = lv['summary']
+    zero = [['polls that raised', 'polls_raised'],
+            ['balloon targets below the floor', 'floor_violations'],
+            ['balloons below the floor at the end',
+             'balloons_below_floor_at_end'],
+            ['VMs unmanaged after recovery', 'unmanaged_after_recovery']]
+    rows = [['faults injected (all repeats)', lv['faults'], '']]
+    rows += [[label + ' (all repeats)', lv[key], '0'] for label, key in zero]
+    for label, key in (
+            ('recovery p50 (s)', 'recovery_p50_s'),
+            ('recovery p99 (s)', 'recovery_p99_s'),
+            ('first healthy poll after the faults stop (s)',
+             'first_healthy_poll_after_faults_stop_s')):
+        if key in sm:
+            rows.append([label, discipline.fmt(sm[key], '.2f'), ''])
+    d = lv.get('discipline') or {}
+    return ['## libvirt errors at random calls (real guests)', '',
+            '%d repeats, each with %d fresh guests, %g s of faults (p = %g, '
+            'balloon changes %g) then %g s without, polls every %g s, '
+            'fault seed --seed + repeat; mean ± 95 %% half-width over the '
+            'repeats (Student t). Load average before %s, after %s.' % (
+                lv['n'], lv['guests'], lv['duration_s'], lv['p'],
+                lv['p_balloon'], lv['recovery_phase_s'],
+                lv['poll_interval_s'], d.get('load_before'),
+                d.get('load_after')), '',
+            discipline.markdown_table(['figure', 'value', 'goal'], rows), '']
+
+
+def markdown(res):
+    m = res['machine']
+    out = ['# Fault campaign (issue 17)', '',
+           'Produced by `tests/benchmarks/bench_faults.py` (memmut %s, '
+           'QEMU %s under TCG, libvirt %s, host kernel %s); sections run '
+           'separately are merged.' % (
+               (m.get('memmut_commit') or '?')[:10], m.get('qemu'),
+               m.get('libvirt'), m.get('kernel')), '']
+    lv = res.get('libvirt')
+    title = '## libvirt errors at random calls (real guests)'
+    if lv and 'repeats' in lv:
+        out += libvirt_markdown(lv)
+        lv = res.get('libvirt_before_repeats')
+        title = ('### Before the repeats: one run of %g s (published '
+                 'first)' % lv['duration_s'] if lv else title)
+    if lv:
+        out += [title, '',
+                discipline.markdown_table(['figure', 'value', 'goal'], [
+                    ['faults injected', lv['faults'], ''],
+                    ['polls that raised', lv['polls_raised'], '0'],
+                    ['balloon targets below the floor', lv[
+                        'floor_violations'], '0'],
+                    ['balloons below the floor at the end',
+                     lv['balloons_below_floor_at_end'], '0'],
+                    ['VMs unmanaged after recovery',
+                     lv['unmanaged_after_recovery'], '0'],
+                    ['recovery p50 / p99 (s)', '%.2f / %.2f' % (
+                        lv['recovery_s']['p50'], lv['recovery_s']['p99']),
+                     ''],
+                ]), '']
+    ms = res.get('memstore')
+    if ms:
+        out += ['## memstore SIGKILL mid-swap (real guest)', '',
+                discipline.markdown_table(['figure', 'value', 'goal'], [
+                    ['kills', ms['kills'], ''],
+                    ['acknowledged pages lost', ms[
+                        'acknowledged_pages_lost'], '0'],
+                    ['pages verified by memwork', ms['pages_verified'], ''],
+                    ['serving again p50 / max (s)', '%.2f / %.2f' % (
+                        ms['time_to_serve_again_s']['p50'],
+                        ms['time_to_serve_again_s']['max']), ''],
+                    ['serving again, mean over the kills (s)',
+                     discipline.fmt(ms['time_to_serve_again_s']['summary'],
+                                    '.2f')
+                     if ms['time_to_serve_again_s'].get('summary')
+                     else 'not recorded', ''],
+                ]), '']
+    df = res.get('diskfull')
+    if df:
+        out += ['## Disk full under memstore (real guest)', '',
+                discipline.markdown_table(['figure', 'value', 'goal'], [
+                    ['memstore alive at the end', df['memstore_alive'],
+                     'True'],
+                    ['requests refused (ENOSPC)', df['requests_refused'],
+                     ''],
+                    ['guest swap write errors seen', df[
+                        'guest_swap_write_errors'], ''],
+                    ['acknowledged pages lost', df[
+                        'acknowledged_pages_lost'], '0'],
+                    ['VM paused on ENOSPC', df['domain_state'][0] == 3,
+                     'False'],
+                    ['guest OOM kills', df['guest_oom_kills'], ''],
+                ]), '',
+                'The swap disk reports I/O errors to the guest (memmut '
+                'sets libvirt\'s error_policy to report; QEMU\'s default '
+                'pauses the VM). When memwork finished, its page checksums '
+                'give the pages lost; when the guest OOM-killed it (swap '
+                'full, working set above RAM) there is no such figure '
+                '("None"): acknowledged writes on a full file system are '
+                'then covered by tests/unit/memstore/test_hardening.py '
+                '(test_full_tmpfs_reads_zeros_and_writes_get_enospc).', '']
+    sv = res.get('services')
+    if sv:
+        rows = [['agent SIGKILL / broker / DB restarts', '%d / %d / %d' % (
+            sv['agent_kills'], sv['broker_restarts'], sv['db_restarts']),
+            ''],
+            ['reports lost (sequence gaps)', sv['seq_gaps_in_stored_runs'],
+             '0'],
+            ['VMs unmanaged after recovery', sv['unmanaged_after_recovery'],
+             '0'],
+            ['balloons below the floor', sv['balloons_below_floor_at_end'],
+             '0']]
+        for kind in ('agent_sigkill', 'broker_restart', 'db_restart'):
+            r = sv['recovery_%s_s' % kind]
+            rows.append(['recovery after %s p50 / max (s)' % kind.replace(
+                '_', ' '), '%.1f / %.1f' % (r['p50'], r['max']), ''])
+            if r.get('summary'):
+                rows.append(['recovery after %s, mean over the events (s)'
+                             % kind.replace('_', ' '),
+                             discipline.fmt(r['summary'], '.2f'), ''])
+        out += ['## Services: agent, broker and database faults', '',
+                discipline.markdown_table(['figure', 'value', 'goal'], rows),
+                '']
+    out += ['Faults injected in all: %d.' % res.get('total_faults', 0), '']
+    ld = res.get('load')
+    if ld:
+        out += ['## Load: %d guests, one agent, poll every 5 s'
+                % ld['guests'], '',
+                discipline.markdown_table(['figure', 'value', 'goal'], [
+                    ['poll p50 / p99 (s)', '%.3f / %.3f' % (
+                        ld['poll_s']['p50'], ld['poll_s']['p99']), '< 5'],
+                    ['agent CPU per poll (s)', '%.3f' % ld[
+                        'agent_cpu_s_per_poll'], ''],
+                ]), '']
+    return '\n'.join(out) + '\n'
+
+
+def save(out, res):
+    """Merge ``res`` into ``<out>.json`` (sections run separately are
+    kept) and rewrite ``<out>.md``. A single libvirt run that repeats
+    replace is kept as ``libvirt_before_repeats``."""
+    if os.path.exists(out + '.json'):
+        with open(out + '.json') as f:
+            old = json.load(f)
+        if ('libvirt' in res and 'libvirt' in old
+                and 'repeats' not in old['libvirt']):
+            old['libvirt_before_repeats'] = old['libvirt']
+        # every run's arguments and versions, since the sections merged
+        # here may come from different runs
+        runs = old.get('runs') or [{'started_utc': None,
+                                    'args': old.get('args'),
+                                    'machine': old.get('machine')}]
+        this = res['discipline']['started_utc']
+        runs = [r for r in runs if r['started_utc'] != this]
+        runs.append({'started_utc': this, 'args': res['args'],
+                     'machine': res['machine']})
+        old.update(res)
+        res = old
+        res['runs'] = runs
+    sv = res.get('services', {})
+    res['total_faults'] = (int('diskfull' in res) +
+                           res.get('libvirt', {}).get('faults', 0) +
+                           res.get('memstore', {}).get('kills', 0) +
+                           sv.get('agent_kills', 0) +
+                           sv.get('broker_restarts', 0) +
+                           sv.get('db_restarts', 0))
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out + '.json', 'w') as f:
+        json.dump(res, f, indent=1, sort_keys=True, default=str)
+    with open(out + '.md', 'w') as f:
+        f.write(markdown(res))
+    print('wrote %s.json and .md' % out)

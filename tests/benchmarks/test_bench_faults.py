@@ -1,0 +1,66 @@
+"""The fault campaign's result file, on synthetic runs: the interval
+over repeated libvirt runs, the zero goals summed, and the merge with
+sections of an earlier run."""
+
+import json
+
+import pytest
+
+from tests.benchmarks import faults_report
+
+
+def _run(seed, p50, p99, raised=0):
+    return {'guests': 4, 'p': 0.05, 'p_balloon': 0.3, 'seed': seed,
+            'poll_interval_s': 0.25, 'duration_s': 60.0,
+            'recovery_phase_s': 15.0, 'faults': 100 + seed,
+            'polls_raised': raised, 'floor_violations': 0,
+            'balloons_below_floor_at_end': 0, 'unmanaged_after_recovery': 0,
+            'first_healthy_poll_after_faults_stop_s': 0.3,
+            'recovery_s': {'p50': p50, 'p99': p99, 'max': p99, 'n': 50}}
+
+
+def test_libvirt_repeats_interval_and_zero_goals():
+    runs = [_run(17, 0.3, 1.5), _run(18, 0.4, 1.7, raised=1),
+            _run(19, 0.5, 1.6)]
+    lv = faults_report.libvirt_repeats(runs)
+    assert lv['n'] == 3
+    assert lv['faults'] == 117 + 118 + 119
+    # a zero goal counts every repeat: one raise anywhere shows
+    assert lv['polls_raised'] == 1
+    s = lv['summary']['recovery_p50_s']
+    assert s['n'] == 3 and s['mean'] == pytest.approx(0.4)
+    assert s['low'] < 0.4 < s['high']
+    # first healthy poll is the same in every run: zero width
+    assert lv['summary']['first_healthy_poll_after_faults_stop_s'][
+        'half_width'] == pytest.approx(0.0)
+    md = '\n'.join(faults_report.libvirt_markdown(lv))
+    assert '3 repeats' in md
+    assert '0.40 ± ' in md and '(n=3)' in md
+
+
+def test_save_keeps_old_sections_and_the_single_run(tmp_path):
+    out = str(tmp_path / 'faults')
+    old = {'machine': {'qemu': '7'}, 'args': {'sections': 'libvirt,load'},
+           'libvirt': dict(_run(17, 0.32, 1.54), faults=1358,
+                           duration_s=600.0,
+                           poll_s={'p50': 0.1, 'p99': 0.2}),
+           'load': {'guests': 20, 'poll_s': {'p50': 0.7, 'p99': 4.8},
+                    'agent_cpu_s_per_poll': 0.04}}
+    with open(out + '.json', 'w') as f:
+        json.dump(old, f)
+    lv = faults_report.libvirt_repeats([_run(17, 0.3, 1.5),
+                                        _run(18, 0.4, 1.7)])
+    res = {'machine': {'qemu': '7.2'}, 'args': {'sections': 'libvirt'},
+           'discipline': {'started_utc': 'T1'}, 'libvirt': lv}
+    faults_report.save(out, res)
+    faults_report.save(out, res)          # the next repeat: no new run
+    with open(out + '.json') as f:
+        got = json.load(f)
+    assert got['load'] == old['load']
+    assert got['libvirt_before_repeats']['faults'] == 1358
+    assert got['libvirt']['n'] == 2
+    assert [r['started_utc'] for r in got['runs']] == [None, 'T1']
+    assert got['total_faults'] == lv['faults']
+    md = open(out + '.md').read()
+    assert '### Before the repeats: one run of 600 s' in md
+    assert '## Load: 20 guests' in md

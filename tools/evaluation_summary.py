@@ -1,0 +1,613 @@
+"""The evaluation table of issue 20, built from the benchmark result files.
+
+One row per headline figure: its mean, n, 95 % interval, whether the file
+records component versions, the figure published before (read from a
+result file too: the same file as first committed or before issue 20,
+or a "before" record inside a file) and the goal's verdict under the
+rule of tests/benchmarks/discipline.py (met only if the whole interval is
+inside the goal; n = 1 is undecided). Then every result file under
+tests/benchmarks/results that the table does not cover, with whether it
+has intervals and versions. No number is typed here: every figure is read
+from the files, so rerunning a benchmark and this tool updates the
+table::
+
+    python tools/evaluation_summary.py > tests/benchmarks/results/EVALUATION.md
+
+(``--out PATH`` writes the file; the text around the table is kept
+between the markers of an existing file.)
+"""
+
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from tests.benchmarks import discipline  # noqa: E402
+
+RESULTS_REL = 'tests/benchmarks/results'
+# the commit before the issue-20 work began (discipline.py's parent)
+BASE_REV = '4542cd0^'
+BEGIN = '<!-- evaluation_summary: begin -->'
+END = '<!-- evaluation_summary: end -->'
+
+
+class Loader:
+    """Result files by path relative to the results directory: as they
+    are now, at a git revision, or as first committed. Missing files and
+    revisions give None."""
+
+    def __init__(self, root=ROOT):
+        self.root = root
+        self._cache = {}
+
+    def _parse(self, path, text):
+        if path.endswith('.jsonl'):
+            return [json.loads(line) for line in text.splitlines()
+                    if line.strip()]
+        return json.loads(text)
+
+    def load(self, path, rev=None):
+        key = (path, rev)
+        if key not in self._cache:
+            self._cache[key] = self._read(path, rev)
+        return self._cache[key]
+
+    def _read(self, path, rev):
+        full = os.path.join(RESULTS_REL, path)
+        if rev is None:
+            try:
+                with open(os.path.join(self.root, full)) as f:
+                    return self._parse(path, f.read())
+            except (OSError, ValueError):
+                return None
+        if rev == 'first':
+            rev = self._git('log', '--diff-filter=A', '--format=%H', '--',
+                            full)
+            rev = rev.split()[-1] if rev else None
+        elif rev == 'previous':
+            rev = self._previous(full)
+        if rev is None:
+            return None
+        text = self._git('show', '%s:%s' % (rev, full))
+        try:
+            return self._parse(path, text) if text else None
+        except ValueError:
+            return None
+
+    def _previous(self, full):
+        """The revision of the version published before the current one:
+        HEAD's if the file was changed since, else the one before the
+        last commit that changed it."""
+        revs = (self._git('log', '--format=%H', '-2', '--', full) or
+                '').split()
+        changed = self._git('diff', '--quiet', 'HEAD', '--', full) is None
+        if changed:
+            return revs[0] if revs else None
+        return revs[1] if len(revs) > 1 else None
+
+    def _git(self, *args):
+        try:
+            out = subprocess.run(['git', '-C', self.root] + list(args),
+                                 capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+
+def dig(doc, *keys):
+    """doc[k1][k2]... or None where a key is missing."""
+    for k in keys:
+        if isinstance(doc, dict) and k in doc:
+            doc = doc[k]
+        elif isinstance(doc, list) and isinstance(k, int) and \
+                -len(doc) <= k < len(doc):
+            doc = doc[k]
+        else:
+            return None
+    return doc
+
+
+def as_summary(value):
+    """A figure as ``{'n', 'mean', 'low', 'high'}``: a discipline summary
+    or paired ratio as it is, a bare number as one measurement."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        if value.get('mean') is None:
+            return None
+        low, high = value.get('low'), value.get('high')
+        known = low is not None and high is not None
+        return {'n': value.get('n', 1), 'mean': float(value['mean']),
+                'low': low if known else None,
+                'high': high if known else None,
+                'half_width': (high - low) / 2.0 if known else None}
+    return {'n': 1, 'mean': float(value), 'low': None, 'high': None,
+            'half_width': None}
+
+
+def has_versions(doc, depth=0):
+    """True if the file records component versions somewhere: a
+    ``versions`` dict, or a dict with the memmut commit and QEMU's
+    version (a jsonl log: in every line)."""
+    if depth == 0 and isinstance(doc, list) and doc and all(
+            isinstance(x, dict) for x in doc) and 'versions' in doc[0]:
+        return all(has_versions(x, 1) for x in doc)
+    if isinstance(doc, dict):
+        v = doc.get('versions')
+        if isinstance(v, dict) and ('qemu' in v or 'memmut_commit' in v):
+            return True
+        if 'memmut_commit' in doc and 'qemu' in doc:
+            return True
+        if depth < 4:
+            return any(has_versions(x, depth + 1) for x in doc.values()
+                       if isinstance(x, (dict, list)))
+    if isinstance(doc, list) and depth < 4:
+        return any(has_versions(x, depth + 1) for x in doc[:3])
+    return False
+
+
+Spec = collections.namedtuple('Spec', [
+    'file', 'figure', 'get', 'fmt', 'scale', 'unit', 'goal', 'goal_text',
+    'before', 'count'])
+
+
+def spec(file, figure, get, fmt='.2f', scale=1.0, unit='', goal=None,
+         goal_text='', before=None, count=False):
+    """``get(doc)``: the figure (summary dict or number) from the loaded
+    file; ``goal``: (low, high), either None; ``before``: (file, rev,
+    get) with rev None (now), 'first' or a git revision; ``count``: a
+    count judged by its value (a zero goal), not by an interval."""
+    return Spec(file, figure, get, fmt, scale, unit, goal, goal_text,
+                before, count)
+
+
+def _mut(scenario, mode, what, workload=None):
+    """A mutualization figure from the series log, summarized as
+    ``bench_mutualization --aggregate`` does."""
+    def get(lines):
+        from tests.benchmarks import bench_mutualization as bm
+        mine = sorted((ln for ln in lines or []
+                       if ln['scenario'] == scenario),
+                      key=lambda ln: (ln['repeat'], ln['started_utc']))
+        if not mine:
+            return None
+        bm.set_scenario(scenario)
+        s = bm.repeat_summary(mine)
+        return dig(s, what, mode, *([workload] if workload else []))
+    return get
+
+
+def _fio_ratio(workload, baseline, what='iops'):
+    def get(doc):
+        for c in dig(doc, 'fio', 'cases') or []:
+            if c['workload'] == workload:
+                return dig(c, 'ratios_memstore_to', baseline, what)
+        return None
+    return get
+
+
+def _kmod_before(doc):
+    return dig(doc, 'accuracy', 'all', 'kmod_mean_err_pct')
+
+
+def _controller(hosts, controllers, *keys):
+    def get(doc):
+        for r in doc or []:
+            if r.get('hosts') == hosts and r.get('controllers') == \
+                    controllers:
+                return dig(r, *keys)
+        return None
+    return get
+
+
+def _goal(name):
+    """A goal record of bench_consolidation (mean, low, high and the
+    formatted value, whose '(n=N)' gives n)."""
+    def get(doc):
+        g = dig(doc, 'goals', name)
+        if not g:
+            return None
+        m = re.search(r'\(n=(\d+)\)', g.get('value', ''))
+        return dict(g, n=int(m.group(1)) if m else 1)
+    return get
+
+
+def _goals_met(part):
+    """'k of m' goals of a sweep whose whole interval holds."""
+    def get(doc):
+        goals = dig(doc, 'goals', part) or {}
+        if not goals:
+            return None
+        return '%d of %d' % (sum(1 for g in goals.values() if g.get('met')),
+                             len(goals))
+    return get
+
+
+SPECS = [
+    # Badis (issue 20 item 2): single runs
+    spec('badis.json', 'Badis mean error, % of booked (W1-W5)',
+         lambda d: dig(d, 'summary', 'badis', 'mean_error_pct_booked'),
+         unit=' %', goal=(None, 5.0), goal_text='<= 5 %',
+         before=('badis.json', BASE_REV,
+                 lambda d: dig(d, 'summary', 'badis',
+                               'mean_error_pct_booked'))),
+    spec('badis.json', 'Badis vm_over, median of 10 schedules',
+         lambda d: dig(d, 'summary', 'badis', 'vm_over_median'),
+         goal=(None, 1.03), goal_text='<= 1.03',
+         before=('badis.json', BASE_REV,
+                 lambda d: dig(d, 'summary', 'badis', 'vm_over_median'))),
+    spec('badis_cost.json', 'agent CPU, 10 guests, production rounds',
+         lambda d: dig(d, 'ten', 'summary', 'production_pct_core_10vms')
+         or dig(d, 'ten', 'production_pct_core_10vms'),
+         fmt='.3f', unit=' % core', goal=(None, 1.0), goal_text='<= 1 %',
+         before=('badis_cost.json', 'previous',
+                 lambda d: dig(d, 'ten', 'production_pct_core_10vms'))),
+    spec('badis_cost.json', 'memstore CPU, 10 guests swapping',
+         lambda d: dig(d, 'ten', 'summary', 'memstore_pct_core')
+         or dig(d, 'ten', 'memstore_pct_core'), unit=' % core',
+         before=('badis_cost.json', 'previous',
+                 lambda d: dig(d, 'ten', 'memstore_pct_core'))),
+    spec('badis_cost.json', 'sampler CPU per round, 4 GiB guest',
+         lambda d: dig(d, 'sampler', 'sizes', -1, 'summary'), scale=1000.0,
+         unit=' ms',
+         before=('badis_cost.json', 'first',
+                 lambda d: dig(d, 'sampler', 'sizes', -1, 'summary'))),
+    spec('kmod.json', 'memmut-wss mean error, % of mapping',
+         lambda d: dig(d, 'repeat_intervals', 'kmod_mean_err_pct')
+         or _kmod_before(d), unit=' %', goal=(None, 5.0),
+         goal_text='<= 5 %', before=('kmod.json', 'previous', _kmod_before)),
+    spec('kmod.json', 'memmut-wss CPU, 10 VMs, 100 pages per round',
+         lambda d: dig(d, 'repeat_intervals',
+                       'cpu_pct_10_vms_at_100_pages')
+         or dig(d, 'cost', '100', 'cpu_pct_10_vms'), fmt='.4f',
+         unit=' % core', goal=(None, 1.0), goal_text='<= 1 %',
+         before=('kmod.json', 'previous',
+                 lambda d: dig(d, 'cost', '100', 'cpu_pct_10_vms'))),
+    # mutualization (item 3), from the series log
+    spec('mutualization_repeats.jsonl',
+         'shortage, equal: swap reduction vs static (>=)',
+         _mut('shortage', 'equal', 'swap_reduction_x'), unit='x',
+         goal=(8.0, None), goal_text='>= 8x',
+         before=('mutualization_shortage.json', BASE_REV,
+                 lambda d: dig(d, 'summary', 'equal', 'swap_reduction_x'))),
+    spec('mutualization_repeats.jsonl',
+         'shortage, proportional: swap reduction vs static (>=)',
+         _mut('shortage', 'proportional', 'swap_reduction_x'), unit='x',
+         goal=(8.0, None), goal_text='>= 8x',
+         before=('mutualization_shortage.json', BASE_REV,
+                 lambda d: dig(d, 'summary', 'proportional',
+                               'swap_reduction_x'))),
+    spec('mutualization_repeats.jsonl',
+         'shortage, equal: speed-up BLAS-like (>=)',
+         _mut('shortage', 'equal', 'speedup_pct', 'blas'), fmt='.1f',
+         unit=' %', goal=(20.0, None), goal_text='>= 20 %',
+         before=('mutualization_shortage.json', BASE_REV,
+                 lambda d: dig(d, 'summary', 'equal', 'speedup_pct',
+                               'blas'))),
+    spec('mutualization_repeats.jsonl',
+         'shortage, proportional: speed-up GRASS-like (>=)',
+         _mut('shortage', 'proportional', 'speedup_pct', 'grass'),
+         fmt='.1f', unit=' %', goal=(20.0, None), goal_text='>= 20 %',
+         before=('mutualization_shortage.json', BASE_REV,
+                 lambda d: dig(d, 'summary', 'proportional', 'speedup_pct',
+                               'grass'))),
+    spec('mutualization_repeats.jsonl',
+         'zipf, equal: swap reduction vs static',
+         _mut('zipf', 'equal', 'swap_reduction_x'), unit='x',
+         goal=(8.0, None), goal_text='>= 8x'),
+    spec('mutualization.json', 'ch.3, equal: swap reduction vs static',
+         lambda d: dig(d, 'summary', 'equal', 'swap_reduction_x'),
+         fmt='.1f', unit='x', goal=(8.0, None), goal_text='>= 8x',
+         before=('mutualization.json', BASE_REV,
+                 lambda d: dig(d, 'summary', 'equal', 'swap_reduction_x'))),
+    # memstore (item 4)
+    spec('memstore.json', 'fio randread QD32 IOPS, memstore / nbdkit sparse',
+         _fio_ratio('randread QD32', 'nbdkit-sparse'), unit='x',
+         goal=(1.0, None), goal_text='>= 1.0x',
+         before=('memstore.json', None,
+                 lambda d: dig(d, 'fio', 'previous', 'iops_vs_nbdkit',
+                               'randread QD32'))),
+    spec('memstore.json', 'fio randwrite QD1 IOPS, memstore / nbdkit sparse',
+         _fio_ratio('randwrite QD1', 'nbdkit-sparse'), unit='x',
+         goal=(1.0, None), goal_text='>= 1.0x',
+         before=('memstore.json', None,
+                 lambda d: dig(d, 'fio', 'previous', 'iops_vs_nbdkit',
+                               'randwrite QD1'))),
+    spec('memstore.json', 'fio randread QD1 p99, memstore / nbdkit sparse',
+         _fio_ratio('randread QD1', 'nbdkit-sparse', 'p99'), unit='x',
+         goal=(None, 2.0), goal_text='<= 2.0x',
+         before=('memstore.json', None,
+                 lambda d: dig(d, 'fio', 'previous', 'p99_vs_nbdkit',
+                               'randread QD1'))),
+    spec('memstore.json', 'guest fault p99, memstore / nbdkit sparse',
+         lambda d: dig(d, 'guest', 'ratios_memstore_to', 'nbdkit-sparse',
+                       'fault_p99_us'), unit='x', goal=(None, 2.0),
+         goal_text='<= 2.0x'),
+    # remote memory (issue 18)
+    spec('remote.json', 'remote-10gbe / RAM, 1024-page reads',
+         lambda d: dig(d, 'ratios', 'remote-10gbe', '1024'), unit='x',
+         goal=(None, 3.0), goal_text='<= 3x',
+         before=('remote.json', None,
+                 lambda d: dig(d, 'ratios', 'remote-10gbe@before',
+                               '1024'))),
+    spec('remote_failure.json', 'time to backup after a lender SIGKILL',
+         lambda d: dig(d, 'summary', 'sigkill', 'to_backup_s'), fmt='.1f',
+         scale=1000.0, unit=' ms', goal=(None, 1.0), goal_text='<= 1 s',
+         before=('remote_failure.json', 'first',
+                 lambda d: dig(d, 'summary', 'sigkill', 'to_backup_s'))),
+    spec('remote_failure.json', 'time to backup after a link cut',
+         lambda d: dig(d, 'summary', 'link-cut', 'to_backup_s'), fmt='.1f',
+         scale=1000.0, unit=' ms', goal=(None, 1.0), goal_text='<= 1 s',
+         before=('remote_failure.json', 'first',
+                 lambda d: dig(d, 'summary', 'link-cut', 'to_backup_s'))),
+    spec('remote_gain.json', 'completion, remote-10gbe / disk swap',
+         lambda d: dig(d, 'gain'), fmt='.3f', unit='x', goal=(None, 0.83),
+         goal_text='<= 0.83x (gain >= 17 %)',
+         before=('remote_gain.json', 'first', lambda d: dig(d, 'gain'))),
+    # the simulator (item 5) and the planner
+    spec('consolidation.json', 'active hosts booked / WSS, Bitbrains',
+         _goal('active_host_ratio'), unit='x',
+         goal=(2.5, None), goal_text='>= 2.5x',
+         before=('consolidation_before_issue20.json', None,
+                 lambda d: dig(d, 'bitbrains', 'ratio'))),
+    spec('consolidation.json', 'WSS memory overload (host time), Bitbrains',
+         _goal('memory_overload_time_wss'), fmt='.3f',
+         scale=100.0, unit=' %', goal=(None, 0.002), goal_text='<= 0.2 %',
+         before=('consolidation_before_issue20.json', None,
+                 lambda d: dig(d, 'bitbrains', 'wss_mem_overload'))),
+    spec('consolidation/planner_ab.json', 'planning round CPU, 10 000 hosts',
+         lambda d: dig(d, 'summary', 'new', 'cpu'), fmt='.3f', unit=' s',
+         goal=(None, 1.0), goal_text='<= 1 s',
+         before=('consolidation/planner_ab.json', 'previous',
+                 lambda d: dig(d, 'summary', 'new', 'cpu'))),
+    spec('consolidation/tradeoff.json', 'sweep goals met (Bitbrains)',
+         _goals_met('bitbrains')),
+    spec('ws_curve_streams.json', 'curve allocation, zipf0.8 stream',
+         lambda d: dig(d, 'summary', 'zipf0.8', 'curve', 'fraction'),
+         fmt='.1f', scale=100.0, unit=' %'),
+    # fault campaign (issue 17) and the controller (issue 19)
+    spec('faults.json', 'libvirt faults: recovery p50',
+         lambda d: dig(d, 'libvirt', 'summary', 'recovery_p50_s')
+         or dig(d, 'libvirt', 'recovery_s', 'p50'), unit=' s',
+         before=('faults.json', 'previous',
+                 lambda d: dig(d, 'libvirt', 'recovery_s', 'p50'))),
+    spec('faults.json', 'libvirt faults: recovery p99',
+         lambda d: dig(d, 'libvirt', 'summary', 'recovery_p99_s')
+         or dig(d, 'libvirt', 'recovery_s', 'p99'), unit=' s',
+         before=('faults.json', 'previous',
+                 lambda d: dig(d, 'libvirt', 'recovery_s', 'p99'))),
+    spec('faults.json', 'libvirt faults: polls that raised (all runs)',
+         lambda d: dig(d, 'libvirt', 'polls_raised'), fmt='d',
+         goal=(0, 0), goal_text='0', count=True),
+    spec('faults.json', 'memstore SIGKILL: acknowledged pages lost',
+         lambda d: dig(d, 'memstore', 'acknowledged_pages_lost'), fmt='d',
+         goal=(0, 0), goal_text='0', count=True),
+    spec('faults.json', 'agent SIGKILL: recovery p50',
+         lambda d: dig(d, 'services', 'recovery_agent_sigkill_s', 'summary')
+         or dig(d, 'services', 'recovery_agent_sigkill_s', 'p50'),
+         fmt='.1f', unit=' s'),
+    spec('controller_scale.json', '1000 hosts, 1 controller: latency p99',
+         _controller(1000, 1, 'latency_s', 'p99'), unit=' s'),
+    spec('controller_scale.json', '1000 hosts, 1 controller: lost or doubled',
+         _controller(1000, 1, 'lost_or_doubled'), fmt='d', goal=(0, 0),
+         goal_text='0', count=True),
+]
+
+
+Row = collections.namedtuple('Row', [
+    'file', 'figure', 'value', 'n', 'interval', 'versions', 'before',
+    'goal', 'verdict', 'summary'])
+
+
+def _num(x, s):
+    if s.fmt == 'd':
+        return '%d' % round(x * s.scale)
+    return format(x * s.scale, s.fmt)
+
+
+def _verdict(s, summ):
+    if s.goal is None:
+        return '-'
+    if summ is None:
+        return 'no data'
+    low, high = s.goal
+    if s.count:
+        x = summ['mean']
+        ok = (low is None or x >= low) and (high is None or x <= high)
+        return 'met' if ok else 'not met'
+    return discipline.verdict(summ, low=low, high=high)
+
+
+def build_rows(loader, specs=SPECS):
+    rows = []
+    for s in specs:
+        doc = loader.load(s.file)
+        raw = s.get(doc) if doc is not None else None
+        text = raw if isinstance(raw, str) else None
+        summ = None if text else as_summary(raw)
+        if text:
+            value, n, interval = text, '', ''
+        elif summ is None:
+            value, n, interval = 'missing', '', ''
+        else:
+            value = _num(summ['mean'], s) + s.unit
+            n = '-' if s.count else str(summ['n'])
+            interval = ('[%s, %s]' % (_num(summ['low'], s),
+                                      _num(summ['high'], s))
+                        if summ['low'] is not None and
+                        summ['high'] is not None else
+                        ('exact count' if s.count else 'none (n=1)'))
+        before = '-'
+        if s.before:
+            bfile, rev, bget = s.before
+            bdoc = loader.load(bfile, rev)
+            braw = bget(bdoc) if bdoc is not None else None
+            bsum = as_summary(braw) if not isinstance(braw, str) else None
+            if isinstance(braw, str):
+                before = braw
+            elif bsum is not None:
+                before = _num(bsum['mean'], s) + s.unit
+                if bsum['low'] is not None and bsum['high'] is not None:
+                    before += ' [%s, %s]' % (_num(bsum['low'], s),
+                                             _num(bsum['high'], s))
+                before += ' (n=%d' % bsum['n'] + (
+                    ', %s)' % {BASE_REV: 'before issue 20',
+                               'first': 'first published',
+                               'previous': 'previous version'}.get(
+                                   rev, 'recorded in %s' % bfile))
+        versions = ('-' if doc is None else
+                    'yes' if has_versions(doc) else 'no')
+        rows.append(Row(s.file, s.figure, value, n, interval, versions,
+                        before, s.goal_text or '-', _verdict(s, summ),
+                        summ))
+    return rows
+
+
+def table(rows):
+    return discipline.markdown_table(
+        ['result file', 'figure', 'mean', 'n', '95 % interval',
+         'versions', 'published before', 'goal', 'verdict'],
+        [['`%s`' % r.file, r.figure, r.value, r.n, r.interval, r.versions,
+          r.before, r.goal, r.verdict] for r in rows])
+
+
+# Why a result file is outside the table or still lacks intervals
+# (prose, no figures).
+WHY = {
+    'badis13-ablation': 'per-case ablation runs of issue 13 (one run per '
+                        'switch), exploratory',
+    'badis13-final': 'issue 13 acceptance runs, one per schedule',
+    'badis13-s3': 'issue 13 session 3 runs, one per schedule and case',
+    'badis14': 'issue 13 session 4 (working-set curve), one run per case',
+    'badis_base_sensitivity': 'one-off sensitivity run of the truth base',
+    'badis_no_sampling': 'one-off run without smaps sampling',
+    'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
+    'consolidation_before_issue20.json': 'the pre-issue-20 repeats, kept '
+                                         'as the "before" figures',
+    'controller_scale_rollups.json': 'database sizes per row (not timing); '
+                                     'one run per setting',
+    'badis.jsonl': 'the raw log behind badis.json',
+    'mutualization_shortage.json': 'per-scenario detail written by '
+                                   '--aggregate; the table summarizes the '
+                                   'series log itself, which may be newer',
+    'ws_curve_streams_h64.json': 'the same streams with a 64 s horizon',
+    'consolidation': 'planner scaling and the trade-off sweeps of issue 19 '
+                     '(planner_ab.json and tradeoff.json are in the table)',
+}
+
+
+def other_files(loader, rows, root=ROOT):
+    """Result files (json, jsonl) the table does not cover, grouped by
+    their top directory under results/: [(name, files, with intervals,
+    with versions, why)]."""
+    covered = {r.file for r in rows}
+    base = os.path.join(root, RESULTS_REL)
+    groups = collections.OrderedDict()
+    for dirpath, dirs, files in sorted(os.walk(base)):
+        dirs.sort()
+        for f in sorted(files):
+            if not f.endswith(('.json', '.jsonl')):
+                continue
+            rel = os.path.relpath(os.path.join(dirpath, f), base)
+            if rel in covered:
+                continue
+            top = rel.split(os.sep)[0]
+            groups.setdefault(top, []).append(rel)
+    out = []
+    for top, files in groups.items():
+        docs = [loader.load(f) for f in files]
+        out.append((top, len(files),
+                    sum(1 for d in docs if has_interval(d)),
+                    sum(1 for d in docs if d is not None and
+                        has_versions(d)),
+                    WHY.get(top, '')))
+    return out
+
+
+def has_interval(doc, depth=0):
+    """True if the file holds any figure with a 95 % interval (a summary
+    with n >= 2 and both bounds)."""
+    if isinstance(doc, dict):
+        if doc.get('n', 0) and doc.get('n', 0) >= 2 and \
+                doc.get('low') is not None and doc.get('high') is not None:
+            return True
+        if depth < 6:
+            return any(has_interval(x, depth + 1) for x in doc.values()
+                       if isinstance(x, (dict, list)))
+    if isinstance(doc, list) and depth < 6:
+        return any(has_interval(x, depth + 1) for x in doc[:20])
+    return False
+
+
+def lacking(rows):
+    """Files of the table with a headline figure without an interval
+    (n = 1, not a count) or without versions."""
+    out = collections.OrderedDict()
+    for r in rows:
+        why = []
+        if r.value == 'missing':
+            why.append('figure missing')
+        if r.summary is not None and r.summary['low'] is None and \
+                r.interval != 'exact count':
+            why.append('no interval')
+        if r.versions == 'no':
+            why.append('no versions')
+        if why:
+            out.setdefault(r.file, set()).update(why)
+    return [(f, sorted(w)) for f, w in out.items()]
+
+
+def render(loader):
+    rows = build_rows(loader)
+    lines = [BEGIN, '', table(rows), '',
+             'Headline figures whose file still lacks an interval or '
+             'versions:', '']
+    for f, why in lacking(rows):
+        lines.append('- `%s`: %s' % (f, ', '.join(why)))
+    lines += ['', 'Result files outside the table (grouped by directory): '
+              'files, how many hold any 95 % interval, how many record '
+              'versions:', '',
+              discipline.markdown_table(
+                  ['result files', 'files', 'with an interval',
+                   'with versions', 'why outside the table'],
+                  [['`%s`' % t, n, i, v, w]
+                   for t, n, i, v, w in other_files(loader, rows)]),
+              '', END]
+    return '\n'.join(lines) + '\n'
+
+
+def splice(existing, generated):
+    """Replace the generated block of ``existing`` (between BEGIN and
+    END), keeping the hand-written text around it."""
+    if existing and BEGIN in existing and END in existing:
+        head = existing.split(BEGIN, 1)[0]
+        tail = existing.split(END, 1)[1]
+        return head + generated.rstrip('\n') + tail
+    return generated
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--out', help='write (splice into) this file')
+    args = ap.parse_args(argv)
+    text = render(Loader())
+    if args.out:
+        existing = None
+        if os.path.exists(args.out):
+            with open(args.out) as f:
+                existing = f.read()
+        with open(args.out, 'w') as f:
+            f.write(splice(existing, text))
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == '__main__':
+    main()
