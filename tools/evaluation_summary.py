@@ -197,12 +197,17 @@ def _kmod_before(doc):
     return dig(doc, 'accuracy', 'all', 'kmod_mean_err_pct')
 
 
-def _controller(hosts, controllers, *keys):
+def _controller(hosts, controllers, summary_key, *run_keys):
+    """A controller-scale figure: from the ``summary`` rows of a file
+    written with ``--repeats`` (``summary_key``), or from a bare list of
+    single runs, as the files before the repeats were (``run_keys``)."""
     def get(doc):
-        for r in doc or []:
+        repeated = isinstance(doc, dict)
+        rows = doc.get('summary') if repeated else doc
+        for r in rows or []:
             if r.get('hosts') == hosts and r.get('controllers') == \
                     controllers:
-                return dig(r, *keys)
+                return r.get(summary_key) if repeated else dig(r, *run_keys)
         return None
     return get
 
@@ -365,7 +370,9 @@ SPECS = [
     spec('consolidation/planner_ab.json', 'planning round CPU, 10 000 hosts',
          lambda d: dig(d, 'summary', 'new', 'cpu'), fmt='.3f', unit=' s',
          goal=(None, 1.0), goal_text='<= 1 s',
-         before=('consolidation/planner_ab.json', 'previous',
+         # 12605ec: the figure published before the kept sums (the
+         # file's previous version is a smoke run of the new benchmark)
+         before=('consolidation/planner_ab.json', '12605ec',
                  lambda d: dig(d, 'summary', 'new', 'cpu'))),
     spec('consolidation/tradeoff.json', 'sweep goals met (Bitbrains)',
          _goals_met('bitbrains')),
@@ -394,10 +401,13 @@ SPECS = [
          or dig(d, 'services', 'recovery_agent_sigkill_s', 'p50'),
          fmt='.1f', unit=' s'),
     spec('controller_scale.json', '1000 hosts, 1 controller: latency p99',
-         _controller(1000, 1, 'latency_s', 'p99'), unit=' s'),
+         _controller(1000, 1, 'latency_p99_s', 'latency_s', 'p99'),
+         unit=' s',
+         before=('controller_scale_before_repeats.json', None,
+                 _controller(1000, 1, None, 'latency_s', 'p99'))),
     spec('controller_scale.json', '1000 hosts, 1 controller: lost or doubled',
-         _controller(1000, 1, 'lost_or_doubled'), fmt='d', goal=(0, 0),
-         goal_text='0', count=True),
+         _controller(1000, 1, 'lost_or_doubled', 'lost_or_doubled'),
+         fmt='d', goal=(0, 0), goal_text='0', count=True),
 ]
 
 
@@ -461,7 +471,8 @@ def build_rows(loader, specs=SPECS):
                     ', %s)' % {BASE_REV: 'before issue 20',
                                'first': 'first published',
                                'previous': 'previous version'}.get(
-                                   rev, 'recorded in %s' % bfile))
+                                   rev, 'recorded in %s' % bfile
+                                   if rev is None else 'at %s' % rev))
         versions = ('-' if doc is None else
                     'yes' if has_versions(doc) else 'no')
         rows.append(Row(s.file, s.figure, value, n, interval, versions,
