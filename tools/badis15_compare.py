@@ -98,6 +98,12 @@ def _num(x, spec):
     return 'n/a' if x is None else format(x, spec)
 
 
+def _k(ops_s):
+    """Operations/s in thousands (redis's GETs/s are a few thousand)."""
+    return '%.0f' % (ops_s / 1000) if ops_s >= 10000 else \
+        '%.2f' % (ops_s / 1000)
+
+
 def _fmt(s, spec):
     return discipline.fmt(s, spec) if s else 'n/a'
 
@@ -205,9 +211,11 @@ def patterns(slots, by_estimator=False):
     out.append('|---|' + '---|' * (len(slots) + 2))
     for p in sorted(none):
         v = none[p]
-        out.append('| %s | %s | %.0f | %.3f |' % (
-            p, ' | '.join('%.0f' % (x / 1000) for x in v),
-            statistics.mean(v) / 1000, max(v) / min(v)))
+        # a slot may hold part of the suite: '-' where it has no run
+        out.append('| %s | %s | %s | %.3f |' % (
+            p, ' | '.join(_k(nn[p]) if p in nn else '-'
+                          for _, nn in per_slot),
+            _k(statistics.mean(v)), max(v) / min(v)))
     out.append('')
     out.append('Per case: swap-in KiB/s / saved %% (oracle) / allowance '
                'S_more, S_less %% / vm_over mean [min-max]; mean ± 95 %% '

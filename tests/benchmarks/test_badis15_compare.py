@@ -54,3 +54,19 @@ def test_vm_over_against_the_slots_none_and_paired_to_badis(slot):
     text = '\n'.join(lines)
     assert '| redis, boot | 2000 | 1000 | 1600 | n/a |' in text
     assert 'zballoond - badis' in text
+
+
+def test_slots_holding_parts_of_the_suite(slot, tmp_path_factory):
+    other = tmp_path_factory.mktemp('other')
+    with open(other / 'patterns.jsonl', 'w') as f:
+        for r in (_run('none', 'zipf0.8', 'boot', 2000000),
+                  _run('badis', 'zipf0.8', 'boot', 1000000, 0, 20.0)):
+            f.write(json.dumps(r) + '\n')
+    lines, data = badis15_compare.patterns([slot, str(other)],
+                                           by_estimator=True)
+    text = '\n'.join(lines)
+    # none's operations/s in thousands, '-' where the slot has no run
+    assert '| redis | 2.00 | - | 2.00 | 1.000 |' in text
+    assert '| zipf0.8 | - | 200 | 200 | 1.000 |' in text
+    runs = {tuple(k): r for _, k, r in data['runs']['badis']}
+    assert runs[('zipf0.8', 'boot')]['vm_over'] == 2.0
