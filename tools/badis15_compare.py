@@ -3,6 +3,7 @@ session 5).
 
     python tools/badis15_compare.py --patterns [--json OUT] SLOT [SLOT...]
     python tools/badis15_compare.py --w1w5 [--json OUT] SLOT [SLOT...]
+    python tools/badis15_compare.py --estimators [--json OUT] SLOT [SLOT...]
 
 Each SLOT is a directory written by
 ``tests/benchmarks/results/badis15/slot.sh``: one sub-directory per
@@ -22,6 +23,12 @@ statistics' cumulative swap_in over the run; the bound of [badis]
 swapin_bound_kb_s is 1024), memory saved (% of booked) beside the
 one-poll-late oracle's, one-poll-allowance S_more / S_less (% of booked;
 n/a for Zipf) and vm_over.
+With --estimators, a SLOT is one directory whose ``patterns.jsonl`` holds
+the runs of several estimators (``bench_patterns --estimators
+none,badis,zballoond,selfballoon``): each estimator is a configuration,
+Badis is the reference of the paired differences, and the table of
+operations/s shows each estimator's throughput beside ``none``'s (full
+memory; for redis, GETs/s).
 W1-W5, per run: mean |error| per poll, allowance S_more / S_less (% of
 booked) and vm_over (passes of ``none`` / this run's).
 """
@@ -83,6 +90,24 @@ def _range(xs, spec='.3f'):
                            format(min(xs), spec), format(max(xs), spec))
 
 
+def _median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def _num(x, spec):
+    return 'n/a' if x is None else format(x, spec)
+
+
+def _k(ops_s):
+    """Operations/s in thousands (redis's GETs/s are a few thousand)."""
+    return '%.0f' % (ops_s / 1000) if ops_s >= 10000 else \
+        '%.2f' % (ops_s / 1000)
+
+
+def _fmt(s, spec):
+    return discipline.fmt(s, spec) if s else 'n/a'
+
+
 # -- patterns ----------------------------------------------------------------
 
 def pattern_slot(slot, names):
@@ -98,20 +123,69 @@ def pattern_slot(slot, names):
             if r['estimator'] == 'none':
                 none[r['pattern']] = r['ops'] / r['seconds']
             elif r['estimator'] == 'badis':
-                allow = (r.get('errors') or {}).get('allowance') or {}
-                runs.setdefault(n, {})[(r['pattern'], r['start'])] = {
-                    'ops_s': r['ops'] / r['seconds'],
-                    'saved': r.get('saved_pct'),
-                    'oracle': r.get('oracle_saved_pct'),
-                    'S_more': allow.get('S_more'),
-                    'S_less': allow.get('S_less'),
-                    'swapin': swapin_kb_s(r.get('rows') or [])}
+                runs.setdefault(n, {})[(r['pattern'], r['start'])] = \
+                    _pattern_run(r)
     return runs, none
 
 
-def patterns(slots):
-    names = _configs(slots)
-    per_slot = [pattern_slot(s, names) for s in slots]
+def _pattern_run(r):
+    allow = (r.get('errors') or {}).get('allowance') or {}
+    return {'ops_s': r['ops'] / r['seconds'],
+            'saved': r.get('saved_pct'),
+            'oracle': r.get('oracle_saved_pct'),
+            'S_more': allow.get('S_more'),
+            'S_less': allow.get('S_less'),
+            'swapin': swapin_kb_s(r.get('rows') or [])}
+
+
+# the estimators of tests/harness/badis_run.py, reference first
+ESTIMATORS = ('badis', 'zballoond', 'selfballoon')
+
+
+def estimator_slot(slot, names=None):
+    """{estimator: {(pattern, start): run}}, {pattern: [none ops/s]} of
+    one slot whose patterns.jsonl holds every estimator's runs (failed
+    runs, without operations, are left out and listed by
+    failed_runs)."""
+    runs, none = {}, {}
+    for r in _jsonl(os.path.join(slot, 'patterns.jsonl')):
+        if not r.get('ops'):
+            continue
+        if r['estimator'] == 'none':
+            none[r['pattern']] = r['ops'] / r['seconds']
+        elif names is None or r['estimator'] in names:
+            runs.setdefault(r['estimator'], {})[
+                (r['pattern'], r['start'])] = _pattern_run(r)
+    return runs, none
+
+
+def failed_runs(slots):
+    out = []
+    for s in slots:
+        for r in _jsonl(os.path.join(s, 'patterns.jsonl')):
+            if r.get('failed') or not r.get('ops'):
+                out.append('%s: %s,%s,%s: %s' % (
+                    os.path.basename(s.rstrip('/')), r['pattern'],
+                    r['start'], r['estimator'],
+                    r.get('failed') or 'no operations'))
+    return out
+
+
+def estimator_names(slots):
+    found = set()
+    for s in slots:
+        found.update(estimator_slot(s)[0])
+    return ([n for n in ESTIMATORS if n in found] +
+            sorted(found - set(ESTIMATORS)))
+
+
+def patterns(slots, by_estimator=False):
+    if by_estimator:
+        names = estimator_names(slots)
+        per_slot = [estimator_slot(s, names) for s in slots]
+    else:
+        names = _configs(slots)
+        per_slot = [pattern_slot(s, names) for s in slots]
     none = {}
     for _, nn in per_slot:
         for p, v in nn.items():
@@ -126,6 +200,8 @@ def patterns(slots):
                 data[n].append((i, key, r))
     cases = sorted({k for n in names for _, k, _ in data[n]})
     out = []
+    if by_estimator:
+        out += _ops_table(data, names, none, cases)
     out.append('`none` references, memwork operations/s (thousands) per '
                'slot, and their spread:')
     out.append('')
@@ -135,9 +211,11 @@ def patterns(slots):
     out.append('|---|' + '---|' * (len(slots) + 2))
     for p in sorted(none):
         v = none[p]
-        out.append('| %s | %s | %.0f | %.3f |' % (
-            p, ' | '.join('%.0f' % (x / 1000) for x in v),
-            statistics.mean(v) / 1000, max(v) / min(v)))
+        # a slot may hold part of the suite: '-' where it has no run
+        out.append('| %s | %s | %s | %.3f |' % (
+            p, ' | '.join(_k(nn[p]) if p in nn else '-'
+                          for _, nn in per_slot),
+            _k(statistics.mean(v)), max(v) / min(v)))
     out.append('')
     out.append('Per case: swap-in KiB/s / saved %% (oracle) / allowance '
                'S_more, S_less %% / vm_over mean [min-max]; mean ± 95 %% '
@@ -169,30 +247,34 @@ def patterns(slots):
         summary[n] = {
             'runs': len(rs),
             'over_bound': sum(1 for x in sw if x > BOUND_KB_S),
-            'swapin': _summ(sw), 'swapin_median': statistics.median(sw),
+            'swapin': _summ(sw), 'swapin_median': _median(sw),
             'saved': _summ([r['saved'] for r in rs]),
             'oracle': _summ([r['oracle'] for r in rs]),
             'S_more': _summ([r['S_more'] for r in rs]),
             'S_less': _summ([r['S_less'] for r in rs]),
-            'vm_over': _summ(ov), 'vm_over_median': statistics.median(ov)}
+            'vm_over': _summ(ov), 'vm_over_median': _median(ov)}
         s = summary[n]
         rows.setdefault('runs over the swap-in bound', []).append(
             '%d of %d' % (s['over_bound'], s['runs']))
         rows.setdefault('swap-in KiB/s: median / worst / mean', []).append(
-            '%.0f / %.0f / %s' % (s['swapin_median'], sw[-1],
-                                  discipline.fmt(s['swapin'], '.0f')))
+            '%s / %s / %s' % (_num(s['swapin_median'], '.0f'),
+                              _num(sw[-1] if sw else None, '.0f'),
+                              _fmt(s["swapin"], ".0f")))
         rows.setdefault('saved % of booked (oracle)', []).append(
-            '%s (%s)' % (discipline.fmt(s['saved'], '.2f'),
-                         discipline.fmt(s['oracle'], '.2f')))
+            '%s (%s)' % (_fmt(s['saved'], '.2f'),
+                         _fmt(s['oracle'], '.2f')))
         rows.setdefault('allowance S_more %', []).append(
-            discipline.fmt(s['S_more'], '.2f'))
+            _fmt(s['S_more'], '.2f'))
         rows.setdefault('allowance S_less %', []).append(
-            discipline.fmt(s['S_less'], '.2f'))
+            _fmt(s['S_less'], '.2f'))
         rows.setdefault('vm_over: median / worst / mean', []).append(
-            '%.3f / %.3f / %s' % (s['vm_over_median'], ov[-1],
-                                  discipline.fmt(s['vm_over'], '.3f')))
+            '%s / %s / %s' % (_num(s['vm_over_median'], '.3f'),
+                              _num(ov[-1] if ov else None, '.3f'),
+                              _fmt(s['vm_over'], '.3f')))
     for k, v in rows.items():
         out.append('| %s | %s |' % (k, ' | '.join(v)))
+    if by_estimator:
+        out += [''] + ['- failed: ' + f for f in failed_runs(slots)]
     out += _paired(data, names, [('swapin', '.0f', 'swap-in KiB/s'),
                                  ('saved', '.2f', 'saved %'),
                                  ('S_more', '.2f', 'S_more %'),
@@ -203,12 +285,33 @@ def patterns(slots):
                           for n in names}}
 
 
+def _ops_table(data, names, none, cases):
+    """Operations/s per case: none's (full memory) and each estimator's,
+    mean over the slots."""
+    out = ['Operations/s per case (memwork page touches; redis: GETs), '
+           'mean over the slots: `none` (full memory) and each estimator '
+           '(its allocation):', '',
+           '| pattern, start | none | ' + ' | '.join(names) + ' |',
+           '|---|---|' + '---|' * len(names)]
+    for key in cases:
+        cells = []
+        for n in names:
+            rs = [r['ops_s'] for _, k, r in data[n] if k == key]
+            cells.append('%.0f' % statistics.mean(rs) if rs else 'n/a')
+        ref = none.get(key[0])
+        out.append('| %s, %s | %s | %s |' % (
+            key[0], key[1], '%.0f' % statistics.mean(ref) if ref else 'n/a',
+            ' | '.join(cells)))
+    return out + ['']
+
+
 def _paired(data, names, metrics, summary):
-    out = ['', 'Paired difference to main (same case, same slot), mean ± '
-           '95 % half-width (n pairs):', '',
-           '| metric | ' + ' | '.join(n + ' - main' for n in names[1:]) +
-           ' |', '|---|' + '---|' * (len(names) - 1)]
-    base = {(i, k): r for i, k, r in data['main']}
+    out = ['', 'Paired difference to %s (same case, same slot), mean ± '
+           '95 %% half-width (n pairs):' % names[0], '',
+           '| metric | ' + ' | '.join(
+               '%s - %s' % (n, names[0]) for n in names[1:]) + ' |',
+           '|---|' + '---|' * (len(names) - 1)]
+    base = {(i, k): r for i, k, r in data[names[0]]}
     for key, spec, label in metrics:
         cells = []
         for n in names[1:]:
@@ -332,13 +435,16 @@ def slot_loads(slots):
 
 
 def main(argv):
-    if not argv or argv[0] not in ('--patterns', '--w1w5'):
+    if not argv or argv[0] not in ('--patterns', '--w1w5', '--estimators'):
         sys.exit(__doc__)
     kind, argv = argv[0], argv[1:]
     out_json = None
     if argv[:1] == ['--json']:
         out_json, argv = argv[1], argv[2:]
-    lines, data = (patterns if kind == '--patterns' else w1w5)(argv)
+    if kind == '--w1w5':
+        lines, data = w1w5(argv)
+    else:
+        lines, data = patterns(argv, by_estimator=kind == '--estimators')
     loads = slot_loads(argv)
     data['loads'] = loads
     lines += ['', 'Machine load (1-minute load average on 2 cores) at each '

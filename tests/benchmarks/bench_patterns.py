@@ -321,7 +321,7 @@ def main(argv=None):
         workloads.pattern_suite(DATA_MIB, 40)),
         help='memwork patterns of workloads.pattern_suite; redis (the '
              'real program; its image needs redis-server and redis-tools '
-             'on the host) only when named: not yet run in the benchmark')
+             'on the host) only when named')
     p.add_argument('--starts', default=','.join(STARTS))
     p.add_argument('--estimators', default='none,badis')
     p.add_argument('--seconds', type=float, default=40.0)

@@ -1,0 +1,72 @@
+"""tools/badis15_compare.py --estimators: one slot, several estimators."""
+import json
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', '..', 'tools'))
+import badis15_compare  # noqa: E402
+
+
+def _run(est, pattern, start, ops, swap_in_kb=0, saved=None, failed=None):
+    rows = [{'t': 0.0, 'swap_in': 0}, {'t': 10.0, 'swap_in': swap_in_kb}]
+    r = {'pattern': pattern, 'start': start, 'estimator': est,
+         'seconds': 10, 'ops': ops, 'rows': rows, 'saved_pct': saved}
+    if failed:
+        r['failed'] = failed
+    return r
+
+
+@pytest.fixture
+def slot(tmp_path):
+    runs = [_run('none', 'redis', 'boot', 20000),
+            _run('badis', 'redis', 'boot', 10000, 20480, 30.0),
+            _run('zballoond', 'redis', 'boot', 16000, 0, 10.0),
+            _run('selfballoon', 'redis', 'boot', 0, failed='redis did '
+                 'not finish'),
+            _run('selfballoon', 'redis', 'loaded', 20000, 1024, 5.0)]
+    with open(tmp_path / 'patterns.jsonl', 'w') as f:
+        for r in runs:
+            f.write(json.dumps(r) + '\n')
+    return str(tmp_path)
+
+
+def test_estimators_are_configurations_badis_first(slot):
+    assert badis15_compare.estimator_names([slot]) == [
+        'badis', 'zballoond', 'selfballoon']
+
+
+def test_vm_over_against_the_slots_none_and_paired_to_badis(slot):
+    lines, data = badis15_compare.patterns([slot], by_estimator=True)
+    runs = {n: {tuple(k): r for _, k, r in v}
+            for n, v in data['runs'].items()}
+    assert runs['badis'][('redis', 'boot')]['vm_over'] == 2.0
+    assert runs['zballoond'][('redis', 'boot')]['vm_over'] == 1.25
+    assert runs['badis'][('redis', 'boot')]['swapin'] == 2048
+    paired = data['configs']['zballoond']['paired']
+    assert paired['swapin']['mean'] == -2048
+    assert paired['saved']['mean'] == -20.0
+    # a failed run is listed, not counted
+    assert ('redis', 'boot') not in runs['selfballoon']
+    assert any('selfballoon: redis did not finish' in x for x in lines)
+    text = '\n'.join(lines)
+    assert '| redis, boot | 2000 | 1000 | 1600 | n/a |' in text
+    assert 'zballoond - badis' in text
+
+
+def test_slots_holding_parts_of_the_suite(slot, tmp_path_factory):
+    other = tmp_path_factory.mktemp('other')
+    with open(other / 'patterns.jsonl', 'w') as f:
+        for r in (_run('none', 'zipf0.8', 'boot', 2000000),
+                  _run('badis', 'zipf0.8', 'boot', 1000000, 0, 20.0)):
+            f.write(json.dumps(r) + '\n')
+    lines, data = badis15_compare.patterns([slot, str(other)],
+                                           by_estimator=True)
+    text = '\n'.join(lines)
+    # none's operations/s in thousands, '-' where the slot has no run
+    assert '| redis | 2.00 | - | 2.00 | 1.000 |' in text
+    assert '| zipf0.8 | - | 200 | 200 | 1.000 |' in text
+    runs = {tuple(k): r for _, k, r in data['runs']['badis']}
+    assert runs[('zipf0.8', 'boot')]['vm_over'] == 2.0
