@@ -44,23 +44,17 @@ the shared CPU work taken out (``excess_ratio``).
 
 import argparse
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 from memmut.evaluation import workloads
 from tests.benchmarks import discipline
 from tests.benchmarks import proccpu
 from tests.harness import domain
-from tests.harness import fixtures
 from tests.harness import guest as guestmod
-from tests.harness import image
-from tests.harness import libvirtd as libvirtd_mod
-from tests.harness import memstore as memstore_process
-from tests.harness import netns
+from tests.harness import remote_bed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, 'results')
@@ -397,16 +391,6 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.cases and 'remote' not in args.cases:
         ap.error('--cases must include remote')
-    problem = netns.prerequisites()
-    if problem:
-        sys.exit('bench_remote_gain: ' + problem)
-    netns.remove_stale()
-    binary = memstore_process.find_binary()
-    cache = os.environ.get('MEMMUT_TEST_CACHE', image.DEFAULT_CACHE)
-    img = image.build_image(cache)
-    daemon = libvirtd_mod.PrivateLibvirtd(
-        cache_dir=os.path.join(cache, 'libvirt-cache'))
-    work = tempfile.mkdtemp(prefix='bench-gain-')
     cases = ['local', 'disk', 'remote-' + args.profile]
     if args.cases:
         # a profiling run of some cases (the gain needs disk and remote)
@@ -414,48 +398,29 @@ def main(argv=None):
     rec = discipline.Record(seed=args.seed, repeats=args.repeats)
     order = discipline.blocked_order(cases, args.repeats, args.seed)
     rec.orders['runs'] = [[c, r] for c, r in order]
-    bed = netns.NetnsBed(['a', 'b'], args.profile).start()
     runs = []
-    factory = None
-    lender = None
     try:
-        daemon.start()
-        factory = fixtures.GuestFactory(daemon, img, work)
-        factory.memstore = memstore_process.MemstoreProcess(
-            binary, os.path.join(work, 'a-state'),
-            socket_dir=factory.sock_dir, host_quota=1024 << 20,
-            log_path=os.path.join(work, 'a-memstore.log'),
-            extra_args=['--remote-timeout', '0.5'],
-            wrapper=bed.command('a', [])).start()
-        lender = memstore_process.MemstoreProcess(
-            binary, os.path.join(work, 'b-state'), host_quota=1024 << 20,
-            log_path=os.path.join(work, 'b-memstore.log'),
-            extra_args=['--remote-listen', '%s:10809' % bed.address('b')],
-            wrapper=bed.command('b', [])).start()
-        b_ctl = lender.client()
-        t0 = time.monotonic()
-        for i, (case, rep) in enumerate(order):
-            if args.budget_s and time.monotonic() - t0 > args.budget_s:
-                print('budget spent: %d of %d runs done'
-                      % (i, len(order)), flush=True)
-                break
-            r = run_once(case, factory, b_ctl, bed, args, i,
-                         pids={'client': factory.memstore.pid,
-                               'lender': lender.pid})
-            r['repeat'] = rep
-            runs.append(r)
-            print('[%2d/%d %4.0fs] rep %d %-13s %6.1f s (wall %.1f s) '
-                  'errors %d' % (i + 1, len(order), time.monotonic() - t0,
-                                 rep, case, r['completion_s'], r['wall_s'],
-                                 r['errors']), flush=True)
-    finally:
-        if lender is not None:
-            lender.kill()
-        if factory is not None:
-            factory.cleanup()
-        daemon.stop()
-        bed.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        with remote_bed.two_hosts(args.profile, 'bench-gain-') as hosts:
+            bed = hosts.bed     # its shaping is reported
+            t0 = time.monotonic()
+            for i, (case, rep) in enumerate(order):
+                if args.budget_s and time.monotonic() - t0 > args.budget_s:
+                    print('budget spent: %d of %d runs done'
+                          % (i, len(order)), flush=True)
+                    break
+                r = run_once(case, hosts.factory, hosts.lender_ctl,
+                             hosts.bed, args, i,
+                             pids={'client': hosts.factory.memstore.pid,
+                                   'lender': hosts.lender.pid})
+                r['repeat'] = rep
+                runs.append(r)
+                print('[%2d/%d %4.0fs] rep %d %-13s %6.1f s (wall %.1f s) '
+                      'errors %d' % (i + 1, len(order),
+                                     time.monotonic() - t0, rep, case,
+                                     r['completion_s'], r['wall_s'],
+                                     r['errors']), flush=True)
+    except remote_bed.BedMissing as e:
+        sys.exit('bench_remote_gain: %s' % e)
     rec.finish()
     if any(r['errors'] for r in runs):
         raise RuntimeError('memwork found wrong pages: %s' % runs)
