@@ -39,30 +39,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import badis13_ablation  # noqa: E402  tools/, the script's own directory
+# the swap-in rate and the slot layout are badis14's, unchanged
+from badis14_compare import _configs, swapin_kb_s  # noqa: E402,F401
 
 from tests.benchmarks import discipline  # noqa: E402
 
 BOUND_KB_S = 1024
 _jsonl = badis13_ablation.load_jsonl
-
-
-def swapin_kb_s(rows):
-    """The guest's swap-in rate over a run (KiB/s, from the balloon
-    statistics' cumulative swap_in of the polls)."""
-    pts = [(r['t'], r['swap_in']) for r in rows
-           if r.get('swap_in') is not None]
-    if len(pts) < 2 or pts[-1][0] <= pts[0][0]:
-        return None
-    return max(0, pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
-
-
-def _configs(slots):
-    names = []
-    for s in slots:
-        for n in sorted(os.listdir(s)):
-            if os.path.isdir(os.path.join(s, n)) and n not in names:
-                names.append(n)
-    return ['main'] + [n for n in names if n != 'main']
 
 
 def _summ(xs):
