@@ -25,7 +25,7 @@ class _VM:
 
 def round_choices(pages, rate, guest_pages, round_s, rounds, bound_kb,
                   tau, until_s, running_rule=True, sampled=None, seed=0,
-                  page_kb=4):
+                  page_kb=4, fall_detect=False):
     """[(time, :class:`~memmut.agent.wss.ws_curve.Choice`)] of every
     round up to ``until_s``; the first cycle's clear at time 0."""
     g = simulated.ReferenceStream(ref_streams.timed(pages, rate),
@@ -57,7 +57,9 @@ def round_choices(pages, rate, guest_pages, round_s, rounds, bound_kb,
             cur.append(ws_curve.read_of(s.peek(_VM, None)))
             if running_rule:
                 c = ws_curve.choose_cycle(cur, prev, bound_kb, half_s,
-                                          span_kb=span_kb)
+                                          span_kb=span_kb,
+                                          fall_detect=fall_detect,
+                                          fall_min_age_s=2 * round_s)
             else:
                 c = ws_curve.choose(ws_curve.merge(cur, prev), bound_kb,
                                     span_kb=span_kb)

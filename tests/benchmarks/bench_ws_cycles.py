@@ -2,7 +2,7 @@
 on synthetic page-reference streams (issue 13). No guest: a simulation.
 
     python -m tests.benchmarks.bench_ws_cycles [--repeats 5] [--rounds 8]
-        [--out DIR]
+        [--fall-detect] [--out DIR]
 
 The agent's read schedule (memmut.evaluation.ws_cycles: a clear every
 ``--rounds`` rounds of 1 s, reads at 0.25, 0.5 s and every round) runs
@@ -14,7 +14,10 @@ ref_streams). Compared:
   windows (the curve before the rule);
 * ``rule``: the same, except that once the running cycle is half a cycle
   old and its own curve meets the bound, it alone decides
-  (memmut.agent.wss.ws_curve.choose_cycle).
+  (memmut.agent.wss.ws_curve.choose_cycle); with ``--fall-detect``, also
+  before half a cycle when the running cycle is significantly below the
+  previous one at the same age (ws_curve.fell, ``[badis]
+  ws_curve_fall_detect``).
 
 Streams: stationary ones (a sweep, uniform random, Zipf 0.8 and 1.2, a
 moving hot set, load-then-idle) and two whose working set falls from
@@ -25,7 +28,7 @@ and, for the falling ones, the lag: seconds from the fall to the first
 round from which the allocation stays within 1.25 x the smallest LRU
 memory that meets the bound. Means with 95 % intervals over
 ``--repeats`` streams (tests/benchmarks/discipline.py). Results:
-tests/benchmarks/results/ws_curve_cycles_rR.{json,md}.
+tests/benchmarks/results/ws_curve_cycles_rR[_fall].{json,md}.
 """
 
 import argparse
@@ -88,7 +91,7 @@ def stream(kind, rounds, seed):
     return list(ref_streams.preloaded(PAGES, refs[kind]())), None
 
 
-def one(kind, rounds, seed):
+def one(kind, rounds, seed, fall_detect=False):
     pages, fall = stream(kind, rounds, seed)
     dists = ref_streams.stack_distances(pages)
     smallest = None
@@ -100,7 +103,8 @@ def one(kind, rounds, seed):
         ch = ws_cycles.round_choices(pages, RATE, PAGES, ROUND, rounds,
                                      BOUND * KB, TAU,
                                      seconds(rounds) - WINDOW,
-                                     running_rule=rule)
+                                     running_rule=rule,
+                                     fall_detect=rule and fall_detect)
         judged = [(t, c) for t, c in ch if t > rounds * ROUND]
         rates = [ref_streams.lru_rate(dists, int(t * RATE), c.kb // KB,
                                       RATE, int((t + WINDOW) * RATE))
@@ -128,12 +132,15 @@ def main(argv=None):
     p.add_argument('--seed', type=int, default=1)
     p.add_argument('--rounds', type=int, default=8,
                    help='rounds of 1 s per cycle (ws_curve_rounds)')
+    p.add_argument('--fall-detect', action='store_true',
+                   help='the rule with the fall detector (ws_curve.fell)')
     p.add_argument('--out', default=RESULTS)
     args = p.parse_args(argv)
     rec = discipline.Record(seed=args.seed, repeats=args.repeats)
     values = {}
     for kind, rep in rec.order(KINDS):
-        res = one(kind, args.rounds, args.seed * 1000 + rep)
+        res = one(kind, args.rounds, args.seed * 1000 + rep,
+                  args.fall_detect)
         for name, v in res.items():
             for k, x in v.items():
                 values.setdefault(kind, {}).setdefault(name, {}).setdefault(
@@ -178,7 +185,9 @@ def main(argv=None):
               ' '.join(argv if argv is not None else sys.argv[1:]), PAGES,
               RATE, ROUND, args.rounds, BOUND, WINDOW, args.repeats), '',
           discipline.markdown_table(['stream', 'merged (before the rule)',
-                                     'running-cycle rule'], rows), '',
+                                     'running-cycle rule' +
+                                     (' + fall detector' if args.fall_detect
+                                      else '')], rows), '',
           '- The falling sets go from %d to %d pages at a time drawn within '
           'the second or third cycle; the rule cannot follow a fall before '
           'the first clear after it (the running cycle that saw the old '
@@ -188,11 +197,13 @@ def main(argv=None):
           'cycles) is not met by either: the rule only applies when the '
           'running curve meets the bound.', '']
     os.makedirs(args.out, exist_ok=True)
-    name = 'ws_curve_cycles_r%d' % args.rounds
+    name = 'ws_curve_cycles_r%d%s' % (args.rounds,
+                                      '_fall' if args.fall_detect else '')
     with open(os.path.join(args.out, name + '.json'), 'w') as f:
         json.dump({'summary': summary, 'discipline': rec.as_dict(),
                    'setup': {'pages': PAGES, 'rate': RATE, 'round': ROUND,
                              'rounds': args.rounds, 'tau': TAU,
+                             'fall_detect': args.fall_detect,
                              'bound': BOUND, 'window': WINDOW,
                              'seconds': seconds(args.rounds)}}, f,
                   indent=1)

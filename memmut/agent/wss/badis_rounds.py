@@ -189,7 +189,9 @@ class BadisRounds(estimators.Estimator):
             half_s,
             span_kb=(sample.span_kb if sample.referenced_kb is None
                      else None),
-            confidence=self.conf.badis.ws_curve_confidence)
+            confidence=self.conf.badis.ws_curve_confidence,
+            fall_detect=self.conf.badis.ws_curve_fall_detect,
+            fall_min_age_s=2 * self.pipeline.round_due)
         if done:
             st.sampling = False
             st.curve_prev = ws_curve.monotone(st.curve)

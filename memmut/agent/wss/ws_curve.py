@@ -228,8 +228,60 @@ def merge(current, previous):
     return out
 
 
+def _level_at(reads, age_s):
+    """The last read at or before ``age_s`` (a cumulative count: the
+    lowest level the curve can have at that age), None if none."""
+    out = None
+    for r in reads:
+        if r.age_s <= age_s * 1.001:
+            out = r
+    return out
+
+
+def fell(current, previous, span_kb=None, confidence=0.95, margin=0.1,
+         page_kb=4):
+    """True when the running cycle's level at its latest age is
+    significantly below the previous cycle's level at the same age: the
+    working set fell (issue 13, the curve's lag after a fall).
+
+    Why the same age: a stationary stream (sweep, uniform, Zipf) has the
+    same W(w) in every cycle, and a hot set moving in a staircase has the
+    same steps at the same age, so only a set that shrank reads lower.
+    One-sided test at ``confidence``: exact reads treat the previous
+    level's pages as a Poisson count (a stream's first touches within a
+    window spread about sqrt of their mean), and the running level must
+    be below it by that spread (z sigma) and by ``margin`` of it; sampled
+    reads need the upper Wilson limit of the running proportion under the
+    lower Wilson limit of the previous one (each one-sided, so the pair
+    is conservative).
+
+    What it cannot see: reads are cumulative since the clear, so a set
+    that falls to pages the running cycle already touched shows only in
+    the next cycle (at its first reads)."""
+    cur = monotone(current)
+    prev = monotone(previous)
+    if not cur or not prev:
+        return False
+    last = cur[-1]
+    # the previous cycle must have been read at least this old
+    if prev[-1].age_s < last.age_s * 0.999:
+        return False
+    ref = _level_at(prev, last.age_s)
+    if ref is None:
+        return False
+    z = z_of(confidence)
+    if last.sampled and ref.sampled and span_kb:
+        hi = wilson_upper(last.accessed or 0, last.sampled, z)
+        lo = 1.0 - wilson_upper(ref.sampled - (ref.accessed or 0),
+                                ref.sampled, z)
+        return hi < lo * (1 - margin)
+    pages = ref.kb / page_kb
+    return last.kb / page_kb < pages * (1 - margin) - z * math.sqrt(pages)
+
+
 def choose_cycle(current, previous, bound_kb_s, min_age_s, span_kb=None,
-                 confidence=0.95, ratio=2.0):
+                 confidence=0.95, ratio=2.0, fall_detect=False,
+                 fall_min_age_s=0.0):
     """The allocation of a round within a cycle: ``current`` (the running
     cycle's reads) extended by ``previous`` (the last complete cycle's,
     :func:`merge`), except that once the running cycle is ``min_age_s``
@@ -245,11 +297,33 @@ def choose_cycle(current, previous, bound_kb_s, min_age_s, span_kb=None,
     (its set / its period) is its LRU fault rate, so a running curve under
     the bound is under it for such a sweep too. What the rule cannot
     remove is the wait for the first clear after the fall (up to a
-    cycle): the running cycle that saw the old set keeps it."""
+    cycle): the running cycle that saw the old set keeps it.
+
+    With ``fall_detect``, the running cycle also decides alone before
+    half a cycle when :func:`fell` shows it significantly below the
+    previous cycle at the same age (and its own curve meets the bound):
+    then the previous cycle's longer windows hold a set that is gone.
+    Not before ``fall_min_age_s`` (the agent: two rounds): a hot set
+    that moves reads flat between two moves, and a previous cycle that
+    read a load (every page at once, then flat) shows no staircase to
+    compare with, so the running cycle must be old enough to have seen a
+    move of a hot set that moves faster than that, and its own curve
+    must have been flat (bounded) for at least three quarters of its age
+    (``window_s`` <= age / 4): a step of a staircase shorter than that
+    shows as a slope over the bound."""
     cur = monotone(current)
-    if cur and cur[-1].age_s >= min_age_s * 0.999:
+    if not cur:
+        return choose(merge(current, previous), bound_kb_s, span_kb,
+                      confidence, ratio)
+    age = cur[-1].age_s
+    if age >= min_age_s * 0.999:
         own = choose(cur, bound_kb_s, span_kb, confidence, ratio)
         if own is not None and own.bounded:
+            return dataclasses.replace(own, running_only=True)
+    elif (fall_detect and age >= fall_min_age_s * 0.999 and
+          fell(cur, previous, span_kb, confidence)):
+        own = choose(cur, bound_kb_s, span_kb, confidence, ratio)
+        if own is not None and own.bounded and own.window_s <= age / 4:
             return dataclasses.replace(own, running_only=True)
     return choose(merge(current, previous), bound_kb_s, span_kb, confidence,
                   ratio)
