@@ -90,15 +90,18 @@ opts = [
                      'before half a cycle when its working set at its '
                      'current age is significantly below the previous '
                      'cycle\'s at the same age (one-sided test at '
-                     'ws_curve_confidence, and at least 10 % below): the '
+                     'ws_curve_confidence, and at least 10 % below), at '
+                     'two consecutive rounds from the second on, and its '
+                     'own curve has been flat for half its age: the '
                      'working set fell, and the previous cycle\'s longer '
                      'windows would hold the old size. A stationary or '
                      'staircase (moving hot set) curve has the same level '
                      'at the same age and does not trigger it. The reads '
-                     'are cumulative since the clear, so a fall shows at '
-                     'the first reads of the cycle after it (simulation: '
-                     'lag 4.5 s instead of 8.4 s at 8 rounds). Off by '
-                     'default: not yet measured on a guest.'),
+                     'are cumulative since the clear, so a fall shows only '
+                     'in the cycle after it (simulation, 8 rounds: a '
+                     'falling sweep followed 7.4 s after the fall instead '
+                     'of 8.4 s, a falling uniform set not earlier). Off by '
+                     'default: not measured on a guest.'),
     cfg.IntOpt('referenced_offset_kb',
                default=0,
                min=0,

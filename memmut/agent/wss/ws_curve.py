@@ -279,6 +279,17 @@ def fell(current, previous, span_kb=None, confidence=0.95, margin=0.1,
     return last.kb / page_kb < pages * (1 - margin) - z * math.sqrt(pages)
 
 
+def _after_fall(cur, previous, bound_kb_s, span_kb, confidence, ratio):
+    """The running cycle's own choice when it reads a fall (:func:`fell`)
+    and has been flat (bounded) for at least half its age, else None."""
+    if not fell(cur, previous, span_kb, confidence):
+        return None
+    own = choose(cur, bound_kb_s, span_kb, confidence, ratio)
+    if own is None or not own.bounded or own.window_s > cur[-1].age_s / 2:
+        return None
+    return own
+
+
 def choose_cycle(current, previous, bound_kb_s, min_age_s, span_kb=None,
                  confidence=0.95, ratio=2.0, fall_detect=False,
                  fall_min_age_s=0.0):
@@ -303,13 +314,14 @@ def choose_cycle(current, previous, bound_kb_s, min_age_s, span_kb=None,
     half a cycle when :func:`fell` shows it significantly below the
     previous cycle at the same age (and its own curve meets the bound):
     then the previous cycle's longer windows hold a set that is gone.
-    Not before ``fall_min_age_s`` (the agent: two rounds): a hot set
+    Only when this holds at the latest read and at the one before, that
+    one at least ``fall_min_age_s`` old (the agent: two rounds): a hot set
     that moves reads flat between two moves, and a previous cycle that
     read a load (every page at once, then flat) shows no staircase to
     compare with, so the running cycle must be old enough to have seen a
     move of a hot set that moves faster than that, and its own curve
-    must have been flat (bounded) for at least three quarters of its age
-    (``window_s`` <= age / 4): a step of a staircase shorter than that
+    must have been flat (bounded) for at least half its age
+    (``window_s`` <= age / 2): a step of a staircase shorter than that
     shows as a slope over the bound."""
     cur = monotone(current)
     if not cur:
@@ -320,10 +332,13 @@ def choose_cycle(current, previous, bound_kb_s, min_age_s, span_kb=None,
         own = choose(cur, bound_kb_s, span_kb, confidence, ratio)
         if own is not None and own.bounded:
             return dataclasses.replace(own, running_only=True)
-    elif (fall_detect and age >= fall_min_age_s * 0.999 and
-          fell(cur, previous, span_kb, confidence)):
-        own = choose(cur, bound_kb_s, span_kb, confidence, ratio)
-        if own is not None and own.bounded and own.window_s <= age / 4:
+    elif (fall_detect and len(cur) >= 2 and
+          cur[-2].age_s >= fall_min_age_s * 0.999):
+        # the evidence must hold at this read and at the one before
+        own = _after_fall(cur, previous, bound_kb_s, span_kb, confidence,
+                          ratio)
+        if own is not None and _after_fall(cur[:-1], previous, bound_kb_s,
+                                           span_kb, confidence, ratio):
             return dataclasses.replace(own, running_only=True)
     return choose(merge(current, previous), bound_kb_s, span_kb, confidence,
                   ratio)

@@ -166,3 +166,48 @@ def test_reads_between_rounds_only_at_geometric_times():
     # polls every 0.25 s, rounds every 4 s (due 10 % early): reads at
     # 0.25, 0.5, 1, 2 between rounds, then only at the rounds
     assert s.peeks == [0.25, 0.5, 1.0, 2.0, 3.75, 7.5]
+
+
+def test_fall_detect_follows_a_fall_in_the_pipeline():
+    # the sweep falls from 5000 to 1000 pages at 6 s, within the first
+    # cycle; after the clear at 8 s the running cycle reads far below the
+    # first cycle at the same ages
+    def falling(seconds):
+        n = int(seconds * RATE)
+        for i in range(n):
+            t = i / RATE
+            yield t, (i % SET if t < 6.0 else i % 1000)
+
+    def go(detect):
+        conf = te.conf_with(round_interval=1.0, calibrate_pinned=False,
+                            ws_curve=True, ws_curve_rounds=8,
+                            swapin_bound_kb_s=256,
+                            ws_curve_fall_detect=detect)
+        d = te.FakeDriver()
+        guest = simulated.ReferenceStream(falling(17.0), PAGES)
+        s = simulated.StreamSampler({'u-1': guest})
+        choice = sampling.SamplerChoice(conf, d, samplers={'stream': s})
+        choice.setting = 'stream'
+        p = pipeline.EstimationPipeline(conf, d, samplers=choice)
+        out = {}
+        t = 0.0
+        while t <= 16.0:
+            guest.advance(t)
+            e = p.estimate([te.info(booked=PAGES * 4, balloon=PAGES * 4,
+                                    dtype='qemu')], t)
+            if e.get('u-1') is not None and e['u-1'].fresh:
+                out[t] = e['u-1'].wss_kb
+            t = round(t + 0.25, 2)
+        return out
+
+    with_fd, without = go(True), go(False)
+    # without: the previous cycle holds the old set until half a cycle
+    assert all(kb >= SET * 4 - 8 for t, kb in without.items()
+               if 9.0 <= t < 11.5)
+    # with: followed three rounds after the clear (the evidence at the
+    # reads of rounds 2 and 3)
+    followed = [t for t, kb in with_fd.items() if t >= 8.0 and
+                kb <= 1000 * 4 + 8]
+    assert followed and followed[0] <= 11.5
+    assert all(kb <= 1000 * 4 + 8 for t, kb in with_fd.items()
+               if t >= followed[0])
