@@ -191,8 +191,12 @@ def main(argv=None):
           '- The falling sets go from %d to %d pages at a time drawn within '
           'the second or third cycle; the rule cannot follow a fall before '
           'the first clear after it (the running cycle that saw the old '
-          'set keeps it), so its lag is that wait plus half a cycle.' % (
-              BEFORE, AFTER),
+          'set keeps it), so its lag is that wait plus half a cycle%s.' % (
+              BEFORE, AFTER,
+              ' (with the fall detector, plus three rounds when the '
+              'running curve has been flat for half its age by then; the '
+              'reads are cumulative since the clear, so no detector on '
+              'them sees a fall earlier)' if args.fall_detect else ''),
           '- A pattern whose tail the horizon cannot show (Zipf at short '
           'cycles) is not met by either: the rule only applies when the '
           'running curve meets the bound.', '']
