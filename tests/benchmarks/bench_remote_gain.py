@@ -358,13 +358,7 @@ def markdown(result):
             ['figure', 'value'],
             [[labels[k][0], discipline.fmt(v, '.3g', 1, labels[k][1])]
              for k, v in cpu.items()]))
-    if result.get('conditions'):
-        lines += ['', 'Conditions: ' + result['conditions']]
-    lines += ['', '## What this shows and what it does not', '',
-              result['note'], '',
-              'Load average before / after: %s / %s.' % (
-                  result['discipline']['load_before'],
-                  result['discipline']['load_after'])]
+    lines += discipline.closing_lines(result)
     return '\n'.join(lines) + '\n'
 
 

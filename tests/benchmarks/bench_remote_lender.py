@@ -230,13 +230,7 @@ def markdown(result):
         lines += ['', 'Partial: %d of %d planned runs done (time budget '
                   '%s s).' % (done, result['runs_planned'],
                               result.get('budget_s'))]
-    if result.get('conditions'):
-        lines += ['', 'Conditions: ' + result['conditions']]
-    lines += ['', '## What this shows and what it does not', '',
-              result['note'], '',
-              'Load average before / after: %s / %s.' % (
-                  result['discipline']['load_before'],
-                  result['discipline']['load_after'])]
+    lines += discipline.closing_lines(result)
     return '\n'.join(lines) + '\n'
 
 

@@ -129,6 +129,21 @@ def markdown_table(header, rows):
     return '\n'.join(lines)
 
 
+def closing_lines(result):
+    """The end of a result's Markdown: the run's conditions (if any),
+    what the benchmark shows and what it does not (``result['note']``),
+    and the machine's load around the run."""
+    lines = []
+    if result.get('conditions'):
+        lines += ['', 'Conditions: ' + result['conditions']]
+    lines += ['', '## What this shows and what it does not', '',
+              result['note'], '',
+              'Load average before / after: %s / %s.' % (
+                  result['discipline']['load_before'],
+                  result['discipline']['load_after'])]
+    return lines
+
+
 def case_order(cases, repeats=1, seed=0):
     """Every (case, repeat) pair in a random order drawn from ``seed``."""
     pairs = [(c, r) for r in range(repeats) for c in cases]

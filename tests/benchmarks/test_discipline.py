@@ -176,3 +176,15 @@ def test_write_results_writes_both_files(tmp_path, capsys):
     assert json.loads((out / 'x.json').read_text()) == {'a': [1], 'b': 2}
     assert (out / 'x.md').read_text() == '# X\n'
     assert '# X' in capsys.readouterr().out
+
+
+def test_closing_lines_give_conditions_note_and_load():
+    result = {'conditions': 'quiet machine', 'note': 'TCG only.',
+              'discipline': {'load_before': [0.5], 'load_after': [1.5]}}
+    lines = discipline.closing_lines(result)
+    assert lines[:2] == ['', 'Conditions: quiet machine']
+    assert 'TCG only.' in lines
+    assert lines[-1] == 'Load average before / after: [0.5] / [1.5].'
+    del result['conditions']
+    assert not any(x.startswith('Conditions') for x in
+                   discipline.closing_lines(result))
