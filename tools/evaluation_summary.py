@@ -153,6 +153,23 @@ def has_versions(doc, depth=0):
     return False
 
 
+def versions_cell(doc):
+    """The table's versions cell: 'yes', 'no', or for a file written
+    before versions were recorded and annotated with
+    ``versions_not_recorded`` (a note whose first clause, up to ';', says
+    at which commit the runs were made, read from git history): 'not
+    recorded (<that clause>)', 'partly' if some of its runs record them."""
+    if doc is None:
+        return '-'
+    note = doc.get('versions_not_recorded') if isinstance(doc, dict) \
+        else None
+    if note:
+        where = note.split(';')[0].strip()
+        return ('partly; the rest not recorded (%s)' if has_versions(doc)
+                else 'not recorded (%s)') % where
+    return 'yes' if has_versions(doc) else 'no'
+
+
 Spec = collections.namedtuple('Spec', [
     'file', 'figure', 'get', 'fmt', 'scale', 'unit', 'goal', 'goal_text',
     'before', 'count'])
@@ -473,8 +490,7 @@ def build_rows(loader, specs=SPECS):
                                'previous': 'previous version'}.get(
                                    rev, 'recorded in %s' % bfile
                                    if rev is None else 'at %s' % rev))
-        versions = ('-' if doc is None else
-                    'yes' if has_versions(doc) else 'no')
+        versions = versions_cell(doc)
         rows.append(Row(s.file, s.figure, value, n, interval, versions,
                         before, s.goal_text or '-', _verdict(s, summ),
                         summ))
@@ -570,6 +586,9 @@ def lacking(rows):
             why.append('no interval')
         if r.versions == 'no':
             why.append('no versions')
+        elif r.versions.startswith(('not recorded', 'partly')):
+            why.append('versions ' + r.versions.replace(
+                'partly; the rest', 'partly recorded, the rest'))
         if why:
             out.setdefault(r.file, set()).update(why)
     return [(f, sorted(w)) for f, w in out.items()]

@@ -111,3 +111,20 @@ def test_splice_keeps_the_hand_written_text():
     assert out.startswith('intro\n') and out.endswith('notes\n')
     assert 'new table' in out and 'old table' not in out
     assert es.splice(None, new) == new
+
+
+def test_versions_not_recorded_names_the_commit_not_yes():
+    note = 'run at f403985 (Badis); read from git history; rest unknown'
+    old = {'versions_not_recorded': note, 'x': 1.0}
+    mixed = {'versions_not_recorded': note, 'x': 1.0,
+             'runs': [{'versions': VERSIONS}, {}]}
+    assert es.versions_cell(old) == 'not recorded (run at f403985 (Badis))'
+    assert es.versions_cell(mixed).startswith('partly; the rest not '
+                                              'recorded (run at f403985')
+    assert es.versions_cell({'x': 1.0}) == 'no'
+    assert es.versions_cell(None) == '-'
+    specs = [es.spec('old.json', 'x', lambda d: d['x'])]
+    rows = es.build_rows(FakeLoader({'old.json': old}), specs)
+    assert rows[0].versions == 'not recorded (run at f403985 (Badis))'
+    assert es.lacking(rows) == [('old.json', [
+        'no interval', 'versions not recorded (run at f403985 (Badis))'])]
