@@ -336,7 +336,7 @@ def _wait(what, check, timeout, interval=0.2):
     raise RuntimeError('%s did not happen within %d s' % (what, timeout))
 
 
-def campaign_services(factory, daemon, args, work):
+def campaign_services(factory, daemon, args, work, seed=None):
     """Agent SIGKILL mid-step, broker and database restarts, with
     memmut-agent and memmut-controller as processes over RabbitMQ and
     PostgreSQL and the agent managing real guests."""
@@ -345,7 +345,9 @@ def campaign_services(factory, daemon, args, work):
     from memmut.db import api as db_api
     from memmut.db import migration
     from tests.harness import services
-    rng = random.Random(args.seed)
+    seed = args.seed if seed is None else seed
+    rng = random.Random(seed)
+    os.makedirs(work, exist_ok=True)
     pg = services.PrivatePostgres().start()
     rabbit = services.PrivateRabbit().start()
     host = 'faults-node'
@@ -417,7 +419,7 @@ def campaign_services(factory, daemon, args, work):
                     < CONFIGURED_FLOOR_KB)
         for g in guests:
             g.destroy()
-        out = {'agent_kills': args.agent_kills,
+        out = {'seed': seed, 'agent_kills': args.agent_kills,
                'broker_restarts': args.restarts, 'db_restarts':
                args.restarts, 'outage_s': args.outage,
                'reports_stored': len(samples), 'agent_runs': len(by_boot),
@@ -491,9 +493,10 @@ def main(argv=None):
     ap.add_argument('--load-guests', type=int, default=20)
     ap.add_argument('--load-polls', type=int, default=24)
     ap.add_argument('--repeats', type=int, default=1,
-                    help='libvirt section: runs, each with fresh guests '
-                         'and fault seed --seed + repeat (the interval is '
-                         'over them)')
+                    help='libvirt, memstore and services sections: '
+                         'runs, each with fresh guests (and services) and '
+                         'seed --seed + repeat (the interval is over '
+                         'them); diskfull and load run once')
     ap.add_argument('--lock', default='',
                     help='flock file each libvirt repeat and each other '
                          'section holds by itself (the TCG lock); then run '
@@ -532,18 +535,32 @@ def main(argv=None):
                 res['discipline'] = res['libvirt']['discipline']
                 faults_report.save(args.out, res)
         if 'memstore' in sections:
-            with hold('memstore'):
-                res['memstore'] = campaign_memstore(factory, args)
-            print(json.dumps(res['memstore'], indent=1))
+            runs = []
+            for rep in range(args.repeats):
+                with hold('memstore-%d' % rep):
+                    runs.append(campaign_memstore(factory, args))
+                print(json.dumps(runs[-1], indent=1))
+                res['memstore'] = faults_report.memstore_repeats(runs)
+                # saved after every repeat: a stopped series keeps them
+                res['discipline'] = dict(rec.as_dict(), holds=holds)
+                faults_report.save(args.out, res)
         if 'diskfull' in sections:
             with hold('diskfull'):
                 res['diskfull'] = campaign_diskfull(factory, args, work)
             print(json.dumps(res['diskfull'], indent=1, default=str))
         if 'services' in sections:
-            with hold('services'):
-                res['services'] = campaign_services(factory, daemon, args,
-                                                    work)
-            print(json.dumps(res['services'], indent=1))
+            runs = []
+            for rep in range(args.repeats):
+                # fresh services and guests, a kill schedule of their own
+                with hold('services-%d' % rep):
+                    runs.append(campaign_services(
+                        factory, daemon, args, os.path.join(
+                            work, 'services-%d' % rep),
+                        seed=args.seed + rep))
+                print(json.dumps(runs[-1], indent=1))
+                res['services'] = faults_report.services_repeats(runs)
+                res['discipline'] = dict(rec.as_dict(), holds=holds)
+                faults_report.save(args.out, res)
         if 'load' in sections:
             with hold('load'):
                 res['load'] = campaign_load(factory, daemon, args)
