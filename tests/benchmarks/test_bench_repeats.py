@@ -229,3 +229,18 @@ def test_mutualization_versions_of_reused_and_old_files():
     assert 'memmut cccccccccc' in bm.versions_sentence({'versions': v})
     assert bm.versions_sentence({'versions_not_recorded': 'run at x'}) == \
         'Versions: not recorded; run at x.'
+
+
+def test_static_deadline_factor_shortens_only_the_static_run():
+    assert bm.deadline_s('static', 5.0) == 600.0
+    assert bm.deadline_s('static', 5.0, 2.5) == 375.0
+    # the dynamic modes keep 4 x: they must finish for the bound to hold
+    assert bm.deadline_s('equal', 5.0, 2.5) == 600.0
+    bm.set_scenario('zipf')
+    static = _line('static', 0, 3000, 300.0, 300.0)
+    static['record']['deadline_s'] = 375.0
+    s = bm.repeat_summary([static, _line('equal', 0, 1000, 300.0, 300.0)])
+    assert s['deadline_s'] == {'static': [375.0], 'equal': ['not recorded']}
+    text = bm.deadlines_text(s['deadline_s'])
+    assert 'static 375 s' in text
+    assert 'equal not recorded (4 x the nominal length)' in text
