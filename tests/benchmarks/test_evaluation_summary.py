@@ -128,3 +128,16 @@ def test_versions_not_recorded_names_the_commit_not_yes():
     assert rows[0].versions == 'not recorded (run at f403985 (Badis))'
     assert es.lacking(rows) == [('old.json', [
         'no interval', 'versions not recorded (run at f403985 (Badis))'])]
+
+
+def test_fault_events_quote_the_runs_interval_when_repeated():
+    runs = _summary([1.0, 1.2, 1.4])
+    events = _summary([1.0, 1.1, 1.2, 1.3, 1.4, 1.5])
+    doc = {'memstore': {'t': {'summary': events, 'summary_runs': runs,
+                              'p50': 1.2}}}
+    assert es._events(doc, 'memstore', 't') is runs
+    # one run: the interval over its events, or its p50 without raw times
+    doc['memstore']['t']['summary_runs'] = _summary([1.2])
+    assert es._events(doc, 'memstore', 't') is events
+    assert es._events({'memstore': {'t': {'p50': 2.3}}}, 'memstore',
+                      't') == 2.3
