@@ -501,6 +501,10 @@ def main(argv=None):
                     help='flock file each libvirt repeat and each other '
                          'section holds by itself (the TCG lock); then run '
                          'without flock(1)')
+    ap.add_argument('--resume', action='store_true',
+                    help='keep the repeats a section already has in the '
+                         'result file and run only the missing ones, up to '
+                         '--repeats in all (seeds go on from them)')
     ap.add_argument('--out', default=os.path.join(RESULTS, 'faults'))
     ap.add_argument('--report-only', action='store_true',
                     help='rewrite the .md from the .json, run nothing')
@@ -519,10 +523,21 @@ def main(argv=None):
 
     def hold(label):
         return discipline.lock_hold(args.lock, holds, label)
+    old_discipline = {}
+
+    def earlier(section):
+        """With --resume: the section's runs already in the result file
+        (those of a repeated run; a single earlier run is not one of
+        them), which the repeats go on from."""
+        if not args.resume:
+            return []
+        runs, d = faults_report.earlier_repeats(args.out, section)
+        old_discipline[section] = d
+        return runs
     try:
         if 'libvirt' in sections:
-            runs = []
-            for rep in range(args.repeats):
+            runs = earlier('libvirt')
+            for rep in range(len(runs), args.repeats):
                 # fresh guests and a fault seed of their own per repeat
                 with hold('libvirt-%d' % rep):
                     runs.append(campaign_libvirt(factory, daemon, args,
@@ -532,11 +547,14 @@ def main(argv=None):
                 rec.finish()
                 res['libvirt']['discipline'] = dict(rec.as_dict(),
                                                     holds=holds)
+                if old_discipline.get('libvirt'):
+                    res['libvirt']['earlier_discipline'] = \
+                        old_discipline['libvirt']
                 res['discipline'] = res['libvirt']['discipline']
                 faults_report.save(args.out, res)
         if 'memstore' in sections:
-            runs = []
-            for rep in range(args.repeats):
+            runs = earlier('memstore')
+            for rep in range(len(runs), args.repeats):
                 with hold('memstore-%d' % rep):
                     runs.append(campaign_memstore(factory, args))
                 print(json.dumps(runs[-1], indent=1))
@@ -549,8 +567,8 @@ def main(argv=None):
                 res['diskfull'] = campaign_diskfull(factory, args, work)
             print(json.dumps(res['diskfull'], indent=1, default=str))
         if 'services' in sections:
-            runs = []
-            for rep in range(args.repeats):
+            runs = earlier('services')
+            for rep in range(len(runs), args.repeats):
                 # fresh services and guests, a kill schedule of their own
                 with hold('services-%d' % rep):
                     runs.append(campaign_services(

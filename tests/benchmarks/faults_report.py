@@ -281,6 +281,18 @@ def markdown(res):
     return '\n'.join(out) + '\n'
 
 
+def earlier_repeats(out, section):
+    """The runs of ``section`` already repeated in ``<out>.json`` (a
+    stopped or short series to go on from) and that section's discipline
+    record; ([], None) if it has none."""
+    try:
+        with open(out + '.json') as f:
+            sec = json.load(f).get(section) or {}
+    except (OSError, ValueError):
+        return [], None
+    return list(sec.get('repeats') or []), sec.get('discipline')
+
+
 def save(out, res):
     """Merge ``res`` into ``<out>.json`` (sections run separately are
     kept) and rewrite ``<out>.md``. A single libvirt, memstore or services

@@ -125,3 +125,18 @@ def test_services_repeats_sum_counts_and_keep_each_kind(tmp_path):
     assert '2 repeats, each with a fresh broker' in md
     assert "mean over the runs' means" in md
     assert 'agent SIGKILL recovery p50 2.3 s' in md
+
+
+def test_earlier_repeats_resume_only_from_repeated_sections(tmp_path):
+    out = str(tmp_path / 'faults')
+    assert faults_report.earlier_repeats(out, 'libvirt') == ([], None)
+    lv = faults_report.libvirt_repeats([_run(17, 0.3, 1.5),
+                                        _run(18, 0.4, 1.7)])
+    lv['discipline'] = {'started_utc': 'T0'}
+    with open(out + '.json', 'w') as f:
+        json.dump({'libvirt': lv, 'memstore': _ms([1.0])}, f)
+    runs, d = faults_report.earlier_repeats(out, 'libvirt')
+    assert [r['seed'] for r in runs] == [17, 18]
+    assert d == {'started_utc': 'T0'}
+    # a single run (no 'repeats') is not a repeat to go on from
+    assert faults_report.earlier_repeats(out, 'memstore') == ([], None)
