@@ -180,10 +180,20 @@ def campaign_libvirt(factory, daemon, args, seed=None):
             recoveries.append(healthy_at[j] - tf)
     below = [(u, kib, floors[u]) for _, u, kib in inj.balloons
              if kib < floors[u]]
-    actual = {}
+    actual, stopped = {}, {}
     for g in guests:
-        actual[g.uuid] = g.dom.memoryStats()['actual']
-    below_end = [u for u in uuids if actual[u] < floors[u] - 4 * MiB]
+        try:
+            actual[g.uuid] = g.dom.memoryStats()['actual']
+        except Exception as e:      # the guest stopped: a finding, kept
+            state = None
+            try:
+                state = g.dom.state()
+            except Exception:
+                pass
+            stopped[g.uuid] = {'error': str(e), 'state': state,
+                               'console_tail': g.log()[-3000:]}
+            print('guest %s not running at the end: %s' % (g.uuid, e))
+    below_end = [u for u in actual if actual[u] < floors[u] - 4 * MiB]
     vms = {v.uuid: v for v in (last.vms if last else [])}
     unmanaged = [u for u in uuids if u not in vms or vms[u].state !=
                  'running' or vms[u].wss_kb is None]
@@ -194,7 +204,10 @@ def campaign_libvirt(factory, daemon, args, seed=None):
     for _, method, code, _ in inj.faults:
         by_method[method] = by_method.get(method, 0) + 1
     for g in guests:
-        g.destroy()
+        try:
+            g.destroy()
+        except Exception as e:
+            print('destroying guest %s: %s' % (g.uuid, e))
     return {
         'guests': args.guests, 'p': args.p, 'p_balloon': args.p_balloon,
         'seed': seed, 'load_before': load_before,
@@ -209,6 +222,7 @@ def campaign_libvirt(factory, daemon, args, seed=None):
         'floor_violations': len(below), 'floor_violation_examples':
             below[:5], 'balloons_below_floor_at_end': len(below_end),
         'floors_kb': floors, 'balloon_actual_kb_at_end': actual,
+        'guests_stopped': len(stopped), 'guests_stopped_detail': stopped,
         'unmanaged_after_recovery': len(unmanaged),
         'first_healthy_poll_after_faults_stop_s': first_healthy_after_stop,
         'recovery_s': {'p50': _pct(recoveries, 0.5),

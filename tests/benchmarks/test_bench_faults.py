@@ -140,3 +140,12 @@ def test_earlier_repeats_resume_only_from_repeated_sections(tmp_path):
     assert d == {'started_utc': 'T0'}
     # a single run (no 'repeats') is not a repeat to go on from
     assert faults_report.earlier_repeats(out, 'memstore') == ([], None)
+
+
+def test_a_guest_stopped_in_any_repeat_counts():
+    old = _run(17, 0.3, 1.5)               # recorded before the key
+    new = dict(_run(19, 0.4, 1.6), guests_stopped=1)
+    lv = faults_report.libvirt_repeats([old, new])
+    assert lv['guests_stopped'] == 1
+    md = '\n'.join(faults_report.libvirt_markdown(lv))
+    assert '| guests not running at the end (all repeats) | 1 | 0 |' in md
