@@ -149,3 +149,11 @@ def test_a_guest_stopped_in_any_repeat_counts():
     assert lv['guests_stopped'] == 1
     md = '\n'.join(faults_report.libvirt_markdown(lv))
     assert '| guests not running at the end (all repeats) | 1 | 0 |' in md
+
+
+def test_markdown_of_a_section_aggregated_before_guests_stopped():
+    lv = faults_report.libvirt_repeats([_run(17, 0.3, 1.5),
+                                        _run(18, 0.4, 1.7)])
+    del lv['guests_stopped']
+    md = '\n'.join(faults_report.libvirt_markdown(lv))
+    assert 'guests not running at the end (all repeats) | not recorded' in md
