@@ -412,13 +412,17 @@ SPECS = [
     spec('faults.json', 'libvirt faults: recovery p50',
          lambda d: dig(d, 'libvirt', 'summary', 'recovery_p50_s')
          or dig(d, 'libvirt', 'recovery_s', 'p50'), unit=' s',
-         before=('faults.json', 'previous',
-                 lambda d: dig(d, 'libvirt', 'recovery_s', 'p50'))),
+         # the single 600 s run published first, kept in the file
+         before=('faults.json', None,
+                 lambda d: dig(d, 'libvirt_before_repeats', 'recovery_s',
+                               'p50'))),
     spec('faults.json', 'libvirt faults: recovery p99',
          lambda d: dig(d, 'libvirt', 'summary', 'recovery_p99_s')
          or dig(d, 'libvirt', 'recovery_s', 'p99'), unit=' s',
-         before=('faults.json', 'previous',
-                 lambda d: dig(d, 'libvirt', 'recovery_s', 'p99'))),
+         # the single 600 s run published first, kept in the file
+         before=('faults.json', None,
+                 lambda d: dig(d, 'libvirt_before_repeats', 'recovery_s',
+                               'p99'))),
     spec('faults.json', 'libvirt faults: polls that raised (all runs)',
          lambda d: dig(d, 'libvirt', 'polls_raised'), fmt='d',
          goal=(0, 0), goal_text='0', count=True),
