@@ -333,7 +333,7 @@ SPECS = [
                  lambda d: dig(d, 'summary', 'proportional', 'speedup_pct',
                                'grass'))),
     spec('mutualization_repeats.jsonl',
-         'zipf, equal: swap reduction vs static',
+         'zipf, equal: swap reduction vs static (>=)',
          _mut('zipf', 'equal', 'swap_reduction_x'), unit='x',
          goal=(8.0, None), goal_text='>= 8x'),
     spec('mutualization.json', 'ch.3, equal: swap reduction vs static',

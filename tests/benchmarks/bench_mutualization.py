@@ -690,14 +690,20 @@ def _fmt(v, pattern='%.1f'):
 def versions_sentence(results):
     """The versions a results file records, or where its runs ran when
     it was written before versions were recorded."""
+    # (a series aggregate keeps them in its discipline record)
     v = results.get('versions')
+    which = 'Versions'
+    if not v and (results.get('discipline') or {}).get('versions'):
+        v = results['discipline']['versions']
+        which = 'Versions of the series\' latest run (each run\'s are in ' \
+            'the log)'
     if v:
-        return ('Versions: memmut %s%s, memstore %s, QEMU %s, libvirt %s, '
-                'host kernel %s.' % (
-                    (v.get('memmut_commit') or '?')[:10],
-                    ' (dirty tree)' if v.get('memmut_dirty') else '',
-                    (v.get('memstore_commit') or '?')[:10], v.get('qemu'),
-                    v.get('libvirt'), v.get('kernel')))
+        return '%s: memmut %s%s, memstore %s, QEMU %s, libvirt %s, ' \
+            'host kernel %s.' % (
+                which, (v.get('memmut_commit') or '?')[:10],
+                ' (dirty tree)' if v.get('memmut_dirty') else '',
+                (v.get('memstore_commit') or '?')[:10], v.get('qemu'),
+                v.get('libvirt'), v.get('kernel'))
     return 'Versions: not recorded; %s.' % (
         results.get('versions_not_recorded') or 'where it ran is not known')
 
@@ -1111,7 +1117,7 @@ def completion(rec, n):
 def deadlines_text(by_mode):
     """The runs' deadlines per mode, in words ('not recorded': a record
     from before deadline_s, which ran to 4 x the nominal length)."""
-    if not by_mode:
+    if all(d == 'not recorded' for ds in by_mode.values() for d in ds):
         return '4 x the nominal length'
     return '; '.join('%s %s' % (m, ', '.join(
         '%g s' % d if isinstance(d, (int, float)) else

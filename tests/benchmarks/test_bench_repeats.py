@@ -244,3 +244,12 @@ def test_static_deadline_factor_shortens_only_the_static_run():
     text = bm.deadlines_text(s['deadline_s'])
     assert 'static 375 s' in text
     assert 'equal not recorded (4 x the nominal length)' in text
+
+
+def test_deadlines_and_versions_of_a_series_aggregate():
+    assert bm.deadlines_text({'static': ['not recorded'],
+                              'equal': ['not recorded']}) == \
+        '4 x the nominal length'
+    v = {'memmut_commit': 'e' * 40, 'qemu': '7.2'}
+    assert 'memmut eeeeeeeeee' in bm.versions_sentence(
+        {'discipline': {'versions': v}})
