@@ -608,6 +608,29 @@ def _row(name, figures, variant):
     return '| %s | %s |' % (name, ' | '.join(_fmt(v, True) for v in cells))
 
 
+def versions_markdown(v):
+    """One sentence on the runs' versions (see versions_record)."""
+    if not v:
+        return 'Versions: not recorded.'
+    parts = []
+    for rec in v.get('recorded') or []:
+        parts.append('memmut %s%s, memstore %s, QEMU %s, libvirt %s, '
+                     'kernel %s' % (
+                         (rec.get('memmut_commit') or '?')[:10],
+                         ' (dirty tree)' if rec.get('memmut_dirty') else '',
+                         (rec.get('memstore_commit') or '?')[:10],
+                         rec.get('qemu'), rec.get('libvirt'),
+                         rec.get('kernel')))
+    text = 'Versions: %s of %s runs recorded theirs%s' % (
+        v.get('runs_with_versions', 0),
+        v.get('runs_with_versions', 0) + v.get('runs_without_versions', 0),
+        ' (%s)' % '; '.join(parts) if parts else '')
+    if v.get('runs_without_versions'):
+        text += '; %d runs made before versions were recorded: %s' % (
+            v['runs_without_versions'], v.get('not_recorded'))
+    return text + '.'
+
+
 def markdown(result):
     """The summary as markdown, beside the seed's Table 2.3."""
     sm = result['summary']
@@ -618,6 +641,7 @@ def markdown(result):
              'dynamic, swap on memmut-memstore; %s.'
              % (result['command'], result['date'], result['duration_s'],
                 result['setup']['step_s'], result['machine']), '',
+             versions_markdown(result.get('versions')), '',
              '## Accuracy: mean |estimate - true WSS|, % of booked memory',
              '',
              'Per poll (every %g s; the estimate in force vs the true WSS '
@@ -984,8 +1008,35 @@ def main(argv=None):
     write_results(runs, args, argv, time.time() - started)
 
 
+def versions_record(runs, not_recorded=None):
+    """What badis.json says about versions: every distinct version record
+    of its runs (discipline.versions(), kept per run since issue 20) and,
+    if some runs have none (runs made before), how many and the note that
+    says where they ran (``not_recorded``, kept from the file: it is read
+    from git history by hand, never guessed here)."""
+    seen = []
+    for r in runs:
+        v = r.get('versions')
+        if v and v not in seen:
+            seen.append(v)
+    without = sum(1 for r in runs if not r.get('versions'))
+    out = {'recorded': seen, 'runs_with_versions': len(runs) - without,
+           'runs_without_versions': without}
+    if without:
+        out['not_recorded'] = not_recorded or 'where they ran is not known'
+    return out
+
+
 def write_results(runs, args, argv, duration_s, command=None):
     summary = summarize(runs)
+    old = {}
+    try:
+        with open(os.path.join(args.out, 'badis.json')) as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        pass
+    versions = versions_record(runs, old.get('versions_not_recorded'))
+    now = time.strftime('%Y-%m-%d %H:%M:%S')
     this = 'python -m tests.benchmarks.bench_badis ' + ' '.join(
         argv if argv is not None else sys.argv[1:])
     if command and args.report_only:
@@ -1004,21 +1055,31 @@ def write_results(runs, args, argv, duration_s, command=None):
                          'memwork period 200 ms'), 'poll_s': POLL_S,
              'repeats': getattr(args, 'repeats', 1),
              'seed': getattr(args, 'seed', None)}
+    if args.report_only and old.get('setup'):
+        # the runs' own setup: this version's options may differ
+        setup = old['setup']
     goals = {'badis_mean_error_pct_booked_each_phase': 5.0,
              'vm_over_median': 1.03, 'cpu_pct_core_per_10_vms': 1.0}
     result = {
         'command': command,
-        'date': time.strftime('%Y-%m-%d %H:%M:%S'),
+        # a recomputation keeps the runs' date
+        'date': old.get('date', now) if args.report_only else now,
         'duration_s': round(duration_s),
         'machine': ('2 cores shared with other sessions running TCG guests '
                     'at the same time; figures drift from run to run'),
         'setup': setup,
         'goals': goals,
+        'versions': versions,
         'summary': summary,
         'runs': [{k: v for k, v in r.items() if k != 'rows'}
                  for r in sorted(runs, key=lambda r: (
                      r['shape'], r['alloc'], r['estimator']))],
     }
+    if args.report_only:
+        result['recomputed'] = now
+    if versions.get('not_recorded'):
+        # read by tools/evaluation_summary.py
+        result['versions_not_recorded'] = versions['not_recorded']
     with open(os.path.join(args.out, 'badis.json'), 'w') as f:
         json.dump(result, f, indent=1)
     sens = getattr(args, 'base_sensitivity', None)

@@ -180,10 +180,20 @@ def campaign_libvirt(factory, daemon, args, seed=None):
             recoveries.append(healthy_at[j] - tf)
     below = [(u, kib, floors[u]) for _, u, kib in inj.balloons
              if kib < floors[u]]
-    actual = {}
+    actual, stopped = {}, {}
     for g in guests:
-        actual[g.uuid] = g.dom.memoryStats()['actual']
-    below_end = [u for u in uuids if actual[u] < floors[u] - 4 * MiB]
+        try:
+            actual[g.uuid] = g.dom.memoryStats()['actual']
+        except Exception as e:      # the guest stopped: a finding, kept
+            state = None
+            try:
+                state = g.dom.state()
+            except Exception:
+                pass
+            stopped[g.uuid] = {'error': str(e), 'state': state,
+                               'console_tail': g.log()[-3000:]}
+            print('guest %s not running at the end: %s' % (g.uuid, e))
+    below_end = [u for u in actual if actual[u] < floors[u] - 4 * MiB]
     vms = {v.uuid: v for v in (last.vms if last else [])}
     unmanaged = [u for u in uuids if u not in vms or vms[u].state !=
                  'running' or vms[u].wss_kb is None]
@@ -194,7 +204,10 @@ def campaign_libvirt(factory, daemon, args, seed=None):
     for _, method, code, _ in inj.faults:
         by_method[method] = by_method.get(method, 0) + 1
     for g in guests:
-        g.destroy()
+        try:
+            g.destroy()
+        except Exception as e:
+            print('destroying guest %s: %s' % (g.uuid, e))
     return {
         'guests': args.guests, 'p': args.p, 'p_balloon': args.p_balloon,
         'seed': seed, 'load_before': load_before,
@@ -209,6 +222,7 @@ def campaign_libvirt(factory, daemon, args, seed=None):
         'floor_violations': len(below), 'floor_violation_examples':
             below[:5], 'balloons_below_floor_at_end': len(below_end),
         'floors_kb': floors, 'balloon_actual_kb_at_end': actual,
+        'guests_stopped': len(stopped), 'guests_stopped_detail': stopped,
         'unmanaged_after_recovery': len(unmanaged),
         'first_healthy_poll_after_faults_stop_s': first_healthy_after_stop,
         'recovery_s': {'p50': _pct(recoveries, 0.5),
@@ -336,7 +350,7 @@ def _wait(what, check, timeout, interval=0.2):
     raise RuntimeError('%s did not happen within %d s' % (what, timeout))
 
 
-def campaign_services(factory, daemon, args, work):
+def campaign_services(factory, daemon, args, work, seed=None):
     """Agent SIGKILL mid-step, broker and database restarts, with
     memmut-agent and memmut-controller as processes over RabbitMQ and
     PostgreSQL and the agent managing real guests."""
@@ -345,7 +359,9 @@ def campaign_services(factory, daemon, args, work):
     from memmut.db import api as db_api
     from memmut.db import migration
     from tests.harness import services
-    rng = random.Random(args.seed)
+    seed = args.seed if seed is None else seed
+    rng = random.Random(seed)
+    os.makedirs(work, exist_ok=True)
     pg = services.PrivatePostgres().start()
     rabbit = services.PrivateRabbit().start()
     host = 'faults-node'
@@ -417,7 +433,7 @@ def campaign_services(factory, daemon, args, work):
                     < CONFIGURED_FLOOR_KB)
         for g in guests:
             g.destroy()
-        out = {'agent_kills': args.agent_kills,
+        out = {'seed': seed, 'agent_kills': args.agent_kills,
                'broker_restarts': args.restarts, 'db_restarts':
                args.restarts, 'outage_s': args.outage,
                'reports_stored': len(samples), 'agent_runs': len(by_boot),
@@ -491,13 +507,18 @@ def main(argv=None):
     ap.add_argument('--load-guests', type=int, default=20)
     ap.add_argument('--load-polls', type=int, default=24)
     ap.add_argument('--repeats', type=int, default=1,
-                    help='libvirt section: runs, each with fresh guests '
-                         'and fault seed --seed + repeat (the interval is '
-                         'over them)')
+                    help='libvirt, memstore and services sections: '
+                         'runs, each with fresh guests (and services) and '
+                         'seed --seed + repeat (the interval is over '
+                         'them); diskfull and load run once')
     ap.add_argument('--lock', default='',
                     help='flock file each libvirt repeat and each other '
                          'section holds by itself (the TCG lock); then run '
                          'without flock(1)')
+    ap.add_argument('--resume', action='store_true',
+                    help='keep the repeats a section already has in the '
+                         'result file and run only the missing ones, up to '
+                         '--repeats in all (seeds go on from them)')
     ap.add_argument('--out', default=os.path.join(RESULTS, 'faults'))
     ap.add_argument('--report-only', action='store_true',
                     help='rewrite the .md from the .json, run nothing')
@@ -516,10 +537,21 @@ def main(argv=None):
 
     def hold(label):
         return discipline.lock_hold(args.lock, holds, label)
+    old_discipline = {}
+
+    def earlier(section):
+        """With --resume: the section's runs already in the result file
+        (those of a repeated run; a single earlier run is not one of
+        them), which the repeats go on from."""
+        if not args.resume:
+            return []
+        runs, d = faults_report.earlier_repeats(args.out, section)
+        old_discipline[section] = d
+        return runs
     try:
         if 'libvirt' in sections:
-            runs = []
-            for rep in range(args.repeats):
+            runs = earlier('libvirt')
+            for rep in range(len(runs), args.repeats):
                 # fresh guests and a fault seed of their own per repeat
                 with hold('libvirt-%d' % rep):
                     runs.append(campaign_libvirt(factory, daemon, args,
@@ -529,21 +561,38 @@ def main(argv=None):
                 rec.finish()
                 res['libvirt']['discipline'] = dict(rec.as_dict(),
                                                     holds=holds)
+                if old_discipline.get('libvirt'):
+                    res['libvirt']['earlier_discipline'] = \
+                        old_discipline['libvirt']
                 res['discipline'] = res['libvirt']['discipline']
                 faults_report.save(args.out, res)
         if 'memstore' in sections:
-            with hold('memstore'):
-                res['memstore'] = campaign_memstore(factory, args)
-            print(json.dumps(res['memstore'], indent=1))
+            runs = earlier('memstore')
+            for rep in range(len(runs), args.repeats):
+                with hold('memstore-%d' % rep):
+                    runs.append(campaign_memstore(factory, args))
+                print(json.dumps(runs[-1], indent=1))
+                res['memstore'] = faults_report.memstore_repeats(runs)
+                # saved after every repeat: a stopped series keeps them
+                res['discipline'] = dict(rec.as_dict(), holds=holds)
+                faults_report.save(args.out, res)
         if 'diskfull' in sections:
             with hold('diskfull'):
                 res['diskfull'] = campaign_diskfull(factory, args, work)
             print(json.dumps(res['diskfull'], indent=1, default=str))
         if 'services' in sections:
-            with hold('services'):
-                res['services'] = campaign_services(factory, daemon, args,
-                                                    work)
-            print(json.dumps(res['services'], indent=1))
+            runs = earlier('services')
+            for rep in range(len(runs), args.repeats):
+                # fresh services and guests, a kill schedule of their own
+                with hold('services-%d' % rep):
+                    runs.append(campaign_services(
+                        factory, daemon, args, os.path.join(
+                            work, 'services-%d' % rep),
+                        seed=args.seed + rep))
+                print(json.dumps(runs[-1], indent=1))
+                res['services'] = faults_report.services_repeats(runs)
+                res['discipline'] = dict(rec.as_dict(), holds=holds)
+                faults_report.save(args.out, res)
         if 'load' in sections:
             with hold('load'):
                 res['load'] = campaign_load(factory, daemon, args)

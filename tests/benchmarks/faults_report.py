@@ -20,7 +20,7 @@ LIBVIRT_REPEATED = {
 # counts that must be 0 in every repeat: summed over the repeats
 LIBVIRT_ZERO_GOALS = ('polls_raised', 'floor_violations',
                       'balloons_below_floor_at_end',
-                      'unmanaged_after_recovery')
+                      'unmanaged_after_recovery', 'guests_stopped')
 
 
 def libvirt_repeats(runs):
@@ -34,12 +34,83 @@ def libvirt_repeats(runs):
         if any(v is not None for v in values):
             out['summary'][key] = discipline.summarize(values)
     for key in LIBVIRT_ZERO_GOALS:
-        out[key] = sum(r[key] for r in runs)
+        # (runs recorded before a key existed count 0 for it)
+        out[key] = sum(r.get(key, 0) for r in runs)
     out['faults'] = sum(r['faults'] for r in runs)
     for key in ('guests', 'p', 'p_balloon', 'poll_interval_s',
                 'duration_s', 'recovery_phase_s'):
         out[key] = runs[0][key]
     return out
+
+
+def _pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] \
+        if values else None
+
+
+def _mean(values):
+    return sum(values) / len(values) if values else None
+
+
+def event_times(per_run):
+    """Recovery times of repeated runs (a list of value lists, one per
+    run): p50/p99/max over all events, ``summary`` the interval over the
+    events pooled (events of one run share its machine state, so it is
+    the narrower), ``summary_runs`` the interval over the runs' means
+    (independent runs: the one the evaluation table quotes)."""
+    pooled = [v for vals in per_run for v in vals]
+    out = {'p50': _pct(pooled, 0.5), 'p99': _pct(pooled, 0.99),
+           'max': max(pooled) if pooled else None, 'values': pooled,
+           'per_run': per_run,
+           'summary': discipline.summarize(pooled) if pooled else None}
+    means = [_mean(vals) for vals in per_run if vals]
+    out['summary_runs'] = discipline.summarize(means) if means else None
+    return out
+
+
+def memstore_repeats(runs):
+    """Repeated memstore SIGKILL runs (each a fresh guest and export):
+    kills, pages verified and pages lost summed (goal 0 in total), the
+    guest finished in every run, and the time to serve again over the
+    kills (event_times)."""
+    return {
+        'repeats': runs, 'n': len(runs),
+        'kills': sum(r['kills'] for r in runs),
+        'kill_every_s': runs[0]['kill_every_s'],
+        'acknowledged_pages_lost': sum(r['acknowledged_pages_lost']
+                                       for r in runs),
+        'pages_verified': sum(r['pages_verified'] for r in runs),
+        'guest_finished': all(r['guest_finished'] for r in runs),
+        'time_to_serve_again_s': event_times(
+            [r['time_to_serve_again_s']['values'] for r in runs]),
+    }
+
+
+SERVICES_SUMMED = ('agent_kills', 'broker_restarts', 'db_restarts',
+                   'reports_stored', 'agent_runs', 'seq_gaps_in_stored_runs',
+                   'unmanaged_after_recovery', 'balloons_below_floor_at_end')
+SERVICES_KINDS = ('agent_sigkill', 'broker_restart', 'db_restart')
+
+
+def services_repeats(runs):
+    """Repeated service-fault runs (each a fresh broker, database,
+    agent, controller and guests): the counts summed (the zero goals
+    over all runs) and each kind's recovery times (event_times)."""
+    out = {'repeats': runs, 'n': len(runs),
+           'outage_s': runs[0]['outage_s']}
+    for key in SERVICES_SUMMED:
+        out[key] = sum(r[key] for r in runs)
+    for kind in SERVICES_KINDS:
+        key = 'recovery_%s_s' % kind
+        out[key] = event_times([r[key]['values'] for r in runs])
+    return out
+
+
+def _runs_cell(r):
+    """'mean ± hw (n=runs)' over the runs' means, when repeated."""
+    return discipline.fmt(r['summary_runs'], '.2f') \
+        if r.get('summary_runs') and r['summary_runs']['n'] >= 2 else None
 
 
 def libvirt_markdown(lv):
@@ -48,9 +119,12 @@ def libvirt_markdown(lv):
             ['balloon targets below the floor', 'floor_violations'],
             ['balloons below the floor at the end',
              'balloons_below_floor_at_end'],
-            ['VMs unmanaged after recovery', 'unmanaged_after_recovery']]
+            ['VMs unmanaged after recovery', 'unmanaged_after_recovery'],
+            ['guests not running at the end', 'guests_stopped']]
     rows = [['faults injected (all repeats)', lv['faults'], '']]
-    rows += [[label + ' (all repeats)', lv[key], '0'] for label, key in zero]
+    # (a section aggregated before a count existed did not record it)
+    rows += [[label + ' (all repeats)', lv.get(key, 'not recorded'), '0']
+             for label, key in zero]
     for label, key in (
             ('recovery p50 (s)', 'recovery_p50_s'),
             ('recovery p99 (s)', 'recovery_p99_s'),
@@ -103,7 +177,13 @@ def markdown(res):
                 ]), '']
     ms = res.get('memstore')
     if ms:
+        t = ms['time_to_serve_again_s']
+        runs_rows = [['serving again, mean over the runs\' means (s)',
+                      _runs_cell(t), '']] if _runs_cell(t) else []
         out += ['## memstore SIGKILL mid-swap (real guest)', '',
+                '%s' % ('%d repeats, each a fresh guest and export; counts '
+                        'summed over them.' % ms['n'] if ms.get('n')
+                        else 'One run.'), '',
                 discipline.markdown_table(['figure', 'value', 'goal'], [
                     ['kills', ms['kills'], ''],
                     ['acknowledged pages lost', ms[
@@ -117,7 +197,26 @@ def markdown(res):
                                     '.2f')
                      if ms['time_to_serve_again_s'].get('summary')
                      else 'not recorded', ''],
-                ]), '']
+                ] + runs_rows), '']
+    before = []
+    mb = res.get('memstore_before_repeats')
+    if mb and ms and ms.get('n'):
+        t = mb['time_to_serve_again_s']
+        before.append('memstore SIGKILL: %d kills, %s acknowledged pages '
+                      'lost, serving again p50 %.2f s, max %.2f s'
+                      % (mb['kills'], mb['acknowledged_pages_lost'],
+                         t['p50'], t['max']))
+    sb = res.get('services_before_repeats')
+    if sb and res.get('services', {}).get('n'):
+        before.append('services: %d sequence gaps, agent SIGKILL recovery '
+                      'p50 %.1f s, broker %.1f s, database %.1f s' % (
+                          sb['seq_gaps_in_stored_runs'],
+                          sb['recovery_agent_sigkill_s']['p50'],
+                          sb['recovery_broker_restart_s']['p50'],
+                          sb['recovery_db_restart_s']['p50']))
+    if before:
+        out += ['### Before the repeats: one run each (published first)',
+                ''] + ['- %s.' % b for b in before] + ['']
     df = res.get('diskfull')
     if df:
         out += ['## Disk full under memstore (real guest)', '',
@@ -161,7 +260,15 @@ def markdown(res):
                 rows.append(['recovery after %s, mean over the events (s)'
                              % kind.replace('_', ' '),
                              discipline.fmt(r['summary'], '.2f'), ''])
+            if _runs_cell(r):
+                rows.append(['recovery after %s, mean over the runs\' '
+                             'means (s)' % kind.replace('_', ' '),
+                             _runs_cell(r), ''])
         out += ['## Services: agent, broker and database faults', '',
+                '%s' % ('%d repeats, each with a fresh broker, database, '
+                        'agent, controller and guests; counts summed over '
+                        'them.' % sv['n'] if sv.get('n') else 'One run.'),
+                '',
                 discipline.markdown_table(['figure', 'value', 'goal'], rows),
                 '']
     out += ['Faults injected in all: %d.' % res.get('total_faults', 0), '']
@@ -178,16 +285,29 @@ def markdown(res):
     return '\n'.join(out) + '\n'
 
 
+def earlier_repeats(out, section):
+    """The runs of ``section`` already repeated in ``<out>.json`` (a
+    stopped or short series to go on from) and that section's discipline
+    record; ([], None) if it has none."""
+    try:
+        with open(out + '.json') as f:
+            sec = json.load(f).get(section) or {}
+    except (OSError, ValueError):
+        return [], None
+    return list(sec.get('repeats') or []), sec.get('discipline')
+
+
 def save(out, res):
     """Merge ``res`` into ``<out>.json`` (sections run separately are
-    kept) and rewrite ``<out>.md``. A single libvirt run that repeats
-    replace is kept as ``libvirt_before_repeats``."""
+    kept) and rewrite ``<out>.md``. A single libvirt, memstore or services
+    run that repeats replace is kept as ``<section>_before_repeats``."""
     if os.path.exists(out + '.json'):
         with open(out + '.json') as f:
             old = json.load(f)
-        if ('libvirt' in res and 'libvirt' in old
-                and 'repeats' not in old['libvirt']):
-            old['libvirt_before_repeats'] = old['libvirt']
+        for section in ('libvirt', 'memstore', 'services'):
+            if (section in res and section in old
+                    and 'repeats' not in old[section]):
+                old[section + '_before_repeats'] = old[section]
         # every run's arguments and versions, since the sections merged
         # here may come from different runs
         runs = old.get('runs') or [{'started_utc': None,

@@ -64,3 +64,96 @@ def test_save_keeps_old_sections_and_the_single_run(tmp_path):
     md = open(out + '.md').read()
     assert '### Before the repeats: one run of 600 s' in md
     assert '## Load: 20 guests' in md
+
+
+def _ms(values, lost=0):
+    return {'kills': len(values), 'kill_every_s': 6.0,
+            'acknowledged_pages_lost': lost, 'pages_verified': 1000,
+            'guest_finished': True,
+            'time_to_serve_again_s': {'values': values}}
+
+
+def _sv(seed, agent, gaps=0):
+    rec = {'values': [0.8, 0.9]}
+    return {'seed': seed, 'agent_kills': len(agent), 'broker_restarts': 2,
+            'db_restarts': 2, 'outage_s': 5.0, 'reports_stored': 50,
+            'agent_runs': len(agent) + 1, 'seq_gaps_in_stored_runs': gaps,
+            'unmanaged_after_recovery': 0, 'balloons_below_floor_at_end': 0,
+            'recovery_agent_sigkill_s': {'values': agent},
+            'recovery_broker_restart_s': rec, 'recovery_db_restart_s': rec}
+
+
+def test_memstore_repeats_pool_events_and_interval_over_runs():
+    ms = faults_report.memstore_repeats([_ms([1.0, 1.2]),
+                                         _ms([2.0, 2.2], lost=3)])
+    assert ms['n'] == 2 and ms['kills'] == 4
+    # a page lost in any repeat shows in the total
+    assert ms['acknowledged_pages_lost'] == 3
+    t = ms['time_to_serve_again_s']
+    assert t['values'] == [1.0, 1.2, 2.0, 2.2] and t['max'] == 2.2
+    assert t['summary']['n'] == 4
+    # the runs' means 1.1 and 2.1: n = 2, centred on 1.6, wider
+    assert t['summary_runs']['n'] == 2
+    assert t['summary_runs']['mean'] == pytest.approx(1.6)
+    assert t['summary_runs']['half_width'] > t['summary']['half_width']
+
+
+def test_services_repeats_sum_counts_and_keep_each_kind(tmp_path):
+    sv = faults_report.services_repeats([_sv(17, [2.0, 2.4]),
+                                         _sv(18, [2.6], gaps=1)])
+    assert sv['n'] == 2 and sv['agent_kills'] == 3
+    assert sv['seq_gaps_in_stored_runs'] == 1
+    assert sv['recovery_agent_sigkill_s']['per_run'] == [[2.0, 2.4], [2.6]]
+    assert sv['recovery_agent_sigkill_s']['summary_runs']['mean'] == \
+        pytest.approx(2.4)
+    # an earlier single run is kept, and the Markdown says both
+    out = str(tmp_path / 'faults')
+    single = dict(_sv(17, [2.3]), recovery_agent_sigkill_s={
+        'p50': 2.3, 'p99': 2.9, 'max': 2.9},
+        recovery_broker_restart_s={'p50': 1.7, 'max': 3.5},
+        recovery_db_restart_s={'p50': 0.7, 'max': 0.9})
+    with open(out + '.json', 'w') as f:
+        json.dump({'machine': {}, 'args': {}, 'services': single}, f)
+    faults_report.save(out, {'machine': {}, 'args': {},
+                             'discipline': {'started_utc': 'T'},
+                             'services': sv})
+    with open(out + '.json') as f:
+        got = json.load(f)
+    assert got['services_before_repeats']['recovery_agent_sigkill_s'][
+        'p50'] == 2.3
+    md = open(out + '.md').read()
+    assert '2 repeats, each with a fresh broker' in md
+    assert "mean over the runs' means" in md
+    assert 'agent SIGKILL recovery p50 2.3 s' in md
+
+
+def test_earlier_repeats_resume_only_from_repeated_sections(tmp_path):
+    out = str(tmp_path / 'faults')
+    assert faults_report.earlier_repeats(out, 'libvirt') == ([], None)
+    lv = faults_report.libvirt_repeats([_run(17, 0.3, 1.5),
+                                        _run(18, 0.4, 1.7)])
+    lv['discipline'] = {'started_utc': 'T0'}
+    with open(out + '.json', 'w') as f:
+        json.dump({'libvirt': lv, 'memstore': _ms([1.0])}, f)
+    runs, d = faults_report.earlier_repeats(out, 'libvirt')
+    assert [r['seed'] for r in runs] == [17, 18]
+    assert d == {'started_utc': 'T0'}
+    # a single run (no 'repeats') is not a repeat to go on from
+    assert faults_report.earlier_repeats(out, 'memstore') == ([], None)
+
+
+def test_a_guest_stopped_in_any_repeat_counts():
+    old = _run(17, 0.3, 1.5)               # recorded before the key
+    new = dict(_run(19, 0.4, 1.6), guests_stopped=1)
+    lv = faults_report.libvirt_repeats([old, new])
+    assert lv['guests_stopped'] == 1
+    md = '\n'.join(faults_report.libvirt_markdown(lv))
+    assert '| guests not running at the end (all repeats) | 1 | 0 |' in md
+
+
+def test_markdown_of_a_section_aggregated_before_guests_stopped():
+    lv = faults_report.libvirt_repeats([_run(17, 0.3, 1.5),
+                                        _run(18, 0.4, 1.7)])
+    del lv['guests_stopped']
+    md = '\n'.join(faults_report.libvirt_markdown(lv))
+    assert 'guests not running at the end (all repeats) | not recorded' in md

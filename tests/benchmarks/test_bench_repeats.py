@@ -196,3 +196,60 @@ def test_ten_guest_windows_give_an_interval_and_whole_run_figures():
                                                 load_after=None)})
     assert 'Over 3 back-to-back windows' in md
     assert '**met**' in md
+
+
+def test_badis_versions_record_counts_runs_without_and_keeps_the_note():
+    v1 = {'memmut_commit': 'a' * 40, 'qemu': '7.2', 'kernel': 'k'}
+    v2 = dict(v1, memmut_commit='b' * 40)
+    runs = [{'versions': v1}, {'versions': v1}, {'versions': v2}, {}]
+    rec = bench_badis.versions_record(runs, 'run at abc1234; from git')
+    assert rec['recorded'] == [v1, v2]
+    assert rec['runs_with_versions'] == 3
+    assert rec['runs_without_versions'] == 1
+    assert rec['not_recorded'] == 'run at abc1234; from git'
+    text = bench_badis.versions_markdown(rec)
+    assert '3 of 4 runs' in text and 'aaaaaaaaaa' in text
+    assert 'run at abc1234' in text
+    # all runs recorded: no note, whatever the old file said
+    rec = bench_badis.versions_record(runs[:3], 'stale note')
+    assert 'not_recorded' not in rec
+    # runs without versions and no note: said, not guessed
+    rec = bench_badis.versions_record([{}], None)
+    assert rec['not_recorded'] == 'where they ran is not known'
+
+
+def test_mutualization_versions_of_reused_and_old_files():
+    v = {'memmut_commit': 'c' * 40, 'qemu': '7.2', 'libvirt': '9',
+         'kernel': 'k', 'memstore_commit': 'd' * 40}
+    assert bm.reused_versions({'versions': v}) == v
+    assert bm.reused_versions({'versions_not_recorded': 'run at x; y'}) \
+        == {'not_recorded': 'run at x; y'}
+    assert bm.reused_versions({'started': 'T'}) == {
+        'not_recorded': 'not recorded (run started T)'}
+    assert 'memmut cccccccccc' in bm.versions_sentence({'versions': v})
+    assert bm.versions_sentence({'versions_not_recorded': 'run at x'}) == \
+        'Versions: not recorded; run at x.'
+
+
+def test_static_deadline_factor_shortens_only_the_static_run():
+    assert bm.deadline_s('static', 5.0) == 600.0
+    assert bm.deadline_s('static', 5.0, 2.5) == 375.0
+    # the dynamic modes keep 4 x: they must finish for the bound to hold
+    assert bm.deadline_s('equal', 5.0, 2.5) == 600.0
+    bm.set_scenario('zipf')
+    static = _line('static', 0, 3000, 300.0, 300.0)
+    static['record']['deadline_s'] = 375.0
+    s = bm.repeat_summary([static, _line('equal', 0, 1000, 300.0, 300.0)])
+    assert s['deadline_s'] == {'static': [375.0], 'equal': ['not recorded']}
+    text = bm.deadlines_text(s['deadline_s'])
+    assert 'static 375 s' in text
+    assert 'equal not recorded (4 x the nominal length)' in text
+
+
+def test_deadlines_and_versions_of_a_series_aggregate():
+    assert bm.deadlines_text({'static': ['not recorded'],
+                              'equal': ['not recorded']}) == \
+        '4 x the nominal length'
+    v = {'memmut_commit': 'e' * 40, 'qemu': '7.2'}
+    assert 'memmut eeeeeeeeee' in bm.versions_sentence(
+        {'discipline': {'versions': v}})

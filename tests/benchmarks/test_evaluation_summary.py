@@ -111,3 +111,33 @@ def test_splice_keeps_the_hand_written_text():
     assert out.startswith('intro\n') and out.endswith('notes\n')
     assert 'new table' in out and 'old table' not in out
     assert es.splice(None, new) == new
+
+
+def test_versions_not_recorded_names_the_commit_not_yes():
+    note = 'run at f403985 (Badis); read from git history; rest unknown'
+    old = {'versions_not_recorded': note, 'x': 1.0}
+    mixed = {'versions_not_recorded': note, 'x': 1.0,
+             'runs': [{'versions': VERSIONS}, {}]}
+    assert es.versions_cell(old) == 'not recorded (run at f403985 (Badis))'
+    assert es.versions_cell(mixed).startswith('partly; the rest not '
+                                              'recorded (run at f403985')
+    assert es.versions_cell({'x': 1.0}) == 'no'
+    assert es.versions_cell(None) == '-'
+    specs = [es.spec('old.json', 'x', lambda d: d['x'])]
+    rows = es.build_rows(FakeLoader({'old.json': old}), specs)
+    assert rows[0].versions == 'not recorded (run at f403985 (Badis))'
+    assert es.lacking(rows) == [('old.json', [
+        'no interval', 'versions not recorded (run at f403985 (Badis))'])]
+
+
+def test_fault_events_quote_the_runs_interval_when_repeated():
+    runs = _summary([1.0, 1.2, 1.4])
+    events = _summary([1.0, 1.1, 1.2, 1.3, 1.4, 1.5])
+    doc = {'memstore': {'t': {'summary': events, 'summary_runs': runs,
+                              'p50': 1.2}}}
+    assert es._events(doc, 'memstore', 't') is runs
+    # one run: the interval over its events, or its p50 without raw times
+    doc['memstore']['t']['summary_runs'] = _summary([1.2])
+    assert es._events(doc, 'memstore', 't') is events
+    assert es._events({'memstore': {'t': {'p50': 2.3}}}, 'memstore',
+                      't') == 2.3
