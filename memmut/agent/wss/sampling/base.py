@@ -117,8 +117,55 @@ class Sampler(abc.ABC):
         raise SamplerError('%s cannot read an interval without ending it'
                            % self.name)
 
+    # Whether the back-end keeps a second, short-cycle set of pages
+    # (:mod:`memmut.agent.wss.short_set`) beside the interval's without
+    # disturbing the interval's reads: only back-ends that clear and read
+    # chosen pages (page_idle, kmod). smaps clears the whole process, so
+    # a second clear would erase the interval it is reading.
+    can_short = False
+
+    def begin_short(self, vm, pid, pages):
+        """Clear a second set of ``pages`` random guest pages, disjoint
+        from the running interval's (no 2 MiB region shared with it: a
+        huge page's accessed state is one for all its 4 KiB pages), and
+        start its interval. :meth:`begin` of the main interval drops it
+        (the agent starts it again after every :meth:`begin`). Raises
+        :class:`SamplerError`."""
+        raise SamplerError('%s cannot keep a second set of pages'
+                           % self.name)
+
+    def peek_short(self, vm, pid):
+        """What the short set has seen since :meth:`begin_short`
+        (an :class:`AccessSample`), or None. Raises
+        :class:`SamplerError`."""
+        raise SamplerError('%s cannot keep a second set of pages'
+                           % self.name)
+
     def forget(self, uuid):
         """Drop what is kept for a VM (it left, or sampling is off)."""
+
+
+REGION_KB = 2048
+
+
+def short_pages(rng, npages, count, avoid_pages, region_pages=None):
+    """``count`` page indices (sorted) of ``npages``, drawn at random
+    without replacement and outside every 2 MiB region (``region_pages``
+    pages) of ``avoid_pages`` (the main interval's page indices): a
+    second set of pages that neither disturbs nor is disturbed by the
+    first. The excluded regions are those of pages drawn independently of
+    the guest's accesses, so the draw stays uniform over a random part of
+    the memory. Fewer than ``count`` when fewer are left."""
+    per = region_pages or REGION_KB // PAGE_KB
+    avoid = {p // per for p in avoid_pages}
+    free = npages - sum(1 for r in avoid if r * per < npages) * per
+    count = max(0, min(count, free))
+    out = set()
+    while len(out) < count:
+        p = rng.randrange(npages)
+        if p // per not in avoid:
+            out.add(p)
+    return sorted(out)
 
 
 # ---------------------------------------------------------------------------
