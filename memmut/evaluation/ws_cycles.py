@@ -35,11 +35,13 @@ def round_choices(pages, rate, guest_pages, round_s, rounds, bound_kb,
     With ``short_rounds``, a second set of ``short_pages`` random pages
     is cleared at every cycle's clear and every ``short_rounds`` rounds,
     read at every round, and a fall it shows at the end of its window
-    (:func:`~memmut.agent.wss.short_set.fell`, against the last complete
-    cycle, or the running one before there is one or after a fall) caps that round's
-    allocation, clears the cycle at once and caps the previous one at
-    it (:func:`~memmut.agent.wss.short_set.capped`), as the agent does (``[badis] ws_curve_short_rounds``). ``events``, a
-    list, receives the times of those falls."""
+    (:func:`~memmut.agent.wss.short_set.fell`, against the last
+    complete cycle, or the running one before there is one or after a
+    fall) caps that round's allocation, clears the cycle at once and
+    caps the previous one at it
+    (:func:`~memmut.agent.wss.short_set.capped`), as the agent does
+    (``[badis] ws_curve_short_rounds``). ``events``, a list, receives
+    the times of those falls."""
     g = simulated.ReferenceStream(ref_streams.timed(pages, rate),
                                   guest_pages)
     s = simulated.StreamSampler({_VM.uuid: g}, pages=sampled,

@@ -230,7 +230,20 @@ def main(argv=None):
               'them sees a fall earlier)' if args.fall_detect else ''),
           '- A pattern whose tail the horizon cannot show (Zipf at short '
           'cycles) is not met by either: the rule only applies when the '
-          'running curve meets the bound.', '']
+          'running curve meets the bound.'] + ([
+              '- With the short-cycle set (memmut.agent.wss.short_set): a '
+              'fall shows at the end of the first short window that starts '
+              'after it (%d to %d rounds), when the set it fell to is flat '
+              'within the window; "falls called" counts the rounds at '
+              'which it capped the allocation and started a new cycle. '
+              'Every stream begins by touching every page (2 s of load): '
+              'the fall from that load to the stream is one call per '
+              'stream, and it is right (without the short set the second '
+              'cycle still holds the whole memory, which is where the '
+              'rule\'s lower fault rate on the moving hot set comes from; '
+              'from the third cycle on both give the same allocation).' % (
+                  args.short_rounds, 2 * args.short_rounds)]
+              if args.short_rounds else []) + ['']
     os.makedirs(args.out, exist_ok=True)
     name = 'ws_curve_cycles_r%d%s%s%s' % (
         args.rounds, '_fall' if args.fall_detect else '',

@@ -48,11 +48,12 @@ stays as the previous one with every level capped (:func:`capped`): the
 new running cycle is extended by it as usual, so the estimate stays at
 least what the new cycle reads and at most the cap until the running
 cycle is half a cycle old and decides alone (it grows again as it reads
-longer windows: a rise is followed as before). A pattern whose working set needs windows longer than k
-rounds (a sweep slower than that, Zipf's tail) reads the same at age a in
-every cycle and does not fire the test unless it really fell; after a
-real fall, such a pattern is given W_now(a) until the curve's longer
-windows are read again (the price of following the fall early).
+longer windows: a rise is followed as before). A pattern whose working
+set needs windows longer than k rounds (a sweep slower than that, Zipf's
+tail) reads the same at age a in every cycle and does not fire the test
+unless it really fell, and a set that fell but still rises at the short
+horizon is not capped (:func:`growing`): the fall then shows at the
+curve's next clear, as without the short set.
 
 The smallest fall n pages can show: the reference p0 falls to p1 when
 wilson_upper(p1 n, n) < (1 - margin) x lower(p0); with n = 200, a level at
@@ -133,9 +134,9 @@ def fell(short_reads, reference, span_kb, window_s, bound_kb_s,
     """A :class:`Fall` when the short window (``short_reads``, the short
     set's cumulative reads since its clear) has reached ``window_s``,
     every one of its reads from half the window on is significantly
-    below ``reference`` (the curve's reads of one cycle) at the same age, and its curve is not
-    still rising faster than ``bound_kb_s`` at its end (:func:`growing`);
-    else None."""
+    below ``reference`` (the curve's reads of one cycle) at the same
+    age, and its curve is not still rising faster than ``bound_kb_s``
+    at its end (:func:`growing`); else None."""
     reads = [r for r in ws_curve.monotone(short_reads) if r.sampled]
     if not reads or reads[-1].age_s < window_s * 0.999:
         return None

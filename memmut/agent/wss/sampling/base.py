@@ -126,11 +126,11 @@ class Sampler(abc.ABC):
 
     def begin_short(self, vm, pid, pages):
         """Clear a second set of ``pages`` random guest pages, disjoint
-        from the running interval's (no 2 MiB region shared with it: a
-        huge page's accessed state is one for all its 4 KiB pages), and
-        start its interval. :meth:`begin` of the main interval drops it
-        (the agent starts it again after every :meth:`begin`). Raises
-        :class:`SamplerError`."""
+        from the running interval's (and from the 2 MiB regions of its
+        pages mapped by huge pages: a huge page's accessed state is one
+        for all its 4 KiB pages), and start its interval. :meth:`begin`
+        of the main interval drops it (the agent starts it again after
+        every :meth:`begin`). Raises :class:`SamplerError`."""
         raise SamplerError('%s cannot keep a second set of pages'
                            % self.name)
 
@@ -148,22 +148,26 @@ class Sampler(abc.ABC):
 REGION_KB = 2048
 
 
-def short_pages(rng, npages, count, avoid_pages, region_pages=None):
+def short_pages(rng, npages, count, avoid_pages=(), huge_pages=()):
     """``count`` page indices (sorted) of ``npages``, drawn at random
-    without replacement and outside every 2 MiB region (``region_pages``
-    pages) of ``avoid_pages`` (the main interval's page indices): a
-    second set of pages that neither disturbs nor is disturbed by the
-    first. The excluded regions are those of pages drawn independently of
-    the guest's accesses, so the draw stays uniform over a random part of
-    the memory. Fewer than ``count`` when fewer are left."""
-    per = region_pages or REGION_KB // PAGE_KB
-    avoid = {p // per for p in avoid_pages}
-    free = npages - sum(1 for r in avoid if r * per < npages) * per
+    without replacement, none of them in ``avoid_pages`` (the main
+    interval's page indices) or in the 2 MiB region of one of
+    ``huge_pages`` (those of its pages mapped by a huge page, whose
+    accessed state is one for the whole region): a second set of pages
+    that neither disturbs nor is disturbed by the first. What is left out
+    was drawn independently of the guest's accesses, so the draw stays
+    uniform over a random part of the memory. Fewer than ``count`` when
+    fewer are left."""
+    per = REGION_KB // PAGE_KB
+    avoid = set(avoid_pages)
+    regions = {p // per for p in huge_pages}
+    free = npages - len({p for p in avoid if p // per not in regions}) - sum(
+        min(per, npages - r * per) for r in regions if r * per < npages)
     count = max(0, min(count, free))
     out = set()
     while len(out) < count:
         p = rng.randrange(npages)
-        if p // per not in avoid:
+        if p not in avoid and p // per not in regions:
             out.add(p)
     return sorted(out)
 

@@ -179,6 +179,7 @@ class KmodSampler(base.Sampler):
         self._sets = {}      # uuid -> (t0, span_kb, start, end, addrs)
         self._seen = {}      # uuid -> addresses found accessed (peek)
         self._short = {}     # the short-cycle set, as _sets
+        self._huge = {}      # uuid -> main set's pages mapped huge
         self._short_seen = {}
 
     def _device(self):
@@ -259,6 +260,8 @@ class KmodSampler(base.Sampler):
         self._seen.pop(vm.uuid, None)
         self._sets[vm.uuid] = (self.clock(), ram.size_kb, ram.start,
                                ram.end, scan.addrs)
+        self._huge[vm.uuid] = [a for a, r in zip(scan.addrs, scan.results)
+                               if r & P_HUGE]
         # the short set is started again after every begin
         self._short.pop(vm.uuid, None)
         self._short_seen.pop(vm.uuid, None)
@@ -266,8 +269,9 @@ class KmodSampler(base.Sampler):
     # -- the short-cycle set (short_set) ----------------------------------
 
     # A scan tests and clears the PTE (a huge page's PMD) of each page it
-    # is given, and the secondary MMU for that page's range only: pages
-    # outside the main set's 2 MiB regions are cleared independently.
+    # is given, and the secondary MMU for that page's range only: other
+    # pages, outside the 2 MiB regions of the main set's huge pages, are
+    # cleared independently.
     can_short = True
 
     def begin_short(self, vm, pid, pages):
@@ -280,7 +284,8 @@ class KmodSampler(base.Sampler):
         dev = self._device()
         chosen = [start + i * 4096 for i in base.short_pages(
             self.rng, npages, min(pages, self.info.max_pages),
-            [(a - start) // 4096 for a in addrs])]
+            [(a - start) // 4096 for a in addrs],
+            [(a - start) // 4096 for a in self._huge.get(vm.uuid, ())])]
         if not chosen:
             raise base.SamplerError('no page left outside the main set')
         scan = dev.scan(pid, start, end, addrs=chosen)
@@ -335,4 +340,4 @@ class KmodSampler(base.Sampler):
         self._seen.pop(uuid, None)
         self._short.pop(uuid, None)
         self._short_seen.pop(uuid, None)
-
+        self._huge.pop(uuid, None)

@@ -121,7 +121,7 @@ class StreamSampler(base.Sampler):
         # a reference stream has no huge pages: only the main set's own
         # pages are left out
         self._short[vm.uuid] = (g.now, base.short_pages(
-            self.rng, g.pages, pages, started[1], region_pages=1))
+            self.rng, g.pages, pages, started[1]))
 
     def peek_short(self, vm, pid):
         started = self._short.get(vm.uuid)
