@@ -132,6 +132,9 @@ def one(kind, rounds, seed, fall_detect=False, short_rounds=0,
                     lag = times[i] - fall
                     break
             res['lag_s'] = lag
+            if short:
+                after = [t for t in falls if t >= fall]
+                res['call_lag_s'] = after[0] - fall if after else None
         out[name] = res
     return out
 
@@ -193,6 +196,14 @@ def main(argv=None):
             if name == 'short':
                 falls = values[kind][name]['short_falls']
                 cell += ' / falls called %d' % sum(falls)
+                if 'call_lag_s' in s:
+                    calls = values[kind][name]['call_lag_s']
+                    missed = sum(1 for x in calls if x is None)
+                    cell += ' / fall called %s after it%s' % (
+                        'never' if s['call_lag_s'] is None else
+                        discipline.fmt(s['call_lag_s'], '.1f', 1, ' s'),
+                        ' (not in %d of %d)' % (missed, len(calls))
+                        if missed else '')
             cells.append(cell)
         rows.append(cells)
     md = ['# The working-set curve\'s cycles: the running-cycle rule '
@@ -235,7 +246,9 @@ def main(argv=None):
               'fall shows at the end of the first short window that starts '
               'after it (%d to %d rounds), when the set it fell to is flat '
               'within the window; "falls called" counts the rounds at '
-              'which it capped the allocation and started a new cycle. '
+              'which it capped the allocation and started a new cycle, '
+              'and "fall called ... after it" is the time from the fall '
+              'to the first such round. '
               'Every stream begins by touching every page (2 s of load): '
               'the fall from that load to the stream is one call per '
               'stream, and it is right (without the short set the second '
