@@ -102,6 +102,35 @@ opts = [
                      'falling sweep followed 7.4 s after the fall instead '
                      'of 8.4 s, a falling uniform set not earlier). Off by '
                      'default: not measured on a guest.'),
+    cfg.IntOpt('ws_curve_short_rounds',
+               default=0,
+               min=0,
+               help='With ws_curve: keep a second, short-cycle set of '
+                    'ws_curve_short_pages random pages, cleared every '
+                    'this many rounds (and at every clear of the curve) '
+                    'and read at every round, to see a working set fall '
+                    'before the curve\'s next clear. When every read of '
+                    'its window from half the window on is below the '
+                    'curve\'s level at the same age (one-sided Wilson '
+                    'limits at ws_curve_confidence, and 10 % below) and '
+                    'its own curve has stopped rising at the swap-in '
+                    'bound, the estimate comes down to the short set\'s '
+                    'upper limit and the curve starts a new cycle. Rises '
+                    'are followed as without it. 0: off. Needs a '
+                    'back-end that clears chosen pages (page_idle, '
+                    'kmod); on smaps, which clears the whole process, '
+                    'it has no effect (logged once per VM). '
+                    'doc/source/badis.rst has the statistics.'),
+    cfg.IntOpt('ws_curve_short_pages',
+               default=400,
+               min=10,
+               help='With ws_curve_short_rounds: pages of the short-cycle '
+                    'set, drawn outside the curve\'s own sample (and the '
+                    '2 MiB regions of its pages on huge pages). Its level '
+                    'has a standard error of at most S / (2 sqrt(n)) (S: '
+                    'the guest memory; 11 MiB of 448 MiB at 400); a level '
+                    'at half the memory is seen to fall once under 41 % '
+                    'at 400 pages, 39 % at 200.'),
     cfg.IntOpt('referenced_offset_kb',
                default=0,
                min=0,

@@ -131,3 +131,69 @@ def test_rising_and_falling_thp(kmod_factory):
     huge = sum(w['huge'] for w, _ in rows)
     present = sum(w['present'] for w, _ in rows)
     assert present and huge / present > 0.8, (huge, present)
+
+
+def _lines(text, key, map_kb):
+    return [d for d in guestmod.parse_lines(text, key)
+            if d['event'] == 'pass' and d.get('map_kb') == map_kb]
+
+
+def test_two_sets_short_sees_a_fall_the_long_one_still_holds(kmod_factory):
+    """The working-set curve's short-cycle set (memmut.agent.wss.
+    short_set) on the real kernel helper: a main set of 1000 pages
+    cleared every 12 s and a short set of 400 pages outside its 2 MiB
+    regions, cleared every 2 s (wss-probe twosets). W3 falls from 128 to
+    64 MiB and then to 32 MiB inside a long interval: each short window
+    within one step reads the step's working set, the main set's
+    cumulative read still holds the larger step it saw (its accessed
+    state was not touched by the short set's clears), and the short set
+    reads the fall before the main set's next clear."""
+    sched = [workloads.Step(32, 6), workloads.Step(128, 8),
+             workloads.Step(64, 8), workloads.Step(32, 8)]
+    text = _run(kmod_factory, 300, schedule=sched, alloc='s', poweroff=True,
+                cmdline='memmut.kmod=1 memmut.autoswap=0 '
+                        'memmut.kmod_twosets=12000:2000:400 '
+                        'memmut.kmod_pages=1000')
+    steps = kmod.memwork_steps(text)
+    map_kb = max(mib for _, _, mib in steps) * 1024
+    shorts = _lines(text, 'KMOD-SHORT', map_kb)
+    longs = _lines(text, 'KMOD-LONG', map_kb)
+    assert shorts and longs, '\n'.join(
+        line for line in text.splitlines() if 'KMOD-' in line or
+        'MEMWORK' in line)[-3000:]
+
+    def truth(t0, t1):
+        over = [mib for a, b, mib in steps if a < t1 and t0 < b]
+        clean = any(a + MARGIN_S <= t0 and t1 <= b - MARGIN_S
+                    for a, b, _ in steps)
+        return (max(over) * 1024 if over else None), clean
+
+    checked = 0
+    for w in shorts:
+        true_kb, clean = truth(w['t0'], w['t1'])
+        if true_kb is None or not clean:
+            continue
+        checked += 1
+        err = abs(w['est_kb'] - true_kb) / map_kb
+        assert err <= ERROR_FRACTION, (w, true_kb)
+    assert checked >= 6
+    # the main set: its union since the clear is the largest step it saw
+    falls = 0
+    bounds = [a for a, _, _ in steps[1:]]
+    for w in longs:
+        if any(abs(b - w['t0']) < MARGIN_S or abs(b - w['t1']) < MARGIN_S
+               for b in bounds):
+            continue                    # a step changed at an end: mixed
+        true_kb, _ = truth(w['t0'], w['t1'])
+        if true_kb is None:
+            continue
+        assert abs(w['est_kb'] - true_kb) / map_kb <= ERROR_FRACTION, (
+            w, true_kb)
+        # the short window that ended just before this read
+        short = [s for s in shorts if abs(s['t1'] - w['t1']) < 0.5]
+        now_kb, clean = truth(short[0]['t0'], short[0]['t1'])
+        if clean and true_kb - now_kb >= 0.25 * map_kb:
+            falls += 1
+            assert short[0]['est_kb'] <= now_kb + ERROR_FRACTION * map_kb
+            assert w['est_kb'] >= true_kb - ERROR_FRACTION * map_kb
+    assert falls >= 1, 'no short window read a fall the main set held'

@@ -14,6 +14,18 @@
  *           present=.. huge=.. secondary=.. notifiers=0|1 est_kb=..
  *           smaps_kb=.. clear_ns=.. test_ns=..
  *       until PID exits (or ROUNDS rounds, 0 = no limit).
+ *   wss-probe twosets PID LONG_MS SHORT_MS PAGES SHORT_PAGES [ROUNDS]
+ *       two disjoint sets, as the agent's working-set curve keeps them
+ *       (memmut.agent.wss.short_set): every LONG_MS a random scan of
+ *       PAGES pages (the main set, cleared once per long interval), and
+ *       SHORT_PAGES other random pages, none in the 2 MiB region of a
+ *       main page mapped huge (the short set); every SHORT_MS the short set is scanned (its
+ *       window ends and the next begins: a scan clears) and then the main
+ *       set (the union of what its scans found is cumulative since its
+ *       clear). One line per short window and one per main read:
+ *       KMOD-SHORT t0=.. t1=.. map_kb=.. sampled=.. accessed=.. est_kb=..
+ *       KMOD-LONG t0=.. t1=.. map_kb=.. sampled=.. accessed=.. est_kb=..
+ *           huge=..
  *   wss-probe record PID INTERVAL_MS PAGES
  *       one interval of `watch`, printed in full for unit-test fixtures:
  *       KMOD-RECORD start=0x.. end=0x.. accessed=.. present=.. huge=..
@@ -239,6 +251,119 @@ static int cmd_watch(int pid, long interval_ms, uint32_t pages, long rounds)
 					    s.done), ref,
 		       (unsigned long long)clear_ns,
 		       (unsigned long long)test_ns);
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b);
+
+/* want random pages of [start, end), none of main[0..nmain) nor in the
+ * 2 MiB region of one mapped huge (mres), sorted, in out[]; returns how
+ * many were found */
+static uint32_t pick_short(const uint64_t *main, const uint8_t *mres,
+			   uint32_t nmain, uint64_t start, uint64_t end,
+			   uint64_t *out, uint32_t want)
+{
+	uint64_t npages = (end - start) / PAGE;
+	uint32_t got = 0;
+	long tries = 0;
+
+	while (got < want && tries++ < 100L * want) {
+		uint64_t a = start + ((uint64_t)random() % npages) * PAGE;
+		int bad = 0;
+
+		for (uint32_t i = 0; i < nmain && !bad; i++)
+			bad = main[i] == a ||
+			      ((mres[i] & MEMMUT_WSS_P_HUGE) &&
+			       (main[i] >> 21) == (a >> 21));
+		for (uint32_t i = 0; i < got && !bad; i++)
+			bad = out[i] == a;
+		if (!bad)
+			out[got++] = a;
+	}
+	qsort(out, got, sizeof(*out), cmp_u64);
+	return got;
+}
+
+static int cmd_twosets(int pid, long long_ms, long short_ms, uint32_t pages,
+		       uint32_t short_pages, long rounds)
+{
+	uint64_t *addrs = calloc(pages, sizeof(*addrs));
+	uint64_t *saddrs = calloc(short_pages, sizeof(*saddrs));
+	uint8_t *res = calloc(pages, 1);
+	uint8_t *sres = calloc(short_pages, 1);
+	uint8_t *seen = calloc(pages, 1);
+	struct memmut_wss_scan s, ss;
+	long windows = long_ms / short_ms;
+
+	if (!addrs || !saddrs || !res || !sres || !seen || windows < 1)
+		return 2;
+	srandom(getpid() ^ (unsigned int)cpu_ns());
+	for (long r = 0; rounds == 0 || r < rounds; r++) {
+		uint64_t start, end, map_kb;
+		uint32_t n = pages, ns;
+		double t0, ts;
+		int err;
+
+		if (find_mapping(pid, &start, &end)) {
+			printf("KMOD-WSS gone pid=%d\n", pid);
+			return 0;
+		}
+		map_kb = (end - start) / 1024;
+		if (n > (end - start) / PAGE)
+			n = (end - start) / PAGE;
+		t0 = uptime();
+		err = scan(&s, pid, MEMMUT_WSS_SCAN_RANDOM, start, end, addrs,
+			   res, n);
+		if (err)
+			goto failed;
+		n = s.done;
+		ns = pick_short(addrs, res, n, start, end, saddrs,
+				short_pages);
+		if (!ns) {
+			printf("KMOD-SHORT error no-pages-left\n");
+			return 2;
+		}
+		err = scan(&ss, pid, 0, start, end, saddrs, sres, ns);
+		if (err)
+			goto failed;
+		memset(seen, 0, n);
+		ts = uptime();
+		for (long k = 0; k < windows; k++) {
+			uint32_t count = 0;
+			double t1;
+
+			sleep_ms(short_ms);
+			err = scan(&ss, pid, 0, start, end, saddrs, sres, ns);
+			if (err)
+				goto failed;
+			t1 = uptime();
+			printf("KMOD-SHORT t0=%.2f t1=%.2f map_kb=%llu sampled=%u "
+			       "accessed=%u est_kb=%llu\n", ts, t1,
+			       (unsigned long long)map_kb, ss.done, ss.accessed,
+			       (unsigned long long)(map_kb * ss.accessed /
+						    ss.done));
+			ts = t1;
+			err = scan(&s, pid, 0, start, end, addrs, res, n);
+			if (err)
+				goto failed;
+			for (uint32_t i = 0; i < n; i++) {
+				if (res[i] & MEMMUT_WSS_P_ACCESSED)
+					seen[i] = 1;
+				count += seen[i];
+			}
+			printf("KMOD-LONG t0=%.2f t1=%.2f map_kb=%llu sampled=%u "
+			       "accessed=%u est_kb=%llu huge=%u\n", t0, uptime(),
+			       (unsigned long long)map_kb, n, count,
+			       (unsigned long long)(map_kb * count / n), s.huge);
+		}
+		fflush(stdout);
+		continue;
+failed:
+		printf("KMOD-WSS error phase=twosets errno=%d\n", err);
+		if (err == ESRCH)
+			return 0;
+		sleep_ms(short_ms);
 	}
 	return 0;
 }
@@ -559,7 +684,7 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: wss-probe info|watch|record|cost|bad "
+		fprintf(stderr, "usage: wss-probe info|watch|twosets|record|cost|bad "
 			"...\n");
 		return 2;
 	}
@@ -570,6 +695,11 @@ int main(int argc, char **argv)
 		return cmd_watch(atoi(argv[2]), atol(argv[3]),
 				 strtoul(argv[4], NULL, 0),
 				 argc > 5 ? atol(argv[5]) : 0);
+	if (!strcmp(argv[1], "twosets") && argc >= 7)
+		return cmd_twosets(atoi(argv[2]), atol(argv[3]), atol(argv[4]),
+				   strtoul(argv[5], NULL, 0),
+				   strtoul(argv[6], NULL, 0),
+				   argc > 7 ? atol(argv[7]) : 0);
 	if (!strcmp(argv[1], "record") && argc >= 5)
 		return cmd_record(atoi(argv[2]), atol(argv[3]),
 				  strtoul(argv[4], NULL, 0));

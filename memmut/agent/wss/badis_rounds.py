@@ -18,6 +18,7 @@ from memmut.agent.wss import badis
 from memmut.agent.wss import estimate as estimate_mod
 from memmut.agent.wss import estimators
 from memmut.agent.wss import observation
+from memmut.agent.wss import short_set
 from memmut.agent.wss import techniques
 from memmut.agent.wss import ws_curve
 from memmut.agent.wss.sampling import base as sampling_base
@@ -147,6 +148,7 @@ class BadisRounds(estimators.Estimator):
         curve (ws_curve)."""
         if not (st.sampling and self._curve_on(st)):
             return
+        self._peek_short(vm, st, now)
         # Between rounds only at geometric times after the clear (one
         # poll, 2, 4, ...): the curve uses no more, and each read costs
         # as much as a round's (a walk of smaps, a scan of n pages).
@@ -192,16 +194,117 @@ class BadisRounds(estimators.Estimator):
             confidence=self.conf.badis.ws_curve_confidence,
             fall_detect=self.conf.badis.ws_curve_fall_detect,
             fall_min_age_s=2 * self.pipeline.round_due)
-        if done:
+        fall = self._short_round(vm, st)
+        if fall is not None:
+            LOG.info('VM %s (%s): working-set curve: the short-cycle set '
+                     'read at most %s touched in the last %.1f s, under the '
+                     'curve\'s %s at that age: the working set fell; '
+                     'estimate %s -> %s, new cycle', vm.name, vm.uuid,
+                     _mib(fall.recent_kb), fall.age_s,
+                     _mib(fall.reference_kb), _mib(choice.kb),
+                     _mib(min(choice.kb, fall.kb)))
+            choice = dataclasses.replace(
+                choice, kb=min(choice.kb, fall.kb), running_only=True,
+                recent_fall=True)
+            # The cycle that saw the old set stands in for the previous
+            # one, capped, until the new one is half a cycle old; it is
+            # no reference for the next test.
             st.sampling = False
-            st.curve_prev = ws_curve.monotone(st.curve)
+            st.curve_prev = short_set.capped(st.curve_prev or st.curve,
+                                             fall.kb)
+            st.curve_ref = []
             st.curve = []
+        elif done:
+            st.sampling = False
+            st.curve_prev = st.curve_ref = ws_curve.monotone(st.curve)
+            st.curve = []
+        elif (st.short_on and
+              st.short_rounds >= self.conf.badis.ws_curve_short_rounds):
+            self._begin_short(vm, st, now)
         return sample, choice
+
+    # -- the short-cycle set (ws_curve_short_rounds) ----------------------
+
+    def _short_wanted(self, vm, st):
+        if not (self.conf.badis.ws_curve_short_rounds and
+                self._curve_on(st)):
+            return False
+        if not getattr(st.sampler, 'can_short', False):
+            self.pipeline.warn_once(
+                st, 'short-set', logging.WARNING,
+                'VM %s (%s): [badis] ws_curve_short_rounds has no effect: '
+                'the %s back-end cannot keep a second set of pages beside '
+                'the curve\'s (it clears the accessed state of the whole '
+                'process); the curve follows a fall at its next clear',
+                vm.name, vm.uuid, st.sampler.name)
+            return False
+        return True
+
+    def _begin_short(self, vm, st, now):
+        st.short = []
+        st.short_rounds = 0
+        st.short_t0 = now
+        st.short_next = 0.0
+        try:
+            st.sampler.begin_short(vm, st.pid,
+                                   self.conf.badis.ws_curve_short_pages)
+            st.short_on = True
+        except sampling_base.SamplerError as e:
+            # the curve goes on without it
+            st.short_on = False
+            self.pipeline.warn_once(
+                st, 'short-set-failed', logging.WARNING,
+                'VM %s (%s): the short-cycle set with %s failed: %s; the '
+                'curve goes on without it', vm.name, vm.uuid,
+                st.sampler.name, e)
+
+    def _read_short(self, vm, st):
+        try:
+            sample = st.sampler.peek_short(vm, st.pid)
+        except sampling_base.SamplerError as e:
+            st.short_on = False
+            self.pipeline.warn_once(
+                st, 'short-set-failed', logging.WARNING,
+                'VM %s (%s): the short-cycle set with %s failed: %s; the '
+                'curve goes on without it', vm.name, vm.uuid,
+                st.sampler.name, e)
+            return None
+        if sample is not None:
+            st.short.append(ws_curve.read_of(sample))
+        return sample
+
+    def _peek_short(self, vm, st, now):
+        """A poll's read of the short set, at its geometric ages (as the
+        curve's): the reads its test compares from half its window on."""
+        if not st.short_on:
+            return
+        age = now - st.short_t0
+        if age < st.short_next:
+            return
+        st.short_next = 2 * age
+        self._read_short(vm, st)
+
+    def _short_round(self, vm, st):
+        """The round's read of the short set and the fall it shows
+        (:func:`short_set.fell`), or None."""
+        if not st.short_on:
+            return None
+        sample = self._read_short(vm, st)
+        if sample is None:
+            return None
+        st.short_rounds += 1
+        k = self.conf.badis.ws_curve_short_rounds
+        return short_set.fell(
+            st.short, st.curve_ref or st.curve, sample.span_kb,
+            k * self.pipeline.round_due, self.conf.badis.swapin_bound_kb_s,
+            self.conf.badis.ws_curve_confidence)
 
     def _stop_sampling(self, vm, st):
         st.sampling = False
         st.curve = []
         st.curve_prev = []
+        st.curve_ref = []
+        st.short_on = False
         st.sampler.forget(vm.uuid)
 
     def react(self, vm, st, now):
@@ -385,6 +488,8 @@ class BadisRounds(estimators.Estimator):
         st.sampling = False
         st.curve = []
         st.curve_prev = []
+        st.curve_ref = []
+        st.short_on = False
 
     def _begin_sampling(self, vm, st):
         sampler = self._sampler(vm, st)
@@ -400,6 +505,11 @@ class BadisRounds(estimators.Estimator):
             st.curve_next = 0.0
         except sampling_base.SamplerError as e:
             self._sampling_failed(vm, st, e)
+            return
+        st.short_on = False
+        if self._short_wanted(vm, st):
+            # after every clear of the curve (its begin drops the set)
+            self._begin_short(vm, st, st.last_round)
 
     def _end_sampling(self, vm, st):
         sampler = st.sampler

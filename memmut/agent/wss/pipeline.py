@@ -51,6 +51,16 @@ class TrackedVM:
     curve_rounds: int = 0
     curve_t0: float = 0.0          # when the running cycle's clear was
     curve_next: float = 0.0        # age of its next read between rounds
+    # the reference of the short set's test: the last complete cycle's
+    # reads ([] before one, and after a fall, when curve_prev is capped)
+    curve_ref: list = dataclasses.field(default_factory=list)
+    # ws_curve_short_rounds: the short set's reads since its clear,
+    # rounds since, when that clear was, the age of its next poll read
+    short: list = dataclasses.field(default_factory=list)
+    short_on: bool = False
+    short_rounds: int = 0
+    short_t0: float = 0.0
+    short_next: float = 0.0
     calibrations: list = dataclasses.field(default_factory=list)
     warned: set = dataclasses.field(default_factory=set)
 

@@ -87,13 +87,16 @@ class Choice:
     confidence bound of it for a sampled back-end); ``bounded`` False when
     no window had a slope under the bound (then ``kb`` is the largest W
     read and ``slope_kb_s`` the last slope); ``running_only`` True when
-    :func:`choose_cycle` took the running cycle's reads alone."""
+    :func:`choose_cycle` took the running cycle's reads alone;
+    ``recent_fall`` True when the short-cycle set (:mod:`.short_set`) saw
+    the working set fall and capped the allocation."""
     kb: int
     window_s: float
     slope_kb_s: typing.Optional[float]
     bounded: bool
     points: int
     running_only: bool = False
+    recent_fall: bool = False
 
 
 def wilson_upper(k, n, z=Z_95_ONE_SIDED):

@@ -117,8 +117,59 @@ class Sampler(abc.ABC):
         raise SamplerError('%s cannot read an interval without ending it'
                            % self.name)
 
+    # Whether the back-end keeps a second, short-cycle set of pages
+    # (:mod:`memmut.agent.wss.short_set`) beside the interval's without
+    # disturbing the interval's reads: only back-ends that clear and read
+    # chosen pages (page_idle, kmod). smaps clears the whole process, so
+    # a second clear would erase the interval it is reading.
+    can_short = False
+
+    def begin_short(self, vm, pid, pages):
+        """Clear a second set of ``pages`` random guest pages, disjoint
+        from the running interval's (and from the 2 MiB regions of its
+        pages mapped by huge pages: a huge page's accessed state is one
+        for all its 4 KiB pages), and start its interval. :meth:`begin`
+        of the main interval drops it (the agent starts it again after
+        every :meth:`begin`). Raises :class:`SamplerError`."""
+        raise SamplerError('%s cannot keep a second set of pages'
+                           % self.name)
+
+    def peek_short(self, vm, pid):
+        """What the short set has seen since :meth:`begin_short`
+        (an :class:`AccessSample`), or None. Raises
+        :class:`SamplerError`."""
+        raise SamplerError('%s cannot keep a second set of pages'
+                           % self.name)
+
     def forget(self, uuid):
         """Drop what is kept for a VM (it left, or sampling is off)."""
+
+
+REGION_KB = 2048
+
+
+def short_pages(rng, npages, count, avoid_pages=(), huge_pages=()):
+    """``count`` page indices (sorted) of ``npages``, drawn at random
+    without replacement, none of them in ``avoid_pages`` (the main
+    interval's page indices) or in the 2 MiB region of one of
+    ``huge_pages`` (those of its pages mapped by a huge page, whose
+    accessed state is one for the whole region): a second set of pages
+    that neither disturbs nor is disturbed by the first. What is left out
+    was drawn independently of the guest's accesses, so the draw stays
+    uniform over a random part of the memory. Fewer than ``count`` when
+    fewer are left."""
+    per = REGION_KB // PAGE_KB
+    avoid = set(avoid_pages)
+    regions = {p // per for p in huge_pages}
+    free = npages - len({p for p in avoid if p // per not in regions}) - sum(
+        min(per, npages - r * per) for r in regions if r * per < npages)
+    count = max(0, min(count, free))
+    out = set()
+    while len(out) < count:
+        p = rng.randrange(npages)
+        if p not in avoid and p // per not in regions:
+            out.add(p)
+    return sorted(out)
 
 
 # ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@ import dataclasses
 import errno
 import fcntl
 import os
+import random
 import struct
 import time
 
@@ -167,8 +168,9 @@ class KmodSampler(base.Sampler):
         return cls(pages=conf.badis.sample_pages)
 
     def __init__(self, pages=100, proc_root='/proc', device=DEVICE,
-                 device_factory=WssDevice, clock=time.monotonic):
+                 device_factory=WssDevice, clock=time.monotonic, rng=None):
         self.pages = pages
+        self.rng = rng or random.SystemRandom()
         self.proc_root = proc_root
         self.device_path = device
         self.device_factory = device_factory
@@ -176,6 +178,9 @@ class KmodSampler(base.Sampler):
         self._dev = None
         self._sets = {}      # uuid -> (t0, span_kb, start, end, addrs)
         self._seen = {}      # uuid -> addresses found accessed (peek)
+        self._short = {}     # the short-cycle set, as _sets
+        self._huge = {}      # uuid -> main set's pages mapped huge
+        self._short_seen = {}
 
     def _device(self):
         if self._dev is None:
@@ -255,6 +260,45 @@ class KmodSampler(base.Sampler):
         self._seen.pop(vm.uuid, None)
         self._sets[vm.uuid] = (self.clock(), ram.size_kb, ram.start,
                                ram.end, scan.addrs)
+        self._huge[vm.uuid] = [a for a, r in zip(scan.addrs, scan.results)
+                               if r & P_HUGE]
+        # the short set is started again after every begin
+        self._short.pop(vm.uuid, None)
+        self._short_seen.pop(vm.uuid, None)
+
+    # -- the short-cycle set (short_set) ----------------------------------
+
+    # A scan tests and clears the PTE (a huge page's PMD) of each page it
+    # is given, and the secondary MMU for that page's range only: other
+    # pages, outside the 2 MiB regions of the main set's huge pages, are
+    # cleared independently.
+    can_short = True
+
+    def begin_short(self, vm, pid, pages):
+        main = self._sets.get(vm.uuid)
+        if main is None:
+            raise base.SamplerError('no running interval to keep a short '
+                                    'set beside')
+        _, span_kb, start, end, addrs = main
+        npages = (end - start) // 4096
+        dev = self._device()
+        chosen = [start + i * 4096 for i in base.short_pages(
+            self.rng, npages, min(pages, self.info.max_pages),
+            [(a - start) // 4096 for a in addrs],
+            [(a - start) // 4096 for a in self._huge.get(vm.uuid, ())])]
+        if not chosen:
+            raise base.SamplerError('no page left outside the main set')
+        scan = dev.scan(pid, start, end, addrs=chosen)
+        self._check_notifier(vm, scan)
+        self._short_seen.pop(vm.uuid, None)
+        self._short[vm.uuid] = (self.clock(), span_kb, start, end,
+                                tuple(chosen))
+
+    def peek_short(self, vm, pid):
+        started = self._short.get(vm.uuid)
+        if started is None:
+            return None
+        return self._read(vm, pid, started, self._short_seen)
 
     # A scan tests and clears: a read during the interval scans the same
     # pages and keeps the union of those found accessed, which is what the
@@ -277,11 +321,12 @@ class KmodSampler(base.Sampler):
             self._sets.pop(vm.uuid, None)
             self._seen.pop(vm.uuid, None)
 
-    def _read(self, vm, pid, started):
+    def _read(self, vm, pid, started, seen_of=None):
         t0, span_kb, start, end, addrs = started
         scan = self._device().scan(pid, start, end, addrs=addrs)
         self._check_notifier(vm, scan)
-        seen = self._seen.setdefault(vm.uuid, set())
+        seen_of = self._seen if seen_of is None else seen_of
+        seen = seen_of.setdefault(vm.uuid, set())
         seen.update(a for a, r in zip(scan.addrs, scan.results)
                     if r & P_ACCESSED)
         accessed = max(scan.accessed, len(seen))
@@ -293,3 +338,6 @@ class KmodSampler(base.Sampler):
     def forget(self, uuid):
         self._sets.pop(uuid, None)
         self._seen.pop(uuid, None)
+        self._short.pop(uuid, None)
+        self._short_seen.pop(uuid, None)
+        self._huge.pop(uuid, None)

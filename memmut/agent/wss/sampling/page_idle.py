@@ -75,6 +75,7 @@ class PageIdleSampler(base.Sampler):
         self.rng = rng or random.SystemRandom()
         self.clock = clock
         self._sets = {}     # uuid -> (started, span_kb, [(vaddr, frame)])
+        self._short = {}    # the short-cycle set, the same per uuid
 
     # -- capability -------------------------------------------------------
 
@@ -220,6 +221,47 @@ class PageIdleSampler(base.Sampler):
         self._set_idle(frames)
         self._sets[vm.uuid] = (self.clock(), ram.size_kb,
                                list(zip(vaddrs, frames)))
+        # marking these frames idle may have reset a short-set frame's
+        # state only if they share one (a huge page): the short set is
+        # started again after every begin
+        self._short.pop(vm.uuid, None)
+
+    # -- the short-cycle set (short_set) ----------------------------------
+
+    # Marking a frame idle clears the accessed state of that frame only
+    # (the reverse map walk of that page): a second set of frames outside
+    # the first's 2 MiB regions is read and cleared independently.
+    can_short = True
+
+    def begin_short(self, vm, pid, pages):
+        main = self._sets.get(vm.uuid)
+        if main is None:
+            raise base.SamplerError('no running interval to keep a short '
+                                    'set beside')
+        ram = self._ram(vm, pid)
+        npages = ram.size_kb // base.PAGE_KB
+        # a page of the same huge page shares the main set's tracked
+        # (head) frame: left out below, by frame
+        avoid = [(v - ram.start) // 4096 for v, _ in main[2]]
+        vaddrs = [ram.start + i * 4096 for i in base.short_pages(
+            self.rng, npages, pages, avoid)]
+        entries = self._pagemap(pid, vaddrs)
+        _check_frames(entries)
+        frames = self._frames(entries)
+        taken = {f for _, f in main[2] if f is not None}
+        # (an unbacked page has no frame yet: it is read by its fault)
+        pairs = [(v, f) for v, f in zip(vaddrs, frames)
+                 if f is None or f not in taken]
+        if not pairs:
+            raise base.SamplerError('no page left outside the main set')
+        self._set_idle([f for _, f in pairs])
+        self._short[vm.uuid] = (self.clock(), ram.size_kb, pairs)
+
+    def peek_short(self, vm, pid):
+        started = self._short.get(vm.uuid)
+        if started is None:
+            return None
+        return self._read(pid, started)
 
     # Reading the idle bitmap does not change it: re-reading the same
     # frames reads the interval so far (cost: one pagemap and one bitmap
@@ -256,3 +298,4 @@ class PageIdleSampler(base.Sampler):
 
     def forget(self, uuid):
         self._sets.pop(uuid, None)
+        self._short.pop(uuid, None)
