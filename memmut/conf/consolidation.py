@@ -39,8 +39,12 @@ opts = [
                     'any algorithm registered under the '
                     'memmut.consolidation.overload entry point.'),
     cfg.StrOpt('overload_detection_parameters',
-               default='{}',
-               help=_PARAMS % ('overload_detection',
+               default='{"threshold": 0.85}',
+               help='memmut\'s default reacts at 0.85 of the host\'s CPU, '
+                    'earlier than the algorithm\'s own 0.9 (issue 19: '
+                    'half the CPU-overload time for a few more moves; '
+                    'give the parameters of any other algorithm you '
+                    'choose). ' + _PARAMS % ('overload_detection',
                                'threshold {"threshold": 0.9}; '
                                'last_n_average_threshold {"threshold": '
                                '0.95, "n": 2}; mad_threshold {"threshold": '
@@ -149,6 +153,35 @@ opts = [
                     'for underload meanwhile, and an overload selects it '
                     'only when no other VM is left to select (memmut\'s, '
                     'issue 19; 0 disables it).'),
+    cfg.FloatOpt('migration_budget',
+                 default=0.1,
+                 min=0.0,
+                 help='Live migrations per VM per day (plus '
+                      'migration_budget_burst) that the rounds of '
+                      'the last migration_budget_window seconds may plan '
+                      'before an underloaded host is emptied: a host is '
+                      'emptied only if its VMs fit in what is left '
+                      '(memmut.consolidation.budget). Overload moves are '
+                      'never held back but use the budget up. 0 disables '
+                      'it (memmut\'s, issue 19).'),
+    cfg.IntOpt('migration_budget_window',
+               default=86400,
+               min=1,
+               help='Seconds over which migration_budget is counted.'),
+    cfg.FloatOpt('migration_budget_burst',
+                 default=10.0,
+                 min=0.0,
+                 help='Migrations the window may hold on top of '
+                      'migration_budget per VM (a token bucket\'s burst: '
+                      'in a small cloud a host\'s VMs may outnumber the '
+                      'allowance per VM).'),
+    cfg.StrOpt('underload_order',
+               default='cpu',
+               choices=['cpu', 'fewest_vms'],
+               help='Which underloaded hosts are emptied first: "cpu" the '
+                    'lightest CPU use (Neat), "fewest_vms" the fewest VMs '
+                    '(fewest migrations per host switched off), then the '
+                    'lightest CPU use.'),
     cfg.StrOpt('young_vm_policy',
                default='time_slice',
                choices=['time_slice', 'booked', 'prior', 'spike_prior'],
