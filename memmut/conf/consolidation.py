@@ -8,6 +8,29 @@ _PARAMS = ('JSON object of parameters for %s; the keys given override '
            'the algorithm\'s defaults (Neat\'s), unknown keys are an '
            'error. Defaults: %s.')
 
+_OVERLOAD_DEFAULT = ('memmut\'s default reacts at 0.85 of the host\'s '
+                     'CPU, earlier than the algorithm\'s own 0.9 (issue '
+                     '19: a quarter to a third less CPU-overload time for '
+                     'more overload moves; give the parameters of any '
+                     'other algorithm you choose). ')
+
+_OVERLOAD_HELP = _OVERLOAD_DEFAULT + _PARAMS % (
+    'overload_detection',
+    'threshold {"threshold": 0.9}; '
+    'last_n_average_threshold {"threshold": '
+    '0.95, "n": 2}; mad_threshold {"threshold": '
+    '2.5, "limit": 10}; iqr_threshold '
+    '{"threshold": 1.5, "limit": 10}; loess and '
+    'loess_robust {"threshold": 1.0, "param": '
+    '1.2, "length": 10}; otf {"otf": 0.1, '
+    '"threshold": 1.0, "limit": 10}; mhod '
+    '{"state_config": [0.8], "otf": 0.1, '
+    '"window_sizes": [30, 40, 50, 60, 70, 80, '
+    '90, 100], "bruteforce_step": 0.5, '
+    '"learning_steps": 10}; forecast_threshold '
+    '{"threshold": 0.9, "n": 1, "length": 12, '
+    '"horizon": 0}')
+
 opts = [
     cfg.StrOpt('underload_detection',
                default='forecast_threshold',
@@ -40,25 +63,7 @@ opts = [
                     'memmut.consolidation.overload entry point.'),
     cfg.StrOpt('overload_detection_parameters',
                default='{"threshold": 0.85}',
-               help='memmut\'s default reacts at 0.85 of the host\'s CPU, '
-                    'earlier than the algorithm\'s own 0.9 (issue 19: '
-                    'half the CPU-overload time for a few more moves; '
-                    'give the parameters of any other algorithm you '
-                    'choose). ' + _PARAMS % ('overload_detection',
-                               'threshold {"threshold": 0.9}; '
-                               'last_n_average_threshold {"threshold": '
-                               '0.95, "n": 2}; mad_threshold {"threshold": '
-                               '2.5, "limit": 10}; iqr_threshold '
-                               '{"threshold": 1.5, "limit": 10}; loess and '
-                               'loess_robust {"threshold": 1.0, "param": '
-                               '1.2, "length": 10}; otf {"otf": 0.1, '
-                               '"threshold": 1.0, "limit": 10}; mhod '
-                               '{"state_config": [0.8], "otf": 0.1, '
-                               '"window_sizes": [30, 40, 50, 60, 70, 80, '
-                               '90, 100], "bruteforce_step": 0.5, '
-                               '"learning_steps": 10}; forecast_threshold '
-                               '{"threshold": 0.9, "n": 1, "length": 12, '
-                               '"horizon": 0}')),
+               help=_OVERLOAD_HELP),
     cfg.StrOpt('memory_underload_detection',
                default='forecast_threshold',
                help='Underload detection algorithm applied to each host\'s '

@@ -10,9 +10,10 @@ bounds what underload evacuations may spend: over a sliding window
 ``per_vm_day`` per VM and day of the window, plus ``burst`` migrations
 (as in a token bucket: a small cloud, whose allowance per VM is less
 than one host's VMs, may still empty a host now and then); an
-underloaded host is emptied only if its VMs fit in what is left. Overload moves are never
-held back by the budget (they protect the VMs' performance), but they use
-it up, so a busy day leaves nothing for evacuations.
+underloaded host is emptied only if its VMs fit in what is left.
+Overload moves are never held back by the budget (they protect the VMs'
+performance), but they use it up, so a busy day leaves nothing for
+evacuations.
 
 The budget keeps no state of its own: the caller counts the migrations
 planned in the window before the round (the controller from its
