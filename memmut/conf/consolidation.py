@@ -8,6 +8,29 @@ _PARAMS = ('JSON object of parameters for %s; the keys given override '
            'the algorithm\'s defaults (Neat\'s), unknown keys are an '
            'error. Defaults: %s.')
 
+_OVERLOAD_DEFAULT = ('memmut\'s default reacts at 0.85 of the host\'s '
+                     'CPU, earlier than the algorithm\'s own 0.9 (issue '
+                     '19: a quarter to a third less CPU-overload time for '
+                     'more overload moves; give the parameters of any '
+                     'other algorithm you choose). ')
+
+_OVERLOAD_HELP = _OVERLOAD_DEFAULT + _PARAMS % (
+    'overload_detection',
+    'threshold {"threshold": 0.9}; '
+    'last_n_average_threshold {"threshold": '
+    '0.95, "n": 2}; mad_threshold {"threshold": '
+    '2.5, "limit": 10}; iqr_threshold '
+    '{"threshold": 1.5, "limit": 10}; loess and '
+    'loess_robust {"threshold": 1.0, "param": '
+    '1.2, "length": 10}; otf {"otf": 0.1, '
+    '"threshold": 1.0, "limit": 10}; mhod '
+    '{"state_config": [0.8], "otf": 0.1, '
+    '"window_sizes": [30, 40, 50, 60, 70, 80, '
+    '90, 100], "bruteforce_step": 0.5, '
+    '"learning_steps": 10}; forecast_threshold '
+    '{"threshold": 0.9, "n": 1, "length": 12, '
+    '"horizon": 0}')
+
 opts = [
     cfg.StrOpt('underload_detection',
                default='forecast_threshold',
@@ -39,22 +62,8 @@ opts = [
                     'any algorithm registered under the '
                     'memmut.consolidation.overload entry point.'),
     cfg.StrOpt('overload_detection_parameters',
-               default='{}',
-               help=_PARAMS % ('overload_detection',
-                               'threshold {"threshold": 0.9}; '
-                               'last_n_average_threshold {"threshold": '
-                               '0.95, "n": 2}; mad_threshold {"threshold": '
-                               '2.5, "limit": 10}; iqr_threshold '
-                               '{"threshold": 1.5, "limit": 10}; loess and '
-                               'loess_robust {"threshold": 1.0, "param": '
-                               '1.2, "length": 10}; otf {"otf": 0.1, '
-                               '"threshold": 1.0, "limit": 10}; mhod '
-                               '{"state_config": [0.8], "otf": 0.1, '
-                               '"window_sizes": [30, 40, 50, 60, 70, 80, '
-                               '90, 100], "bruteforce_step": 0.5, '
-                               '"learning_steps": 10}; forecast_threshold '
-                               '{"threshold": 0.9, "n": 1, "length": 12, '
-                               '"horizon": 0}')),
+               default='{"threshold": 0.85}',
+               help=_OVERLOAD_HELP),
     cfg.StrOpt('memory_underload_detection',
                default='forecast_threshold',
                help='Underload detection algorithm applied to each host\'s '
@@ -149,6 +158,35 @@ opts = [
                     'for underload meanwhile, and an overload selects it '
                     'only when no other VM is left to select (memmut\'s, '
                     'issue 19; 0 disables it).'),
+    cfg.FloatOpt('migration_budget',
+                 default=0.1,
+                 min=0.0,
+                 help='Live migrations per VM per day (plus '
+                      'migration_budget_burst) that the rounds of '
+                      'the last migration_budget_window seconds may plan '
+                      'before an underloaded host is emptied: a host is '
+                      'emptied only if its VMs fit in what is left '
+                      '(memmut.consolidation.budget). Overload moves are '
+                      'never held back but use the budget up. 0 disables '
+                      'it (memmut\'s, issue 19).'),
+    cfg.IntOpt('migration_budget_window',
+               default=86400,
+               min=1,
+               help='Seconds over which migration_budget is counted.'),
+    cfg.FloatOpt('migration_budget_burst',
+                 default=10.0,
+                 min=0.0,
+                 help='Migrations the window may hold on top of '
+                      'migration_budget per VM (a token bucket\'s burst: '
+                      'in a small cloud a host\'s VMs may outnumber the '
+                      'allowance per VM).'),
+    cfg.StrOpt('underload_order',
+               default='cpu',
+               choices=['cpu', 'fewest_vms'],
+               help='Which underloaded hosts are emptied first: "cpu" the '
+                    'lightest CPU use (Neat), "fewest_vms" the fewest VMs '
+                    '(fewest migrations per host switched off), then the '
+                    'lightest CPU use.'),
     cfg.StrOpt('young_vm_policy',
                default='time_slice',
                choices=['time_slice', 'booked', 'prior', 'spike_prior'],

@@ -36,10 +36,13 @@ A round, following Neat's local and global managers:
    are placed on the other hosts that are on and not overloaded, switching
    suspended hosts on when needed. All or nothing per host, as in Neat.
 3. Underloaded hosts (``params.underload_combination``: ``all`` — both
-   resources underloaded, the default — or ``any``), lightest CPU first,
-   skipping those that received VMs in this round: all their VMs are
-   placed on the other hosts that are on (none switched on); if they all
-   fit the host is emptied and switched off, else nothing moves.
+   resources underloaded, the default — or ``any``), lightest CPU first
+   (or fewest VMs first, ``params.underload_order``), skipping those that
+   received VMs in this round: all their VMs are placed on the other
+   hosts that are on (none switched on); if they all fit the host is
+   emptied and switched off, else nothing moves. With a migration budget
+   (``params.migration_budget``, :mod:`memmut.consolidation.budget`) a
+   host is emptied only if its VMs fit in what the budget has left.
 
 Reasons: every move carries its kind (``overload``/``underload``) and the
 resource that triggered it (``cpu``, ``memory`` or ``cpu+memory``). For an
@@ -58,6 +61,7 @@ import typing
 
 import numpy as np
 
+from memmut.consolidation import budget as budget_mod
 from memmut.consolidation import placement as placement_mod
 
 CPU = 'cpu'
@@ -65,6 +69,7 @@ MEMORY = 'memory'
 BOTH = 'cpu+memory'
 OVERLOAD = 'overload'
 UNDERLOAD = 'underload'
+UNDERLOAD_ORDERS = ('cpu', 'fewest_vms')
 
 
 @dataclasses.dataclass
@@ -123,6 +128,18 @@ class PlanParams:
     # Rounds a VM stays where a migration put it before it moves again
     # (0: no minimum; see PlannerVM.rounds_since_migration).
     min_dwell_rounds: int = 0
+    # Migration budget (memmut.consolidation.budget): over the last
+    # ``migration_budget_window`` seconds, the migrations planned may
+    # reach ``migration_budget`` per VM and day, plus
+    # ``migration_budget_burst``, before an underloaded host is emptied
+    # (0: no budget; overload moves are never held back).
+    migration_budget: float = 0.1
+    migration_budget_window: float = 86400.0
+    migration_budget_burst: float = 10.0
+    # Which underloaded hosts are emptied first: ``cpu``, the lightest
+    # CPU (Neat), or ``fewest_vms``, the fewest VMs (the fewest
+    # migrations per host switched off), then the lightest CPU.
+    underload_order: str = 'cpu'
     spec: typing.Any = None
     time_step: float = 300.0
     migration_time: typing.Optional[float] = None
@@ -137,6 +154,11 @@ class PlanParams:
                    max_overload_moves=c.max_overload_moves,
                    underload_grace_rounds=c.underload_grace_rounds,
                    min_dwell_rounds=c.min_dwell_rounds,
+                   migration_budget=c.migration_budget,
+                   migration_budget_window=float(
+                       c.migration_budget_window),
+                   migration_budget_burst=float(c.migration_budget_burst),
+                   underload_order=c.underload_order,
                    spec=loader.AlgorithmSpec.from_conf(conf),
                    time_step=float(c.interval),
                    bandwidth_mb_s=c.network_migration_bandwidth)
@@ -157,6 +179,15 @@ class PlanParams:
             raise ValueError('underload_grace_rounds must not be negative')
         if self.min_dwell_rounds < 0:
             raise ValueError('min_dwell_rounds must not be negative')
+        if self.migration_budget < 0:
+            raise ValueError('migration_budget must not be negative')
+        if self.migration_budget_window <= 0:
+            raise ValueError('migration_budget_window must be positive')
+        if self.migration_budget_burst < 0:
+            raise ValueError('migration_budget_burst must not be negative')
+        if self.underload_order not in UNDERLOAD_ORDERS:
+            raise ValueError('underload_order must be one of %s'
+                             % ', '.join(UNDERLOAD_ORDERS))
 
 
 class Move(typing.NamedTuple):
@@ -188,6 +219,8 @@ class Plan:
     kind) whose VMs could not all be placed, so nothing moved from it.
     ``states``: the algorithms' new per-host state (JSON-serialisable),
     to pass back as :attr:`PlannerHost.state` next round.
+    ``over_budget``: underloaded hosts left on because emptying them
+    would have overspent the migration budget.
     """
     migrations: typing.List[Move] = dataclasses.field(default_factory=list)
     activate: typing.List[str] = dataclasses.field(default_factory=list)
@@ -199,6 +232,7 @@ class Plan:
     failed: typing.List[typing.Tuple[str, str]] = dataclasses.field(
         default_factory=list)
     states: typing.Dict[str, dict] = dataclasses.field(default_factory=dict)
+    over_budget: typing.List[str] = dataclasses.field(default_factory=list)
 
     def counts(self):
         """Moves per (kind, resource)."""
@@ -274,8 +308,13 @@ def _resource(cpu, mem):
     return CPU if cpu else MEMORY
 
 
-def plan_round(hosts, vms, algorithms, params=None, sums=None):
+def plan_round(hosts, vms, algorithms, params=None, sums=None,
+               recent_migrations=0):
     """Plan one consolidation round; see the module documentation.
+
+    ``recent_migrations``: migrations planned within
+    ``params.migration_budget_window`` seconds before this round (only
+    read with a ``params.migration_budget``).
 
     ``sums``: a :class:`memmut.consolidation.history_sums.HistorySums`
     kept by the caller from round to round (None: every host's sums are
@@ -292,13 +331,15 @@ def plan_round(hosts, vms, algorithms, params=None, sums=None):
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _plan_round(hosts, vms, algorithms, params, sums)
+        return _plan_round(hosts, vms, algorithms, params, sums,
+                           recent_migrations)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _plan_round(hosts, vms, algorithms, params=None, sums=None):
+def _plan_round(hosts, vms, algorithms, params=None, sums=None,
+                recent_migrations=0):
     params = params or PlanParams()
     by_name = {h.name: h for h in hosts}
     on = collections.defaultdict(list)
@@ -530,14 +571,29 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None):
             place(selected, name, OVERLOAD, plan.overloaded[name], True)
 
     # -- 3. underloaded hosts -----------------------------------------------
-    order = sorted(plan.underloaded,
-                   key=lambda n: (cpu_use[n] / cpu_total[n], n))
+    if params.underload_order == 'fewest_vms':
+        order = sorted(plan.underloaded, key=lambda n: (
+            len(on[n]), cpu_use[n] / cpu_total[n], n))
+    else:
+        order = sorted(plan.underloaded,
+                       key=lambda n: (cpu_use[n] / cpu_total[n], n))
+    budget_left = None
+    if params.migration_budget:
+        budget_left = budget_mod.left(
+            params.migration_budget, params.migration_budget_window,
+            len(vms), recent_migrations + len(plan.migrations),
+            params.migration_budget_burst)
     for name in order:
         if name in receivers or name in emptied:
             continue
         if any(dwelling(v) for v in on[name]):
             continue        # emptying it would move a VM that just came
+        if budget_left is not None and len(on[name]) > budget_left:
+            plan.over_budget.append(name)
+            continue
         if place(on[name], name, UNDERLOAD, plan.underloaded[name], False):
+            if budget_left is not None:
+                budget_left -= len(on[name])
             emptied.add(name)
             plan.deactivate.append(name)
             if session is not None:
@@ -553,7 +609,7 @@ def migration_time(vms, params):
     return loader.migration_time([v.ram for v in vms], params.bandwidth_mb_s)
 
 
-def plan(hosts, vms, params=None, sums=None):
+def plan(hosts, vms, params=None, sums=None, recent_migrations=0):
     """Plan one consolidation round (the controller's entry point).
 
     Builds the algorithms of ``params.spec`` (or the option defaults) and
@@ -567,7 +623,8 @@ def plan(hosts, vms, params=None, sums=None):
     spec = params.spec if params.spec is not None else loader.AlgorithmSpec()
     algorithms = loader.build_all(spec, params.time_step,
                                   migration_time(vms, params))
-    return plan_round(hosts, vms, algorithms, params, sums)
+    return plan_round(hosts, vms, algorithms, params, sums,
+                      recent_migrations)
 
 
 def apply(plan, placement):

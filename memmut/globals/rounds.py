@@ -210,6 +210,20 @@ def last_arrivals(db):
     return {uuid: float(t) for uuid, t in rows}
 
 
+def recent_migrations(db, now, window):
+    """Migrations planned by the rounds (not dry runs) that started in
+    the last ``window`` seconds, but for those skipped or cancelled (for
+    ``[consolidation] migration_budget``, memmut.consolidation.budget)."""
+    import sqlalchemy as sa
+    m, r = models.Migration, models.ConsolidationRound
+    rows = db.read_rows(
+        sa.select(sa.func.count(m.id))
+        .join(r, m.round_id == r.id)
+        .where(r.started_at > now - window, r.dry_run.is_(False),
+               m.status.notin_(('skipped', 'cancelled'))))
+    return int(rows[0][0]) if rows else 0
+
+
 def _young_prior(policy, population, time_slice):
     """The young VM policy's prior from ``(age s, booked MiB, peak,
     current WSS^max_avg)`` of the round's VMs (see
@@ -576,8 +590,13 @@ class RoundRunner:
             self._power_on = _default_power(self.conf, 'on')
         data = build_input(self.conf, self.db, now, states,
                            wake=bool(self._power_on))
+        c = self.conf.consolidation
+        spent = (recent_migrations(self.db, now,
+                                   float(c.migration_budget_window))
+                 if c.migration_budget else 0)
         t_plan = time.perf_counter()
-        plan = planner.plan(data.hosts, data.vms, params)
+        plan = planner.plan(data.hosts, data.vms, params,
+                            recent_migrations=spent)
         plan_s = time.perf_counter() - t_plan
         result.plan = plan
         for move in plan.migrations:
@@ -600,6 +619,8 @@ class RoundRunner:
             'overloaded': plan.overloaded,
             'underloaded': plan.underloaded,
             'not_placed': [list(f) for f in plan.failed],
+            'budget_spent': spent,
+            'over_budget': plan.over_budget,
             'activate': plan.activate,
             'deactivate': plan.deactivate,
             'states': plan.states,

@@ -65,6 +65,7 @@ import time
 
 import numpy as np
 
+from memmut.consolidation import budget
 from memmut.consolidation import history_sums
 from memmut.consolidation import loader
 from memmut.consolidation import planner
@@ -255,6 +256,9 @@ def simulate(trace, mode, settings=None, progress=None):
     # The hosts' summed histories, moved on from round to round (the
     # trace's series only grow: a VM's sample t is the same every round).
     sums = history_sums.HistorySums()
+    # The migrations planned per round, for the planner's migration
+    # budget (memmut.consolidation.budget).
+    ledger = budget.Ledger(settings.plan.migration_budget_window)
 
     n_int = end - s0
     series = {k: np.zeros(n_int) for k in (
@@ -364,7 +368,8 @@ def simulate(trace, mode, settings=None, progress=None):
                                  if moved_in[v] >= 0 else None,
                                  history_end=t)
                for v in placed if v not in fly]
-        return planner.plan_round(hosts, vms, algos, settings.plan, sums)
+        return planner.plan_round(hosts, vms, algos, settings.plan, sums,
+                                  ledger.spent(t * step))
 
     def switch_over(m):
         pool.where[m.vm] = m.destination
@@ -400,6 +405,7 @@ def simulate(trace, mode, settings=None, progress=None):
                 failed[kind] += 1
             n_moves = len(plan.migrations)
             moves_total += n_moves
+            ledger.record(t_start, n_moves)
         overlaps = sched.advance(t_start, t_start + step, switch_over)
 
         # Account for the interval up to the next sample.

@@ -101,7 +101,8 @@ def configurations():
     Settings fields to replace])."""
     neat = loader.AlgorithmSpec.neat()
     aware = loader.AlgorithmSpec()
-    p_neat = planner.PlanParams(spec=neat, min_dwell_rounds=0)
+    p_neat = planner.PlanParams(spec=neat, min_dwell_rounds=0,
+                                migration_budget=0)
     p_aware = planner.PlanParams(spec=aware)
     place = loader.parameters('placement', aware.placement,
                               aware.placement_parameters)
@@ -136,12 +137,28 @@ def configurations():
     params = dict(under, window=96)
     v1 = dataclasses.replace(
         aware, underload_parameters=params,
-        memory_underload_parameters=params,
+        memory_underload_parameters=params, overload_parameters={},
         placement_parameters=dict(place, memory_window=0))
     for mode in ('booked', 'wss'):
         out['%s v1 (4-8 h forecasts)' % mode] = (
-            mode, v1, dataclasses.replace(p_aware, spec=v1),
+            mode, v1, dataclasses.replace(p_aware, spec=v1,
+                                          migration_budget=0),
             'previous default', short)
+    # The defaults of issue 19's part 5 (no migration budget, CPU
+    # overload at the threshold algorithm's 0.9), and each of part 6's
+    # two changes alone.
+    p5 = dataclasses.replace(aware, overload_parameters={})
+    out['wss part-5 default'] = (
+        'wss', p5, dataclasses.replace(p_aware, spec=p5,
+                                       migration_budget=0),
+        'previous default')
+    out['wss budget=0'] = ('wss', aware, dataclasses.replace(
+        p_aware, migration_budget=0), 'migration_budget')
+    out['wss overload=0.9'] = ('wss', p5, dataclasses.replace(
+        p_aware, spec=p5), 'overload threshold')
+    for b in (0.05, 0.2):
+        out['wss budget=%g' % b] = ('wss', aware, dataclasses.replace(
+            p_aware, migration_budget=b), 'migration_budget')
     for mode in ('booked', 'wss'):
         for c in (0.7, 0.9):
             if c == place['cpu_threshold']:
@@ -365,6 +382,10 @@ def run(real, base, window_days, seeds, seed, rec, log=sys.stderr,
                    'algorithms': {k: {'name': n, 'parameters': p}
                                   for k, (n, p) in spec.effective().items()},
                    'min_dwell_rounds': plan.min_dwell_rounds,
+                   'migration_budget': [plan.migration_budget,
+                                        plan.migration_budget_window,
+                                        plan.migration_budget_burst],
+                   'underload_order': plan.underload_order,
                    'underload_grace_rounds': plan.underload_grace_rounds,
                    'history_length': (c[4] if len(c) > 4 else {}).get(
                        'history_length', base.history_length),

@@ -128,3 +128,11 @@ def test_a_restarted_controller_takes_its_dead_lease_at_once(dbs):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_the_migration_budget_is_counted_on_postgresql(dbs):
+    # The unit case (tests/unit/globals/test_rounds.py) on PostgreSQL:
+    # the budget's count of the window's migrations joins migrations to
+    # their rounds, skipping dry runs.
+    clock, (db, *_) = dbs
+    tr.test_migration_budget_is_counted_from_the_database(db, clock)

@@ -35,18 +35,22 @@ def incremental_plans(request, monkeypatch):
     real = pl.plan_round
     checked = []
 
-    def plan_round(hosts, vms, algorithms, params=None, sums=None):
+    def plan_round(hosts, vms, algorithms, params=None, sums=None,
+                   recent_migrations=0):
         if sums is not None:
-            return real(hosts, vms, algorithms, params, sums)
-        scratch = real(hosts, vms, algorithms, params)
+            return real(hosts, vms, algorithms, params, sums,
+                        recent_migrations)
+        scratch = real(hosts, vms, algorithms, params,
+                       recent_migrations=recent_migrations)
         cache = history_sums.HistorySums()
         real(hosts, [dataclasses.replace(
             v, cpu_history=_back(v.cpu_history),
             mem_history=_back(v.mem_history), history_end=0) for v in vms],
-            algorithms, params, cache)
+            algorithms, params, cache, recent_migrations)
         before = cache.reused
         inc = real(hosts, [dataclasses.replace(v, history_end=1)
-                           for v in vms], algorithms, params, cache)
+                           for v in vms], algorithms, params, cache,
+                   recent_migrations)
         assert inc == scratch
         # Every host with VMs whose histories have two samples or more
         # came from last round's sums.

@@ -303,6 +303,32 @@ def test_round_executes_and_powers_off_the_emptied_host(db, clock):
     assert db.get_host('h2').power_state == 'off'     # a later round wakes it
 
 
+def test_migration_budget_is_counted_from_the_database(db, clock):
+    underloaded_pair(db, clock)
+    # 2 VMs at 0.1 per VM-day, no burst: 0.2 migrations a day, less
+    # than either host's one VM: nothing is emptied.
+    conf = round_conf(migration_budget=0.1, migration_budget_burst=0)
+    fake = FakeExecutor(db)
+    result = rounds.RoundRunner(conf, db, executor_factory=fake.factory,
+                                clock=clock).run(dry_run=False)
+    assert fake.calls == [] and result.migrations == []
+    summary = db.get_round(result.round_id).summary
+    assert summary['over_budget'] == ['h2', 'h1']
+    assert summary['budget_spent'] == 0
+    # At 0.5 per VM-day the day holds one migration. A dry run plans it
+    # but does not count; the round that makes it does.
+    conf = round_conf(migration_budget=0.5, migration_budget_burst=0)
+    rounds.RoundRunner(round_conf(dry_run=True, migration_budget=0.5,
+                                  migration_budget_burst=0), db,
+                       clock=clock).run()
+    assert rounds.recent_migrations(db, clock(), 86400.0) == 0
+    result = rounds.RoundRunner(conf, db, executor_factory=fake.factory,
+                                clock=clock).run(dry_run=False)
+    assert fake.calls == [['b']]
+    assert rounds.recent_migrations(db, clock(), 86400.0) == 1
+    assert rounds.recent_migrations(db, clock() + 86401.0, 86400.0) == 0
+
+
 def test_failed_migration_fails_the_round_and_keeps_the_host_on(db, clock):
     underloaded_pair(db, clock)
     fake = FakeExecutor(db, statuses={'b': 'failed'})

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from memmut.consolidation import loader
+from memmut.consolidation import planner
 from memmut.simulator import engine
 from memmut.simulator import quality
 from memmut.simulator import synthetic
@@ -32,10 +33,12 @@ def test_interval_changes_the_run():
     t = synthetic.generate(n_vms=40, days=1.0, seed=1)
     hosts = engine.HostModel(cpu_mhz=20000.0)
     neat = loader.AlgorithmSpec.neat()
-    a, _ = engine.simulate(t, 'wss', engine.Settings(hosts=hosts, spec=neat,
-                                                     interval=300.0))
-    b, sb = engine.simulate(t, 'wss', engine.Settings(hosts=hosts, spec=neat,
-                                                      interval=1800.0))
+    # (Neat's planner: no migration budget to level the two runs' counts)
+    plan = planner.PlanParams(spec=neat, migration_budget=0)
+    a, _ = engine.simulate(t, 'wss', engine.Settings(
+        hosts=hosts, spec=neat, plan=plan, interval=300.0))
+    b, sb = engine.simulate(t, 'wss', engine.Settings(
+        hosts=hosts, spec=neat, plan=plan, interval=1800.0))
     assert a['intervals'] == b['intervals'] == a['rounds']
     assert b['rounds'] == -(-a['rounds'] // 6)
     # migrations are only planned at round steps
