@@ -39,6 +39,14 @@ pub trait Device {
     fn drop_cached(&mut self, _pages: &[u64]) -> Result<(), Errno> {
         Ok(())
     }
+    /// A handle that does `drop_cached` from another thread, without this
+    /// layer (the remote tier's writeback thread); None: the caller does
+    /// it here.
+    fn cache_dropper(&self) -> Option<crate::file::CacheDropper> {
+        None
+    }
+    /// `pages` were dropped from the page cache by a `cache_dropper`.
+    fn dropped_cached(&mut self, _pages: &[u64]) {}
     /// A READ of [off, off + len) follows, in reads of `chunk` bytes from
     /// `off` on: a tier that fetches over the network may send its
     /// requests for all of them now, so that the next chunk is on its way

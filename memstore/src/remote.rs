@@ -676,6 +676,9 @@ pub struct RemoteCounters {
     pub remote_read_us: u64,
     pub remote_file_read_us: u64,
     pub remote_writeback_us: u64,
+    /// Microseconds the writeback thread spent waiting for the dirty
+    /// window's halves and dropping them (off the request path).
+    pub remote_writeback_thread_us: u64,
 }
 
 pub struct RemoteTier<D> {
@@ -693,6 +696,41 @@ pub struct RemoteTier<D> {
     window: u64,
     filling: Vec<u64>,
     writing: Vec<u64>,
+    /// The writeback thread, once the first half is handed over (None
+    /// when the layer below has no `cache_dropper`: done here).
+    writeback: Option<Writeback>,
+}
+
+/// A half of the dirty window handed to the writeback thread, and what
+/// became of it: (pages, result, microseconds the thread spent).
+type Done = (Vec<u64>, Result<(), Errno>, u64);
+
+/// The remote tier's writeback thread: it waits for a half's writeback
+/// and drops it from the page cache, off the request path and without the
+/// export's mutex.  The hand-over is a rendezvous: a half is taken only
+/// when the one before it is dropped, so at most the half being filled
+/// and the half being written are cached (the window's bound), and a
+/// request waits only when the window is full.
+struct Writeback {
+    tx: SyncSender<Vec<u64>>,
+    done: Receiver<Done>,
+}
+
+impl Writeback {
+    fn start(dropper: crate::file::CacheDropper) -> io::Result<Writeback> {
+        let (tx, rx) = mpsc::sync_channel::<Vec<u64>>(0);
+        let (done_tx, done) = mpsc::channel::<Done>();
+        thread::Builder::new().name("writeback".into()).spawn(move || {
+            for pages in rx {
+                let t = Instant::now();
+                let r = dropper.drop_cached(&pages);
+                if done_tx.send((pages, r, t.elapsed().as_micros() as u64)).is_err() {
+                    break;
+                }
+            }
+        })?;
+        Ok(Writeback { tx, done })
+    }
 }
 
 /// Detached slabs remembered for the `slabs` listing.
@@ -711,6 +749,7 @@ impl<D: Device> RemoteTier<D> {
             window: DEFAULT_DIRTY_WINDOW / PAGE_SIZE,
             filling: Vec::new(),
             writing: Vec::new(),
+            writeback: None,
         }
     }
 
@@ -722,6 +761,7 @@ impl<D: Device> RemoteTier<D> {
         if self.window == 0 {
             self.rotate();
             self.rotate();
+            self.settle_writeback();
         }
     }
 
@@ -752,18 +792,16 @@ impl<D: Device> RemoteTier<D> {
     }
 
     fn rotate_now(&mut self) {
-        let done = std::mem::take(&mut self.writing);
-        if !done.is_empty() {
-            match self.next.drop_cached(&done) {
-                Ok(()) => self.counters.remote_cache_dropped_pages += done.len() as u64,
-                Err(e) => {
-                    // the pages stay cached (and in the file): only the
-                    // bound is missed
-                    self.counters.remote_writeback_errors += 1;
-                    warn(&format!("remote tier: writeback of {} pages failed: errno {}", done.len(), e));
+        if self.writeback.is_none() {
+            if let Some(d) = self.next.cache_dropper() {
+                match Writeback::start(d) {
+                    Ok(w) => self.writeback = Some(w),
+                    Err(e) => warn(&format!("remote tier: no writeback thread ({}): writeback on the request path", e)),
                 }
             }
         }
+        // the halves the thread has dropped since the last rotation
+        self.collect_writeback();
         let mut cur = std::mem::take(&mut self.filling);
         cur.sort_unstable();
         cur.dedup();
@@ -771,7 +809,66 @@ impl<D: Device> RemoteTier<D> {
             self.counters.remote_writeback_errors += 1;
             warn(&format!("remote tier: writeback of {} pages failed: errno {}", cur.len(), e));
         }
-        self.writing = cur;
+        if let Some(w) = &self.writeback {
+            // waits only while the thread is still on the previous half
+            // (the window is full); an empty half is a barrier
+            if w.tx.send(cur).is_ok() {
+                return;
+            }
+            warn("remote tier: the writeback thread is gone: writeback on the request path");
+            self.writeback = None;
+            return;
+        }
+        let done = std::mem::replace(&mut self.writing, cur);
+        if !done.is_empty() {
+            let r = self.next.drop_cached(&done);
+            self.writeback_done(done, r);
+        }
+    }
+
+    /// Account for the halves the writeback thread finished.
+    fn collect_writeback(&mut self) {
+        let finished: Vec<Done> = match &self.writeback {
+            Some(w) => w.done.try_iter().collect(),
+            None => return,
+        };
+        for (pages, r, us) in finished {
+            self.counters.remote_writeback_thread_us += us;
+            if r.is_ok() {
+                self.next.dropped_cached(&pages);
+            }
+            self.writeback_done(pages, r);
+        }
+    }
+
+    fn writeback_done(&mut self, done: Vec<u64>, r: Result<(), Errno>) {
+        if done.is_empty() {
+            return;
+        }
+        match r {
+            Ok(()) => self.counters.remote_cache_dropped_pages += done.len() as u64,
+            Err(e) => {
+                // the pages stay cached (and in the file): only the
+                // bound is missed
+                self.counters.remote_writeback_errors += 1;
+                warn(&format!("remote tier: writeback of {} pages failed: errno {}", done.len(), e));
+            }
+        }
+    }
+
+    /// Wait until every half handed to the writeback thread is dropped,
+    /// and account for them (tests, and `set_dirty_window(0)`).
+    pub fn settle_writeback(&mut self) {
+        let ok = match &self.writeback {
+            // two barriers: the first is taken once the last half is
+            // dropped, the second once the first is done
+            Some(w) => w.tx.send(Vec::new()).is_ok() && w.tx.send(Vec::new()).is_ok(),
+            None => return,
+        };
+        if !ok {
+            self.writeback = None;
+        }
+        self.collect_writeback();
     }
 
     pub fn next(&self) -> &D {
@@ -1429,6 +1526,11 @@ mod tests {
         assert_eq!(t.counters.remote_skipped_pages, 0);
         assert_eq!(t.counters.remote_writeback_errors, 0);
         assert!(t.counters.remote_cache_dropped_pages >= pages - window);
+        // the waits and drops ran on the writeback thread, not here
+        assert!(t.writeback.is_some());
+        t.settle_writeback();
+        assert_eq!(t.counters.remote_cache_dropped_pages, pages - pages % (window / 2));
+        assert!(t.counters.remote_writeback_thread_us > 0);
         wait_confirmed(&t, pages);
         // every page reads back: from the slab ...
         let mut buf = vec![0u8; PAGE];
