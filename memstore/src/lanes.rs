@@ -26,7 +26,8 @@
 //! Within the export, READs get the export mutex first: the write lane
 //! takes it only when no READ worker is waiting for it.
 
-use crate::device::Device;
+use crate::device::{Device, Errno};
+use crate::remote::{Fetch, READ_AHEAD_MAX};
 use crate::limits::{Budget, Grant};
 use crate::log::warn;
 use crate::nbd::{
@@ -161,63 +162,89 @@ fn lock_for_write<'s, B: Backend, W: Write>(c: &Conn<'_, W>, store: &'s B) -> Mu
     store.lock()
 }
 
+/// Read [at, at + buf.len()) (one chunk of a READ) with what `fetch` got.
+fn read_chunk<B: Backend, W: Write>(
+    c: &Conn<'_, W>,
+    store: &B,
+    fetch: &mut Option<Fetch>,
+    at: u64,
+    buf: &mut [u8],
+) -> Result<(), Errno> {
+    let mut g = lock_for_read(c, store);
+    let before = g.stash(fetch.take());
+    let r = g.read(at, buf);
+    *fetch = g.stash(before);
+    r
+}
+
 fn serve_read<B: Backend, W: Write>(c: &Conn<'_, W>, store: &B, budget: &Budget, req: &Request, tag: &str) {
     let len = req.len as usize;
     if len == 0 {
         return c.reply(0, req.cookie, &[], true);
     }
     let chunk = budget.chunk();
-    let ahead = len > chunk;
-    if ahead {
-        lock_for_read(c, store).read_ahead(req.off, len as u64, chunk as u64);
-    }
-    let first = std::cmp::min(chunk, len);
-    let _grant = budget.acquire(first);
-    let mut buf = vec![0u8; first];
-    let r = lock_for_read(c, store).read(req.off, &mut buf);
-    match r {
-        Err(e) => {
-            warn(&format!("{}: read at {} failed: errno {}", tag, req.off, e));
-            c.reply(nbd_error(e), req.cookie, &[], true);
+    // the remote pages of up to `win` bytes are fetched in one exchange,
+    // without the export's mutex
+    let win = std::cmp::max(chunk, READ_AHEAD_MAX as usize / chunk * chunk);
+    // one grant for the chunk buffer and a window's fetch, taken before
+    // any lock: a READ never waits for the budget holding the writer
+    let _grant = budget.acquire(std::cmp::min(len, chunk) + std::cmp::min(len, win));
+    let mut buf = vec![0u8; std::cmp::min(chunk, len)];
+    let mut out: Option<MutexGuard<'_, BufWriter<W>>> = None;
+    let mut done = 0usize;
+    let mut res: io::Result<()> = Ok(());
+    while done < len && res.is_ok() {
+        let wlen = std::cmp::min(win, len - done);
+        let mut fetch = lock_for_read(c, store).plan_fetch(req.off + done as u64, wlen as u64, chunk as u64);
+        if let Some(f) = fetch.as_mut() {
+            f.run();
         }
-        Ok(()) if !ahead => c.reply(0, req.cookie, &buf, true),
-        Ok(()) => {
-            // a READ of several chunks: its reply is one whole, so the
-            // writer stays locked until its last byte
-            let mut hdr = Vec::with_capacity(16);
-            reply_header(&mut hdr, 0, req.cookie);
-            let mut w = lock(&c.out);
-            let mut res = w.write_all(&hdr).and_then(|_| w.write_all(&buf));
-            let mut done = first;
-            while res.is_ok() && done < len {
-                let n = std::cmp::min(chunk, len - done);
-                let at = req.off + done as u64;
-                match lock_for_read(c, store).read(at, &mut buf[..n]) {
-                    Ok(()) => res = w.write_all(&buf[..n]),
-                    // the header said success: a simple reply cannot take
-                    // it back, the connection ends (the client retries)
-                    Err(e) => {
-                        res = Err(io::Error::new(
-                            io::ErrorKind::Other,
-                            format!("read at {} failed mid-reply: errno {}", at, e),
-                        ))
-                    }
+        let wend = done + wlen;
+        while done < wend {
+            let n = std::cmp::min(chunk, wend - done);
+            let at = req.off + done as u64;
+            let r = read_chunk(c, store, &mut fetch, at, &mut buf[..n]);
+            match (r, out.as_mut()) {
+                (Err(e), None) => {
+                    warn(&format!("{}: read at {} failed: errno {}", tag, at, e));
+                    return c.reply(nbd_error(e), req.cookie, &[], true);
                 }
-                done += n;
+                (Ok(()), None) if n == len => return c.reply(0, req.cookie, &buf, true),
+                (Ok(()), None) => {
+                    // a READ of several chunks: its reply is one whole, so
+                    // the writer stays locked until its last byte
+                    let mut hdr = Vec::with_capacity(16);
+                    reply_header(&mut hdr, 0, req.cookie);
+                    let mut w = lock(&c.out);
+                    res = w.write_all(&hdr).and_then(|_| w.write_all(&buf[..n]));
+                    out = Some(w);
+                }
+                (Ok(()), Some(w)) => res = w.write_all(&buf[..n]),
+                // the header said success: a simple reply cannot take it
+                // back, the connection ends (the client retries)
+                (Err(e), Some(_)) => {
+                    res = Err(io::Error::new(
+                        io::ErrorKind::Other,
+                        format!("read at {} failed mid-reply: errno {}", at, e),
+                    ))
+                }
             }
-            // what went out is sent before the connection ends
-            let res = match w.flush() {
-                Err(e) if res.is_ok() => Err(e),
-                _ => res,
-            };
-            drop(w);
-            if let Err(e) = res {
-                c.die(format!("{}: closing", e));
+            done += n;
+            if res.is_err() {
+                break;
             }
         }
     }
-    if ahead {
-        lock_for_read(c, store).read_ahead_end();
+    if let Some(mut w) = out {
+        // what went out is sent before the connection ends
+        let res = match w.flush() {
+            Err(e) if res.is_ok() => Err(e),
+            _ => res,
+        };
+        drop(w);
+        if let Err(e) = res {
+            c.die(format!("{}: closing", e));
+        }
     }
 }
 

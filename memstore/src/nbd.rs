@@ -570,12 +570,6 @@ pub fn transmission<R: Read, W: Write, B: Backend>(
                 // budget and freed once sent: a 32 MiB READ never holds
                 // 32 MiB
                 let len = len as usize;
-                let ahead = len > budget.chunk();
-                if ahead {
-                    // a remote tier sends its requests for the next chunks
-                    // now: they travel while this one goes to the client
-                    store.lock().read_ahead(off, len as u64, budget.chunk() as u64);
-                }
                 let mut done = 0usize;
                 if len == 0 {
                     reply_header(&mut out, 0, cookie);
@@ -616,9 +610,6 @@ pub fn transmission<R: Read, W: Write, B: Backend>(
                         }
                     }
                     done += n;
-                }
-                if ahead {
-                    store.lock().read_ahead_end();
                 }
                 w.flush()?;
             }
