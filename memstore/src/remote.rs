@@ -347,7 +347,9 @@ pub struct SlabClient {
     next_unused: u64,
     free: Vec<u64>,
     used: u64,
-    read_conn: Arc<Mutex<Conn>>,
+    /// `READ_CONNS` connections for reads: READs served at once (lanes.rs)
+    /// each fetch on their own.
+    read_conns: Vec<Arc<Mutex<Conn>>>,
     tx: Option<SyncSender<Job>>,
     shared: Arc<SlabShared>,
     pub attached_at: f64,
@@ -372,8 +374,8 @@ pub struct SlabInfo {
 
 impl SlabClient {
     /// Connect to the slab at `uri` with the allocation's credentials:
-    /// two connections (reads; the worker's writes and pings).  Refused
-    /// when the slab is smaller than `size`.
+    /// `READ_CONNS` connections for reads, one for the worker's writes and
+    /// pings.  Refused when the slab is smaller than `size`.
     pub fn attach(id: &str, uri: &str, size: u64, identity: &str, key: &[u8], timeout: Duration) -> Result<SlabClient, String> {
         let (addr, export) = parse_uri(uri)?;
         if export != id {
@@ -386,8 +388,9 @@ impl SlabClient {
             Conn::connect(addr, &export, identity, key, timeout)
                 .map_err(|e| format!("cannot attach slab {} at {}: {}", id, uri, e))
         };
-        let rc = connect()?;
+        let rcs = (0..READ_CONNS).map(|_| connect()).collect::<Result<Vec<Conn>, String>>()?;
         let wc = connect()?;
+        let rc = &rcs[0];
         if rc.size < size {
             return Err(format!(
                 "slab {} at {} has {} bytes, {} were granted",
@@ -395,10 +398,10 @@ impl SlabClient {
             ));
         }
         let cipher = rc.cipher.clone();
-        let raws = vec![
-            rc.raw.try_clone().map_err(|e| e.to_string())?,
-            wc.raw.try_clone().map_err(|e| e.to_string())?,
-        ];
+        let mut raws = Vec::with_capacity(READ_CONNS + 1);
+        for c in rcs.iter().chain(std::iter::once(&wc)) {
+            raws.push(c.raw.try_clone().map_err(|e| e.to_string())?);
+        }
         let slots = size / PAGE_SIZE;
         let shared = Arc::new(SlabShared {
             confirmed: Mutex::new(vec![0; slots as usize]),
@@ -409,9 +412,9 @@ impl SlabClient {
             remote_writes: AtomicU64::new(0),
             raws,
         });
-        let read_conn = Arc::new(Mutex::new(rc));
+        let read_conns: Vec<Arc<Mutex<Conn>>> = rcs.into_iter().map(|c| Arc::new(Mutex::new(c))).collect();
         let (tx, rx) = mpsc::sync_channel(QUEUE);
-        let (sh, rcc, wid) = (shared.clone(), read_conn.clone(), id.to_string());
+        let (sh, rcc, wid) = (shared.clone(), read_conns.clone(), id.to_string());
         thread::Builder::new()
             .name(format!("slab-{}", id))
             .spawn(move || worker(wid, wc, rcc, rx, sh))
@@ -425,7 +428,7 @@ impl SlabClient {
             next_unused: 0,
             free: Vec::new(),
             used: 0,
-            read_conn,
+            read_conns,
             tx: Some(tx),
             shared,
             attached_at: crate::geiger::unix_now(),
@@ -491,6 +494,10 @@ impl Drop for SlabClient {
     }
 }
 
+/// Read connections per slab (the lender allows 4 per slab): as many as
+/// READ workers per NBD connection (`lanes::READ_WORKERS`).
+pub const READ_CONNS: usize = 2;
+
 /// Pages per batch of remote writes (one pipelined exchange, 256 KiB).
 pub const WRITE_BATCH: usize = 64;
 /// Batches a slab's worker keeps in flight (sent, replies not read): the
@@ -510,7 +517,7 @@ struct InFlight {
 /// A slab's worker: sends the queued remote writes (pipelined batches, up
 /// to `WRITE_DEPTH` in flight), confirms their generations once the
 /// lender acknowledged them, pings both connections when idle.
-fn worker(id: String, mut conn: Conn, read_conn: Arc<Mutex<Conn>>, rx: Receiver<Job>, sh: Arc<SlabShared>) {
+fn worker(id: String, mut conn: Conn, read_conns: Vec<Arc<Mutex<Conn>>>, rx: Receiver<Job>, sh: Arc<SlabShared>) {
     let mut flight: VecDeque<InFlight> = VecDeque::new();
     loop {
         if sh.failed.load(Ordering::SeqCst) || sh.closing.load(Ordering::SeqCst) {
@@ -525,10 +532,12 @@ fn worker(id: String, mut conn: Conn, read_conn: Arc<Mutex<Conn>>, rx: Receiver<
                         sh.fail(&id, format!("ping failed: {}", e));
                         continue;
                     }
-                    // the read connection, unless a read is using it
-                    if let Ok(mut rc) = read_conn.try_lock() {
-                        if let Err(e) = rc.ping() {
-                            sh.fail(&id, format!("ping failed: {}", e));
+                    // the read connections a read is not using
+                    for c in &read_conns {
+                        if let Ok(mut rc) = c.try_lock() {
+                            if let Err(e) = rc.ping() {
+                                sh.fail(&id, format!("ping failed: {}", e));
+                            }
                         }
                     }
                     continue;
@@ -957,7 +966,7 @@ pub struct Fetch {
 struct FetchSlab {
     key: u64,
     id: String,
-    conn: Arc<Mutex<Conn>>,
+    conns: Vec<Arc<Mutex<Conn>>>,
     shared: Arc<SlabShared>,
     /// (first slot, pages) of each run, in order; their data follow each
     /// other in `data`.
@@ -974,7 +983,7 @@ impl Fetch {
                 self.slabs.push(FetchSlab {
                     key,
                     id: s.id.clone(),
-                    conn: s.read_conn.clone(),
+                    conns: s.read_conns.clone(),
                     shared: s.shared.clone(),
                     runs: Vec::new(),
                     data: Vec::new(),
@@ -1014,7 +1023,13 @@ impl Fetch {
                 reads.push((slot * PAGE_SIZE, head));
                 rest = tail;
             }
-            let r = lock(&f.conn).read_many(&mut reads);
+            // a read connection no other fetch uses, else the first
+            let mut c = match f.conns.iter().find_map(|c| c.try_lock().ok()) {
+                Some(c) => c,
+                None => lock(&f.conns[0]),
+            };
+            let r = c.read_many(&mut reads);
+            drop(c);
             match r {
                 Ok(()) => f.ok = true,
                 Err(e) => {
