@@ -45,8 +45,11 @@ pub trait Device {
     fn cache_dropper(&self) -> Option<crate::file::CacheDropper> {
         None
     }
-    /// `pages` were dropped from the page cache by a `cache_dropper`.
+    /// `pages` are being dropped from the page cache by a `cache_dropper`.
     fn dropped_cached(&mut self, _pages: &[u64]) {}
+    /// Let go of this layer's mappings of `pages` (a mapped page is never
+    /// dropped from the page cache).
+    fn unmap_cached(&mut self, _pages: &[u64]) {}
     /// A READ of [off, off + len) follows, in reads of `chunk` bytes from
     /// `off` on: the pages of it that live on remote slabs, planned here
     /// (under the export's mutex) and fetched without it

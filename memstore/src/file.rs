@@ -282,6 +282,15 @@ impl Device for FileBackend {
         }
     }
 
+    fn unmap_cached(&mut self, pages: &[u64]) {
+        for (p, q) in page_runs(pages) {
+            let (off, len) = self.span(p, q);
+            if len != 0 {
+                self.unmap_range(off, len);
+            }
+        }
+    }
+
     fn dropped_cached(&mut self, pages: &[u64]) {
         pages.iter().for_each(|&x| self.dropped.set(x));
     }

@@ -24,12 +24,14 @@
 //!   went to a slab would otherwise stay in the host's page cache, so the
 //!   remote tier would save no local memory.  Placed pages (and those the
 //!   RAM tier gave up that found no slot or no room in the write queue:
-//!   they live in the file alone) are gathered in halves of W: when one half is full its writeback starts
-//!   (sync_file_range WRITE, no wait), and the half before it, whose
-//!   writeback started one half earlier, is waited for and dropped
-//!   (sync_file_range WAIT, then posix_fadvise DONTNEED).  At most W bytes
-//!   of remote-placed pages are in the page cache on their account; only
-//!   clean pages are dropped, so nothing leaves the file.
+//!   they live in the file alone) are gathered in thirds of W; a full third
+//!   is unmapped from memstore's mapping and handed to the export's
+//!   writeback thread, which writes it back and waits for it
+//!   (sync_file_range) and drops it (posix_fadvise DONTNEED) on its own
+//!   descriptor.  One third may wait in the hand-over queue, so at most W
+//!   bytes of remote-placed pages are in the page cache on their account,
+//!   and a request waits only when the window is full.  Only clean,
+//!   unmapped pages are dropped, so nothing leaves the file.
 
 use crate::device::{covers, pages, Device, Errno, PAGE, PAGE_SIZE};
 use crate::log::{info, warn};
@@ -629,27 +631,28 @@ pub struct RemoteTier<D> {
     gone: std::collections::VecDeque<SlabInfo>,
     pub counters: RemoteCounters,
     /// The dirty window in pages (0: off): placed pages being gathered,
-    /// and the previous half, being written back.
+    /// and (without a writeback thread) the previous third, being
+    /// written back.
     window: u64,
     filling: Vec<u64>,
     writing: Vec<u64>,
     /// The fetch of the READ being served (`Device::stash`).
     stash: Option<Fetch>,
-    /// The writeback thread, once the first half is handed over (None
+    /// The writeback thread, once the first third is handed over (None
     /// when the layer below has no `cache_dropper`: done here).
     writeback: Option<Writeback>,
 }
 
-/// A half of the dirty window handed to the writeback thread, and what
+/// A third of the dirty window handed to the writeback thread, and what
 /// became of it: (pages, result, microseconds the thread spent).
 type Done = (Vec<u64>, Result<(), Errno>, u64);
 
-/// The remote tier's writeback thread: it waits for a half's writeback
-/// and drops it from the page cache, off the request path and without the
-/// export's mutex.  The hand-over is a rendezvous: a half is taken only
-/// when the one before it is dropped, so at most the half being filled
-/// and the half being written are cached (the window's bound), and a
-/// request waits only when the window is full.
+/// The remote tier's writeback thread: it writes a third of the window
+/// back, waits for it and drops it from the page cache, off the request
+/// path and without the export's mutex.  The hand-over queue holds one
+/// third: at most the third being filled, the one queued and the one
+/// being written are cached (the window's bound), and a request waits only
+/// when the window is full (a third fills while two are pending).
 struct Writeback {
     tx: SyncSender<Vec<u64>>,
     done: Receiver<Done>,
@@ -657,7 +660,7 @@ struct Writeback {
 
 impl Writeback {
     fn start(dropper: crate::file::CacheDropper) -> io::Result<Writeback> {
-        let (tx, rx) = mpsc::sync_channel::<Vec<u64>>(0);
+        let (tx, rx) = mpsc::sync_channel::<Vec<u64>>(1);
         let (done_tx, done) = mpsc::channel::<Done>();
         thread::Builder::new().name("writeback".into()).spawn(move || {
             for pages in rx {
@@ -717,14 +720,15 @@ impl<D: Device> RemoteTier<D> {
     fn gather(&mut self, page: u64) {
         if self.window > 0 {
             self.filling.push(page);
-            if self.filling.len() as u64 >= std::cmp::max(1, self.window / 2) {
+            if self.filling.len() as u64 >= std::cmp::max(1, self.window / 3) {
                 self.rotate();
             }
         }
     }
 
-    /// The half being filled is full: wait for and drop the half written
-    /// back since the last rotation, start writing this one back.
+    /// The third being filled is full: hand it to the writeback thread
+    /// (without one: wait for and drop the third written back since the
+    /// last rotation, start writing this one back).
     fn rotate(&mut self) {
         let t = Instant::now();
         self.rotate_now();
@@ -745,19 +749,24 @@ impl<D: Device> RemoteTier<D> {
         let mut cur = std::mem::take(&mut self.filling);
         cur.sort_unstable();
         cur.dedup();
-        if let Err(e) = self.next.start_writeback(&cur) {
-            self.counters.remote_writeback_errors += 1;
-            warn(&format!("remote tier: writeback of {} pages failed: errno {}", cur.len(), e));
-        }
         if let Some(w) = &self.writeback {
-            // waits only while the thread is still on the previous half
-            // (the window is full); an empty half is a barrier
+            // the thread starts the writeback too; here only memstore's
+            // mapping lets the pages go (a mapped page is never dropped),
+            // and their next whole-page write goes by pwrite already
+            self.next.unmap_cached(&cur);
+            self.next.dropped_cached(&cur);
+            // waits only while a third is queued and another is being
+            // written (the window is full); an empty third is a barrier
             if w.tx.send(cur).is_ok() {
                 return;
             }
             warn("remote tier: the writeback thread is gone: writeback on the request path");
             self.writeback = None;
             return;
+        }
+        if let Err(e) = self.next.start_writeback(&cur) {
+            self.counters.remote_writeback_errors += 1;
+            warn(&format!("remote tier: writeback of {} pages failed: errno {}", cur.len(), e));
         }
         let done = std::mem::replace(&mut self.writing, cur);
         if !done.is_empty() {
@@ -774,9 +783,6 @@ impl<D: Device> RemoteTier<D> {
         };
         for (pages, r, us) in finished {
             self.counters.remote_writeback_thread_us += us;
-            if r.is_ok() {
-                self.next.dropped_cached(&pages);
-            }
             self.writeback_done(pages, r);
         }
     }
@@ -796,12 +802,12 @@ impl<D: Device> RemoteTier<D> {
         }
     }
 
-    /// Wait until every half handed to the writeback thread is dropped,
+    /// Wait until every third handed to the writeback thread is dropped,
     /// and account for them (tests, and `set_dirty_window(0)`).
     pub fn settle_writeback(&mut self) {
         let ok = match &self.writeback {
-            // two barriers: the first is taken once the last half is
-            // dropped, the second once the first is done
+            // two barriers: the second is taken once the first is, that
+            // is once every third handed over before them is dropped
             Some(w) => w.tx.send(Vec::new()).is_ok() && w.tx.send(Vec::new()).is_ok(),
             None => return,
         };
@@ -1531,7 +1537,7 @@ mod tests {
         // the waits and drops ran on the writeback thread, not here
         assert!(t.writeback.is_some());
         t.settle_writeback();
-        assert_eq!(t.counters.remote_cache_dropped_pages, pages - pages % (window / 2));
+        assert_eq!(t.counters.remote_cache_dropped_pages, pages - pages % (window / 3));
         assert!(t.counters.remote_writeback_thread_us > 0);
         wait_confirmed(&t, pages);
         // every page reads back: from the slab ...
