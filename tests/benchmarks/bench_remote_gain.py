@@ -78,7 +78,7 @@ NOTE = (
     'export\'s backing file through the page cache before the ack; the '
     'pages that leave the RAM tier (placed on the slab, or skipped when '
     'the remote write queue is full) are written back to disk and dropped '
-    'from the page cache in halves of the dirty window '
+    'from the page cache in thirds of the dirty window '
     '(`--remote-dirty-window`, 64 MiB by default), so at most that much '
     'host RAM holds their file copies, and the remote case writes every '
     'page to host A\'s disk as well (the backup), as Infiniswap does. '
