@@ -4,7 +4,9 @@
 //!
 //! The calling thread reads the requests.  Requests that change data
 //! (WRITE, TRIM, WRITE_ZEROES) and FLUSH go, in arrival order, to one
-//! write lane thread; READs go to `READ_WORKERS` threads.  Replies carry
+//! write lane thread; READs go to `READ_WORKERS` threads, except a READ
+//! that arrives when nothing else is in flight, which the reading thread
+//! serves itself (no hand-off).  Replies carry
 //! the request's cookie and may leave out of order (the NBD protocol
 //! allows it, QEMU's client matches them by cookie); each reply is written
 //! whole under the connection's writer lock, so replies never interleave.
@@ -445,6 +447,15 @@ fn receive<'b, R: Read, W: Write, B: Backend>(
         match req.cmd {
             CMD_READ => {
                 let mut st = lock(&c.state);
+                if st.reads.is_empty() && st.writes.is_empty() {
+                    // nothing else in flight: served here, without a
+                    // hand-off to a worker (a wake-up and a context switch
+                    // per request); requests behind it wait, as they would
+                    // for a busy worker
+                    drop(st);
+                    serve_read(c, store, budget, &req, tag);
+                    continue;
+                }
                 st.reads.push(span);
                 st.read_q.push_back((span, req));
                 drop(st);

@@ -322,12 +322,22 @@ impl SlabShared {
     /// The first failure detaches the slab: mark it, close its sockets (a
     /// reader blocked on one returns at once).
     fn fail(&self, id: &str, why: String) {
-        if self.closing.load(Ordering::SeqCst) || self.failed.swap(true, Ordering::SeqCst) {
+        if self.closing.load(Ordering::SeqCst) {
             return;
         }
+        {
+            // the reason and the time are set before the flag, under the
+            // reason's lock: a fetch fails without the export's mutex, and
+            // `info` must never see "failed" without them
+            let mut w = lock(&self.why);
+            if self.failed.load(Ordering::SeqCst) {
+                return;
+            }
+            *w = Some(why.clone());
+            *lock(&self.failed_at) = Some(crate::geiger::unix_now());
+            self.failed.store(true, Ordering::SeqCst);
+        }
         warn(&format!("slab {}: {}: detached (its pages are read from the backing file)", id, why));
-        *lock(&self.why) = Some(why);
-        *lock(&self.failed_at) = Some(crate::geiger::unix_now());
         for r in &self.raws {
             let _ = r.shutdown(Shutdown::Both);
         }
