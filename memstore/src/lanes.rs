@@ -73,6 +73,8 @@ struct State<'b> {
     write_q: VecDeque<WriteJob<'b>>,
     /// READ workers waiting for the export mutex.
     lock_waiters: usize,
+    /// The write lane waits for `lock_waiters` to fall to 0.
+    lane_waits: bool,
     /// No more requests will come.
     closing: bool,
     /// The first fatal error (the connection ends).
@@ -149,8 +151,15 @@ impl<'b, W: Write> Conn<'b, W> {
 fn lock_for_read<'s, B: Backend, W: Write>(c: &Conn<'_, W>, store: &'s B) -> MutexGuard<'s, B::Layers> {
     lock(&c.state).lock_waiters += 1;
     let g = store.lock();
-    lock(&c.state).lock_waiters -= 1;
-    c.cv.notify_all();
+    let mut st = lock(&c.state);
+    st.lock_waiters -= 1;
+    // wake the threads only when the write lane waits for this (a wake-up
+    // of every waiting thread per READ cost ~25 us on a 2-CPU machine)
+    let wake = st.lane_waits && st.lock_waiters == 0;
+    drop(st);
+    if wake {
+        c.cv.notify_all();
+    }
     g
 }
 
@@ -158,8 +167,10 @@ fn lock_for_read<'s, B: Backend, W: Write>(c: &Conn<'_, W>, store: &'s B) -> Mut
 fn lock_for_write<'s, B: Backend, W: Write>(c: &Conn<'_, W>, store: &'s B) -> MutexGuard<'s, B::Layers> {
     let mut st = lock(&c.state);
     while st.lock_waiters > 0 && st.dead.is_none() {
+        st.lane_waits = true;
         st = c.wait(st);
     }
+    st.lane_waits = false;
     drop(st);
     store.lock()
 }
