@@ -1131,12 +1131,16 @@ impl<D: Device> Device for RemoteTier<D> {
         let fetch = self.stash.take();
         let mut res = Ok(());
         for r in &runs {
+            let mut hits = 0u64;
             for p in r.p..r.q {
                 let a = std::cmp::max(off, p * PAGE_SIZE);
                 let b = std::cmp::min(end, (p + 1) * PAGE_SIZE);
                 let dst = &mut buf[(a - off) as usize..(b - off) as usize];
                 let got = match (r.remote, &fetch) {
-                    (Some((key, slot)), Some(f)) => f.page(p, key, slot + (p - r.p), self.gens(p, p + 1)[0]),
+                    (Some((key, slot)), Some(f)) => {
+                        let gen = self.placed.get(&p).map(|pl| pl.gen).unwrap_or(0);
+                        f.page(p, key, slot + (p - r.p), gen)
+                    }
                     _ => None,
                 };
                 match got {
@@ -1144,11 +1148,7 @@ impl<D: Device> Device for RemoteTier<D> {
                         let skip = (a - p * PAGE_SIZE) as usize;
                         dst.copy_from_slice(&data[skip..skip + dst.len()]);
                         self.counters.remote_hit_pages += 1;
-                        if let Some((key, _)) = r.remote {
-                            if let Some(s) = self.slab_mut(key) {
-                                s.hit_pages += 1;
-                            }
-                        }
+                        hits += 1;
                     }
                     None => {
                         let t = Instant::now();
@@ -1159,6 +1159,11 @@ impl<D: Device> Device for RemoteTier<D> {
                             break;
                         }
                     }
+                }
+            }
+            if let (Some((key, _)), true) = (r.remote, hits > 0) {
+                if let Some(s) = self.slab_mut(key) {
+                    s.hit_pages += hits;
                 }
             }
             if res.is_err() {
