@@ -39,14 +39,30 @@ pub trait Device {
     fn drop_cached(&mut self, _pages: &[u64]) -> Result<(), Errno> {
         Ok(())
     }
+    /// A handle that does `drop_cached` from another thread, without this
+    /// layer (the remote tier's writeback thread); None: the caller does
+    /// it here.
+    fn cache_dropper(&self) -> Option<crate::file::CacheDropper> {
+        None
+    }
+    /// `pages` are being dropped from the page cache by a `cache_dropper`.
+    fn dropped_cached(&mut self, _pages: &[u64]) {}
+    /// Let go of this layer's mappings of `pages` (a mapped page is never
+    /// dropped from the page cache).
+    fn unmap_cached(&mut self, _pages: &[u64]) {}
     /// A READ of [off, off + len) follows, in reads of `chunk` bytes from
-    /// `off` on: a tier that fetches over the network may send its
-    /// requests for all of them now, so that the next chunk is on its way
-    /// while this one is sent to the client.  A hint: reads stay correct
-    /// whatever happens between it and them.
-    fn read_ahead(&mut self, _off: u64, _len: u64, _chunk: u64) {}
-    /// The READ that `read_ahead` announced is over (answered or failed).
-    fn read_ahead_end(&mut self) {}
+    /// `off` on: the pages of it that live on remote slabs, planned here
+    /// (under the export's mutex) and fetched without it
+    /// (`remote::Fetch::run`).  None: nothing to fetch.
+    fn plan_fetch(&mut self, _off: u64, _len: u64, _chunk: u64) -> Option<crate::remote::Fetch> {
+        None
+    }
+    /// Give the tier that planned it a fetch, for the reads that follow;
+    /// returns the one it held (`stash(None)` takes it back).  A page of
+    /// it is used only if it is still the page's current version.
+    fn stash(&mut self, f: Option<crate::remote::Fetch>) -> Option<crate::remote::Fetch> {
+        f
+    }
 }
 
 /// The pages a request [off, off + len) touches (empty for len 0).

@@ -165,6 +165,47 @@ fn page_runs(pages: &[u64]) -> Vec<(u64, u64)> {
     runs
 }
 
+/// Wait until the pages' writeback is done, then drop them from the page
+/// cache.  Written and clean before they are dropped: DONTNEED never
+/// drops a dirty page (nor a mapped one), and a writeback error is
+/// returned here (the pages then stay cached).  It works on the
+/// descriptor alone, so another thread may call it without the export's
+/// mutex: the data stays in the file whatever it does.
+fn wait_and_drop(file: &File, size: u64, pages: &[u64]) -> Result<(), Errno> {
+    for (p, q) in page_runs(pages) {
+        let off = p * PAGE_SIZE;
+        let len = std::cmp::min(q * PAGE_SIZE, size).saturating_sub(off);
+        if len == 0 {
+            continue;
+        }
+        let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+        // SAFETY: plain system calls on a descriptor we own
+        let r = unsafe { libc::sync_file_range(file.as_raw_fd(), off as i64, len as i64, flags) };
+        if r != 0 {
+            return Err(errno(&io::Error::last_os_error()));
+        }
+        unsafe {
+            libc::posix_fadvise(file.as_raw_fd(), off as i64, len as i64, libc::POSIX_FADV_DONTNEED);
+        }
+    }
+    Ok(())
+}
+
+/// The backing file's own descriptor, for the remote tier's writeback
+/// thread (remote.rs): `drop_cached` without the export's mutex.  A
+/// descriptor, not the mapping: it stays valid whatever becomes of the
+/// export.
+pub struct CacheDropper {
+    file: File,
+    size: u64,
+}
+
+impl CacheDropper {
+    pub fn drop_cached(&self, pages: &[u64]) -> Result<(), Errno> {
+        wait_and_drop(&self.file, self.size, pages)
+    }
+}
+
 impl FileBackend {
     /// Bytes of the file in the host's page cache (mincore on the mapping
     /// reports the page cache, mapped here or not).
@@ -221,28 +262,38 @@ impl Device for FileBackend {
     fn drop_cached(&mut self, pages: &[u64]) -> Result<(), Errno> {
         for (p, q) in page_runs(pages) {
             let (off, len) = self.span(p, q);
-            if len == 0 {
-                continue;
+            if len != 0 {
+                // again: a page written since start_writeback is mapped again
+                self.unmap_range(off, len);
             }
-            // again: a page written since start_writeback is mapped again
-            self.unmap_range(off, len);
-            // written and clean before it is dropped: DONTNEED never
-            // drops a dirty page, and a writeback error is returned here
-            // (the page then stays cached)
-            self.sync_range(
-                off,
-                len,
-                libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER,
-            )?;
-            // SAFETY: a plain system call on a descriptor we own
-            unsafe {
-                libc::posix_fadvise(self.file.as_raw_fd(), off as i64, len as i64, libc::POSIX_FADV_DONTNEED);
-            }
-            (p..q).for_each(|x| self.dropped.set(x));
         }
+        wait_and_drop(&self.file, self.size, pages)?;
+        self.dropped_cached(pages);
         Ok(())
     }
 
+    fn cache_dropper(&self) -> Option<CacheDropper> {
+        match self.file.try_clone() {
+            Ok(file) => Some(CacheDropper { file, size: self.size }),
+            Err(e) => {
+                crate::log::warn(&format!("backing file: no descriptor for the writeback thread: {}", e));
+                None
+            }
+        }
+    }
+
+    fn unmap_cached(&mut self, pages: &[u64]) {
+        for (p, q) in page_runs(pages) {
+            let (off, len) = self.span(p, q);
+            if len != 0 {
+                self.unmap_range(off, len);
+            }
+        }
+    }
+
+    fn dropped_cached(&mut self, pages: &[u64]) {
+        pages.iter().for_each(|&x| self.dropped.set(x));
+    }
 
     fn size(&self) -> u64 {
         self.size

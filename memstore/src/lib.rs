@@ -13,6 +13,7 @@ pub mod export;
 pub mod file;
 pub mod fsutil;
 pub mod geiger;
+pub mod lanes;
 pub mod limits;
 pub mod log;
 pub mod monitor;

@@ -105,12 +105,12 @@ impl<D: Device> Device for Monitor<D> {
         Ok(())
     }
 
-    fn read_ahead(&mut self, off: u64, len: u64, chunk: u64) {
-        self.next.read_ahead(off, len, chunk)
+    fn plan_fetch(&mut self, off: u64, len: u64, chunk: u64) -> Option<crate::remote::Fetch> {
+        self.next.plan_fetch(off, len, chunk)
     }
 
-    fn read_ahead_end(&mut self) {
-        self.next.read_ahead_end()
+    fn stash(&mut self, f: Option<crate::remote::Fetch>) -> Option<crate::remote::Fetch> {
+        self.next.stash(f)
     }
 
     fn flush(&mut self) -> Result<(), Errno> {

@@ -128,6 +128,11 @@ pub fn read_u64<R: Read>(r: &mut R) -> io::Result<u64> {
     Ok(u64::from_be_bytes(b))
 }
 
+/// Read and throw away `n` bytes (a refused WRITE's payload).
+pub fn discard_payload<R: Read>(r: &mut R, n: u64) -> io::Result<()> {
+    discard(r, n)
+}
+
 fn discard<R: Read>(r: &mut R, mut n: u64) -> io::Result<()> {
     let mut buf = [0u8; 8192];
     while n > 0 {
@@ -398,7 +403,7 @@ pub fn nbd_error(e: i32) -> u32 {
     }
 }
 
-fn reply_header(w: &mut Vec<u8>, error: u32, cookie: u64) {
+pub fn reply_header(w: &mut Vec<u8>, error: u32, cookie: u64) {
     w.extend_from_slice(&SIMPLE_REPLY_MAGIC.to_be_bytes());
     w.extend_from_slice(&error.to_be_bytes());
     w.extend_from_slice(&cookie.to_be_bytes());
@@ -428,6 +433,74 @@ pub fn validate(cmd: u16, flags: u16, off: u64, len: u32, size: u64) -> Option<u
     }
 }
 
+/// One request's header.
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    pub flags: u16,
+    pub cmd: u16,
+    pub cookie: u64,
+    pub off: u64,
+    pub len: u32,
+}
+
+/// Read one request header: Ok(None) when the client closed the
+/// connection between requests; a bad magic is an error (framing is lost).
+pub fn read_header<R: Read>(r: &mut R) -> io::Result<Option<Request>> {
+    let mut hdr = [0u8; 28];
+    match r.read_exact(&mut hdr) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let magic = u32::from_be_bytes([hdr[0], hdr[1], hdr[2], hdr[3]]);
+    if magic != REQUEST_MAGIC {
+        return Err(bad(&format!("bad request magic {:#x}: closing", magic)));
+    }
+    let mut c = [0u8; 8];
+    c.copy_from_slice(&hdr[8..16]);
+    let mut o = [0u8; 8];
+    o.copy_from_slice(&hdr[16..24]);
+    Ok(Some(Request {
+        flags: u16::from_be_bytes([hdr[4], hdr[5]]),
+        cmd: u16::from_be_bytes([hdr[6], hdr[7]]),
+        cookie: u64::from_be_bytes(c),
+        off: u64::from_be_bytes(o),
+        len: u32::from_be_bytes([hdr[24], hdr[25], hdr[26], hdr[27]]),
+    }))
+}
+
+/// A validated WRITE's payload, read and stored chunk by chunk through
+/// buffers of the budget; returns the NBD error (0: success).  The whole
+/// payload is read whatever happens, so the stream stays in step.
+pub fn write_chunked<R: Read, B: Backend>(
+    r: &mut R,
+    store: &B,
+    budget: &Budget,
+    req: &Request,
+    tag: &str,
+) -> io::Result<u32> {
+    let len = req.len as usize;
+    let fua = req.flags & CMD_FLAG_FUA != 0;
+    let mut done = 0usize;
+    let mut err = 0;
+    while done < len {
+        let n = std::cmp::min(budget.chunk(), len - done);
+        let _grant = budget.acquire(n);
+        let mut buf = vec![0u8; n];
+        r.read_exact(&mut buf)?;
+        let at = req.off + done as u64;
+        if err == 0 {
+            let res = store.lock().write(at, &buf, fua);
+            if let Err(e) = res {
+                warn(&format!("{}: write at {} failed: errno {}", tag, at, e));
+                err = nbd_error(e);
+            }
+        }
+        done += n;
+    }
+    Ok(err)
+}
+
 /// Serve requests until the client disconnects.  Replies are batched: they
 /// are flushed when no further request is already buffered, except a
 /// READ's, flushed at once: a swap-in blocks a guest's thread, and requests
@@ -445,34 +518,29 @@ pub fn transmission<R: Read, W: Write, B: Backend>(
     // small per-connection buffers: they are outside the budget
     let mut r = BufReader::with_capacity(64 << 10, r);
     let mut w = BufWriter::with_capacity(64 << 10, w);
-    let mut hdr = [0u8; 28];
     let mut out: Vec<u8> = Vec::with_capacity(16);
     loop {
         if r.buffer().is_empty() {
             w.flush()?;
         }
-        match r.read_exact(&mut hdr) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+        let req = match read_header(&mut r) {
+            Ok(Some(req)) => req,
+            Ok(None) => {
                 w.flush()?;
                 return Ok(()); // client went away
             }
-            Err(e) => return Err(e),
-        }
-        let magic = u32::from_be_bytes([hdr[0], hdr[1], hdr[2], hdr[3]]);
-        if magic != REQUEST_MAGIC {
-            w.flush()?;
-            return Err(bad(&format!("bad request magic {:#x}: closing", magic)));
-        }
-        let flags = u16::from_be_bytes([hdr[4], hdr[5]]);
-        let cmd = u16::from_be_bytes([hdr[6], hdr[7]]);
-        let mut c = [0u8; 8];
-        c.copy_from_slice(&hdr[8..16]);
-        let cookie = u64::from_be_bytes(c);
-        let mut o = [0u8; 8];
-        o.copy_from_slice(&hdr[16..24]);
-        let off = u64::from_be_bytes(o);
-        let len = u32::from_be_bytes([hdr[24], hdr[25], hdr[26], hdr[27]]);
+            Err(e) => {
+                w.flush()?;
+                return Err(e);
+            }
+        };
+        let Request {
+            flags,
+            cmd,
+            cookie,
+            off,
+            len,
+        } = req;
         let fua = flags & CMD_FLAG_FUA != 0;
 
         let verdict = validate(cmd, flags, off, len, store.size());
@@ -502,12 +570,6 @@ pub fn transmission<R: Read, W: Write, B: Backend>(
                 // budget and freed once sent: a 32 MiB READ never holds
                 // 32 MiB
                 let len = len as usize;
-                let ahead = len > budget.chunk();
-                if ahead {
-                    // a remote tier sends its requests for the next chunks
-                    // now: they travel while this one goes to the client
-                    store.lock().read_ahead(off, len as u64, budget.chunk() as u64);
-                }
                 let mut done = 0usize;
                 if len == 0 {
                     reply_header(&mut out, 0, cookie);
@@ -549,31 +611,10 @@ pub fn transmission<R: Read, W: Write, B: Backend>(
                     }
                     done += n;
                 }
-                if ahead {
-                    store.lock().read_ahead_end();
-                }
                 w.flush()?;
             }
             CMD_WRITE => {
-                // the payload is read and stored chunk by chunk too
-                let len = len as usize;
-                let mut done = 0usize;
-                let mut err = 0;
-                while done < len {
-                    let n = std::cmp::min(budget.chunk(), len - done);
-                    let _grant = budget.acquire(n);
-                    let mut buf = vec![0u8; n];
-                    r.read_exact(&mut buf)?;
-                    let at = off + done as u64;
-                    if err == 0 {
-                        let res = store.lock().write(at, &buf, fua);
-                        if let Err(e) = res {
-                            warn(&format!("{}: write at {} failed: errno {}", tag, at, e));
-                            err = nbd_error(e);
-                        }
-                    }
-                    done += n;
-                }
+                let err = write_chunked(&mut r, store, budget, &req, tag)?;
                 reply_header(&mut out, err, cookie);
                 w.write_all(&out)?;
             }
@@ -644,7 +685,10 @@ pub fn serve_connection(
         .map_err(|e| match e.kind() {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
                 e.kind(),
-                format!("no handshake within {:?} (--handshake-timeout)", limits.handshake_timeout),
+                format!(
+                    "no handshake within {:?} (--handshake-timeout)",
+                    limits.handshake_timeout
+                ),
             ),
             _ => e,
         })
@@ -675,7 +719,19 @@ pub fn serve_connection(
             return;
         }
     };
-    let r = transmission(reader, s, export, budget, &tag);
+    // READs are served while WRITEs are (lanes.rs); `stop` unblocks the
+    // reading thread when a lane must end the connection
+    let stop = match s.try_clone() {
+        Ok(c) => move || {
+            let _ = c.shutdown(std::net::Shutdown::Both);
+        },
+        Err(e) => {
+            warn(&format!("{}: {}", tag, e));
+            export.clients.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
+    };
+    let r = crate::lanes::transmission(reader, s, export, budget, &tag, &stop);
     export.clients.fetch_sub(1, Ordering::SeqCst);
     match r {
         Ok(()) => info(&format!("{}: client disconnected", tag)),
@@ -951,7 +1007,8 @@ mod tests {
         m.extend_from_slice(&[7u8; 100]);
         c.write_all(&m).unwrap();
         // (a failure shows as this timeout, not as a hang)
-        c.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+        c.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
         assert_eq!(reply(&mut c), (0, 2));
         let mut d = [0u8; 4];
         c.read_exact(&mut d).unwrap();
@@ -978,7 +1035,16 @@ mod tests {
         assert_eq!(reply(&mut c), (ENOSPC, 1));
         request(&mut c, REQUEST_MAGIC, 0, CMD_WRITE_ZEROES, 2, 0, 4096, &[]);
         assert_eq!(reply(&mut c), (ENOSPC, 2));
-        request(&mut c, REQUEST_MAGIC, CMD_FLAG_NO_HOLE, CMD_WRITE_ZEROES, 3, 0, 4096, &[]);
+        request(
+            &mut c,
+            REQUEST_MAGIC,
+            CMD_FLAG_NO_HOLE,
+            CMD_WRITE_ZEROES,
+            3,
+            0,
+            4096,
+            &[],
+        );
         assert_eq!(reply(&mut c), (ENOSPC, 3));
         request(&mut c, REQUEST_MAGIC, 0, CMD_TRIM, 4, 0, 4096, &[]);
         assert_eq!(reply(&mut c), (ENOSPC, 4));

@@ -280,16 +280,12 @@ impl<D: Device> Device for RamTier<D> {
         self.next.flush()
     }
 
-    fn read_ahead(&mut self, off: u64, len: u64, chunk: u64) {
-        // only when no page of the range is here: each chunk is then one
-        // read below, as the tier below expects it
-        if self.pages.is_empty() || !pages(off, len).any(|p| self.holds(p)) {
-            self.next.read_ahead(off, len, chunk)
-        }
+    fn plan_fetch(&mut self, off: u64, len: u64, chunk: u64) -> Option<crate::remote::Fetch> {
+        self.next.plan_fetch(off, len, chunk)
     }
 
-    fn read_ahead_end(&mut self) {
-        self.next.read_ahead_end()
+    fn stash(&mut self, f: Option<crate::remote::Fetch>) -> Option<crate::remote::Fetch> {
+        self.next.stash(f)
     }
 
     fn discard(&mut self, off: u64, len: u64, zero: bool, punch: bool, fua: bool) -> Result<(), Errno> {

@@ -24,12 +24,14 @@
 //!   went to a slab would otherwise stay in the host's page cache, so the
 //!   remote tier would save no local memory.  Placed pages (and those the
 //!   RAM tier gave up that found no slot or no room in the write queue:
-//!   they live in the file alone) are gathered in halves of W: when one half is full its writeback starts
-//!   (sync_file_range WRITE, no wait), and the half before it, whose
-//!   writeback started one half earlier, is waited for and dropped
-//!   (sync_file_range WAIT, then posix_fadvise DONTNEED).  At most W bytes
-//!   of remote-placed pages are in the page cache on their account; only
-//!   clean pages are dropped, so nothing leaves the file.
+//!   they live in the file alone) are gathered in thirds of W; a full third
+//!   is unmapped from memstore's mapping and handed to the export's
+//!   writeback thread, which writes it back and waits for it
+//!   (sync_file_range) and drops it (posix_fadvise DONTNEED) on its own
+//!   descriptor.  One third may wait in the hand-over queue, so at most W
+//!   bytes of remote-placed pages are in the page cache on their account,
+//!   and a request waits only when the window is full.  Only clean,
+//!   unmapped pages are dropped, so nothing leaves the file.
 
 use crate::device::{covers, pages, Device, Errno, PAGE, PAGE_SIZE};
 use crate::log::{info, warn};
@@ -111,19 +113,6 @@ pub struct Conn {
     cookie: u64,
     /// The negotiated cipher suite.
     pub cipher: String,
-    /// READs sent whose replies are not read yet, oldest first.
-    ahead: VecDeque<Ahead>,
-}
-
-/// Remote runs of a read: (first slot, generations of its pages).
-type Want = Vec<(u64, Vec<u64>)>;
-
-/// A READ sent ahead (`read_ahead`): the slot of its first page and the
-/// generations its pages had when it was sent (its data is theirs).
-struct Ahead {
-    cookie: u64,
-    slot: u64,
-    gens: Vec<u64>,
 }
 
 fn opt_send<W: Write>(w: &mut W, opt: u32, data: &[u8]) -> io::Result<()> {
@@ -222,7 +211,6 @@ impl Conn {
             raw,
             size,
             cookie: 0,
-            ahead: VecDeque::new(),
         })
     }
 
@@ -261,7 +249,6 @@ impl Conn {
     /// Several reads, pipelined: all requests, then all replies (the
     /// lender streams one while the next is on its way).
     pub fn read_many(&mut self, reads: &mut [(u64, &mut [u8])]) -> io::Result<()> {
-        self.drain()?;
         let mut out = Vec::with_capacity(28 * reads.len());
         let mut cookies = Vec::with_capacity(reads.len());
         for (off, buf) in reads.iter() {
@@ -272,58 +259,6 @@ impl Conn {
         for ((_, buf), c) in reads.iter_mut().zip(cookies) {
             self.reply(c)?;
             self.tls.read_exact(buf)?;
-        }
-        Ok(())
-    }
-
-    /// Send READs for the runs `(slot, generations of its pages)` now;
-    /// their replies wait in the socket for `take_ahead` (or `drain`).
-    fn send_ahead(&mut self, runs: Want) -> io::Result<()> {
-        self.drain()?;
-        let mut out = Vec::with_capacity(28 * runs.len());
-        for (slot, gens) in runs {
-            let len = (gens.len() * PAGE) as u32;
-            let cookie = self.header(&mut out, nbd::CMD_READ, slot * PAGE_SIZE, len);
-            self.ahead.push_back(Ahead { cookie, slot, gens });
-        }
-        self.tls.write_all(&out)?;
-        self.tls.flush()
-    }
-
-    /// Are the oldest READs sent ahead exactly `want` (slot, generations
-    /// now), in this order?
-    fn ahead_matches(&self, want: &[(u64, Vec<u64>)]) -> bool {
-        want.len() <= self.ahead.len()
-            && want
-                .iter()
-                .zip(self.ahead.iter())
-                .all(|((slot, gens), a)| *slot == a.slot && *gens == a.gens)
-    }
-
-    /// The reply of the oldest READ sent ahead, into `buf`.
-    fn take_ahead(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        let a = self
-            .ahead
-            .pop_front()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no read was sent ahead"))?;
-        if a.gens.len() * PAGE != buf.len() {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "read ahead of another size"));
-        }
-        self.reply(a.cookie)?;
-        self.tls.read_exact(buf)
-    }
-
-    /// Read and forget the replies of the READs sent ahead and not used.
-    fn drain(&mut self) -> io::Result<()> {
-        let mut sink = [0u8; 16 << 10];
-        while let Some(a) = self.ahead.pop_front() {
-            self.reply(a.cookie)?;
-            let mut left = a.gens.len() * PAGE;
-            while left > 0 {
-                let n = std::cmp::min(left, sink.len());
-                self.tls.read_exact(&mut sink[..n])?;
-                left -= n;
-            }
         }
         Ok(())
     }
@@ -358,9 +293,7 @@ impl Conn {
     }
 
     /// A round trip that changes nothing (NBD_CMD_FLUSH): is the slab there?
-    /// Replies of READs sent ahead are read first (and forgotten).
     pub fn ping(&mut self) -> io::Result<()> {
-        self.drain()?;
         let mut out = Vec::with_capacity(28);
         let c = self.header(&mut out, nbd::CMD_FLUSH, 0, 0);
         self.tls.write_all(&out)?;
@@ -389,12 +322,22 @@ impl SlabShared {
     /// The first failure detaches the slab: mark it, close its sockets (a
     /// reader blocked on one returns at once).
     fn fail(&self, id: &str, why: String) {
-        if self.closing.load(Ordering::SeqCst) || self.failed.swap(true, Ordering::SeqCst) {
+        if self.closing.load(Ordering::SeqCst) {
             return;
         }
+        {
+            // the reason and the time are set before the flag, under the
+            // reason's lock: a fetch fails without the export's mutex, and
+            // `info` must never see "failed" without them
+            let mut w = lock(&self.why);
+            if self.failed.load(Ordering::SeqCst) {
+                return;
+            }
+            *w = Some(why.clone());
+            *lock(&self.failed_at) = Some(crate::geiger::unix_now());
+            self.failed.store(true, Ordering::SeqCst);
+        }
         warn(&format!("slab {}: {}: detached (its pages are read from the backing file)", id, why));
-        *lock(&self.why) = Some(why);
-        *lock(&self.failed_at) = Some(crate::geiger::unix_now());
         for r in &self.raws {
             let _ = r.shutdown(Shutdown::Both);
         }
@@ -416,14 +359,14 @@ pub struct SlabClient {
     next_unused: u64,
     free: Vec<u64>,
     used: u64,
-    read_conn: Arc<Mutex<Conn>>,
+    /// `READ_CONNS` connections for reads: READs served at once (lanes.rs)
+    /// each fetch on their own.
+    read_conns: Vec<Arc<Mutex<Conn>>>,
     tx: Option<SyncSender<Job>>,
     shared: Arc<SlabShared>,
     pub attached_at: f64,
     pub hit_pages: u64,
     pub read_failures: u64,
-    /// Remote runs read from READs sent ahead.
-    pub ahead_hits: u64,
 }
 
 /// A slab as `stats` and `slabs` report it.
@@ -443,8 +386,8 @@ pub struct SlabInfo {
 
 impl SlabClient {
     /// Connect to the slab at `uri` with the allocation's credentials:
-    /// two connections (reads; the worker's writes and pings).  Refused
-    /// when the slab is smaller than `size`.
+    /// `READ_CONNS` connections for reads, one for the worker's writes and
+    /// pings.  Refused when the slab is smaller than `size`.
     pub fn attach(id: &str, uri: &str, size: u64, identity: &str, key: &[u8], timeout: Duration) -> Result<SlabClient, String> {
         let (addr, export) = parse_uri(uri)?;
         if export != id {
@@ -457,8 +400,9 @@ impl SlabClient {
             Conn::connect(addr, &export, identity, key, timeout)
                 .map_err(|e| format!("cannot attach slab {} at {}: {}", id, uri, e))
         };
-        let rc = connect()?;
+        let rcs = (0..READ_CONNS).map(|_| connect()).collect::<Result<Vec<Conn>, String>>()?;
         let wc = connect()?;
+        let rc = &rcs[0];
         if rc.size < size {
             return Err(format!(
                 "slab {} at {} has {} bytes, {} were granted",
@@ -466,10 +410,10 @@ impl SlabClient {
             ));
         }
         let cipher = rc.cipher.clone();
-        let raws = vec![
-            rc.raw.try_clone().map_err(|e| e.to_string())?,
-            wc.raw.try_clone().map_err(|e| e.to_string())?,
-        ];
+        let mut raws = Vec::with_capacity(READ_CONNS + 1);
+        for c in rcs.iter().chain(std::iter::once(&wc)) {
+            raws.push(c.raw.try_clone().map_err(|e| e.to_string())?);
+        }
         let slots = size / PAGE_SIZE;
         let shared = Arc::new(SlabShared {
             confirmed: Mutex::new(vec![0; slots as usize]),
@@ -480,9 +424,9 @@ impl SlabClient {
             remote_writes: AtomicU64::new(0),
             raws,
         });
-        let read_conn = Arc::new(Mutex::new(rc));
+        let read_conns: Vec<Arc<Mutex<Conn>>> = rcs.into_iter().map(|c| Arc::new(Mutex::new(c))).collect();
         let (tx, rx) = mpsc::sync_channel(QUEUE);
-        let (sh, rcc, wid) = (shared.clone(), read_conn.clone(), id.to_string());
+        let (sh, rcc, wid) = (shared.clone(), read_conns.clone(), id.to_string());
         thread::Builder::new()
             .name(format!("slab-{}", id))
             .spawn(move || worker(wid, wc, rcc, rx, sh))
@@ -496,13 +440,12 @@ impl SlabClient {
             next_unused: 0,
             free: Vec::new(),
             used: 0,
-            read_conn,
+            read_conns,
             tx: Some(tx),
             shared,
             attached_at: crate::geiger::unix_now(),
             hit_pages: 0,
             read_failures: 0,
-            ahead_hits: 0,
         })
     }
 
@@ -563,6 +506,10 @@ impl Drop for SlabClient {
     }
 }
 
+/// Read connections per slab (the lender allows 4 per slab): as many as
+/// READ workers per NBD connection (`lanes::READ_WORKERS`).
+pub const READ_CONNS: usize = 2;
+
 /// Pages per batch of remote writes (one pipelined exchange, 256 KiB).
 pub const WRITE_BATCH: usize = 64;
 /// Batches a slab's worker keeps in flight (sent, replies not read): the
@@ -582,7 +529,7 @@ struct InFlight {
 /// A slab's worker: sends the queued remote writes (pipelined batches, up
 /// to `WRITE_DEPTH` in flight), confirms their generations once the
 /// lender acknowledged them, pings both connections when idle.
-fn worker(id: String, mut conn: Conn, read_conn: Arc<Mutex<Conn>>, rx: Receiver<Job>, sh: Arc<SlabShared>) {
+fn worker(id: String, mut conn: Conn, read_conns: Vec<Arc<Mutex<Conn>>>, rx: Receiver<Job>, sh: Arc<SlabShared>) {
     let mut flight: VecDeque<InFlight> = VecDeque::new();
     loop {
         if sh.failed.load(Ordering::SeqCst) || sh.closing.load(Ordering::SeqCst) {
@@ -597,10 +544,12 @@ fn worker(id: String, mut conn: Conn, read_conn: Arc<Mutex<Conn>>, rx: Receiver<
                         sh.fail(&id, format!("ping failed: {}", e));
                         continue;
                     }
-                    // the read connection, unless a read is using it
-                    if let Ok(mut rc) = read_conn.try_lock() {
-                        if let Err(e) = rc.ping() {
-                            sh.fail(&id, format!("ping failed: {}", e));
+                    // the read connections a read is not using
+                    for c in &read_conns {
+                        if let Ok(mut rc) = c.try_lock() {
+                            if let Err(e) = rc.ping() {
+                                sh.fail(&id, format!("ping failed: {}", e));
+                            }
                         }
                     }
                     continue;
@@ -676,6 +625,9 @@ pub struct RemoteCounters {
     pub remote_read_us: u64,
     pub remote_file_read_us: u64,
     pub remote_writeback_us: u64,
+    /// Microseconds the writeback thread spent waiting for the dirty
+    /// window's halves and dropping them (off the request path).
+    pub remote_writeback_thread_us: u64,
 }
 
 pub struct RemoteTier<D> {
@@ -689,10 +641,48 @@ pub struct RemoteTier<D> {
     gone: std::collections::VecDeque<SlabInfo>,
     pub counters: RemoteCounters,
     /// The dirty window in pages (0: off): placed pages being gathered,
-    /// and the previous half, being written back.
+    /// and (without a writeback thread) the previous third, being
+    /// written back.
     window: u64,
     filling: Vec<u64>,
     writing: Vec<u64>,
+    /// The fetch of the READ being served (`Device::stash`).
+    stash: Option<Fetch>,
+    /// The writeback thread, once the first third is handed over (None
+    /// when the layer below has no `cache_dropper`: done here).
+    writeback: Option<Writeback>,
+}
+
+/// A third of the dirty window handed to the writeback thread, and what
+/// became of it: (pages, result, microseconds the thread spent).
+type Done = (Vec<u64>, Result<(), Errno>, u64);
+
+/// The remote tier's writeback thread: it writes a third of the window
+/// back, waits for it and drops it from the page cache, off the request
+/// path and without the export's mutex.  The hand-over queue holds one
+/// third: at most the third being filled, the one queued and the one
+/// being written are cached (the window's bound), and a request waits only
+/// when the window is full (a third fills while two are pending).
+struct Writeback {
+    tx: SyncSender<Vec<u64>>,
+    done: Receiver<Done>,
+}
+
+impl Writeback {
+    fn start(dropper: crate::file::CacheDropper) -> io::Result<Writeback> {
+        let (tx, rx) = mpsc::sync_channel::<Vec<u64>>(1);
+        let (done_tx, done) = mpsc::channel::<Done>();
+        thread::Builder::new().name("writeback".into()).spawn(move || {
+            for pages in rx {
+                let t = Instant::now();
+                let r = dropper.drop_cached(&pages);
+                if done_tx.send((pages, r, t.elapsed().as_micros() as u64)).is_err() {
+                    break;
+                }
+            }
+        })?;
+        Ok(Writeback { tx, done })
+    }
 }
 
 /// Detached slabs remembered for the `slabs` listing.
@@ -711,6 +701,8 @@ impl<D: Device> RemoteTier<D> {
             window: DEFAULT_DIRTY_WINDOW / PAGE_SIZE,
             filling: Vec::new(),
             writing: Vec::new(),
+            writeback: None,
+            stash: None,
         }
     }
 
@@ -722,6 +714,7 @@ impl<D: Device> RemoteTier<D> {
         if self.window == 0 {
             self.rotate();
             self.rotate();
+            self.settle_writeback();
         }
     }
 
@@ -737,14 +730,15 @@ impl<D: Device> RemoteTier<D> {
     fn gather(&mut self, page: u64) {
         if self.window > 0 {
             self.filling.push(page);
-            if self.filling.len() as u64 >= std::cmp::max(1, self.window / 2) {
+            if self.filling.len() as u64 >= std::cmp::max(1, self.window / 3) {
                 self.rotate();
             }
         }
     }
 
-    /// The half being filled is full: wait for and drop the half written
-    /// back since the last rotation, start writing this one back.
+    /// The third being filled is full: hand it to the writeback thread
+    /// (without one: wait for and drop the third written back since the
+    /// last rotation, start writing this one back).
     fn rotate(&mut self) {
         let t = Instant::now();
         self.rotate_now();
@@ -752,26 +746,100 @@ impl<D: Device> RemoteTier<D> {
     }
 
     fn rotate_now(&mut self) {
-        let done = std::mem::take(&mut self.writing);
-        if !done.is_empty() {
-            match self.next.drop_cached(&done) {
-                Ok(()) => self.counters.remote_cache_dropped_pages += done.len() as u64,
-                Err(e) => {
-                    // the pages stay cached (and in the file): only the
-                    // bound is missed
-                    self.counters.remote_writeback_errors += 1;
-                    warn(&format!("remote tier: writeback of {} pages failed: errno {}", done.len(), e));
+        if self.writeback.is_none() {
+            if let Some(d) = self.next.cache_dropper() {
+                match Writeback::start(d) {
+                    Ok(w) => self.writeback = Some(w),
+                    Err(e) => warn(&format!("remote tier: no writeback thread ({}): writeback on the request path", e)),
                 }
             }
         }
+        // the halves the thread has dropped since the last rotation
+        self.collect_writeback();
         let mut cur = std::mem::take(&mut self.filling);
         cur.sort_unstable();
         cur.dedup();
+        if let Some(w) = &self.writeback {
+            // the thread starts the writeback too; here only memstore's
+            // mapping lets the pages go (a mapped page is never dropped),
+            // and their next whole-page write goes by pwrite already
+            self.next.unmap_cached(&cur);
+            self.next.dropped_cached(&cur);
+            // waits only while a third is queued and another is being
+            // written (the window is full); an empty third is a barrier
+            if w.tx.send(cur).is_ok() {
+                return;
+            }
+            warn("remote tier: the writeback thread is gone: writeback on the request path");
+            self.writeback = None;
+            return;
+        }
         if let Err(e) = self.next.start_writeback(&cur) {
             self.counters.remote_writeback_errors += 1;
             warn(&format!("remote tier: writeback of {} pages failed: errno {}", cur.len(), e));
         }
-        self.writing = cur;
+        let done = std::mem::replace(&mut self.writing, cur);
+        if !done.is_empty() {
+            let r = self.next.drop_cached(&done);
+            self.writeback_done(done, r);
+        }
+    }
+
+    /// Account for the halves the writeback thread finished.
+    fn collect_writeback(&mut self) {
+        let finished: Vec<Done> = match &self.writeback {
+            Some(w) => w.done.try_iter().collect(),
+            None => return,
+        };
+        for (pages, r, us) in finished {
+            self.counters.remote_writeback_thread_us += us;
+            self.writeback_done(pages, r);
+        }
+    }
+
+    fn writeback_done(&mut self, done: Vec<u64>, r: Result<(), Errno>) {
+        if done.is_empty() {
+            return;
+        }
+        match r {
+            Ok(()) => self.counters.remote_cache_dropped_pages += done.len() as u64,
+            Err(e) => {
+                // the pages stay cached (and in the file): only the
+                // bound is missed
+                self.counters.remote_writeback_errors += 1;
+                warn(&format!("remote tier: writeback of {} pages failed: errno {}", done.len(), e));
+            }
+        }
+    }
+
+    /// Wait until every third handed to the writeback thread is dropped,
+    /// and account for them (tests, and `set_dirty_window(0)`).
+    pub fn settle_writeback(&mut self) {
+        let ok = match &self.writeback {
+            // two barriers: the second is taken once the first is, that
+            // is once every third handed over before them is dropped
+            Some(w) => w.tx.send(Vec::new()).is_ok() && w.tx.send(Vec::new()).is_ok(),
+            None => return,
+        };
+        if !ok {
+            self.writeback = None;
+        }
+        self.collect_writeback();
+    }
+
+    /// A read with its remote pages fetched on the spot: plan, round
+    /// trips, read.  It does network I/O: for callers that hold no lock
+    /// others wait for (tests, tools); the NBD path plans under the
+    /// export's mutex and fetches without it (lanes.rs).
+    pub fn read_through(&mut self, off: u64, buf: &mut [u8]) -> Result<(), Errno> {
+        let mut f = self.plan_fetch(off, buf.len() as u64, buf.len() as u64);
+        if let Some(f) = f.as_mut() {
+            f.run();
+        }
+        let before = self.stash(f);
+        let r = self.read(off, buf);
+        self.stash(before);
+        r
     }
 
     pub fn next(&self) -> &D {
@@ -883,44 +951,121 @@ impl<D: Device> RemoteTier<D> {
         }
     }
 
-    /// Read the runs `(slot, buffer)` of slab `key`, pipelined (from the
-    /// READs sent ahead when they are exactly these runs at the pages'
-    /// current generations); on failure the slab is failed (detached at
-    /// the next reap).
-    fn remote_read(&mut self, key: u64, want: &[(u64, Vec<u64>)], runs: &mut [(u64, &mut [u8])]) -> bool {
-        let s = match self.slab_mut(key) {
-            Some(s) => s,
-            None => return false,
-        };
-        let r = {
-            let mut c = lock(&s.read_conn);
-            if c.ahead_matches(want) {
-                s.ahead_hits += runs.len() as u64;
-                runs.iter_mut().try_for_each(|(_, b)| c.take_ahead(b))
-            } else {
-                let mut reads: Vec<(u64, &mut [u8])> =
-                    runs.iter_mut().map(|(slot, b)| (*slot * PAGE_SIZE, &mut **b)).collect();
-                c.read_many(&mut reads)
-            }
-        };
-        match r {
-            Ok(()) => {
-                s.hit_pages += runs.iter().map(|(_, b)| (b.len() / PAGE) as u64).sum::<u64>();
-                true
-            }
-            Err(e) => {
-                s.read_failures += 1;
-                let id = s.id.clone();
-                s.shared.fail(&id, format!("remote read failed: {}", e));
-                false
-            }
-        }
-    }
-
-    /// The generations of pages [p, q) (placed pages: 0 for none, which
-    /// no READ sent ahead has).
+    /// The generations of pages [p, q) (0 for a page not placed).
     fn gens(&self, p: u64, q: u64) -> Vec<u64> {
         (p..q).map(|x| self.placed.get(&x).map(|pl| pl.gen).unwrap_or(0)).collect()
+    }
+}
+
+/// The remote pages of a READ: planned under the export's mutex
+/// (`Device::plan_fetch`), fetched without it (`run`: the network round
+/// trip, one pipelined exchange per slab), then used by the READ's reads
+/// (`Device::stash`).  A page is used only if its slab, slot and
+/// generation are still the page's current ones (I2): a page written,
+/// trimmed or placed again since the plan is read from the file instead.
+/// Why this is safe: a slot is given to another page only after its page
+/// left it (a new generation, or no longer placed), and a generation is
+/// never reused, so an unchanged (slab, slot, generation) means the slot
+/// held this version when the lender answered.
+#[derive(Default)]
+pub struct Fetch {
+    slabs: Vec<FetchSlab>,
+    /// page -> (slab key, slot, generation, index in `slabs`, offset in
+    /// its data)
+    pages: HashMap<u64, (u64, u64, u64, usize, usize)>,
+    /// Microseconds `run` took, and the slabs that failed in it (taken
+    /// into the tier's counters by `stash`).
+    us: AtomicU64,
+    failures: AtomicU64,
+}
+
+struct FetchSlab {
+    key: u64,
+    id: String,
+    conns: Vec<Arc<Mutex<Conn>>>,
+    shared: Arc<SlabShared>,
+    /// (first slot, pages) of each run, in order; their data follow each
+    /// other in `data`.
+    runs: Vec<(u64, usize)>,
+    data: Vec<u8>,
+    ok: bool,
+}
+
+impl Fetch {
+    fn add(&mut self, key: u64, s: &SlabClient, p: u64, slot: u64, gens: Vec<u64>) {
+        let i = match self.slabs.iter().position(|f| f.key == key) {
+            Some(i) => i,
+            None => {
+                self.slabs.push(FetchSlab {
+                    key,
+                    id: s.id.clone(),
+                    conns: s.read_conns.clone(),
+                    shared: s.shared.clone(),
+                    runs: Vec::new(),
+                    data: Vec::new(),
+                    ok: false,
+                });
+                self.slabs.len() - 1
+            }
+        };
+        let f = &mut self.slabs[i];
+        let at = f.data.len();
+        for (k, g) in gens.iter().enumerate() {
+            self.pages.insert(p + k as u64, (key, slot + k as u64, *g, i, at + k * PAGE));
+        }
+        f.runs.push((slot, gens.len()));
+        f.data.resize(at + gens.len() * PAGE, 0);
+    }
+
+    /// Bytes this fetch holds.
+    pub fn bytes(&self) -> usize {
+        self.slabs.iter().map(|f| f.data.len()).sum()
+    }
+
+    /// The round trips, without the export's mutex (a slab's read
+    /// connection is locked while its exchange lasts).  A slab that fails
+    /// is failed (its pages come from the file; it is detached at the
+    /// tier's next look).
+    pub fn run(&mut self) {
+        let t = Instant::now();
+        for f in &mut self.slabs {
+            if f.shared.failed.load(Ordering::SeqCst) {
+                continue;
+            }
+            let mut reads: Vec<(u64, &mut [u8])> = Vec::with_capacity(f.runs.len());
+            let mut rest: &mut [u8] = &mut f.data;
+            for (slot, n) in &f.runs {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(n * PAGE);
+                reads.push((slot * PAGE_SIZE, head));
+                rest = tail;
+            }
+            // a read connection no other fetch uses, else the first
+            let mut c = match f.conns.iter().find_map(|c| c.try_lock().ok()) {
+                Some(c) => c,
+                None => lock(&f.conns[0]),
+            };
+            let r = c.read_many(&mut reads);
+            drop(c);
+            match r {
+                Ok(()) => f.ok = true,
+                Err(e) => {
+                    self.failures.fetch_add(1, Ordering::Relaxed);
+                    f.shared.fail(&f.id, format!("remote read failed: {}", e));
+                }
+            }
+        }
+        self.us.fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// Page `p`'s data, if it was fetched from (slab `key`, `slot`) at
+    /// generation `gen`.
+    fn page(&self, p: u64, key: u64, slot: u64, gen: u64) -> Option<&[u8]> {
+        let &(k, s, g, i, at) = self.pages.get(&p)?;
+        let f = &self.slabs[i];
+        if k != key || s != slot || g != gen || !f.ok {
+            return None;
+        }
+        Some(&f.data[at..at + PAGE])
     }
 }
 
@@ -929,7 +1074,6 @@ struct Run {
     p: u64,
     q: u64,
     remote: Option<(u64, u64)>,
-    ok: bool,
 }
 
 impl<D: Device> RemoteTier<D> {
@@ -962,7 +1106,6 @@ impl<D: Device> RemoteTier<D> {
                 p,
                 q,
                 remote: here,
-                ok: false,
             });
             p = q;
         }
@@ -980,121 +1123,98 @@ impl<D: Device> Device for RemoteTier<D> {
             return self.next.read(off, buf);
         }
         self.reap();
+        // no network here (the export's mutex is held): a remote page is
+        // taken from the stashed fetch when it is there at its current
+        // version, every other page from the file (I1: it has them all)
         let end = off + buf.len() as u64;
-        let mut runs = self.runs(off, buf.len() as u64);
-        // where each run's bytes go: a remote run whose pages the request
-        // covers whole is read straight into the caller's buffer (no bounce
-        // copy); a run only partly covered (an unaligned request's edge)
-        // goes through a bounce buffer
-        let mut bounce: Vec<Option<Vec<u8>>> = Vec::with_capacity(runs.len());
-        let mut dsts: Vec<&mut [u8]> = Vec::with_capacity(runs.len());
-        let mut rest: &mut [u8] = buf;
+        let runs = self.runs(off, buf.len() as u64);
+        let fetch = self.stash.take();
+        let mut res = Ok(());
         for r in &runs {
-            let a = std::cmp::max(off, r.p * PAGE_SIZE);
-            let b = std::cmp::min(end, r.q * PAGE_SIZE);
-            let (dst, tail) = std::mem::take(&mut rest).split_at_mut((b - a) as usize);
-            rest = tail;
-            let whole = a == r.p * PAGE_SIZE && b == r.q * PAGE_SIZE;
-            bounce.push(match r.remote {
-                Some(_) if !whole => Some(vec![0u8; ((r.q - r.p) as usize) * PAGE]),
-                _ => None,
-            });
-            dsts.push(dst);
-        }
-        // the remote runs of each slab in one pipelined exchange
-        let mut keys: Vec<u64> = runs.iter().filter_map(|r| r.remote.map(|(k, _)| k)).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        for key in keys {
-            let mut mine: Vec<(u64, &mut [u8])> = Vec::new();
-            let mut want: Want = Vec::new();
-            for ((r, dst), b) in runs.iter().zip(dsts.iter_mut()).zip(bounce.iter_mut()) {
-                if let Some((k, slot)) = r.remote {
-                    if k == key {
-                        let target: &mut [u8] = match b {
-                            Some(v) => &mut v[..],
-                            None => &mut dst[..],
-                        };
-                        mine.push((slot, target));
-                        want.push((slot, self.gens(r.p, r.q)));
+            let mut hits = 0u64;
+            for p in r.p..r.q {
+                let a = std::cmp::max(off, p * PAGE_SIZE);
+                let b = std::cmp::min(end, (p + 1) * PAGE_SIZE);
+                let dst = &mut buf[(a - off) as usize..(b - off) as usize];
+                let got = match (r.remote, &fetch) {
+                    (Some((key, slot)), Some(f)) => {
+                        let gen = self.placed.get(&p).map(|pl| pl.gen).unwrap_or(0);
+                        f.page(p, key, slot + (p - r.p), gen)
+                    }
+                    _ => None,
+                };
+                match got {
+                    Some(data) => {
+                        let skip = (a - p * PAGE_SIZE) as usize;
+                        dst.copy_from_slice(&data[skip..skip + dst.len()]);
+                        self.counters.remote_hit_pages += 1;
+                        hits += 1;
+                    }
+                    None => {
+                        let t = Instant::now();
+                        let rr = self.next.read(a, dst);
+                        self.counters.remote_file_read_us += t.elapsed().as_micros() as u64;
+                        if rr.is_err() {
+                            res = rr;
+                            break;
+                        }
                     }
                 }
             }
-            let t = Instant::now();
-            let ok = self.remote_read(key, &want, &mut mine);
-            self.counters.remote_read_us += t.elapsed().as_micros() as u64;
-            drop(mine);
-            for r in runs.iter_mut().filter(|r| matches!(r.remote, Some((k, _)) if k == key)) {
-                r.ok = ok;
-            }
-            if !ok {
-                // served from the file in this same request; the slab is
-                // detached now
-                self.counters.remote_read_failures += 1;
-            }
-        }
-        self.reap();
-        for ((r, dst), b) in runs.iter().zip(dsts).zip(bounce.iter()) {
-            let a = std::cmp::max(off, r.p * PAGE_SIZE);
-            if r.ok {
-                if let Some(v) = b {
-                    let skip = (a - r.p * PAGE_SIZE) as usize;
-                    dst.copy_from_slice(&v[skip..skip + dst.len()]);
+            if let (Some((key, _)), true) = (r.remote, hits > 0) {
+                if let Some(s) = self.slab_mut(key) {
+                    s.hit_pages += hits;
                 }
-                self.counters.remote_hit_pages += r.q - r.p;
-            } else {
-                let t = Instant::now();
-                let r = self.next.read(a, dst);
-                self.counters.remote_file_read_us += t.elapsed().as_micros() as u64;
-                r?;
+            }
+            if res.is_err() {
+                break;
             }
         }
-        Ok(())
+        self.stash = fetch;
+        res
     }
 
-    fn read_ahead(&mut self, off: u64, len: u64, chunk: u64) {
+    fn plan_fetch(&mut self, off: u64, len: u64, chunk: u64) -> Option<Fetch> {
         if self.slabs.is_empty() || chunk == 0 {
-            return;
+            return None;
         }
         self.reap();
         // the remote runs of each chunk, as `read` will find them
-        let end = off + std::cmp::min(len, READ_AHEAD_MAX);
-        let mut per_slab: Vec<(u64, Want)> = Vec::new();
+        let end = off + len;
+        let mut f = Fetch::default();
         let mut at = off;
         while at < end {
             let n = std::cmp::min(chunk, end - at);
             for r in self.runs(at, n) {
                 if let Some((key, slot)) = r.remote {
                     let gens = self.gens(r.p, r.q);
-                    match per_slab.iter_mut().find(|(k, _)| *k == key) {
-                        Some((_, v)) => v.push((slot, gens)),
-                        None => per_slab.push((key, vec![(slot, gens)])),
-                    }
+                    let s = match self.slab_mut(key) {
+                        Some(s) => s,
+                        None => continue,
+                    };
+                    f.add(key, s, r.p, slot, gens);
                 }
             }
             at += n;
         }
-        for (key, runs) in per_slab {
-            if let Some(s) = self.slab_mut(key) {
-                let r = lock(&s.read_conn).send_ahead(runs);
-                if let Err(e) = r {
-                    let id = s.id.clone();
-                    s.shared.fail(&id, format!("remote read failed: {}", e));
-                }
-            }
+        if f.slabs.is_empty() {
+            None
+        } else {
+            Some(f)
         }
     }
 
-    fn read_ahead_end(&mut self) {
-        // replies nobody took (the pages changed, or the READ failed on
-        // the way) are read off now: the connection is clean for the next
-        for (_, s) in self.slabs.iter_mut() {
-            let r = lock(&s.read_conn).drain();
-            if let Err(e) = r {
-                let id = s.id.clone();
-                s.shared.fail(&id, format!("remote read failed: {}", e));
+    fn stash(&mut self, f: Option<Fetch>) -> Option<Fetch> {
+        if let Some(f) = &f {
+            // the fetch's time and failures, once
+            self.counters.remote_read_us += f.us.swap(0, Ordering::Relaxed);
+            let failed = f.failures.swap(0, Ordering::Relaxed);
+            self.counters.remote_read_failures += failed;
+            if failed > 0 {
+                self.reap();
             }
         }
+        std::mem::replace(&mut self.stash, f)
     }
 
     fn write(&mut self, off: u64, data: &[u8], fua: bool) -> Result<(), Errno> {
@@ -1261,7 +1381,7 @@ mod tests {
         t.next.data.fill(0xee);
         let mut buf = vec![0u8; 16 * PAGE];
         for run in 0..n / 16 {
-            t.read(run * 16 * PAGE_SIZE, &mut buf).unwrap();
+            t.read_through(run * 16 * PAGE_SIZE, &mut buf).unwrap();
             for i in 0..16 {
                 let p = run * 16 + i;
                 assert_eq!(&buf[i as usize * PAGE..(i as usize + 1) * PAGE], &version(p, 1)[..], "page {}", p);
@@ -1301,7 +1421,7 @@ mod tests {
         let mut buf = vec![0u8; PAGE];
         let mut from_slab = 0;
         for p in 0..n {
-            t.read(p * PAGE_SIZE, &mut buf).unwrap();
+            t.read_through(p * PAGE_SIZE, &mut buf).unwrap();
             if buf[0] != 0xee {
                 assert!(buf.iter().all(|&b| b == (p % 200) as u8 + 1), "page {}", p);
                 from_slab += 1;
@@ -1315,7 +1435,7 @@ mod tests {
         t.offer(n - 1, &v);
         wait_confirmed(&t, n - skipped + 1);
         t.next.data[(n as usize - 1) * PAGE..].fill(0xee);
-        t.read((n - 1) * PAGE_SIZE, &mut buf).unwrap();
+        t.read_through((n - 1) * PAGE_SIZE, &mut buf).unwrap();
         assert!(buf.iter().all(|&b| b == 7));
     }
 
@@ -1333,29 +1453,29 @@ mod tests {
         // make the file differ, so that a read shows where it came from
         t.next.data[..4 * PAGE].fill(0xee);
         let mut buf = vec![0u8; 4 * PAGE];
-        t.read(0, &mut buf).unwrap();
+        t.read_through(0, &mut buf).unwrap();
         for p in 0..4 {
             assert!(buf[p * PAGE..(p + 1) * PAGE].iter().all(|&b| b == p as u8 + 1));
         }
         assert_eq!(t.counters.remote_hit_pages, 4);
         // a partial read of a remote page
         let mut part = [0u8; 10];
-        t.read(PAGE_SIZE + 100, &mut part).unwrap();
+        t.read_through(PAGE_SIZE + 100, &mut part).unwrap();
         assert_eq!(part, [2u8; 10]);
         // I2: a write makes the slab copy stale: read from the file
         t.write(2 * PAGE_SIZE, &page(9), false).unwrap();
-        t.read(2 * PAGE_SIZE, &mut buf[..PAGE]).unwrap();
+        t.read_through(2 * PAGE_SIZE, &mut buf[..PAGE]).unwrap();
         assert!(buf[..PAGE].iter().all(|&b| b == 9));
         // offered again (same slot), but not yet confirmed: a slab read
         // must not return the old version meanwhile
         t.offer(2, &page(10));
         t.next.data[2 * PAGE..3 * PAGE].fill(10);
-        t.read(2 * PAGE_SIZE, &mut buf[..PAGE]).unwrap();
+        t.read_through(2 * PAGE_SIZE, &mut buf[..PAGE]).unwrap();
         assert!(buf[..PAGE].iter().all(|&b| b == 10));
         wait_confirmed(&t, 5);
         // a trim frees the slot; the page reads as the file says
         t.discard(0, PAGE_SIZE, false, true, false).unwrap();
-        t.read(0, &mut buf[..PAGE]).unwrap();
+        t.read_through(0, &mut buf[..PAGE]).unwrap();
         assert!(buf[..PAGE].iter().all(|&b| b == 0));
         assert_eq!(t.remote_pages(), 3);
         // the slab fills up: no more placements, nothing lost
@@ -1429,18 +1549,23 @@ mod tests {
         assert_eq!(t.counters.remote_skipped_pages, 0);
         assert_eq!(t.counters.remote_writeback_errors, 0);
         assert!(t.counters.remote_cache_dropped_pages >= pages - window);
+        // the waits and drops ran on the writeback thread, not here
+        assert!(t.writeback.is_some());
+        t.settle_writeback();
+        assert_eq!(t.counters.remote_cache_dropped_pages, pages - pages % (window / 3));
+        assert!(t.counters.remote_writeback_thread_us > 0);
         wait_confirmed(&t, pages);
         // every page reads back: from the slab ...
         let mut buf = vec![0u8; PAGE];
         for p in 0..pages {
-            t.read(p * PAGE_SIZE, &mut buf).unwrap();
+            t.read_through(p * PAGE_SIZE, &mut buf).unwrap();
             assert_eq!(buf, numbered(p), "page {} from the slab", p);
         }
         assert_eq!(t.counters.remote_hit_pages, pages);
         // ... and from the file, the slab gone (read back from the disk)
         assert!(t.detach("a6"));
         let mut all = vec![0u8; (pages * PAGE_SIZE) as usize];
-        t.read(0, &mut all).unwrap();
+        t.read_through(0, &mut all).unwrap();
         for p in 0..pages as usize {
             assert_eq!(&all[p * PAGE..(p + 1) * PAGE], &numbered(p as u64)[..], "page {} from the file", p);
         }
@@ -1481,7 +1606,7 @@ mod tests {
     }
 
     #[test]
-    fn reads_sent_ahead_serve_the_next_chunks_and_never_a_changed_page() {
+    fn a_fetch_serves_its_chunks_and_never_a_changed_page() {
         let pages = 1024u64;
         let chunk = 64 * PAGE_SIZE;
         let (_slabs, uri) = lender("a9", pages);
@@ -1502,37 +1627,45 @@ mod tests {
                 assert_eq!(&buf[(i as usize) * PAGE..(i as usize + 1) * PAGE], &numbered(p)[..], "page {} ({})", p, why);
             }
         };
-        // a 4-chunk READ: every chunk comes from the READs sent ahead
+        // a 4-chunk READ: planned once, fetched once, every chunk from it
         let mut buf = vec![0u8; chunk as usize];
-        t.read_ahead(0, 4 * chunk, chunk);
+        let mut f = t.plan_fetch(0, 4 * chunk, chunk).unwrap();
+        assert_eq!(f.bytes() as u64, 4 * chunk);
+        f.run();
+        t.stash(Some(f));
         for c in 0..4u64 {
             t.read(c * chunk, &mut buf).unwrap();
-            check(&buf, c * 64, 64, "sent ahead");
+            check(&buf, c * 64, 64, "fetched");
         }
-        t.read_ahead_end();
-        assert_eq!(t.slabs[0].1.ahead_hits, 4);
-        // a page written between the READ sent ahead and its chunk: that
-        // chunk is read afresh (the new version from the file), the
-        // others still from the slab
-        t.read_ahead(0, 3 * chunk, chunk);
-        t.read(0, &mut buf).unwrap();
-        check(&buf, 0, 64, "first chunk");
-        let mut v = numbered(70);
-        v[100] ^= 0xff;
-        t.write(70 * PAGE_SIZE, &v, false).unwrap();
+        assert!(t.stash(None).is_some());
+        assert_eq!(t.counters.remote_hit_pages, 256);
+        // between the fetch and the read: page 70 written (its slab copy
+        // stale), page 71 written and placed again in its slot (a new
+        // version there), page 72 trimmed and its slot given to page 900
+        // (another page in the slot): none of them is taken from the fetch
+        let mut f = t.plan_fetch(chunk, chunk, chunk).unwrap();
+        f.run();
+        let mut v70 = numbered(70);
+        v70[100] ^= 0xff;
+        t.write(70 * PAGE_SIZE, &v70, false).unwrap();
+        let mut v71 = numbered(71);
+        v71[5] ^= 0xff;
+        t.write(71 * PAGE_SIZE, &v71, false).unwrap();
+        t.offer(71, &v71);
+        t.discard(900 * PAGE_SIZE, PAGE_SIZE, false, true, false).unwrap();
+        t.discard(72 * PAGE_SIZE, PAGE_SIZE, false, true, false).unwrap();
+        t.write(900 * PAGE_SIZE, &numbered(900), false).unwrap();
+        t.offer(900, &numbered(900));
+        wait_confirmed(&t, pages + 2);
+        t.stash(Some(f));
         t.read(chunk, &mut buf).unwrap();
-        assert_eq!(&buf[6 * PAGE..7 * PAGE], &v[..], "the written page");
+        t.stash(None);
+        assert_eq!(&buf[6 * PAGE..7 * PAGE], &v70[..], "the written page");
+        assert_eq!(&buf[7 * PAGE..8 * PAGE], &v71[..], "the page placed again");
+        assert!(buf[8 * PAGE..9 * PAGE].iter().all(|&b| b == 0), "the trimmed page");
         check(&buf, 64, 6, "before the written page");
-        check(&buf[7 * PAGE..], 71, 57, "after the written page");
-        t.read_ahead_end();
-        assert_eq!(t.slabs[0].1.ahead_hits, 5);
-        // READs sent ahead and never used: the worker's ping reads them
-        // off, the slab stays attached and reads stay right
-        t.read_ahead(2 * chunk, 2 * chunk, chunk);
-        thread::sleep(PING * 3);
-        assert!(!t.slabs[0].1.failed());
-        t.read(2 * chunk, &mut buf).unwrap();
-        check(&buf, 128, 64, "after a ping");
+        check(&buf[9 * PAGE..], 73, 55, "after the trimmed page");
+        assert_eq!(t.counters.remote_hit_pages, 256 + 61);
         assert_eq!(t.counters.remote_read_failures, 0);
     }
 
@@ -1552,7 +1685,7 @@ mod tests {
         }
         wait_confirmed(&t, 8);
         let mut buf = vec![0u8; 16 * PAGE];
-        t.read(0, &mut buf).unwrap();
+        t.read_through(0, &mut buf).unwrap();
         for p in 0..16 {
             assert!(buf[p * PAGE..(p + 1) * PAGE].iter().all(|&b| b == p as u8 + 1), "page {}", p);
         }
@@ -1574,7 +1707,7 @@ mod tests {
         assert!(slabs.delete("a2"));
         let start = Instant::now();
         let mut buf = vec![0u8; 8 * PAGE];
-        t.read(0, &mut buf).unwrap();
+        t.read_through(0, &mut buf).unwrap();
         for p in 0..8 {
             assert!(buf[p * PAGE..(p + 1) * PAGE].iter().all(|&b| b == p as u8 + 1));
         }
