@@ -1548,8 +1548,9 @@ mod tests {
         );
         assert_eq!(t.counters.remote_skipped_pages, 0);
         assert_eq!(t.counters.remote_writeback_errors, 0);
-        assert!(t.counters.remote_cache_dropped_pages >= pages - window);
-        // the waits and drops ran on the writeback thread, not here
+        // the waits and drops ran on the writeback thread, not here (its
+        // counter may trail the last hand-over until it settles: counted
+        // exactly below)
         assert!(t.writeback.is_some());
         t.settle_writeback();
         assert_eq!(t.counters.remote_cache_dropped_pages, pages - pages % (window / 3));
