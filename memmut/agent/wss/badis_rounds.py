@@ -250,24 +250,22 @@ class BadisRounds(estimators.Estimator):
                                    self.conf.badis.ws_curve_short_pages)
             st.short_on = True
         except sampling_base.SamplerError as e:
-            # the curve goes on without it
-            st.short_on = False
-            self.pipeline.warn_once(
-                st, 'short-set-failed', logging.WARNING,
-                'VM %s (%s): the short-cycle set with %s failed: %s; the '
-                'curve goes on without it', vm.name, vm.uuid,
-                st.sampler.name, e)
+            self._short_failed(vm, st, e)
+
+    def _short_failed(self, vm, st, error):
+        # the curve goes on without the short set
+        st.short_on = False
+        self.pipeline.warn_once(
+            st, 'short-set-failed', logging.WARNING,
+            'VM %s (%s): the short-cycle set with %s failed: %s; the '
+            'curve goes on without it', vm.name, vm.uuid, st.sampler.name,
+            error)
 
     def _read_short(self, vm, st):
         try:
             sample = st.sampler.peek_short(vm, st.pid)
         except sampling_base.SamplerError as e:
-            st.short_on = False
-            self.pipeline.warn_once(
-                st, 'short-set-failed', logging.WARNING,
-                'VM %s (%s): the short-cycle set with %s failed: %s; the '
-                'curve goes on without it', vm.name, vm.uuid,
-                st.sampler.name, e)
+            self._short_failed(vm, st, e)
             return None
         if sample is not None:
             st.short.append(ws_curve.read_of(sample))
