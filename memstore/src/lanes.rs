@@ -576,6 +576,7 @@ mod tests {
     fn serve(st: Arc<Store>, budget: u64) -> (UnixStream, thread::JoinHandle<io::Result<()>>) {
         let (server, client) = UnixStream::pair().unwrap();
         client.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        client.set_write_timeout(Some(Duration::from_secs(30))).unwrap();
         let h = thread::spawn(move || {
             let r = server.try_clone()?;
             let closer = server.try_clone()?;
@@ -712,25 +713,29 @@ mod tests {
         }
         let (mut c, h) = serve(st.clone(), 4096);
         let mut lens = std::collections::HashMap::new();
+        let mut requests = Vec::new();
         for i in 0..200u64 {
             let page = i % 64;
             if i % 5 == 0 {
                 // rewrite a page with the value it holds: data stays the same
-                request(
-                    &mut c,
-                    CMD_WRITE,
-                    i,
-                    (page + 64) * 4096,
-                    4096,
-                    &[(page + 64) as u8; 4096],
-                );
+                requests.push((CMD_WRITE, i, (page + 64) * 4096, 4096u32, vec![(page + 64) as u8; 4096]));
                 lens.insert(i, 0usize);
             } else {
                 let len = 4096 * (1 + (i % 3) as usize);
-                request(&mut c, CMD_READ, i, page * 4096, len as u32, &[]);
+                requests.push((CMD_READ, i, page * 4096, len as u32, Vec::new()));
                 lens.insert(i, len);
             }
         }
+        // sent from another thread while this one reads the replies, as an
+        // NBD client does: with a one-page budget the server stops reading
+        // requests until its replies are read, so a client that only sends
+        // would block both ends once the socket buffers fill
+        let mut w = c.try_clone().unwrap();
+        let sender = thread::spawn(move || {
+            for (cmd, cookie, off, len, payload) in requests {
+                request(&mut w, cmd, cookie, off, len, &payload);
+            }
+        });
         let mut left: std::collections::HashSet<u64> = (0..200).collect();
         for _ in 0..200 {
             let (err, cookie, d) = reply(&mut c, |k| lens[&k]);
@@ -741,6 +746,7 @@ mod tests {
                 assert_eq!(*b as u64, page + j as u64 / 4096, "reply {} byte {}", cookie, j);
             }
         }
+        sender.join().unwrap();
         request(&mut c, CMD_DISC, 999, 0, 0, &[]);
         h.join().unwrap().unwrap();
     }
