@@ -82,20 +82,28 @@ def shrinking_stream(kind, at_s, seconds):
         PAGES, ref_streams.shrinking(before, after, at_s, RATE)))
 
 
-@pytest.mark.parametrize('at_s', [9.0, 11.5, 15.0])
-@pytest.mark.parametrize('kind', ['sweep', 'uniform'])
-def test_a_shrinking_set_is_followed_half_a_cycle_after_a_clear(
-        kind, at_s):
-    rounds = 8
-    cycle = rounds * ROUND
+def shrink_case(kind, at_s, cycle):
+    """A stream whose set shrinks at ``at_s``: (pages, their stack
+    distances, the shrink's time in the stream, the smallest allocation
+    meeting the bound after it, the first clear after it)."""
     pages = shrinking_stream(kind, at_s, 40)
     dists = ref_streams.stack_distances(pages)
     # the references start after the load (PAGES at RATE)
     shrink_t = at_s + PAGES / RATE
     smallest = ref_streams.smallest_frames(
         dists, int((shrink_t + 1) * RATE), BOUND, RATE, PAGES)
+    clear = (shrink_t // cycle + 1) * cycle
+    return pages, dists, shrink_t, smallest, clear
+
+
+@pytest.mark.parametrize('at_s', [9.0, 11.5, 15.0])
+@pytest.mark.parametrize('kind', ['sweep', 'uniform'])
+def test_a_shrinking_set_is_followed_half_a_cycle_after_a_clear(
+        kind, at_s):
+    rounds = 8
+    cycle = rounds * ROUND
+    pages, dists, shrink_t, smallest, clear = shrink_case(kind, at_s, cycle)
     assert 95 <= smallest <= 100
-    clear = (shrink_t // cycle + 1) * cycle        # first clear after it
     with_rule = dict(choices(pages, rounds, 36))
     without = dict(choices(pages, rounds, 36, rule=False))
     followed = [t for t, c in with_rule.items()
@@ -243,12 +251,7 @@ def test_fall_detector_follows_a_fall_three_rounds_after_the_clear(
         kind, at_s):
     rounds = 8
     cycle = rounds * ROUND
-    pages = shrinking_stream(kind, at_s, 40)
-    dists = ref_streams.stack_distances(pages)
-    shrink_t = at_s + PAGES / RATE
-    smallest = ref_streams.smallest_frames(
-        dists, int((shrink_t + 1) * RATE), BOUND, RATE, PAGES)
-    clear = (shrink_t // cycle + 1) * cycle
+    pages, dists, shrink_t, smallest, clear = shrink_case(kind, at_s, cycle)
     fd = dict(choices_fd(pages, rounds, 36))
     rule = dict(choices(pages, rounds, 36))
     followed = [t for t, c in fd.items()
