@@ -273,11 +273,8 @@ def main(argv=None):
         with remote_bed.two_hosts(args.profile, 'bench-lender-') as hosts:
             bed = hosts.bed     # its shaping is reported
             t0 = time.monotonic()
-            for i, (case, rep) in enumerate(order):
-                if args.budget_s and time.monotonic() - t0 > args.budget_s:
-                    print('budget spent: %d of %d runs done'
-                          % (i, len(order)), flush=True)
-                    break
+            budgeted = discipline.within_budget(order, args.budget_s)
+            for i, case, rep in budgeted:
                 r = run_once(case, hosts.factory, hosts.lender_ctl,
                              hosts.lender, args, i)
                 r['repeat'] = rep

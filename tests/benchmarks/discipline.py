@@ -169,6 +169,20 @@ def blocked_order(cases, repeats=1, seed=0):
     return pairs
 
 
+def within_budget(order, budget_s, clock=None):
+    """Yield ``(i, case, repeat)`` of ``order`` until ``budget_s`` seconds
+    (0 or None: no limit) have passed since the first; then say how many
+    runs were done and stop, so a series ends inside its lock share."""
+    clock = clock or time.monotonic
+    t0 = clock()
+    for i, (case, rep) in enumerate(order):
+        if budget_s and clock() - t0 > budget_s:
+            print('budget spent: %d of %d runs done' % (i, len(order)),
+                  flush=True)
+            return
+        yield i, case, rep
+
+
 def paired_ratio(numerators, denominators):
     """Geometric mean and 95 % interval of per-repeat ratios.
 

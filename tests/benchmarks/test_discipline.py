@@ -188,3 +188,14 @@ def test_closing_lines_give_conditions_note_and_load():
     del result['conditions']
     assert not any(x.startswith('Conditions') for x in
                    discipline.closing_lines(result))
+
+
+def test_within_budget_stops_once_the_budget_is_spent(capsys):
+    ticks = iter([0, 1, 2, 11, 12])
+    order = [('a', 0), ('b', 0), ('a', 1), ('b', 1)]
+    got = list(discipline.within_budget(order, 10,
+                                        clock=lambda: next(ticks)))
+    assert got == [(0, 'a', 0), (1, 'b', 0)]
+    assert 'budget spent: 2 of 4 runs done' in capsys.readouterr().out
+    assert list(discipline.within_budget(order, 0)) == \
+        [(i, c, r) for i, (c, r) in enumerate(order)]
