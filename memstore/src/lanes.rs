@@ -589,14 +589,7 @@ mod tests {
     }
 
     fn request(c: &mut UnixStream, cmd: u16, cookie: u64, off: u64, len: u32, payload: &[u8]) {
-        let mut m = REQUEST_MAGIC.to_be_bytes().to_vec();
-        m.extend_from_slice(&0u16.to_be_bytes());
-        m.extend_from_slice(&cmd.to_be_bytes());
-        m.extend_from_slice(&cookie.to_be_bytes());
-        m.extend_from_slice(&off.to_be_bytes());
-        m.extend_from_slice(&len.to_be_bytes());
-        m.extend_from_slice(payload);
-        c.write_all(&m).unwrap();
+        crate::nbd::tests::request(c, REQUEST_MAGIC, 0, cmd, cookie, off, len, payload);
     }
 
     /// The next reply: (error, cookie, data of `lens[cookie]` bytes).

@@ -807,7 +807,7 @@ pub fn serve_script(input: &[u8], mem: &Mem, denied: Option<&str>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::os::unix::net::UnixStream;
     use std::thread;
@@ -871,8 +871,9 @@ mod tests {
         assert_eq!(opt_reply_read(c).1, REP_ACK);
     }
 
+    /// One request on the wire (also used by lanes.rs's tests).
     #[allow(clippy::too_many_arguments)]
-    fn request(
+    pub(crate) fn request(
         c: &mut UnixStream,
         magic: u32,
         flags: u16,
