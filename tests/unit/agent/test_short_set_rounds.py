@@ -3,11 +3,8 @@ ws_curve_short_rounds), through the estimation pipeline."""
 
 import logging
 
-from memmut.agent.wss import pipeline
-from memmut.agent.wss import sampling
-from memmut.agent.wss.sampling import simulated
 from memmut.evaluation import ref_streams
-from tests.unit.agent import test_estimation as te
+from tests.unit.agent import test_ws_curve_rounds as tcr
 
 PAGES = 10000              # 39 MiB guest
 RATE = 5000                # references per second
@@ -23,27 +20,11 @@ def refs(seconds):
 
 
 def run(short_rounds, sampler_pages=1000, seconds=30.0):
-    conf = te.conf_with(round_interval=1.0, calibrate_pinned=False,
-                        ws_curve=True, ws_curve_rounds=8,
-                        swapin_bound_kb_s=256,
-                        ws_curve_short_rounds=short_rounds,
-                        ws_curve_short_pages=400)
-    d = te.FakeDriver()
-    guest = simulated.ReferenceStream(refs(seconds + 1), PAGES)
-    s = simulated.StreamSampler({'u-1': guest}, pages=sampler_pages)
-    choice = sampling.SamplerChoice(conf, d, samplers={'stream': s})
-    choice.setting = 'stream'
-    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
-    out = {}
-    t = 0.0
-    while t <= seconds:
-        guest.advance(t)
-        e = p.estimate([te.info(booked=PAGES * 4, balloon=PAGES * 4,
-                                dtype='qemu')], t)
-        if e.get('u-1') is not None and e['u-1'].fresh:
-            out[t] = e['u-1'].wss_kb // 4
-        t = round(t + 0.25, 2)
-    return p, out
+    p, out = tcr.run(True, seconds=seconds, sampler_pages=sampler_pages,
+                     refs=refs(seconds + 1),
+                     ws_curve_short_rounds=short_rounds,
+                     ws_curve_short_pages=400)
+    return p, {t: e.wss_kb // 4 for t, e in out}
 
 
 def test_the_short_set_follows_a_fall_before_the_next_clear(caplog):

@@ -21,12 +21,16 @@ def sweep_refs(seconds):
     return ((i / RATE, i % SET) for i in range(n))
 
 
-def run(curve, seconds=20.0, sampler_pages=None, **opts):
+def run(curve, seconds=20.0, sampler_pages=None, refs=None, **opts):
+    """The agent's pipeline on a simulated guest of PAGES pages replaying
+    ``refs`` (default: the slow sweep), polled every 0.25 s: (pipeline,
+    [(t, fresh estimate)])."""
     conf = te.conf_with(round_interval=1.0, calibrate_pinned=False,
                         ws_curve=curve, ws_curve_rounds=8,
                         swapin_bound_kb_s=256, **opts)
     d = te.FakeDriver()
-    guest = simulated.ReferenceStream(sweep_refs(seconds + 1), PAGES)
+    guest = simulated.ReferenceStream(
+        sweep_refs(seconds + 1) if refs is None else refs, PAGES)
     s = simulated.StreamSampler({'u-1': guest}, pages=sampler_pages)
     choice = sampling.SamplerChoice(conf, d, samplers={'stream': s})
     choice.setting = 'stream'
