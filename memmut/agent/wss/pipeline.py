@@ -62,6 +62,7 @@ class TrackedVM:
     short_t0: float = 0.0
     short_next: float = 0.0
     calibrations: list = dataclasses.field(default_factory=list)
+    stale_calibrations: int = 0  # calibration rounds deferred (stale stats)
     warned: set = dataclasses.field(default_factory=set)
 
 
