@@ -66,6 +66,19 @@ def test_intervals_are_over_repeats_not_runs():
     assert iv['booked_all']['values'] == [3.0, 5.0]
     assert iv['vm_over_geomean']['values'] == [pytest.approx(1.1),
                                                pytest.approx(1.21)]
+    assert iv['vm_over_median']['values'] == [pytest.approx(1.1),
+                                              pytest.approx(1.21)]
+
+
+def test_vm_over_median_is_per_repeat():
+    runs = [_run('none', 0, 100.0, shape=s) for s in ('W1', 'W2', 'W3')]
+    e = {'all': 2.0, 'S_more': 1.0, 'S_less': 4.0}
+    runs += [_run('badis', 0, t, shape=s, errors=e) for s, t in
+             (('W1', 101.0), ('W2', 103.0), ('W3', 150.0))]
+    iv = bench_badis.intervals(runs)['badis']
+    # the median case, not pulled up by the 1.5 of W3 as the mean is
+    assert iv['vm_over_median']['values'] == [pytest.approx(1.03)]
+    assert iv['vm_over_geomean']['values'][0] > 1.15
 
 
 def _line(mode, rep, total_mib, blas, grass):
