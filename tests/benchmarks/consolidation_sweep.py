@@ -208,6 +208,36 @@ def configurations():
     out['wss young=spike_prior memory_window=288'] = (
         'wss', spec, p, 'young_vm_policy + memory_window',
         {'young': young.YoungPolicy('spike_prior')})
+
+    # A same-time-yesterday part in the overload forecasts (issue 19,
+    # part 7: overload.seasonal_rise, and seasonal_peak in
+    # tradeoff_seasonal_level): on memory (the recurring spikes of
+    # groups of VMs), on CPU (the shared day), alone and with the
+    # placement's day-long memory window and the spike prior for young
+    # VMs, which keep the moved VMs apart.
+    def seasonal(field, threshold, lead=12, kind='rise'):
+        return {field: 'forecast_threshold',
+                field + '_parameters': {'threshold': threshold,
+                                        'period': 288, 'lead': lead,
+                                        'seasonal': kind}}
+    mem_s = seasonal('memory_overload', 0.95)
+    cpu_s = seasonal('overload', 0.85)
+    spike = {'young': young.YoungPolicy('spike_prior')}
+    window = {'placement_parameters': dict(place, memory_window=288)}
+    for name, fields, extra in (
+            ('mem_seasonal', mem_s, {}),
+            ('mem_seasonal lead=24', seasonal('memory_overload', 0.95, 24),
+             {}),
+            ('mem_seasonal memory_window=288', dict(mem_s, **window), {}),
+            ('mem_seasonal young=spike_prior', mem_s, spike),
+            ('mem_seasonal memory_window=288 young=spike_prior',
+             dict(mem_s, **window), spike),
+            ('cpu_seasonal', cpu_s, {}),
+            ('seasonal memory_window=288 young=spike_prior',
+             dict(mem_s, **cpu_s, **window), spike)):
+        spec = dataclasses.replace(aware, **fields)
+        out['wss ' + name] = ('wss', spec, dataclasses.replace(
+            p_aware, spec=spec), 'seasonal overload forecast', extra)
     for d in (0, 288):
         if d != p_aware.min_dwell_rounds:
             out['wss dwell=%d' % d] = (
