@@ -238,6 +238,14 @@ def configurations():
         spec = dataclasses.replace(aware, **fields)
         out['wss ' + name] = ('wss', spec, dataclasses.replace(
             p_aware, spec=spec), 'seasonal overload forecast', extra)
+    # A CPU overload that must last two samples (the mean of the last
+    # two above 0.85): a burst that ends before its VMs could be copied
+    # moves nothing (issue 19, part 7, for bursty's migrations).
+    spec = dataclasses.replace(aware, overload='forecast_threshold',
+                               overload_parameters={'threshold': 0.85,
+                                                    'n': 2})
+    out['wss overload n=2'] = ('wss', spec, dataclasses.replace(
+        p_aware, spec=spec), 'overload persistence')
     for d in (0, 288):
         if d != p_aware.min_dwell_rounds:
             out['wss dwell=%d' % d] = (
