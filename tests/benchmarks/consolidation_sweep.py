@@ -34,6 +34,9 @@ with hosts filled only to the placement's thresholds
 bound held over one-hour blocks
 (:func:`memmut.simulator.quality.held_lower_bound`).
 
+The ESV goal is judged twice: on the two means' intervals, and on the
+paired per-input ratios (:func:`esv_paired`).
+
 Writes ``tradeoff.json``, ``tradeoff.csv`` (one row per run),
 ``tradeoff.md`` and ``tradeoff_{migrations,slav}.png`` into
 ``tests/benchmarks/results/consolidation/``.
