@@ -29,7 +29,11 @@ _OVERLOAD_HELP = _OVERLOAD_DEFAULT + _PARAMS % (
     '90, 100], "bruteforce_step": 0.5, '
     '"learning_steps": 10}; forecast_threshold '
     '{"threshold": 0.9, "n": 1, "length": 12, '
-    '"horizon": 0}')
+    '"horizon": 0, "period": 0, "lead": 12, "seasonal": "rise"} (period '
+    '> 0: also overloaded when the current load plus the host\'s rise '
+    'within the lead samples after the same time one period ago, e.g. '
+    '288 samples: yesterday, exceeds the threshold; "peak": when that '
+    'window\'s level did)')
 
 opts = [
     cfg.StrOpt('underload_detection',

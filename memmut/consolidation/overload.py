@@ -211,6 +211,53 @@ def forecast_threshold(threshold, n, length, horizon, migration_time,
     return bool(a + b * (length + migration_time + horizon) > threshold)
 
 
+def seasonal_peak(threshold, period, lead, utilization):
+    """Overloaded soon by a recurring peak: within the ``lead`` samples
+    that followed the same time one ``period`` ago (samples ``period -
+    1`` down to ``period - lead`` before the newest), the history was
+    above ``threshold``.
+
+    A host's history is the sum of its present VMs' histories, so this
+    asks whether these VMs together went above the threshold at this
+    time of day yesterday (``period`` 288 of 300 s samples): a daily
+    batch job or backup that a group of VMs runs at a fixed time, or a
+    shared afternoon peak. The VMs are moved before it comes back
+    instead of after it has filled the host. The part of the window
+    older than the history is not known and not counted; ``period`` 0
+    turns it off.
+    """
+    if period <= 0 or lead <= 0:
+        return False
+    start = len(utilization) - period
+    stop = start + lead
+    if stop <= 0:
+        return False
+    window = utilization[max(0, start):stop]
+    return bool(len(window) and np.max(window) > threshold)
+
+
+def seasonal_rise(threshold, period, lead, utilization):
+    """Overloaded soon by a recurring rise: the newest value plus how far
+    the history rose, one ``period`` ago, within the ``lead`` samples
+    after the same time (the window of :func:`seasonal_peak`, measured
+    from its first sample) is above ``threshold``.
+
+    Unlike :func:`seasonal_peak` it asks for yesterday's *rise*, not
+    yesterday's level: a host packed on today's working sets is not
+    declared overloaded because its VMs were larger yesterday, only when
+    they grew together at this hour (a batch job, a backup, a shared
+    afternoon). Needs the whole window in the history.
+    """
+    if period <= 0 or lead <= 0:
+        return False
+    start = len(utilization) - period
+    if start < 0 or not len(utilization):
+        return False
+    window = utilization[start:start + lead]
+    rise = float(np.max(window)) - float(window[0])
+    return bool(rise > 0 and float(utilization[-1]) + rise > threshold)
+
+
 def otf(otf, threshold, limit, migration_time, utilization, state):
     """Neat's OTF (Overload Time Fraction) decision.
 
@@ -303,12 +350,37 @@ def otf_factory(time_step, migration_time, params):
     return decide
 
 
-@algorithm.parameters(threshold=0.9, n=1, length=12, horizon=0)
+# The seasonal parts of forecast_threshold (parameter ``seasonal``).
+SEASONAL = {'peak': seasonal_peak, 'rise': seasonal_rise}
+
+
+# period 0: no seasonal part (see seasonal_peak); lead 12: an hour of
+# 300 s samples, time to move a host's VMs before a recurring peak.
+@algorithm.parameters(threshold=0.9, n=1, length=12, horizon=0, period=0,
+                      lead=12, seasonal='rise')
 def forecast_threshold_factory(time_step, migration_time, params):
-    return stateless(forecast_threshold, float(params['threshold']),
-                     positive(params, 'n'), int(params['length']),
-                     float(params['horizon']),
-                     _steps(time_step, migration_time))
+    threshold = float(params['threshold'])
+    recent = stateless(forecast_threshold, threshold,
+                       positive(params, 'n'), int(params['length']),
+                       float(params['horizon']),
+                       _steps(time_step, migration_time))
+    period, lead = int(params['period']), int(params['lead'])
+    seasonal = SEASONAL.get(params['seasonal'])
+    if seasonal is None:
+        raise ValueError('seasonal must be one of %s'
+                         % ', '.join(sorted(SEASONAL)))
+    if period < 0 or lead < 0:
+        raise ValueError('period and lead must not be negative')
+    if period and lead > period:
+        raise ValueError('lead must not exceed period')
+    if not period:
+        return recent
+
+    def decide(utilization, state=None):
+        over, state = recent(utilization, state)
+        return (over or seasonal(threshold, period, lead,
+                                 utilization)), state
+    return decide
 
 
 # Defaults: Neat's where it has them (neat.conf, its tests); the safety

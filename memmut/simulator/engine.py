@@ -130,12 +130,21 @@ class Settings:
     # What VMs with little history are packed on
     # (memmut.consolidation.young; ``[consolidation] young_vm_policy``).
     young: young_mod.YoungPolicy = young_mod.YoungPolicy()
+    # What the planner's memory-load history holds for the samples
+    # before a VM's first time slice ended, once the VM has an estimate:
+    # ``booked`` (what it was counted at then, as the controller does) or
+    # ``first_estimate`` (its first WSS^max_avg: the booking was a
+    # placeholder, not a use the VM selection should forecast from).
+    prewarm_history: str = 'booked'
 
     def __post_init__(self):
         if self.interval <= 0:
             raise ValueError('the round interval must be positive')
         if self.migration_concurrency < 1:
             raise ValueError('need at least one migration per host')
+        if self.prewarm_history not in ('booked', 'first_estimate'):
+            raise ValueError('prewarm_history must be "booked" or '
+                             '"first_estimate"')
         if self.bound_hold_steps < 1:
             raise ValueError('the bound\'s hold must be at least 1 step')
         if self.migration_cpu_mhz < 0 or self.missing_carry_seconds < 0:
@@ -252,6 +261,9 @@ def simulate(trace, mode, settings=None, progress=None):
     big_l = settings.history_length
     overhead = settings.migration_cpu_mhz
     rounds_at = set(round_steps(s0, end, step, settings.interval))
+    first_estimate = (mode == 'wss' and
+                      settings.prewarm_history == 'first_estimate')
+    warm_at = trace.first + (w - 1)
     states = {}
     # The hosts' summed histories, moved on from round to round (the
     # trace's series only grow: a VM's sample t is the same every round).
@@ -368,6 +380,15 @@ def simulate(trace, mode, settings=None, progress=None):
                                  if moved_in[v] >= 0 else None,
                                  history_end=t)
                for v in placed if v not in fly]
+        if first_estimate:
+            for vm in vms:
+                v = vm_index[vm.uuid]
+                k = warm_at[v] - lo      # first warm sample in the window
+                if 0 < k and warm_at[v] <= t:
+                    h = vm.mem_history.copy()
+                    h[max(0, trace.first[v] - lo):k] = h[k]
+                    # changed samples: not a window of a growing series
+                    vm.mem_history, vm.history_end = h, None
         return planner.plan_round(hosts, vms, algos, settings.plan, sums,
                                   ledger.spent(t * step))
 

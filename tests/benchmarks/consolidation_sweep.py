@@ -34,6 +34,9 @@ with hosts filled only to the placement's thresholds
 bound held over one-hour blocks
 (:func:`memmut.simulator.quality.held_lower_bound`).
 
+The ESV goal is judged twice: on the two means' intervals, and on the
+paired per-input ratios (:func:`esv_paired`).
+
 Writes ``tradeoff.json``, ``tradeoff.csv`` (one row per run),
 ``tradeoff.md`` and ``tradeoff_{migrations,slav}.png`` into
 ``tests/benchmarks/results/consolidation/``.
@@ -208,6 +211,50 @@ def configurations():
     out['wss young=spike_prior memory_window=288'] = (
         'wss', spec, p, 'young_vm_policy + memory_window',
         {'young': young.YoungPolicy('spike_prior')})
+
+    # A same-time-yesterday part in the overload forecasts (issue 19,
+    # part 7: overload.seasonal_rise, and seasonal_peak in
+    # tradeoff_seasonal_level): on memory (the recurring spikes of
+    # groups of VMs), on CPU (the shared day), alone and with the
+    # placement's day-long memory window and the spike prior for young
+    # VMs, which keep the moved VMs apart.
+    def seasonal(field, threshold, lead=12, kind='rise'):
+        return {field: 'forecast_threshold',
+                field + '_parameters': {'threshold': threshold,
+                                        'period': 288, 'lead': lead,
+                                        'seasonal': kind}}
+    mem_s = seasonal('memory_overload', 0.95)
+    cpu_s = seasonal('overload', 0.85)
+    spike = {'young': young.YoungPolicy('spike_prior')}
+    window = {'placement_parameters': dict(place, memory_window=288)}
+    for name, fields, extra in (
+            ('mem_seasonal', mem_s, {}),
+            ('mem_seasonal lead=24', seasonal('memory_overload', 0.95, 24),
+             {}),
+            ('mem_seasonal memory_window=288', dict(mem_s, **window), {}),
+            ('mem_seasonal young=spike_prior', mem_s, spike),
+            ('mem_seasonal memory_window=288 young=spike_prior',
+             dict(mem_s, **window), spike),
+            ('cpu_seasonal', cpu_s, {}),
+            ('seasonal memory_window=288 young=spike_prior',
+             dict(mem_s, **cpu_s, **window), spike)):
+        spec = dataclasses.replace(aware, **fields)
+        out['wss ' + name] = ('wss', spec, dataclasses.replace(
+            p_aware, spec=spec), 'seasonal overload forecast', extra)
+    # A CPU overload that must last two samples (the mean of the last
+    # two above 0.85): a burst that ends before its VMs could be copied
+    # moves nothing (issue 19, part 7, for bursty's migrations).
+    spec = dataclasses.replace(aware, overload='forecast_threshold',
+                               overload_parameters={'threshold': 0.85,
+                                                    'n': 2})
+    out['wss overload n=2'] = ('wss', spec, dataclasses.replace(
+        p_aware, spec=spec), 'overload persistence')
+    # The memory-load history of a VM's first time slice (counted at its
+    # booking) replaced by its first estimate once it has one, so the
+    # selection's window does not forecast from a placeholder (part 7).
+    out['wss prewarm=first_estimate'] = (
+        'wss', aware, p_aware, 'prewarm_history',
+        {'prewarm_history': 'first_estimate'})
     for d in (0, 288):
         if d != p_aware.min_dwell_rounds:
             out['wss dwell=%d' % d] = (
@@ -230,6 +277,37 @@ def inputs(real, window_days, seeds):
         for seed in range(seeds):
             out.append(('synthetic ' + profile, 'seed %d' % seed,
                         (profile, n_vms, seed), 0, 0))
+    return out
+
+
+def esv_paired(rows, group, wss='wss default',
+               neat='booked pre-19 (Neat)'):
+    """The ESV goal on paired inputs: per input of ``group`` the ratio of
+    ``wss``'s ESV to ``neat``'s (the same trace and window), their
+    geometric mean and 95 % interval (:func:`discipline.paired_ratio`).
+    The inputs differ far more than the two packings do on one input
+    (Bitbrains' windows: Neat's ESV from 2e-4 to 5e-3 kWh), so the
+    unpaired intervals of the two means overlap where every input says
+    the same. Met when the whole interval is below 1. Undefined (None)
+    when an ESV is 0: a packing with no CPU overload has none."""
+    by = {}
+    for r in rows:
+        if r['group'] == group and r['config'] in (wss, neat):
+            by.setdefault(r['input'], {})[r['config']] = r['esv']
+    pairs = [(d[wss], d[neat]) for _, d in sorted(by.items())
+             if wss in d and neat in d]
+    out = {'goal': 'paired WSS / Neat ESV < 1'}
+    if len(pairs) < 2 or any(a <= 0 or b <= 0 for a, b in pairs):
+        zero = sum(1 for a, b in pairs if b <= 0)
+        out.update(value='undefined (Neat\'s ESV 0 on %d of %d inputs)'
+                   % (zero, len(pairs)), met=False,
+                   mean_met=bool(pairs) and all(a < b for a, b in pairs))
+        return out
+    ratio = discipline.paired_ratio([a for a, _ in pairs],
+                                    [b for _, b in pairs])
+    out.update(value='%.3g [%.3g, %.3g] (n=%d)' % (
+        ratio['mean'], ratio['low'], ratio['high'], ratio['n']),
+        met=ratio['high'] < 1.0, mean_met=ratio['mean'] < 1.0)
     return out
 
 
@@ -375,6 +453,7 @@ def run(real, base, window_days, seeds, seed, rec, log=sys.stderr,
             'met': (esv_w['high'] is not None and esv_b['low'] is not None
                     and esv_w['high'] < esv_b['low']),
             'mean_met': esv_w['mean'] < esv_b['mean']}
+        g['esv_paired_ratio'] = esv_paired(rows, group)
         goals[group] = g
     return {
         'configurations': {

@@ -30,6 +30,75 @@ def test_forecast_overload_sees_a_rising_series():
     assert overload.forecast_threshold(0.9, 1, 5, 0, 0, rising + [0.95])
 
 
+def test_seasonal_peak_sees_the_same_time_one_period_ago():
+    # period 6, lead 2: samples 5 and 4 before the newest (indices 1, 2
+    # of 7 values); the newest values are low
+    quiet = [0.1] * 7
+    assert not overload.seasonal_peak(0.9, 6, 2, quiet)
+    for i in (1, 2):
+        h = list(quiet)
+        h[i] = 0.95
+        assert overload.seasonal_peak(0.9, 6, 2, h)
+    # at the period itself (the sample already answered a period ago)
+    # and beyond the lead: not counted
+    for i in (0, 3, 6):
+        h = list(quiet)
+        h[i] = 0.95
+        assert not overload.seasonal_peak(0.9, 6, 2, h)
+    # a history shorter than the period: only its known part counts
+    assert overload.seasonal_peak(0.9, 6, 2, [0.95, 0.1, 0.1, 0.1, 0.1])
+    assert not overload.seasonal_peak(0.9, 6, 2, [0.95, 0.1, 0.1, 0.1])
+    assert not overload.seasonal_peak(0.9, 6, 2, [])
+    assert not overload.seasonal_peak(0.9, 0, 2, [0.95] * 7)
+
+
+def test_seasonal_rise_adds_the_rise_of_one_period_ago():
+    # period 6, lead 3: the window is indices 1-3 of 7 values, its rise
+    # measured from index 1
+    h = [0.0, 0.5, 0.8, 0.6, 0.5, 0.5, 0.6]
+    # 0.6 now + a rise of 0.3 = 0.9: not above 0.95; above 0.85
+    assert not overload.seasonal_rise(0.95, 6, 3, h)
+    assert overload.seasonal_rise(0.85, 6, 3, h)
+    # a high level one period ago without a rise is no forecast (the
+    # peak variant counts it)
+    level = [0.0, 0.95, 0.95, 0.95, 0.5, 0.5, 0.5]
+    assert not overload.seasonal_rise(0.9, 6, 3, level)
+    assert overload.seasonal_peak(0.9, 6, 3, level)
+    # a fall is no rise, and the window must be in the history
+    assert not overload.seasonal_rise(0.5, 6, 3, [0.0, 0.9, 0.1, 0.1,
+                                                  0.4, 0.4, 0.45])
+    assert not overload.seasonal_rise(0.1, 6, 3, [0.0, 0.9, 0.1, 0.1,
+                                                  0.4])
+    assert not overload.seasonal_rise(0.1, 0, 3, h)
+
+
+def test_forecast_overload_factory_with_a_period():
+    plain = loader.build('overload', 'forecast_threshold', 300, 0,
+                         {'threshold': 0.9})
+    peak = loader.build('overload', 'forecast_threshold', 300, 0,
+                        {'threshold': 0.9, 'period': 6, 'lead': 2,
+                         'seasonal': 'peak'})
+    rise = loader.build('overload', 'forecast_threshold', 300, 0,
+                        {'threshold': 0.85, 'period': 6, 'lead': 3})
+    h = [0.1, 0.95, 0.1, 0.1, 0.1, 0.1, 0.1]
+    assert not plain(h)[0]
+    assert peak(h)[0]
+    assert not rise(h)[0]
+    assert rise([0.0, 0.5, 0.8, 0.6, 0.5, 0.5, 0.6])[0]
+    # the recent part still counts
+    assert peak([0.1] * 6 + [0.95])[0]
+    assert rise([0.1] * 6 + [0.95])[0]
+    with pytest.raises(loader.AlgorithmError):
+        loader.build('overload', 'forecast_threshold', 300, 0,
+                     {'period': 6, 'seasonal': 'weekly'})
+    with pytest.raises(loader.AlgorithmError):
+        loader.build('overload', 'forecast_threshold', 300, 0,
+                     {'period': 6, 'lead': 7})
+    with pytest.raises(loader.AlgorithmError):
+        loader.build('overload', 'forecast_threshold', 300, 0,
+                     {'period': -1})
+
+
 def test_longest_relief_picks_the_vm_behind_the_peaks():
     # Host 1000 MHz, target 800. Host history over 4 samples: a peaks at
     # samples 1-2 and is idle at the last one, b and c are steady.

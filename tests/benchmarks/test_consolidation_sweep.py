@@ -1,0 +1,37 @@
+"""The sweep's paired ESV goal (issue 19, part 7)."""
+
+from tests.benchmarks import consolidation_sweep as sweep
+
+
+def _rows(pairs, group='bitbrains'):
+    rows = []
+    for i, (w, n) in enumerate(pairs):
+        rows.append({'group': group, 'input': 'w%d' % i,
+                     'config': 'wss default', 'esv': w})
+        rows.append({'group': group, 'input': 'w%d' % i,
+                     'config': 'booked pre-19 (Neat)', 'esv': n})
+    rows.append({'group': 'other', 'input': 'w0', 'config': 'wss default',
+                 'esv': 1.0})
+    return rows
+
+
+def test_paired_esv_met_where_every_input_agrees():
+    # Neat's ESV spreads over an order of magnitude, WSS's is always
+    # about a tenth of it: the unpaired means' intervals would overlap
+    pairs = [(1e-5, 1e-4), (2e-4, 3e-3), (5e-5, 4e-4), (1e-4, 1e-3)]
+    g = sweep.esv_paired(_rows(pairs), 'bitbrains')
+    assert g['met'] and g['mean_met']
+    assert g['value'].endswith('(n=4)')
+
+
+def test_paired_esv_not_met_when_inputs_disagree():
+    pairs = [(1e-5, 1e-4), (3e-3, 2e-4), (5e-4, 4e-4)]
+    g = sweep.esv_paired(_rows(pairs), 'bitbrains')
+    assert not g['met']
+
+
+def test_paired_esv_undefined_with_a_zero():
+    g = sweep.esv_paired(_rows([(1e-5, 0.0), (1e-5, 1e-4)]), 'bitbrains')
+    assert not g['met'] and not g['mean_met']
+    assert 'undefined' in g['value'] and '1 of 2' in g['value']
+    assert sweep.esv_paired(_rows([]), 'bitbrains')['met'] is False
