@@ -154,6 +154,25 @@ opts = [
                     'is not emptied for underload, so a host switched on '
                     'for an overload is not switched off again at once '
                     '(memmut\'s addition to Neat; 0 disables it).'),
+    cfg.StrOpt('prewarm_history',
+               default='first_estimate',
+               choices=[('booked', 'a VM not yet seen for a whole '
+                         '[badis] time_slice counts at its booking in '
+                         'the history the planner forecasts from'),
+                        ('first_estimate', 'once the VM has a '
+                         'WSS^max_avg, its earlier samples hold that '
+                         'first estimate instead')],
+               help='What the memory-load history the planner forecasts '
+                    'from holds for the samples of a VM\'s first time '
+                    'slice (memory_basis = wss). The booking there is a '
+                    'placeholder, not a use: a VM that grows after it '
+                    'looks like one whose load fell and rose again. The '
+                    'packing and the current load of a VM still in its '
+                    'first slice are unchanged. Swept on every input in '
+                    'doc/source/simulator.rst (issue 19): fewer '
+                    'migrations on memory_spikes, bursty and dense, the '
+                    'rest unchanged; hence the default. booked: the '
+                    'behaviour before.'),
     cfg.IntOpt('min_dwell_rounds',
                default=0,
                min=0,

@@ -169,7 +169,7 @@ def cpu_history(samples, end, interval, length, core_mhz):
 
 
 def memory_history(samples, end, interval, length, booked_mb, first_seen,
-                   time_slice):
+                   time_slice, prewarm='booked'):
     """WSS^max_avg in MiB at the end of each interval, oldest first.
 
     The figure is the agent's own (``wss_max_avg_kb`` of the newest sample
@@ -178,7 +178,10 @@ def memory_history(samples, end, interval, length, booked_mb, first_seen,
     of the VM are left out; one whose newest sample has no reported
     WSS^max_avg (an agent before RPC 1.1, an estimator without one), or
     whose VM has not yet been seen for a whole time slice, counts at
-    ``booked_mb``.
+    ``booked_mb``. With ``prewarm`` = ``'first_estimate'`` (``[consolidation]
+    prewarm_history``) the intervals before the VM was seen for a whole
+    time slice hold instead its first WSS^max_avg in the history, when
+    the history has one.
     """
     k_all = _bin_index([s.timestamp for s in samples], end, interval)
     newest = {}
@@ -187,14 +190,17 @@ def memory_history(samples, end, interval, length, booked_mb, first_seen,
         if k < length and (k not in newest or
                            s.timestamp >= newest[k].timestamp):
             newest[k] = s
-    out = []
-    for k in sorted(newest, reverse=True):
-        s = newest[k]
-        warm = s.timestamp - first_seen >= time_slice
-        if s.wss_max_avg_kb is None or not warm:
-            out.append(booked_mb)
-        else:
-            out.append(min(s.wss_max_avg_kb / 1024.0, booked_mb))
+    rows = [newest[k] for k in sorted(newest, reverse=True)]
+    warm = [s.timestamp - first_seen >= time_slice for s in rows]
+    out = [booked_mb if s.wss_max_avg_kb is None or not w
+           else min(s.wss_max_avg_kb / 1024.0, booked_mb)
+           for s, w in zip(rows, warm)]
+    if prewarm == 'first_estimate':
+        first = next((i for i, (s, w) in enumerate(zip(rows, warm))
+                      if w and s.wss_max_avg_kb is not None), None)
+        for i in range(first or 0):
+            if not warm[i]:
+                out[i] = out[first]
     return out
 
 
@@ -304,8 +310,8 @@ def build_input(conf, db, now, states=None, wake=False):
             ram = booked
         else:
             mem = memory_history(samples, end, interval, length, booked,
-                                 vm.first_seen,
-                                 conf.badis.time_slice) or [booked]
+                                 vm.first_seen, conf.badis.time_slice,
+                                 c.prewarm_history) or [booked]
             ram = booked if mem[-1] >= booked else float(sizing.demand(
                 mem[-1], booked, conf.badis.headroom_kb / 1024.0,
                 conf.badis.headroom_fraction))

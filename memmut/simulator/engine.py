@@ -131,11 +131,12 @@ class Settings:
     # (memmut.consolidation.young; ``[consolidation] young_vm_policy``).
     young: young_mod.YoungPolicy = young_mod.YoungPolicy()
     # What the planner's memory-load history holds for the samples
-    # before a VM's first time slice ended, once the VM has an estimate:
-    # ``booked`` (what it was counted at then, as the controller does) or
-    # ``first_estimate`` (its first WSS^max_avg: the booking was a
-    # placeholder, not a use the VM selection should forecast from).
-    prewarm_history: str = 'booked'
+    # before a VM's first time slice ended, once the VM has an estimate,
+    # as the controller's ``[consolidation] prewarm_history``: ``booked``
+    # (what it was counted at then) or ``first_estimate`` (its first
+    # WSS^max_avg: the booking was a placeholder, not a use the VM
+    # selection should forecast from).
+    prewarm_history: str = 'first_estimate'
 
     def __post_init__(self):
         if self.interval <= 0:
@@ -650,5 +651,6 @@ def settings_from_conf(conf, duration_hours=0.0, step=300.0,
         migration_concurrency=s.migration_concurrency,
         migration_cpu_mhz=s.migration_cpu_mhz,
         missing_carry_seconds=s.missing_carry_seconds,
+        prewarm_history=c.prewarm_history,
         wss_error=wss_error,
         young=young_mod.YoungPolicy.from_conf(conf))

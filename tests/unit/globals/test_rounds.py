@@ -136,6 +136,29 @@ def test_memory_history_is_the_reported_max_avg_and_booked_while_cold():
     assert hist == [1024.0, 200.0, 500.0, 300.0, 100.0]
 
 
+def test_memory_history_first_estimate_replaces_the_cold_placeholder():
+    # [consolidation] prewarm_history = first_estimate: the intervals of
+    # the first time slice hold the first WSS^max_avg, not the booking
+    # (a VM growing later then reads as growing, not as falling and
+    # rising again); the rest is the same history.
+    reported = [100, 300, 100, 100, 200, 100, 500, 100, 300, 100, 100]
+    samples = [S(100.0 * i, max_avg_mb=w) for i, w in enumerate(reported)]
+    kw = dict(first_seen=0.0, time_slice=400.0)
+    booked = rounds.memory_history(samples, 1000.0, 200.0, 5, 1024.0, **kw)
+    first = rounds.memory_history(samples, 1000.0, 200.0, 5, 1024.0,
+                                  prewarm='first_estimate', **kw)
+    assert booked[0] == 1024.0
+    assert first == [200.0] + booked[1:]
+    # still cold everywhere: nothing to take the place of the booking
+    young = rounds.memory_history(samples[:4], 300.0, 100.0, 3, 1024.0,
+                                  prewarm='first_estimate', **kw)
+    assert young == [1024.0] * 3
+    # the first warm interval reports no WSS^max_avg: unchanged
+    old = [S(100.0 * i, wss_mb=200) for i in range(10)]
+    assert rounds.memory_history(old, 900.0, 300.0, 3, 512.0, 0.0, 400.0,
+                                 prewarm='first_estimate') == [512.0] * 3
+
+
 def test_memory_history_counts_unreported_samples_at_booked():
     # An agent before RPC 1.1 reports wss_kb only.
     samples = [S(100.0 * i, wss_mb=200) for i in range(10)]
@@ -199,6 +222,23 @@ def test_a_young_vm_counts_at_its_booking(db, clock):
              duration=1200.0)
     (vm,) = rounds.build_input(round_conf(), db, clock()).vms
     assert vm.ram == 1024.0 and vm.mem_history[-1] == 1024.0
+
+
+def test_build_input_prewarm_history_option(db, clock):
+    # 2 h of reports, time slice 1 h: the first hour's intervals hold the
+    # booking, or (prewarm_history = first_estimate) the first estimate.
+    populate(db, clock, {'h1': (4, 8 * GIB_KB, [VMSpec('a')])})
+    clock.advance(30.0)
+    by = {}
+    for mode in ('booked', 'first_estimate'):
+        conf = round_conf(prewarm_history=mode, history_length=24)
+        (vm,) = rounds.build_input(conf, db, clock()).vms
+        by[mode] = vm
+    assert 1024.0 in by['booked'].mem_history
+    assert by['first_estimate'].mem_history == pytest.approx(
+        [256.0] * len(by['first_estimate'].mem_history))
+    # what the VM is packed on now does not change
+    assert by['booked'].ram == by['first_estimate'].ram
 
 
 def test_young_vm_policies(db, clock):
