@@ -19,13 +19,13 @@ headroom above the demand) does not go below it. Until the first round
 without swap activity after it, every swapping round raises it to the
 allocation of that round: the guest swapped there too, so the floor ends
 at the largest allocation that swapped, one growth step below the one
-that was quiet. A later bad shrink raises it again. The floor is a statement about the working
-set at the time, so it ends when the sampled working set is seen to
-fall: a quiet round (no swap activity) whose corrected sample is at least
-``fall`` below the sample of the round that set it (when that round had
-none, the first quiet round's sample). It also lapses after
-``expire_rounds`` rounds without swap activity, so that nothing learned
-here stays forever.
+that was quiet. A later bad shrink raises it again. The floor is a
+statement about the working set at the time, so it ends when the sampled
+working set is seen to fall: a quiet round (no swap activity) whose
+corrected sample is at least ``fall`` below the sample of the round that
+set it (when that round had none, the first quiet round's sample). It
+also lapses after ``expire_rounds`` rounds without swap activity, so
+that nothing learned here stays forever.
 
 The reference sample is the one taken at the bad shrink, not the highest
 one since: samples of a moving hot set or a skewed pattern vary by a
