@@ -334,6 +334,7 @@ class BadisState:
     # floor (shrink_floor.py).
     last_short: bool = False
     floor: floors.Floor = floors.Floor()
+    last_m_cur_kb: typing.Optional[int] = None
 
     @classmethod
     def initial(cls, params=None, pinned_floor_kb=0, now=None):
@@ -947,11 +948,16 @@ def step(state, obs, params=None):
     floor, floor_event = state.floor, None
     if params.shrink_floor:
         sample = _sampled_wss(state, obs)
+        # the swap-ins of a round were mostly at its start: a balloon
+        # grown since the last round (a VG round's estimate) hides the
+        # allocation that was too small
+        swapped_at = min(x for x in (obs.m_cur_kb, obs.grew_from_kb,
+                                     state.last_m_cur_kb) if x is not None)
         floor, floor_event = floors.update(
             state.floor, bad_shrink=g.bad_shrinks > state.bad_shrinks,
-            m_cur_kb=obs.m_cur_kb,
+            m_cur_kb=swapped_at,
             sample_kb=sample.wss_kb if sample is not None else None,
-            short=obs.short, params=params.floor_params)
+            short=obs.short, full=obs.full, params=params.floor_params)
         demand = floors.apply(floor, demand, obs.booked_kb)
         if floor_event:
             events.append(floor_event)
@@ -1055,6 +1061,7 @@ def step(state, obs, params=None):
                                if obs.sampled is not None
                                else state.last_swapin_rate_kb),
                            last_short=obs.short, floor=floor,
+                           last_m_cur_kb=obs.m_cur_kb,
                            **{k: v for k, v in pr.fields.items()
                               if k != 'probe_wait'})
     return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,

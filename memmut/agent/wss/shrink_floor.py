@@ -63,13 +63,18 @@ class FloorParams:
             raise ValueError('expire_rounds must not be negative')
 
 
-def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, params=None):
+def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
+           params=None):
     """One round: ``(new_floor, event)``; ``event`` is a log line or None.
 
     ``bad_shrink``: a shrink was followed by swap-ins this round (counted
-    by the guard); ``m_cur_kb``: the allocation the guest swapped at;
-    ``sample_kb``: this round's corrected sample (None: none taken);
-    ``short``: swap activity this round.
+    by the guard); ``m_cur_kb``: the allocation the guest swapped at (the
+    smallest it had over the round: a balloon grown during the round
+    read back what was evicted below); ``sample_kb``: this round's
+    corrected sample (None: none taken); ``short``: swap activity this
+    round; ``full``: the guest had no free memory to speak of. A swapping
+    round with free memory reads back what was evicted before: it does
+    not show that this allocation is too small, and raises nothing.
     """
     params = params or FloorParams()
     if bad_shrink:
@@ -84,7 +89,7 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, params=None):
     if not floor.kb:
         return floor, None
     if short:
-        kb = max(floor.kb, m_cur_kb) if floor.open else floor.kb
+        kb = max(floor.kb, m_cur_kb) if floor.open and full else floor.kb
         event = None
         if kb > floor.kb:
             event = ('shrink floor raised to %s: still swapping in'
