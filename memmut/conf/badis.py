@@ -319,6 +319,38 @@ opts = [
                     'back, 4 MiB/s keeps a vCPU waiting 5-10 % of the '
                     'time, about as much as its sample then under-reads. '
                     '0: only the falling-sample sign.'),
+    cfg.BoolOpt('shrink_floor',
+                default=False,
+                help='Do not shrink a VM again into an allocation it was '
+                     'shown to swap at (issue 13): after a shrink followed '
+                     'by swap-ins, the demand stays at least the '
+                     'allocation the guest swapped at (the balloon adds '
+                     'its headroom above it) until a quiet round\'s '
+                     'sample falls shrink_floor_fall below the sample of '
+                     'the round that set it, or shrink_floor_rounds '
+                     'rounds pass without swap activity. Also: swap '
+                     'activity in two consecutive rounds is a shortage '
+                     '(V -> VG) even while the balloon moves; without '
+                     'this, a balloon that shrinks every round has all its '
+                     'swap-ins taken for reclaim noise. Off by default '
+                     '(see doc/source/badis.rst for what it was measured '
+                     'to do).'),
+    cfg.FloatOpt('shrink_floor_fall',
+                 default=0.15,
+                 min=0.01,
+                 max=0.99,
+                 help='Fraction by which a quiet round\'s corrected sample '
+                      'must be below the sample at the bad shrink to '
+                      'release the shrink floor (a working set that fell). '
+                      'The sample of a skewed pattern or a moving hot set '
+                      'varies by up to a third from round to round at a '
+                      'steady working set.'),
+    cfg.IntOpt('shrink_floor_rounds',
+               default=60,
+               min=0,
+               help='Rounds without swap activity after which the shrink '
+                    'floor lapses (0: only a fall releases it): nothing '
+                    'learned from one shortage stays forever.'),
     cfg.FloatOpt('shrink_swapin_window',
                  default=180.0,
                  min=0.0,

@@ -98,6 +98,7 @@ import dataclasses
 import enum
 import typing
 
+from memmut.agent.wss import shrink_floor as floors
 from memmut.agent.wss import techniques
 from memmut import sizing
 from memmut import units
@@ -158,6 +159,12 @@ class BadisParams:
     # instead of lowering the estimate (see _probe())
     pinned_probe: bool = False
     pinned_probe_step_kb: int = 16 * MiB
+    # issue 13, session 7: no shrinking again into an allocation shown to
+    # swap, and swap-ins in consecutive rounds are a shortage even while
+    # the balloon moves (see shrink_floor and _fsm)
+    shrink_floor: bool = False
+    shrink_floor_fall: float = 0.15
+    shrink_floor_rounds: int = 60
 
     def __post_init__(self):
         if not 0 < self.vg_threshold <= 1:
@@ -178,6 +185,8 @@ class BadisParams:
             raise ValueError('stall_swapin_rate_kb must not be negative')
         if self.shrink_swapin_window < 0:
             raise ValueError('shrink_swapin_window must not be negative')
+        floors.FloorParams(fall=self.shrink_floor_fall,
+                           expire_rounds=self.shrink_floor_rounds)
         if not 0 <= self.shrink_hold_rounds <= self.shrink_hold_max_rounds:
             raise ValueError('shrink_hold_rounds must be in [0, '
                              'shrink_hold_max_rounds]')
@@ -185,6 +194,11 @@ class BadisParams:
     @classmethod
     def from_conf(cls, conf):
         return _from_options(cls, conf.badis)
+
+    @property
+    def floor_params(self):
+        return floors.FloorParams(fall=self.shrink_floor_fall,
+                                  expire_rounds=self.shrink_floor_rounds)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -315,6 +329,12 @@ class BadisState:
     probe_at: typing.Optional[float] = None
     probe_seen_evict: bool = False
     probe_end_at: typing.Optional[float] = None
+    # The last round had swap activity (shrink_floor: a second such round
+    # is a shortage even while the balloon moves), and the bad-shrink
+    # floor (shrink_floor.py).
+    last_short: bool = False
+    floor: floors.Floor = floors.Floor()
+    last_m_cur_kb: typing.Optional[int] = None
 
     @classmethod
     def initial(cls, params=None, pinned_floor_kb=0, now=None):
@@ -499,6 +519,16 @@ def _fsm(state, obs, params):
                           pinned_kb=pinned,
                           transition='V->VG: swap activity seen while '
                                      'sampling')
+        if obs.short and params.shrink_floor and state.last_short:
+            # a balloon that shrinks every round is never steady, so the
+            # exception below would excuse every one of its swap-ins: a
+            # guest reclaiming what one shrink took stops swapping the
+            # next round, a short one does not
+            return _Round(Mode.VG, _shortage_wss(state, obs),
+                          pinned_kb=pinned,
+                          transition='V->VG: swap activity in 2 '
+                                     'consecutive rounds while the '
+                                     'balloon moved')
         # (Swap-ins in an interval during which the balloon moved, while
         # sampling sees a WSS well under the allocation: the guest
         # reclaiming what the balloon took evicts a few hot pages with the
@@ -747,6 +777,8 @@ def _noise(state, obs, params):
         return False
     if state.short_kb or state.hold_rounds:
         return False
+    if params.shrink_floor and state.last_short:
+        return False                 # the second round: a shortage
     return _far_below(_sampled_wss(state, obs), obs, params)
 
 
@@ -913,6 +945,22 @@ def step(state, obs, params=None):
     events = list(g.events)
     if r.skipped:
         events.append(r.skipped)
+    floor, floor_event = state.floor, None
+    if params.shrink_floor:
+        sample = _sampled_wss(state, obs)
+        # the swap-ins of a round were mostly at its start: a balloon
+        # grown since the last round (a VG round's estimate) hides the
+        # allocation that was too small
+        swapped_at = min(x for x in (obs.m_cur_kb, obs.grew_from_kb,
+                                     state.last_m_cur_kb) if x is not None)
+        floor, floor_event = floors.update(
+            state.floor, bad_shrink=g.bad_shrinks > state.bad_shrinks,
+            m_cur_kb=swapped_at,
+            sample_kb=sample.wss_kb if sample is not None else None,
+            short=obs.short, full=obs.full, params=params.floor_params)
+        demand = floors.apply(floor, demand, obs.booked_kb)
+        if floor_event:
+            events.append(floor_event)
     pinned, note = r.pinned_kb, r.pinned_note
     decayed_from = state.pinned_peak_kb
     floor_kb = state.pinned_floor_kb
@@ -1012,6 +1060,8 @@ def step(state, obs, params=None):
                                (obs.swapin_rate_kb or 0.0)
                                if obs.sampled is not None
                                else state.last_swapin_rate_kb),
+                           last_short=obs.short, floor=floor,
+                           last_m_cur_kb=obs.m_cur_kb,
                            **{k: v for k, v in pr.fields.items()
                               if k != 'probe_wait'})
     return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,

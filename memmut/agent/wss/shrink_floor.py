@@ -1,0 +1,115 @@
+"""The bad-shrink floor: an allocation shown too small is not shrunk to
+again until the working set is seen to fall (issue 13).
+
+Why: on the pattern suite (tests/benchmarks/results/badis17/README.md)
+most of Badis's throughput loss came from the same cycle repeated. The
+sample reads below what the guest needs (pages it touches less often
+than once a round: a Zipf tail, the base of a guest whose data sits
+idle, a hot set between moves), the balloon shrinks to it, the guest
+swaps, the estimate goes up, the swap-ins stop, and a few quiet rounds
+later the same sample shrinks the balloon to the same size again. Each
+turn costs the guest its swap-ins (10-40 MiB a turn on a 256 MiB TCG
+guest, a sawtooth of period 8-10 s in load_idle and hotset). Nothing in
+the estimator remembered that this size had swapped.
+
+What it is. When a shrink is followed by swap-ins (the guard of
+:mod:`.badis` counts it: a bad shrink), the allocation the guest swapped
+at becomes a floor: the demand (hence the balloon, which adds its
+headroom above the demand) does not go below it. Until the first round
+without swap activity after it, every swapping round raises it to the
+allocation of that round: the guest swapped there too, so the floor ends
+at the largest allocation that swapped, one growth step below the one
+that was quiet. A later bad shrink raises it again. The floor is a
+statement about the working set at the time, so it ends when the sampled
+working set is seen to fall: a quiet round (no swap activity) whose
+corrected sample is at least ``fall`` below the sample of the round that
+set it (when that round had none, the first quiet round's sample). It
+also lapses after ``expire_rounds`` rounds without swap activity, so
+that nothing learned here stays forever.
+
+The reference sample is the one taken at the bad shrink, not the highest
+one since: samples of a moving hot set or a skewed pattern vary by a
+third from round to round, and a maximum would make every low one look
+like a fall. A sample taken while the guest stalled on swap reads low,
+which only makes the floor harder to release (the safe side).
+"""
+
+import dataclasses
+import typing
+
+from memmut import units
+
+_mib = units.fmt_kb
+
+
+@dataclasses.dataclass(frozen=True)
+class Floor:
+    """The floor of one VM between rounds."""
+    kb: int = 0                          # 0: no floor
+    ref_kb: typing.Optional[int] = None  # sample it was set at
+    quiet_rounds: int = 0                # rounds without swap activity
+    open: bool = False                   # the shortage that set it goes on
+
+
+@dataclasses.dataclass(frozen=True)
+class FloorParams:
+    fall: float = 0.15
+    expire_rounds: int = 60
+
+    def __post_init__(self):
+        if not 0 < self.fall < 1:
+            raise ValueError('fall must be in (0, 1)')
+        if self.expire_rounds < 0:
+            raise ValueError('expire_rounds must not be negative')
+
+
+def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
+           params=None):
+    """One round: ``(new_floor, event)``; ``event`` is a log line or None.
+
+    ``bad_shrink``: a shrink was followed by swap-ins this round (counted
+    by the guard); ``m_cur_kb``: the allocation the guest swapped at (the
+    smallest it had over the round: a balloon grown during the round
+    read back what was evicted below); ``sample_kb``: this round's
+    corrected sample (None: none taken); ``short``: swap activity this
+    round; ``full``: the guest had no free memory to speak of. A swapping
+    round with free memory reads back what was evicted before: it does
+    not show that this allocation is too small, and raises nothing.
+    """
+    params = params or FloorParams()
+    if bad_shrink:
+        kb = max(floor.kb, m_cur_kb)
+        ref = sample_kb if floor.kb == 0 or floor.ref_kb is None else (
+            floor.ref_kb if sample_kb is None else sample_kb)
+        event = ('shrink floor %s: swapped in at %s after a shrink%s'
+                 % ('raised to %s' % _mib(kb) if floor.kb else
+                    'set at %s' % _mib(kb), _mib(m_cur_kb),
+                    '' if ref is None else ', sampled %s' % _mib(ref)))
+        return Floor(kb=kb, ref_kb=ref, quiet_rounds=0, open=True), event
+    if not floor.kb:
+        return floor, None
+    if short:
+        kb = max(floor.kb, m_cur_kb) if floor.open and full else floor.kb
+        event = None
+        if kb > floor.kb:
+            event = ('shrink floor raised to %s: still swapping in'
+                     % _mib(kb))
+        return dataclasses.replace(floor, kb=kb, quiet_rounds=0), event
+    quiet = floor.quiet_rounds + 1
+    ref = floor.ref_kb
+    if sample_kb is not None:
+        if ref is None:
+            return Floor(floor.kb, sample_kb, quiet), None
+        if sample_kb <= (1 - params.fall) * ref:
+            return Floor(), ('shrink floor %s released: sampled %s fell '
+                             'from %s' % (_mib(floor.kb), _mib(sample_kb),
+                                          _mib(ref)))
+    if params.expire_rounds and quiet >= params.expire_rounds:
+        return Floor(), ('shrink floor %s lapsed: %d rounds without swap '
+                         'activity' % (_mib(floor.kb), quiet))
+    return Floor(floor.kb, ref, quiet), None
+
+
+def apply(floor, demand_kb, booked_kb):
+    """The demand with the floor under it (never above the booking)."""
+    return max(demand_kb, min(floor.kb, booked_kb))
