@@ -175,7 +175,9 @@ fn lock_for_write<'s, B: Backend, W: Write>(c: &Conn<'_, W>, store: &'s B) -> Mu
     store.lock()
 }
 
-/// Read [at, at + buf.len()) (one chunk of a READ) with what `fetch` got.
+/// Read [at, at + buf.len()) (one chunk of a READ): its remote pages are
+/// received into `buf` first, without the export's mutex, then checked and
+/// completed from the layers under it.
 fn read_chunk<B: Backend, W: Write>(
     c: &Conn<'_, W>,
     store: &B,
@@ -183,6 +185,9 @@ fn read_chunk<B: Backend, W: Write>(
     at: u64,
     buf: &mut [u8],
 ) -> Result<(), Errno> {
+    if let Some(f) = fetch.as_mut() {
+        f.recv(buf);
+    }
     let mut g = lock_for_read(c, store);
     let before = g.stash(fetch.take());
     let r = g.read(at, buf);
@@ -196,12 +201,12 @@ fn serve_read<B: Backend, W: Write>(c: &Conn<'_, W>, store: &B, budget: &Budget,
         return c.reply(0, req.cookie, &[], true);
     }
     let chunk = budget.chunk();
-    // the remote pages of up to `win` bytes are fetched in one exchange,
-    // without the export's mutex
+    // the remote pages of up to `win` bytes are requested at once; their
+    // replies wait in the sockets and land chunk by chunk in `buf`
     let win = std::cmp::max(chunk, READ_AHEAD_MAX as usize / chunk * chunk);
-    // one grant for the chunk buffer and a window's fetch, taken before
-    // any lock: a READ never waits for the budget holding the writer
-    let _grant = budget.acquire(std::cmp::min(len, chunk) + std::cmp::min(len, win));
+    // the grant for the chunk buffer is taken before any lock: a READ
+    // never waits for the budget holding the writer
+    let _grant = budget.acquire(std::cmp::min(len, chunk));
     let mut buf = vec![0u8; std::cmp::min(chunk, len)];
     let mut out: Option<MutexGuard<'_, BufWriter<W>>> = None;
     let mut done = 0usize;
@@ -210,7 +215,7 @@ fn serve_read<B: Backend, W: Write>(c: &Conn<'_, W>, store: &B, budget: &Budget,
         let wlen = std::cmp::min(win, len - done);
         let mut fetch = lock_for_read(c, store).plan_fetch(req.off + done as u64, wlen as u64, chunk as u64);
         if let Some(f) = fetch.as_mut() {
-            f.run();
+            f.send();
         }
         let wend = done + wlen;
         while done < wend {
