@@ -321,6 +321,8 @@ struct SlabShared {
     failed_at: Mutex<Option<f64>>,
     closing: AtomicBool,
     remote_writes: AtomicU64,
+    /// Batches the worker sent (`remote_writes` / this: pages per batch).
+    remote_write_batches: AtomicU64,
     raws: Vec<TcpStream>,
     /// The read connections no fetch holds (`READ_CONNS` in all): a fetch
     /// takes one for its whole exchange, the worker pings idle ones.
@@ -412,6 +414,7 @@ pub struct SlabInfo {
     pub remote_pages: u64,
     pub hit_pages: u64,
     pub remote_writes: u64,
+    pub remote_write_batches: u64,
     pub attached_at: f64,
     pub failed_at: Option<f64>,
     pub error: Option<String>,
@@ -455,6 +458,7 @@ impl SlabClient {
             failed_at: Mutex::new(None),
             closing: AtomicBool::new(false),
             remote_writes: AtomicU64::new(0),
+            remote_write_batches: AtomicU64::new(0),
             raws,
             idle: Mutex::new(rcs),
             idle_cv: Condvar::new(),
@@ -522,6 +526,7 @@ impl SlabClient {
             remote_pages: self.used,
             hit_pages: self.hit_pages,
             remote_writes: self.shared.remote_writes.load(Ordering::Relaxed),
+            remote_write_batches: self.shared.remote_write_batches.load(Ordering::Relaxed),
             attached_at: self.attached_at,
             failed_at: *lock(&self.shared.failed_at),
             error: lock(&self.shared.why).clone(),
@@ -638,6 +643,7 @@ fn worker(id: String, mut conn: Conn, rx: Receiver<Job>, sh: Arc<SlabShared>) {
                             c[*slot as usize] = *gen;
                         }
                         sh.remote_writes.fetch_add(b.pages.len() as u64, Ordering::Relaxed);
+                        sh.remote_write_batches.fetch_add(1, Ordering::Relaxed);
                     }
                     Err(e) => sh.fail(&id, format!("remote write failed: {}", e)),
                 }
