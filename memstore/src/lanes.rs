@@ -29,7 +29,7 @@
 //! takes it only when no READ worker is waiting for it.
 
 use crate::device::{Device, Errno};
-use crate::remote::{Fetch, READ_AHEAD_MAX};
+use crate::remote::{Fetch, READ_AHEAD_MAX, RECV_CHUNK};
 use crate::limits::{Budget, Grant};
 use crate::log::warn;
 use crate::nbd::{
@@ -213,13 +213,21 @@ fn serve_read<B: Backend, W: Write>(c: &Conn<'_, W>, store: &B, budget: &Budget,
     let mut res: io::Result<()> = Ok(());
     while done < len && res.is_ok() {
         let wlen = std::cmp::min(win, len - done);
-        let mut fetch = lock_for_read(c, store).plan_fetch(req.off + done as u64, wlen as u64, chunk as u64);
-        if let Some(f) = fetch.as_mut() {
-            f.send();
-        }
+        // a window with remote pages is served in smaller chunks: each is
+        // checked and passed on while the lender streams the next, so
+        // only the last one's handling follows the transfer
+        let small = std::cmp::min(chunk, RECV_CHUNK);
+        let mut fetch = lock_for_read(c, store).plan_fetch(req.off + done as u64, wlen as u64, small as u64);
+        let step = match fetch.as_mut() {
+            Some(f) => {
+                f.send();
+                small
+            }
+            None => chunk,
+        };
         let wend = done + wlen;
         while done < wend {
-            let n = std::cmp::min(chunk, wend - done);
+            let n = std::cmp::min(step, wend - done);
             let at = req.off + done as u64;
             let r = read_chunk(c, store, &mut fetch, at, &mut buf[..n]);
             match (r, out.as_mut()) {

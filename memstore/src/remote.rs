@@ -62,6 +62,9 @@ pub const MAX_REQUEST: usize = 1 << 20;
 /// many bytes ahead (what the socket buffers hold without stalling the
 /// lender).
 pub const READ_AHEAD_MAX: u64 = 4 << 20;
+/// A READ's chunks when it has remote pages (lanes.rs): the replies of
+/// one are received, checked and passed on while the next ones travel.
+pub const RECV_CHUNK: usize = 256 << 10;
 /// Default bound on the host page cache that the backing file's copies of
 /// remote-placed pages may hold (`--remote-dirty-window`).
 pub const DEFAULT_DIRTY_WINDOW: u64 = 64 << 20;
