@@ -52,14 +52,17 @@ pub trait Device {
     fn unmap_cached(&mut self, _pages: &[u64]) {}
     /// A READ of [off, off + len) follows, in reads of `chunk` bytes from
     /// `off` on: the pages of it that live on remote slabs, planned here
-    /// (under the export's mutex) and fetched without it
-    /// (`remote::Fetch::run`).  None: nothing to fetch.
+    /// (under the export's mutex), requested without it
+    /// (`remote::Fetch::send`) and received chunk by chunk into the
+    /// buffer of the read that follows (`remote::Fetch::recv`).  None:
+    /// nothing to fetch.
     fn plan_fetch(&mut self, _off: u64, _len: u64, _chunk: u64) -> Option<crate::remote::Fetch> {
         None
     }
     /// Give the tier that planned it a fetch, for the reads that follow;
-    /// returns the one it held (`stash(None)` takes it back).  A page of
-    /// it is used only if it is still the page's current version.
+    /// returns the one it held (`stash(None)` takes it back).  A page that
+    /// landed in the read's buffer is kept only if it is still the page's
+    /// current version (else the read takes it from the file).
     fn stash(&mut self, f: Option<crate::remote::Fetch>) -> Option<crate::remote::Fetch> {
         f
     }

@@ -334,11 +334,15 @@ impl Device for FileBackend {
         self.reserve(range.clone())?;
         let o = off as usize;
         let whole = off % PAGE_SIZE == 0 && data.len() as u64 % PAGE_SIZE == 0;
-        if whole && self.dropped.ones > 0 && range.clone().any(|p| self.dropped.get(p)) {
-            // whole pages, some of them dropped from the page cache: a
-            // store through the mapping would read each from the disk
-            // first, pwrite replaces it (the same page cache: the mapping
-            // sees it).  Elsewhere the mapping's memcpy is the faster path
+        if whole
+            && ((self.dropped.ones > 0 && range.clone().any(|p| self.dropped.get(p)))
+                || range.clone().any(|p| !self.stored.get(p)))
+        {
+            // whole pages, some of them dropped from the page cache or
+            // never written (holes): a store through the mapping would
+            // fault each in and read it from the disk or zero it first,
+            // pwrite replaces it (the same page cache: the mapping sees
+            // it).  Elsewhere the mapping's memcpy is the faster path
             // (doc/source/memstore.rst).
             self.file.write_all_at(data, off).map_err(|e| errno(&e))?;
             range.clone().for_each(|p| self.dropped.clear(p));

@@ -29,7 +29,7 @@
 //! takes it only when no READ worker is waiting for it.
 
 use crate::device::{Device, Errno};
-use crate::remote::{Fetch, READ_AHEAD_MAX};
+use crate::remote::{Fetch, READ_AHEAD_MAX, RECV_CHUNK};
 use crate::limits::{Budget, Grant};
 use crate::log::warn;
 use crate::nbd::{
@@ -175,7 +175,9 @@ fn lock_for_write<'s, B: Backend, W: Write>(c: &Conn<'_, W>, store: &'s B) -> Mu
     store.lock()
 }
 
-/// Read [at, at + buf.len()) (one chunk of a READ) with what `fetch` got.
+/// Read [at, at + buf.len()) (one chunk of a READ): its remote pages are
+/// received into `buf` first, without the export's mutex, then checked and
+/// completed from the layers under it.
 fn read_chunk<B: Backend, W: Write>(
     c: &Conn<'_, W>,
     store: &B,
@@ -183,6 +185,9 @@ fn read_chunk<B: Backend, W: Write>(
     at: u64,
     buf: &mut [u8],
 ) -> Result<(), Errno> {
+    if let Some(f) = fetch.as_mut() {
+        f.recv(buf);
+    }
     let mut g = lock_for_read(c, store);
     let before = g.stash(fetch.take());
     let r = g.read(at, buf);
@@ -196,25 +201,33 @@ fn serve_read<B: Backend, W: Write>(c: &Conn<'_, W>, store: &B, budget: &Budget,
         return c.reply(0, req.cookie, &[], true);
     }
     let chunk = budget.chunk();
-    // the remote pages of up to `win` bytes are fetched in one exchange,
-    // without the export's mutex
+    // the remote pages of up to `win` bytes are requested at once; their
+    // replies wait in the sockets and land chunk by chunk in `buf`
     let win = std::cmp::max(chunk, READ_AHEAD_MAX as usize / chunk * chunk);
-    // one grant for the chunk buffer and a window's fetch, taken before
-    // any lock: a READ never waits for the budget holding the writer
-    let _grant = budget.acquire(std::cmp::min(len, chunk) + std::cmp::min(len, win));
+    // the grant for the chunk buffer is taken before any lock: a READ
+    // never waits for the budget holding the writer
+    let _grant = budget.acquire(std::cmp::min(len, chunk));
     let mut buf = vec![0u8; std::cmp::min(chunk, len)];
     let mut out: Option<MutexGuard<'_, BufWriter<W>>> = None;
     let mut done = 0usize;
     let mut res: io::Result<()> = Ok(());
     while done < len && res.is_ok() {
         let wlen = std::cmp::min(win, len - done);
-        let mut fetch = lock_for_read(c, store).plan_fetch(req.off + done as u64, wlen as u64, chunk as u64);
-        if let Some(f) = fetch.as_mut() {
-            f.run();
-        }
+        // a window with remote pages is served in smaller chunks: each is
+        // checked and passed on while the lender streams the next, so
+        // only the last one's handling follows the transfer
+        let small = std::cmp::min(chunk, RECV_CHUNK);
+        let mut fetch = lock_for_read(c, store).plan_fetch(req.off + done as u64, wlen as u64, small as u64);
+        let step = match fetch.as_mut() {
+            Some(f) => {
+                f.send();
+                small
+            }
+            None => chunk,
+        };
         let wend = done + wlen;
         while done < wend {
-            let n = std::cmp::min(chunk, wend - done);
+            let n = std::cmp::min(step, wend - done);
             let at = req.off + done as u64;
             let r = read_chunk(c, store, &mut fetch, at, &mut buf[..n]);
             match (r, out.as_mut()) {

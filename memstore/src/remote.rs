@@ -45,7 +45,7 @@ use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::io::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -62,6 +62,9 @@ pub const MAX_REQUEST: usize = 1 << 20;
 /// many bytes ahead (what the socket buffers hold without stalling the
 /// lender).
 pub const READ_AHEAD_MAX: u64 = 4 << 20;
+/// A READ's chunks when it has remote pages (lanes.rs): the replies of
+/// one are received, checked and passed on while the next ones travel.
+pub const RECV_CHUNK: usize = 256 << 10;
 /// Default bound on the host page cache that the backing file's copies of
 /// remote-placed pages may hold (`--remote-dirty-window`).
 pub const DEFAULT_DIRTY_WINDOW: u64 = 64 << 20;
@@ -241,6 +244,12 @@ impl Conn {
         Ok(())
     }
 
+    /// Send requests (their headers and payloads, `out`) in one write.
+    fn send(&mut self, out: &[u8]) -> io::Result<()> {
+        self.tls.write_all(out)?;
+        self.tls.flush()
+    }
+
     /// Read `buf.len()` bytes at `off` of the slab.
     pub fn read(&mut self, off: u64, buf: &mut [u8]) -> io::Result<()> {
         self.read_many(&mut [(off, buf)])
@@ -315,7 +324,13 @@ struct SlabShared {
     failed_at: Mutex<Option<f64>>,
     closing: AtomicBool,
     remote_writes: AtomicU64,
+    /// Batches the worker sent (`remote_writes` / this: pages per batch).
+    remote_write_batches: AtomicU64,
     raws: Vec<TcpStream>,
+    /// The read connections no fetch holds (`READ_CONNS` in all): a fetch
+    /// takes one for its whole exchange, the worker pings idle ones.
+    idle: Mutex<Vec<Conn>>,
+    idle_cv: Condvar,
 }
 
 impl SlabShared {
@@ -341,6 +356,32 @@ impl SlabShared {
         for r in &self.raws {
             let _ = r.shutdown(Shutdown::Both);
         }
+        self.idle_cv.notify_all();
+    }
+
+    /// An idle read connection, waiting while every one is in use; None
+    /// once the slab failed or is closing.
+    fn take_conn(&self) -> Option<Conn> {
+        let mut idle = lock(&self.idle);
+        loop {
+            if self.failed.load(Ordering::SeqCst) || self.closing.load(Ordering::SeqCst) {
+                return None;
+            }
+            if let Some(c) = idle.pop() {
+                return Some(c);
+            }
+            // the timeout only re-checks the flags (`fail` wakes us too)
+            idle = match self.idle_cv.wait_timeout(idle, PING) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+    }
+
+    /// A read connection whose every reply was read goes back.
+    fn give_conn(&self, c: Conn) {
+        lock(&self.idle).push(c);
+        self.idle_cv.notify_one();
     }
 }
 
@@ -359,9 +400,6 @@ pub struct SlabClient {
     next_unused: u64,
     free: Vec<u64>,
     used: u64,
-    /// `READ_CONNS` connections for reads: READs served at once (lanes.rs)
-    /// each fetch on their own.
-    read_conns: Vec<Arc<Mutex<Conn>>>,
     tx: Option<SyncSender<Job>>,
     shared: Arc<SlabShared>,
     pub attached_at: f64,
@@ -379,6 +417,7 @@ pub struct SlabInfo {
     pub remote_pages: u64,
     pub hit_pages: u64,
     pub remote_writes: u64,
+    pub remote_write_batches: u64,
     pub attached_at: f64,
     pub failed_at: Option<f64>,
     pub error: Option<String>,
@@ -422,14 +461,16 @@ impl SlabClient {
             failed_at: Mutex::new(None),
             closing: AtomicBool::new(false),
             remote_writes: AtomicU64::new(0),
+            remote_write_batches: AtomicU64::new(0),
             raws,
+            idle: Mutex::new(rcs),
+            idle_cv: Condvar::new(),
         });
-        let read_conns: Vec<Arc<Mutex<Conn>>> = rcs.into_iter().map(|c| Arc::new(Mutex::new(c))).collect();
         let (tx, rx) = mpsc::sync_channel(QUEUE);
-        let (sh, rcc, wid) = (shared.clone(), read_conns.clone(), id.to_string());
+        let (sh, wid) = (shared.clone(), id.to_string());
         thread::Builder::new()
             .name(format!("slab-{}", id))
-            .spawn(move || worker(wid, wc, rcc, rx, sh))
+            .spawn(move || worker(wid, wc, rx, sh))
             .map_err(|e| format!("cannot start the slab worker: {}", e))?;
         info(&format!("slab {}: attached at {} ({} bytes, {})", id, uri, size, cipher));
         Ok(SlabClient {
@@ -440,7 +481,6 @@ impl SlabClient {
             next_unused: 0,
             free: Vec::new(),
             used: 0,
-            read_conns,
             tx: Some(tx),
             shared,
             attached_at: crate::geiger::unix_now(),
@@ -489,6 +529,7 @@ impl SlabClient {
             remote_pages: self.used,
             hit_pages: self.hit_pages,
             remote_writes: self.shared.remote_writes.load(Ordering::Relaxed),
+            remote_write_batches: self.shared.remote_write_batches.load(Ordering::Relaxed),
             attached_at: self.attached_at,
             failed_at: *lock(&self.shared.failed_at),
             error: lock(&self.shared.why).clone(),
@@ -503,6 +544,7 @@ impl Drop for SlabClient {
         for r in &self.shared.raws {
             let _ = r.shutdown(Shutdown::Both);
         }
+        self.shared.idle_cv.notify_all();
     }
 }
 
@@ -529,7 +571,7 @@ struct InFlight {
 /// A slab's worker: sends the queued remote writes (pipelined batches, up
 /// to `WRITE_DEPTH` in flight), confirms their generations once the
 /// lender acknowledged them, pings both connections when idle.
-fn worker(id: String, mut conn: Conn, read_conns: Vec<Arc<Mutex<Conn>>>, rx: Receiver<Job>, sh: Arc<SlabShared>) {
+fn worker(id: String, mut conn: Conn, rx: Receiver<Job>, sh: Arc<SlabShared>) {
     let mut flight: VecDeque<InFlight> = VecDeque::new();
     loop {
         if sh.failed.load(Ordering::SeqCst) || sh.closing.load(Ordering::SeqCst) {
@@ -544,13 +586,26 @@ fn worker(id: String, mut conn: Conn, read_conns: Vec<Arc<Mutex<Conn>>>, rx: Rec
                         sh.fail(&id, format!("ping failed: {}", e));
                         continue;
                     }
-                    // the read connections a read is not using
-                    for c in &read_conns {
-                        if let Ok(mut rc) = c.try_lock() {
-                            if let Err(e) = rc.ping() {
-                                sh.fail(&id, format!("ping failed: {}", e));
+                    // the read connections no fetch holds, one at a time
+                    // (a fetch meanwhile takes another); the oldest first
+                    for _ in 0..READ_CONNS {
+                        let idle = {
+                            let mut idle = lock(&sh.idle);
+                            if idle.is_empty() {
+                                None
+                            } else {
+                                Some(idle.remove(0))
                             }
+                        };
+                        let mut rc = match idle {
+                            Some(c) => c,
+                            None => break,
+                        };
+                        if let Err(e) = rc.ping() {
+                            sh.fail(&id, format!("ping failed: {}", e));
+                            break;
                         }
+                        sh.give_conn(rc);
                     }
                     continue;
                 }
@@ -591,6 +646,7 @@ fn worker(id: String, mut conn: Conn, read_conns: Vec<Arc<Mutex<Conn>>>, rx: Rec
                             c[*slot as usize] = *gen;
                         }
                         sh.remote_writes.fetch_add(b.pages.len() as u64, Ordering::Relaxed);
+                        sh.remote_write_batches.fetch_add(1, Ordering::Relaxed);
                     }
                     Err(e) => sh.fail(&id, format!("remote write failed: {}", e)),
                 }
@@ -834,7 +890,8 @@ impl<D: Device> RemoteTier<D> {
     pub fn read_through(&mut self, off: u64, buf: &mut [u8]) -> Result<(), Errno> {
         let mut f = self.plan_fetch(off, buf.len() as u64, buf.len() as u64);
         if let Some(f) = f.as_mut() {
-            f.run();
+            f.send();
+            f.recv(buf);
         }
         let before = self.stash(f);
         let r = self.read(off, buf);
@@ -918,6 +975,14 @@ impl<D: Device> RemoteTier<D> {
         self.slabs.iter_mut().find(|(k, _)| *k == key).map(|(_, s)| s)
     }
 
+    /// Read [off, off + buf.len()) from the file below, timed.
+    fn file_read(&mut self, off: u64, buf: &mut [u8]) -> Result<(), Errno> {
+        let t = Instant::now();
+        let r = self.next.read(off, buf);
+        self.counters.remote_file_read_us += t.elapsed().as_micros() as u64;
+        r
+    }
+
     fn next_gen(&mut self) -> u64 {
         self.gen += 1;
         self.gen
@@ -958,114 +1023,225 @@ impl<D: Device> RemoteTier<D> {
 }
 
 /// The remote pages of a READ: planned under the export's mutex
-/// (`Device::plan_fetch`), fetched without it (`run`: the network round
-/// trip, one pipelined exchange per slab), then used by the READ's reads
-/// (`Device::stash`).  A page is used only if its slab, slot and
-/// generation are still the page's current ones (I2): a page written,
-/// trimmed or placed again since the plan is read from the file instead.
-/// Why this is safe: a slot is given to another page only after its page
-/// left it (a new generation, or no longer placed), and a generation is
-/// never reused, so an unchanged (slab, slot, generation) means the slot
-/// held this version when the lender answered.
+/// (`Device::plan_fetch`), chunk by chunk as the READ will be served;
+/// requested without the mutex (`send`: every chunk's remote reads at
+/// once, pipelined on one read connection per slab, so the lender streams
+/// chunk k + 1 while chunk k is checked and answered); each chunk's
+/// replies are then read without the mutex straight into the buffer the
+/// NBD reply is written from (`recv`), and checked under the mutex by the
+/// READ's read of that chunk (`Device::stash`, `Device::read`).
+///
+/// A landed page is kept only if its slab, slot and generation are still
+/// the page's current ones (I2): a page written, trimmed or placed again
+/// since the plan is read from the file over it.  Why this is safe: the
+/// plan took only pages whose slot had confirmed the page's generation; a
+/// slot is written again only for a new placement, which gives its page a
+/// new generation (or the slot to another page once its page left it),
+/// and a generation is never reused, so an unchanged (slab, slot,
+/// generation) at the check means the slot held this version when the
+/// lender answered.
 #[derive(Default)]
 pub struct Fetch {
     slabs: Vec<FetchSlab>,
-    /// page -> (slab key, slot, generation, index in `slabs`, offset in
-    /// its data)
-    pages: HashMap<u64, (u64, u64, u64, usize, usize)>,
-    /// Microseconds `run` took, and the slabs that failed in it (taken
-    /// into the tier's counters by `stash`).
-    us: AtomicU64,
-    failures: AtomicU64,
+    /// The READ's chunks, in order; `next` is the first not received.
+    chunks: Vec<FetchChunk>,
+    next: usize,
+    /// The chunk received last: where its buffer was and which pages
+    /// landed in it.
+    landed: Option<Landed>,
+    /// Microseconds spent sending and receiving, and the slabs that
+    /// failed (taken into the tier's counters by `stash`).
+    us: u64,
+    failures: u64,
 }
 
 struct FetchSlab {
     key: u64,
     id: String,
-    conns: Vec<Arc<Mutex<Conn>>>,
     shared: Arc<SlabShared>,
-    /// (first slot, pages) of each run, in order; their data follow each
-    /// other in `data`.
-    runs: Vec<(u64, usize)>,
-    data: Vec<u8>,
+    /// The read connection this fetch holds from `send` until its last
+    /// reply is read (then given back to the slab).
+    conn: Option<Conn>,
+    /// Cookies of the requests sent and not answered yet, in order.
+    cookies: VecDeque<u64>,
     ok: bool,
 }
 
+/// One chunk of the READ: [at, at + len) and its remote parts.
+struct FetchChunk {
+    at: u64,
+    len: u64,
+    parts: Vec<Part>,
+}
+
+/// The bytes [a, b) of the device, within one chunk, that pages
+/// `first`.. hold on one slab from slot `slot` on (consecutive slots);
+/// `gens`: the pages' generations when planned.
+struct Part {
+    slab: usize,
+    a: u64,
+    b: u64,
+    first: u64,
+    slot: u64,
+    gens: Vec<u64>,
+}
+
+struct Landed {
+    at: u64,
+    len: u64,
+    /// Address of the buffer the chunk was received into.
+    base: usize,
+    /// page -> (slab key, slot, generation) of the pages that landed
+    pages: HashMap<u64, (u64, u64, u64)>,
+}
+
 impl Fetch {
-    fn add(&mut self, key: u64, s: &SlabClient, p: u64, slot: u64, gens: Vec<u64>) {
-        let i = match self.slabs.iter().position(|f| f.key == key) {
+    fn slab_index(&mut self, key: u64, s: &SlabClient) -> usize {
+        match self.slabs.iter().position(|f| f.key == key) {
             Some(i) => i,
             None => {
                 self.slabs.push(FetchSlab {
                     key,
                     id: s.id.clone(),
-                    conns: s.read_conns.clone(),
                     shared: s.shared.clone(),
-                    runs: Vec::new(),
-                    data: Vec::new(),
+                    conn: None,
+                    cookies: VecDeque::new(),
                     ok: false,
                 });
                 self.slabs.len() - 1
             }
-        };
-        let f = &mut self.slabs[i];
-        let at = f.data.len();
-        for (k, g) in gens.iter().enumerate() {
-            self.pages.insert(p + k as u64, (key, slot + k as u64, *g, i, at + k * PAGE));
         }
-        f.runs.push((slot, gens.len()));
-        f.data.resize(at + gens.len() * PAGE, 0);
     }
 
-    /// Bytes this fetch holds.
+    /// Bytes this fetch asks the slabs for.
     pub fn bytes(&self) -> usize {
-        self.slabs.iter().map(|f| f.data.len()).sum()
+        self.chunks.iter().flat_map(|c| &c.parts).map(|p| (p.b - p.a) as usize).sum()
     }
 
-    /// The round trips, without the export's mutex (a slab's read
-    /// connection is locked while its exchange lasts).  A slab that fails
+    /// Send every remote read of the READ, without the export's mutex: a
+    /// read connection per slab (the slab's idle one; waits while both
+    /// serve other READs), all requests in one write.  A slab that fails
     /// is failed (its pages come from the file; it is detached at the
     /// tier's next look).
-    pub fn run(&mut self) {
+    pub fn send(&mut self) {
         let t = Instant::now();
-        for f in &mut self.slabs {
-            if f.shared.failed.load(Ordering::SeqCst) {
-                continue;
-            }
-            let mut reads: Vec<(u64, &mut [u8])> = Vec::with_capacity(f.runs.len());
-            let mut rest: &mut [u8] = &mut f.data;
-            for (slot, n) in &f.runs {
-                let (head, tail) = std::mem::take(&mut rest).split_at_mut(n * PAGE);
-                reads.push((slot * PAGE_SIZE, head));
-                rest = tail;
-            }
-            // a read connection no other fetch uses, else the first
-            let mut c = match f.conns.iter().find_map(|c| c.try_lock().ok()) {
+        for (i, f) in self.slabs.iter_mut().enumerate() {
+            let mut c = match f.shared.take_conn() {
                 Some(c) => c,
-                None => lock(&f.conns[0]),
+                None => continue,
             };
-            let r = c.read_many(&mut reads);
-            drop(c);
-            match r {
-                Ok(()) => f.ok = true,
+            let mut out = Vec::new();
+            for p in self.chunks.iter().flat_map(|c| &c.parts).filter(|p| p.slab == i) {
+                let off = p.slot * PAGE_SIZE + (p.a - p.first * PAGE_SIZE);
+                f.cookies.push_back(c.header(&mut out, nbd::CMD_READ, off, (p.b - p.a) as u32));
+            }
+            match c.send(&out) {
+                Ok(()) => {
+                    f.conn = Some(c);
+                    f.ok = true;
+                }
                 Err(e) => {
-                    self.failures.fetch_add(1, Ordering::Relaxed);
+                    f.cookies.clear();
+                    self.failures += 1;
                     f.shared.fail(&f.id, format!("remote read failed: {}", e));
                 }
             }
         }
-        self.us.fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+        self.us += t.elapsed().as_micros() as u64;
     }
 
-    /// Page `p`'s data, if it was fetched from (slab `key`, `slot`) at
-    /// generation `gen`.
-    fn page(&self, p: u64, key: u64, slot: u64, gen: u64) -> Option<&[u8]> {
-        let &(k, s, g, i, at) = self.pages.get(&p)?;
-        let f = &self.slabs[i];
-        if k != key || s != slot || g != gen || !f.ok {
-            return None;
+    /// Receive the next chunk's remote pages straight into `buf` (the
+    /// chunk's reply buffer, `buf.len()` its length), without the export's
+    /// mutex.  Pages of a slab that failed do not land (the read takes
+    /// them from the file).
+    pub fn recv(&mut self, buf: &mut [u8]) {
+        let t = Instant::now();
+        let ci = self.next;
+        self.next += 1;
+        let chunk = match self.chunks.get(ci) {
+            Some(c) => c,
+            None => return,
+        };
+        let mut landed = Landed {
+            at: chunk.at,
+            len: buf.len() as u64,
+            base: buf.as_ptr() as usize,
+            pages: HashMap::with_capacity(chunk.len as usize / PAGE + 1),
+        };
+        // a buffer of another length than planned: read into a scratch
+        // buffer to keep each connection's replies in step, land nothing
+        let mut scratch = Vec::new();
+        let fits = chunk.len == buf.len() as u64;
+        for p in &chunk.parts {
+            let f = &mut self.slabs[p.slab];
+            if !f.ok {
+                continue;
+            }
+            let dst: &mut [u8] = if fits {
+                &mut buf[(p.a - chunk.at) as usize..(p.b - chunk.at) as usize]
+            } else {
+                scratch.resize((p.b - p.a) as usize, 0);
+                &mut scratch[..]
+            };
+            let r = match (f.conn.as_mut(), f.cookies.pop_front()) {
+                (Some(c), Some(cookie)) => c.reply(cookie).and_then(|_| c.tls.read_exact(dst)),
+                _ => Err(io::Error::new(io::ErrorKind::Other, "no request was sent")),
+            };
+            match r {
+                Ok(()) if fits => {
+                    let key = f.key;
+                    for (k, g) in p.gens.iter().enumerate() {
+                        landed.pages.insert(p.first + k as u64, (key, p.slot + k as u64, *g));
+                    }
+                }
+                Ok(()) => {}
+                Err(e) => {
+                    f.ok = false;
+                    f.cookies.clear();
+                    f.conn = None;
+                    self.failures += 1;
+                    f.shared.fail(&f.id, format!("remote read failed: {}", e));
+                }
+            }
         }
-        Some(&f.data[at..at + PAGE])
+        // a connection whose replies are all read goes back to its slab
+        for f in &mut self.slabs {
+            if f.cookies.is_empty() {
+                if let Some(c) = f.conn.take() {
+                    f.shared.give_conn(c);
+                }
+            }
+        }
+        self.landed = Some(landed);
+        self.us += t.elapsed().as_micros() as u64;
+    }
+
+    /// Did page `p`, fetched from (slab `key`, `slot`) at generation
+    /// `gen`, land in `dst`, the bytes [a, a + dst.len()) of the device?
+    fn landed(&self, p: u64, key: u64, slot: u64, gen: u64, a: u64, dst: &[u8]) -> bool {
+        let l = match &self.landed {
+            Some(l) => l,
+            None => return false,
+        };
+        // the same buffer as received into, at the same place (a layer
+        // above that read into another buffer finds nothing landed)
+        a >= l.at
+            && a + dst.len() as u64 <= l.at + l.len
+            && dst.as_ptr() as usize == l.base + (a - l.at) as usize
+            && l.pages.get(&p) == Some(&(key, slot, gen))
+    }
+}
+
+impl Drop for Fetch {
+    /// A READ that ends early (an error) leaves replies in the
+    /// connections: read and forget them, so that a connection goes back
+    /// to its slab in step (else the slab is failed).
+    fn drop(&mut self) {
+        while self.next < self.chunks.len() && self.slabs.iter().any(|f| f.conn.is_some()) {
+            // `recv` into a buffer of another length lands nothing
+            let mut scratch = vec![0u8; self.chunks[self.next].len as usize + 1];
+            self.recv(&mut scratch);
+        }
     }
 }
 
@@ -1124,41 +1300,41 @@ impl<D: Device> Device for RemoteTier<D> {
         }
         self.reap();
         // no network here (the export's mutex is held): a remote page is
-        // taken from the stashed fetch when it is there at its current
-        // version, every other page from the file (I1: it has them all)
+        // kept when it landed in `buf` at its current version, every other
+        // page is read from the file (I1: it has them all), runs of them
+        // in one read
         let end = off + buf.len() as u64;
         let runs = self.runs(off, buf.len() as u64);
         let fetch = self.stash.take();
         let mut res = Ok(());
+        // the pending run of the file: [from, to)
+        let mut from = off;
+        let mut to = off;
         for r in &runs {
             let mut hits = 0u64;
             for p in r.p..r.q {
                 let a = std::cmp::max(off, p * PAGE_SIZE);
                 let b = std::cmp::min(end, (p + 1) * PAGE_SIZE);
-                let dst = &mut buf[(a - off) as usize..(b - off) as usize];
-                let got = match (r.remote, &fetch) {
+                let hit = match (r.remote, &fetch) {
                     (Some((key, slot)), Some(f)) => {
                         let gen = self.placed.get(&p).map(|pl| pl.gen).unwrap_or(0);
-                        f.page(p, key, slot + (p - r.p), gen)
+                        f.landed(p, key, slot + (p - r.p), gen, a, &buf[(a - off) as usize..(b - off) as usize])
                     }
-                    _ => None,
+                    _ => false,
                 };
-                match got {
-                    Some(data) => {
-                        let skip = (a - p * PAGE_SIZE) as usize;
-                        dst.copy_from_slice(&data[skip..skip + dst.len()]);
-                        self.counters.remote_hit_pages += 1;
-                        hits += 1;
+                if hit {
+                    self.counters.remote_hit_pages += 1;
+                    hits += 1;
+                    if to > from {
+                        res = self.file_read(from, &mut buf[(from - off) as usize..(to - off) as usize]);
                     }
-                    None => {
-                        let t = Instant::now();
-                        let rr = self.next.read(a, dst);
-                        self.counters.remote_file_read_us += t.elapsed().as_micros() as u64;
-                        if rr.is_err() {
-                            res = rr;
-                            break;
-                        }
+                    from = b;
+                    to = b;
+                    if res.is_err() {
+                        break;
                     }
+                } else {
+                    to = b;
                 }
             }
             if let (Some((key, _)), true) = (r.remote, hits > 0) {
@@ -1169,6 +1345,9 @@ impl<D: Device> Device for RemoteTier<D> {
             if res.is_err() {
                 break;
             }
+        }
+        if res.is_ok() && to > from {
+            res = self.file_read(from, &mut buf[(from - off) as usize..(to - off) as usize]);
         }
         self.stash = fetch;
         res
@@ -1185,16 +1364,25 @@ impl<D: Device> Device for RemoteTier<D> {
         let mut at = off;
         while at < end {
             let n = std::cmp::min(chunk, end - at);
+            let mut parts = Vec::new();
             for r in self.runs(at, n) {
                 if let Some((key, slot)) = r.remote {
                     let gens = self.gens(r.p, r.q);
-                    let s = match self.slab_mut(key) {
-                        Some(s) => s,
+                    let s = match self.slabs.iter().find(|(k, _)| *k == key) {
+                        Some((_, s)) => s,
                         None => continue,
                     };
-                    f.add(key, s, r.p, slot, gens);
+                    parts.push(Part {
+                        slab: f.slab_index(key, s),
+                        a: std::cmp::max(at, r.p * PAGE_SIZE),
+                        b: std::cmp::min(at + n, r.q * PAGE_SIZE),
+                        first: r.p,
+                        slot,
+                        gens,
+                    });
                 }
             }
+            f.chunks.push(FetchChunk { at, len: n, parts });
             at += n;
         }
         if f.slabs.is_empty() {
@@ -1204,11 +1392,11 @@ impl<D: Device> Device for RemoteTier<D> {
         }
     }
 
-    fn stash(&mut self, f: Option<Fetch>) -> Option<Fetch> {
-        if let Some(f) = &f {
+    fn stash(&mut self, mut f: Option<Fetch>) -> Option<Fetch> {
+        if let Some(f) = f.as_mut() {
             // the fetch's time and failures, once
-            self.counters.remote_read_us += f.us.swap(0, Ordering::Relaxed);
-            let failed = f.failures.swap(0, Ordering::Relaxed);
+            self.counters.remote_read_us += std::mem::take(&mut f.us);
+            let failed = std::mem::take(&mut f.failures);
             self.counters.remote_read_failures += failed;
             if failed > 0 {
                 self.reap();
@@ -1216,7 +1404,6 @@ impl<D: Device> Device for RemoteTier<D> {
         }
         std::mem::replace(&mut self.stash, f)
     }
-
     fn write(&mut self, off: u64, data: &[u8], fua: bool) -> Result<(), Errno> {
         // I1: in the file before the acknowledgement
         self.next.write(off, data, fua)?;
@@ -1606,13 +1793,12 @@ mod tests {
         assert_eq!(c.cipher, "TLS_AES_128_GCM_SHA256");
     }
 
-    #[test]
-    fn a_fetch_serves_its_chunks_and_never_a_changed_page() {
-        let pages = 1024u64;
-        let chunk = 64 * PAGE_SIZE;
-        let (_slabs, uri) = lender("a9", pages);
+    /// A tier of `pages` pages, every one placed on slab `id` and confirmed,
+    /// the file then overwritten with 0xee (a page read from the slab shows).
+    fn all_placed(id: &str, pages: u64) -> (Arc<Slabs>, RemoteTier<MemDevice>) {
+        let (slabs, uri) = lender(id, pages);
         let mut t = RemoteTier::new(MemDevice::new(pages as usize * PAGE));
-        t.attach(SlabClient::attach("a9", &uri, pages * PAGE_SIZE, &identity_of("a9"), &key(), DEFAULT_TIMEOUT).unwrap());
+        t.attach(SlabClient::attach(id, &uri, pages * PAGE_SIZE, &identity_of(id), &key(), DEFAULT_TIMEOUT).unwrap());
         for p in 0..pages {
             t.write(p * PAGE_SIZE, &numbered(p), false).unwrap();
             t.offer(p, &numbered(p));
@@ -1620,54 +1806,177 @@ mod tests {
                 wait_confirmed(&t, p + 1);
             }
         }
-        // the file differs from the slab: a page read from the slab shows
+        wait_confirmed(&t, pages);
         t.next.data.fill(0xee);
-        let check = |buf: &[u8], first: u64, n: u64, why: &str| {
-            for i in 0..n {
-                let p = first + i;
-                assert_eq!(&buf[(i as usize) * PAGE..(i as usize + 1) * PAGE], &numbered(p)[..], "page {} ({})", p, why);
-            }
-        };
-        // a 4-chunk READ: planned once, fetched once, every chunk from it
-        let mut buf = vec![0u8; chunk as usize];
-        let mut f = t.plan_fetch(0, 4 * chunk, chunk).unwrap();
-        assert_eq!(f.bytes() as u64, 4 * chunk);
-        f.run();
-        t.stash(Some(f));
-        for c in 0..4u64 {
-            t.read(c * chunk, &mut buf).unwrap();
-            check(&buf, c * 64, 64, "fetched");
+        (slabs, t)
+    }
+
+    /// As lanes.rs serves a READ of one window: plan, send, then per
+    /// chunk receive into `buf`, and read with the fetch stashed; `between`
+    /// runs before each chunk is received (what other requests may do).
+    fn read_chunked(
+        t: &mut RemoteTier<MemDevice>,
+        off: u64,
+        len: u64,
+        chunk: u64,
+        mut between: impl FnMut(&mut RemoteTier<MemDevice>, u64),
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut f = t.plan_fetch(off, len, chunk);
+        if let Some(f) = f.as_mut() {
+            f.send();
         }
-        assert!(t.stash(None).is_some());
-        assert_eq!(t.counters.remote_hit_pages, 256);
-        // between the fetch and the read: page 70 written (its slab copy
-        // stale), page 71 written and placed again in its slot (a new
-        // version there), page 72 trimmed and its slot given to page 900
-        // (another page in the slot): none of them is taken from the fetch
-        let mut f = t.plan_fetch(chunk, chunk, chunk).unwrap();
-        f.run();
+        let mut buf = vec![0u8; chunk as usize];
+        let mut at = off;
+        while at < off + len {
+            let n = std::cmp::min(chunk, off + len - at) as usize;
+            between(t, at);
+            if let Some(f) = f.as_mut() {
+                f.recv(&mut buf[..n]);
+            }
+            t.stash(f.take());
+            t.read(at, &mut buf[..n]).unwrap();
+            f = t.stash(None);
+            out.extend_from_slice(&buf[..n]);
+            at += n as u64;
+        }
+        out
+    }
+
+    fn check(buf: &[u8], first: u64, n: u64, why: &str) {
+        for i in 0..n {
+            let p = first + i;
+            assert_eq!(&buf[(i as usize) * PAGE..(i as usize + 1) * PAGE], &numbered(p)[..], "page {} ({})", p, why);
+        }
+    }
+
+    #[test]
+    fn a_multi_chunk_read_lands_every_chunk_in_its_buffer() {
+        let pages = 1024u64;
+        let chunk = 64 * PAGE_SIZE;
+        let (_slabs, mut t) = all_placed("a9", pages);
+        // a 16-chunk READ (the whole slab) in one window: every page from
+        // the slab, received chunk by chunk
+        let f = t.plan_fetch(0, pages * PAGE_SIZE, chunk).unwrap();
+        assert_eq!(f.bytes() as u64, pages * PAGE_SIZE);
+        drop(f);
+        let got = read_chunked(&mut t, 0, pages * PAGE_SIZE, chunk, |_, _| {});
+        check(&got, 0, pages, "fetched");
+        assert_eq!(t.counters.remote_hit_pages, pages);
+        // an unaligned READ: the pages split by the chunks' edges land in
+        // both halves
+        let (off, len) = (100 * PAGE_SIZE + 1000, 3 * chunk + 5000);
+        let got = read_chunked(&mut t, off, len, chunk, |_, _| {});
+        let mut want = Vec::new();
+        for p in 100..100 + len / PAGE_SIZE + 2 {
+            want.extend_from_slice(&numbered(p));
+        }
+        assert_eq!(&got[..], &want[1000..1000 + len as usize]);
+        assert_eq!(t.counters.remote_read_failures, 0);
+        // the connections went back to the slab: both idle
+        assert_eq!(lock(&t.slabs[0].1.shared.idle).len(), READ_CONNS);
+    }
+
+    #[test]
+    fn a_page_changed_mid_fetch_comes_from_the_file() {
+        let pages = 512u64;
+        let chunk = 64 * PAGE_SIZE;
+        let (_slabs, mut t) = all_placed("a10", pages);
         let mut v70 = numbered(70);
         v70[100] ^= 0xff;
-        t.write(70 * PAGE_SIZE, &v70, false).unwrap();
         let mut v71 = numbered(71);
         v71[5] ^= 0xff;
-        t.write(71 * PAGE_SIZE, &v71, false).unwrap();
-        t.offer(71, &v71);
-        t.discard(900 * PAGE_SIZE, PAGE_SIZE, false, true, false).unwrap();
-        t.discard(72 * PAGE_SIZE, PAGE_SIZE, false, true, false).unwrap();
-        t.write(900 * PAGE_SIZE, &numbered(900), false).unwrap();
-        t.offer(900, &numbered(900));
-        wait_confirmed(&t, pages + 2);
-        t.stash(Some(f));
-        t.read(chunk, &mut buf).unwrap();
+        let mut v200 = numbered(200);
+        v200[9] ^= 0xff;
+        // after the requests went out and before chunk 1 (pages 64..128)
+        // is received: page 70 written (its slab copy stale), page 71
+        // written and placed again in its slot (a new version there, its
+        // write to the slab possibly overtaking the fetch), page 72 trimmed
+        // and its slot given to page 500 (another page in the slot); page
+        // 200 (chunk 3) written before chunk 2 is received
+        let got = read_chunked(&mut t, 0, 4 * chunk, chunk, |t, at| {
+            if at == chunk {
+                t.write(70 * PAGE_SIZE, &v70, false).unwrap();
+                t.write(71 * PAGE_SIZE, &v71, false).unwrap();
+                t.offer(71, &v71);
+                t.discard(500 * PAGE_SIZE, PAGE_SIZE, false, true, false).unwrap();
+                t.discard(72 * PAGE_SIZE, PAGE_SIZE, false, true, false).unwrap();
+                t.write(500 * PAGE_SIZE, &numbered(500), false).unwrap();
+                t.offer(500, &numbered(500));
+                wait_confirmed(t, pages + 2);
+            }
+            if at == 2 * chunk {
+                t.write(200 * PAGE_SIZE, &v200, false).unwrap();
+            }
+        });
+        assert_eq!(&got[70 * PAGE..71 * PAGE], &v70[..], "the written page");
+        assert_eq!(&got[71 * PAGE..72 * PAGE], &v71[..], "the page placed again");
+        assert!(got[72 * PAGE..73 * PAGE].iter().all(|&b| b == 0), "the trimmed page");
+        assert_eq!(&got[200 * PAGE..201 * PAGE], &v200[..], "the page written two chunks ahead");
+        check(&got, 0, 70, "before the written page");
+        check(&got[73 * PAGE..], 73, 200 - 73, "between");
+        check(&got[201 * PAGE..], 201, 55, "after");
+        assert_eq!(t.counters.remote_hit_pages, 256 - 4);
+        // a chunk read into another buffer than it was received into
+        // lands nothing: every page from the file
+        let mut f = t.plan_fetch(0, chunk, chunk);
+        let mut other = vec![0u8; chunk as usize];
+        f.as_mut().unwrap().send();
+        f.as_mut().unwrap().recv(&mut other);
+        check(&other, 0, 64, "received");
+        t.stash(f);
+        let mut buf = vec![0u8; chunk as usize];
+        t.read(0, &mut buf).unwrap();
         t.stash(None);
-        assert_eq!(&buf[6 * PAGE..7 * PAGE], &v70[..], "the written page");
-        assert_eq!(&buf[7 * PAGE..8 * PAGE], &v71[..], "the page placed again");
-        assert!(buf[8 * PAGE..9 * PAGE].iter().all(|&b| b == 0), "the trimmed page");
-        check(&buf, 64, 6, "before the written page");
-        check(&buf[9 * PAGE..], 73, 55, "after the trimmed page");
-        assert_eq!(t.counters.remote_hit_pages, 256 + 61);
+        assert!(buf.iter().all(|&b| b == 0xee));
         assert_eq!(t.counters.remote_read_failures, 0);
+    }
+
+    #[test]
+    fn a_fetch_dropped_early_leaves_its_connection_in_step() {
+        let pages = 256u64;
+        let chunk = 32 * PAGE_SIZE;
+        let (_slabs, mut t) = all_placed("a11", pages);
+        for round in 0..3 {
+            // sent, one chunk of eight received, then given up (a READ
+            // whose reply could not be written)
+            let mut f = t.plan_fetch(0, pages * PAGE_SIZE, chunk).unwrap();
+            f.send();
+            let mut buf = vec![0u8; chunk as usize];
+            f.recv(&mut buf);
+            check(&buf, 0, 32, "first chunk");
+            drop(f);
+            assert_eq!(lock(&t.slabs[0].1.shared.idle).len(), READ_CONNS, "round {}", round);
+            // the next reads get their own replies, not the dropped ones
+            let got = read_chunked(&mut t, 64 * PAGE_SIZE, 128 * PAGE_SIZE, chunk, |_, _| {});
+            check(&got, 64, 128, "after a dropped fetch");
+        }
+        assert_eq!(t.counters.remote_read_failures, 0);
+        assert!(!t.slabs[0].1.failed());
+    }
+
+    #[test]
+    fn a_slab_lost_mid_fetch_serves_its_pages_from_the_file() {
+        let pages = 256u64;
+        let chunk = 64 * PAGE_SIZE;
+        let (slabs, mut t) = all_placed("a12", pages);
+        // the file is right again (the slab is lost: the file serves)
+        for p in 0..pages {
+            t.next.data[p as usize * PAGE..(p as usize + 1) * PAGE].copy_from_slice(&numbered(p));
+        }
+        let got = read_chunked(&mut t, 0, pages * PAGE_SIZE, chunk, |_, at| {
+            if at == 2 * chunk {
+                assert!(slabs.delete("a12"));
+            }
+        });
+        check(&got, 0, pages, "slab lost mid-fetch");
+        // the replies sent before the loss may all have landed; the next
+        // read finds the slab gone at the latest
+        assert!(t.counters.remote_hit_pages >= 64);
+        let got = read_chunked(&mut t, 0, pages * PAGE_SIZE, chunk, |_, _| {});
+        check(&got, 0, pages, "slab lost");
+        assert!(t.slabs.is_empty(), "detached");
+        assert_eq!(t.counters.remote_detaches, 1);
     }
 
     #[test]
