@@ -568,6 +568,10 @@ WHY = {
     'badis14': 'issue 13 session 4 (working-set curve), one run per case',
     'badis_base_sensitivity': 'one-off sensitivity run of the truth base',
     'badis_no_sampling': 'one-off run without smaps sampling',
+    'badis_repeats': 'the files under the W1-W5 series (its badis.json '
+                     'is in the table): before-768835a/ holds the one '
+                     'repeat before the calibration fix',
+    'badis17': 'issue 13 session 7 (shrink floor), alternated slots',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
     'consolidation_before_issue20.json': 'the pre-issue-20 repeats, kept '
                                          'as the "before" figures',
