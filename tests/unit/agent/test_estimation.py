@@ -468,13 +468,19 @@ class FixedSampler(base.Sampler):
                                  referenced_kb=self.accessed_kb)
 
 
-def test_pinned_correction_is_learned_only_from_steady_intervals():
-    conf = conf_with(vg_threshold=0.9)
+def fixed_pipeline(accessed_kb, **options):
+    """A pipeline whose only sampler reports ``accessed_kb`` every
+    interval (:class:`FixedSampler`); ``options`` go to ``[badis]``."""
+    conf = conf_with(**options)
     d = FakeDriver()
-    choice = sampling.SamplerChoice(conf, d, samplers={
-        'fixed': FixedSampler(500 * MIB)})
+    sampler = FixedSampler(accessed_kb)
+    choice = sampling.SamplerChoice(conf, d, samplers={'fixed': sampler})
     choice.setting = 'fixed'
-    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
+    return pipeline.EstimationPipeline(conf, d, samplers=choice), sampler
+
+
+def test_pinned_correction_is_learned_only_from_steady_intervals():
+    p, _ = fixed_pipeline(500 * MIB, vg_threshold=0.9)
     swap_in = [0]
 
     def vm(balloon, swapping):
@@ -502,12 +508,7 @@ def test_pinned_correction_is_learned_only_from_steady_intervals():
 def test_initial_correction_is_calibrated_from_the_first_exact_sample(
         caplog):
     caplog.set_level(logging.INFO)
-    conf = conf_with(vg_threshold=0.99)
-    d = FakeDriver()
-    choice = sampling.SamplerChoice(conf, d, samplers={
-        'fixed': FixedSampler(300 * MIB)})
-    choice.setting = 'fixed'
-    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
+    p, _ = fixed_pipeline(300 * MIB, vg_threshold=0.99)
     # the guest: 1024 MiB, its kernel keeps 50 MiB outside MemTotal
     # (available 974 MiB) and reports 600 MiB MemAvailable (usable): 424
     # MiB in use, 300 of them seen by sampling
@@ -531,12 +532,7 @@ def test_calibration_waits_for_statistics_newer_than_the_sample(caplog):
     # while sampling saw 300 MiB touched. Read as they were, nothing
     # looked unseen and the correction stayed at the reservation for good.
     caplog.set_level(logging.INFO)
-    conf = conf_with(vg_threshold=0.99)
-    d = FakeDriver()
-    choice = sampling.SamplerChoice(conf, d, samplers={
-        'fixed': FixedSampler(300 * MIB)})
-    choice.setting = 'fixed'
-    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
+    p, _ = fixed_pipeline(300 * MIB, vg_threshold=0.99)
     stale = {'actual': 1024 * MIB, 'available': 974 * MIB,
              'usable': 924 * MIB, 'swap_in': 0, 'swap_out': 0}
     fresh = dict(stale, usable=600 * MIB)      # 424 in use, 124 unseen
@@ -555,12 +551,7 @@ def test_calibration_gives_up_waiting_after_a_bounded_number_of_rounds():
     # a guest whose touched pages are page cache (counted available)
     # always reads "in use < seen": calibrated after the deferrals, from
     # what it reports (nothing unseen: the reservation stays)
-    conf = conf_with(vg_threshold=0.99)
-    d = FakeDriver()
-    choice = sampling.SamplerChoice(conf, d, samplers={
-        'fixed': FixedSampler(300 * MIB)})
-    choice.setting = 'fixed'
-    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
+    p, _ = fixed_pipeline(300 * MIB, vg_threshold=0.99)
     stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
              'usable': 924 * MIB, 'swap_in': 0, 'swap_out': 0}
     t = 0.0
@@ -578,12 +569,7 @@ def test_no_calibration_from_sampled_pages_or_when_disabled():
     stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
              'usable': 600 * MIB, 'swap_in': 0, 'swap_out': 0}
     for calibrate in (True, False):
-        conf = conf_with(calibrate_pinned=calibrate)
-        d = FakeDriver()
-        sampler = FixedSampler(300 * MIB)
-        choice = sampling.SamplerChoice(conf, d, samplers={'fixed': sampler})
-        choice.setting = 'fixed'
-        p = pipeline.EstimationPipeline(conf, d, samplers=choice)
+        p, sampler = fixed_pipeline(300 * MIB, calibrate_pinned=calibrate)
         if calibrate:
             # a back-end that samples n pages (no referenced size)
             sampler.end = lambda vm, pid: base.AccessSample(
@@ -607,12 +593,7 @@ def test_guest_unseen_memory():
 
 
 def test_no_pinned_learning_from_an_interval_that_shrank():
-    conf = conf_with(vg_threshold=0.9)
-    d = FakeDriver()
-    choice = sampling.SamplerChoice(conf, d, samplers={
-        'fixed': FixedSampler(500 * MIB)})
-    choice.setting = 'fixed'
-    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
+    p, _ = fixed_pipeline(500 * MIB, vg_threshold=0.9)
     stats = {'swap_in': 0, 'swap_out': 0}
     p.estimate([info(balloon=540 * MIB, stats=dict(stats))], 0.0)
     p.estimate([info(balloon=540 * MIB, stats=dict(stats))], 10.0)
