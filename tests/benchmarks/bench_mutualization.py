@@ -1366,7 +1366,7 @@ def aggregate(args):
             'command': 'python -m tests.benchmarks.bench_mutualization '
                        '--series %d --scenarios %s --minute-seconds %g '
                        '--round-seconds %g --poll-seconds %g --seed %d'
-                       % (len(summ['repeats']), args.scenarios, minute_s,
+                       % (len(summ['repeats']), sc, minute_s,
                           ROUND, mine[0]['poll_s'], args.seed),
             'started': mine[0]['started_utc'],
             'machine': {'platform': platform.platform(),

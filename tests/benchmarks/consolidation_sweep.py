@@ -249,12 +249,13 @@ def configurations():
                                                     'n': 2})
     out['wss overload n=2'] = ('wss', spec, dataclasses.replace(
         p_aware, spec=spec), 'overload persistence')
-    # The memory-load history of a VM's first time slice (counted at its
-    # booking) replaced by its first estimate once it has one, so the
-    # selection's window does not forecast from a placeholder (part 7).
-    out['wss prewarm=first_estimate'] = (
+    # The memory-load history of a VM's first time slice counted at its
+    # booking, as before [consolidation] prewarm_history's default became
+    # first_estimate (the first estimate once the VM has one: part 7's
+    # tradeoff_prewarm compared the two the other way round).
+    out['wss prewarm=booked'] = (
         'wss', aware, p_aware, 'prewarm_history',
-        {'prewarm_history': 'first_estimate'})
+        {'prewarm_history': 'booked'})
     for d in (0, 288):
         if d != p_aware.min_dwell_rounds:
             out['wss dwell=%d' % d] = (
