@@ -93,6 +93,31 @@ def with_truth(rows, base, pattern):
     return out
 
 
+def oracle_truth(sched, pattern, base):
+    """The working set the ``oracle`` run gives the guest, read from its
+    console at each poll: a step's whole size while memwork loads it
+    (before the step's first line, or once the previous step's ``end``
+    line is out), then the part of it the pattern touches after loading
+    (:meth:`Pattern.hot_of`); plus the guest's base."""
+    def truth(log_text):
+        found = badis_run._STEP.findall(log_text)
+        if not found:
+            return base + sched[0].mib * MIB
+        end, step, mib = found[-1]
+        if end and int(step) + 1 < len(sched):
+            return base + sched[int(step) + 1].mib * MIB
+        return base + pattern.hot_of(int(mib)) * MIB
+    return truth
+
+
+def has_oracle(name):
+    """Whether the pattern has a true working set to drive an oracle
+    run with (not Zipf, not the redis program)."""
+    if name == REDIS:
+        return False
+    return workloads.pattern_suite(DATA_MIB, 1.0)[name][0].well_defined
+
+
 def saved_pct(rows, booked_kb, key='balloon_kb'):
     vals = [booked_kb - r[key] for r in rows if r.get(key) is not None]
     return (round(100.0 * statistics.mean(vals) / booked_kb, 2)
@@ -154,7 +179,10 @@ def one_run(factory, libvirtd, name, start, estimator, seconds):
             g.wait_for(_FIRST_PASS.pattern, timeout=60)
             time.sleep(LOADED_DELAY_S)
         conf = badis_run.agent_conf(libvirtd.memmut_options())
-        run = badis_run.Run(g, conf, estimator, booked, base, sched=steps)
+        oracle = (oracle_truth(steps, pattern, base)
+                  if estimator == badis_run.ORACLE else None)
+        run = badis_run.Run(g, conf, estimator, booked, base, sched=steps,
+                            oracle=oracle)
         failure = None
         try:
             passes = run.run(workloads.duration(steps) + 120)
@@ -176,7 +204,8 @@ def one_run(factory, libvirtd, name, start, estimator, seconds):
             res['failed'] = '%s; guest console: %s' % (
                 failure or 'workload did not finish',
                 '; '.join(died[:3]) or 'no OOM/panic line')
-        if estimator != 'none' and pattern.well_defined:
+        if estimator not in ('none', badis_run.ORACLE) and \
+                pattern.well_defined:
             res['errors'] = wss_accuracy.errors(rows, estimator, booked)
             res['oracle_saved_pct'] = oracle_saved_pct(rows, booked)
         return res
@@ -207,6 +236,14 @@ def summarize(runs):
             'allowance_S_less': allow.get('S_less'),
             'bad_shrinks': r.get('bad_shrinks'),
             'failed': r.get('failed')})
+    oracle = {(row['pattern'], row['start']): row['vm_over']
+              for row in table if row['estimator'] == badis_run.ORACLE}
+    for row in table:
+        o = oracle.get((row['pattern'], row['start']))
+        row['vm_over_vs_oracle'] = (
+            round(row['vm_over'] / o, 3)
+            if o and row['vm_over'] is not None and
+            row['estimator'] != badis_run.ORACLE else None)
     by = {}
     for row in table:
         if row['vm_over'] is not None:
@@ -250,14 +287,20 @@ def markdown(result):
              'actuation. Errors: mean |estimate - truth|, % of booked, per '
              'poll and with one poll of allowance (n/a for Zipf: no single '
              'true working set).', '',
-             '| pattern | start | estimator | vm_over | saved | oracle '
-             'saved | S_more | S_less | allow. S_more | allow. S_less | '
-             'bad shrinks |', '|---|---|---|---|---|---|---|---|---|---|---|']
+             'vm_over / oracle: this run\'s vm_over over the `oracle` '
+             'run\'s in the same case (the balloon driven by the true '
+             'working set, one poll late, through the same actuator: what '
+             'saving that memory costs on this bed).', '',
+             '| pattern | start | estimator | vm_over | vm_over / oracle | '
+             'saved | oracle saved | S_more | S_less | allow. S_more | '
+             'allow. S_less | bad shrinks |',
+             '|---|---|---|---|---|---|---|---|---|---|---|---|']
     for r in sm['runs']:
         lines.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | '
-                     '%s |' % (
+                     '%s | %s |' % (
                          r['pattern'], r['start'], r['estimator'],
-                         _f(r['vm_over']), _f(r['saved_pct'], True),
+                         _f(r['vm_over']), _f(r.get('vm_over_vs_oracle')),
+                         _f(r['saved_pct'], True),
                          _f(r['oracle_saved_pct'], True),
                          _f(r['S_more'], True), _f(r['S_less'], True),
                          _f(r['allowance_S_more'], True),
@@ -340,6 +383,10 @@ def main(argv=None):
                    metavar='KEY=VALUE',
                    help='override a [badis] option of the agent loop '
                         '(repeatable), e.g. shrink_guard=false')
+    p.add_argument('--label', default=None,
+                   help='record the badis runs under this name instead of '
+                        '"badis" (two configurations or commits in one '
+                        'result file, e.g. with --keep-other-runs)')
     args = p.parse_args(argv)
     badis_run.set_badis_options(args.badis_option)
     if args.report_only:
@@ -371,15 +418,22 @@ def main(argv=None):
     for name in args.patterns.split(','):
         for est in args.estimators.split(','):
             # the none run does not depend on when an agent would start
+            if est == badis_run.ORACLE and not has_oracle(name):
+                continue
             for start in (('boot',) if est == 'none'
                           else args.starts.split(',')):
                 cases.append((name, start, est))
+
+    def label_of(est):
+        return args.label if args.label and est == 'badis' else est
+
     runs = []
     if args.keep_other_runs and os.path.exists(jsonl):
+        mine = {(n, s, label_of(e)) for n, s, e in cases}
         with open(jsonl) as f:
             runs = [r for r in (json.loads(x) for x in f if x.strip())
                     if (r['pattern'], r['start'], r['estimator'])
-                    not in set(cases)]
+                    not in mine]
     lock = threading.Lock()
     started = time.time()
     try:
@@ -396,6 +450,9 @@ def main(argv=None):
                 except Exception as e:
                     print('run %s failed: %s' % (futs[fut], e), flush=True)
                     continue
+                r['estimator'] = label_of(r['estimator'])
+                if r['estimator'] != 'none':
+                    r['badis_options'] = list(args.badis_option)
                 with lock:
                     runs.append(r)
                     out.write(json.dumps(r) + '\n')

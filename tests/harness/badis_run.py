@@ -7,6 +7,7 @@ import time
 
 from memmut.agent.mutualization import on_demand
 from memmut.agent.wss import badis
+from memmut.agent.wss import estimate
 from memmut.agent.wss import pipeline
 from memmut.agent.wss import swap_monitors as swapmod
 from memmut.evaluation import baselines
@@ -21,6 +22,12 @@ BOOKED_MIB = 256
 PEAK_MIB = 160
 SHADOWS = ('balloon_stats', 'balloon_stats_nocache')
 ACTIVE = ('none', 'badis', 'zballoond', 'selfballoon')
+# Not an estimator: the balloon driven by the workload's true working set
+# (read from the guest's console at each poll, so one poll late) through
+# the same actuator. Its throughput loss is what saving that memory costs
+# the guest on this bed (reclaim and swap-out under TCG), whatever the
+# estimate: the floor under every estimator's vm_over.
+ORACLE = 'oracle'
 
 # Scaled-down Badis: 1 s rounds instead of 60 s, max-average over 3
 # estimates and a 4 s slice instead of 5 and 1 h (the schedules' steps last
@@ -122,8 +129,12 @@ class Run:
     dict per poll."""
 
     def __init__(self, g, conf, estimator, booked_kb, base, poll=POLL_S,
-                 sched=None, done=None):
+                 sched=None, done=None, oracle=None):
         self.g = g
+        # estimator ORACLE: console text -> the true working set (KiB)
+        self.oracle = oracle
+        if estimator == ORACLE and oracle is None:
+            raise ValueError('the oracle run needs the true working set')
         # the console line that ends the run (memwork's done line; the
         # redis guest's ``REDIS done``)
         self.done = done or _DONE
@@ -146,7 +157,8 @@ class Run:
             swap = swapmod.SwapMonitors(pipeline.default_swap_monitors(
                 conf, memstore_monitor(g, conf.memstore.ghost_percentile)))
         self.pipeline = pipeline.EstimationPipeline(
-            conf, self.driver, committed=committed, estimator=estimator,
+            conf, self.driver, committed=committed,
+            estimator='none' if estimator == ORACLE else estimator,
             swap=swap)
         self.shadows = {}
         if estimator == 'badis':
@@ -168,6 +180,8 @@ class Run:
         vm = vms[0]
         now = time.time()
         est = self.pipeline.estimate(vms, now)
+        if self.estimator == ORACLE:
+            est = self._oracle(vm, now)
         for uuid, target, reason in self.actuator.step(vms, est):
             self.moves.append((now, target, reason))
         row = {'t': now, 'balloon_kb': vm.balloon_kb,
@@ -200,6 +214,12 @@ class Run:
                 row[name] = s.wss_kb
         self.rows.append(row)
         return True
+
+    def _oracle(self, vm, now):
+        kb = self.oracle(self.g.log())
+        return {vm.uuid: estimate.Estimate(
+            uuid=vm.uuid, wss_kb=kb, max_avg_kb=kb, demand_kb=kb,
+            source=ORACLE, timestamp=now)}
 
     def run(self, timeout):
         start = time.monotonic()

@@ -1,0 +1,53 @@
+"""The pattern suite's oracle run and summary (bench_patterns)."""
+
+from memmut.evaluation import workloads
+from tests.benchmarks import bench_patterns as bp
+
+MIB = bp.MIB
+BASE = 76 * MIB
+
+
+def test_oracle_gives_the_load_then_the_hot_part():
+    pattern, steps = workloads.pattern_suite(160, 30.0)['load_idle']
+    truth = bp.oracle_truth(steps, pattern, BASE)
+    # loading: no step line yet, the whole step
+    assert truth('booting...\n') == BASE + 160 * MIB
+    # after the first pass, only the part load_idle keeps touching
+    assert truth('MEMWORK step=0 wss_mib=160 pass=1\n') == BASE + 40 * MIB
+
+
+def test_oracle_gives_the_next_step_once_a_step_ends():
+    pattern, steps = workloads.pattern_suite(160, 30.0)['phases']
+    truth = bp.oracle_truth(steps, pattern, BASE)
+    log = ('MEMWORK step=0 wss_mib=80 pass=1\n'
+           'MEMWORK end step=0 wss_mib=80 passes=9\n')
+    assert truth(log) == BASE + 160 * MIB
+    assert truth(log + 'MEMWORK step=1 wss_mib=160 pass=1\n') == (
+        BASE + 160 * MIB)
+
+
+def test_only_patterns_with_a_true_working_set_have_an_oracle_run():
+    assert bp.has_oracle('load_idle') and bp.has_oracle('phases')
+    assert not bp.has_oracle('zipf0.8')
+    assert not bp.has_oracle(bp.REDIS)
+
+
+def _run(est, ops, pattern='hotset', start='boot'):
+    return {'pattern': pattern, 'start': start, 'estimator': est,
+            'ops': ops, 'saved_pct': 10.0}
+
+
+def test_summary_gives_vm_over_against_the_oracle_of_the_same_case():
+    runs = [_run('none', 1200), _run('oracle', 1000), _run('badis', 800),
+            _run('badis', 900, start='loaded'),
+            _run('none', 500, pattern='zipf0.8'),
+            _run('badis', 400, pattern='zipf0.8')]
+    rows = {(r['pattern'], r['start'], r['estimator']): r
+            for r in bp.summarize(runs)['runs']}
+    assert rows['hotset', 'boot', 'oracle']['vm_over'] == 1.2
+    assert rows['hotset', 'boot', 'badis']['vm_over'] == 1.5
+    assert rows['hotset', 'boot', 'badis']['vm_over_vs_oracle'] == 1.25
+    # no oracle run for that case (start) or that pattern
+    assert rows['hotset', 'loaded', 'badis']['vm_over_vs_oracle'] is None
+    assert rows['zipf0.8', 'boot', 'badis']['vm_over_vs_oracle'] is None
+    assert rows['hotset', 'boot', 'oracle']['vm_over_vs_oracle'] is None
