@@ -51,3 +51,11 @@ def test_summary_gives_vm_over_against_the_oracle_of_the_same_case():
     assert rows['hotset', 'loaded', 'badis']['vm_over_vs_oracle'] is None
     assert rows['zipf0.8', 'boot', 'badis']['vm_over_vs_oracle'] is None
     assert rows['hotset', 'boot', 'oracle']['vm_over_vs_oracle'] is None
+
+
+def test_oracle_of_a_fast_moving_hot_set_is_the_whole_step():
+    # 40 of 160 MiB moving every 3.75 s: 10.7 MiB/s read back at the
+    # window's size, far above the swap-in bound
+    pattern, steps = workloads.pattern_suite(160, 30.0)['hotset']
+    truth = bp.oracle_truth(steps, pattern, BASE)
+    assert truth('MEMWORK step=0 wss_mib=160 pass=1\n') == BASE + 160 * MIB

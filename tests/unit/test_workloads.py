@@ -74,7 +74,10 @@ def test_true_wss_of_patterns():
     assert workloads.true_wss_mib(steps, 5) == 200
     assert workloads.true_wss_mib(steps, 5, p('random')) == 200
     assert workloads.true_wss_mib(steps, 15, p('random')) == 100
-    assert workloads.true_wss_mib(steps, 5, p('hotset:50:2')) == 50
+    # a window moving faster than the swap-in bound (25 MiB/s): the step
+    assert workloads.true_wss_mib(steps, 5, p('hotset:50:2')) == 200
+    assert workloads.true_wss_mib(steps, 5, p('hotset:50:100')) == 50
+    assert p('hotset:50:2').hot_of(200, bound_mib_s=30) == 50
     assert workloads.true_wss_mib(steps, 5, p('load_idle')) == 50
     assert workloads.true_wss_mib(steps, 15, p('load_idle')) == 25
     assert workloads.true_wss_mib(steps, 15, p('load_idle:150')) == 100
