@@ -337,13 +337,35 @@ def _headroom_deadband(vms, alloc, need, pool_kb, min_change_kb):
     return pool_kb
 
 
+def _fit_floors(floor, vms, spendable, page_kb):
+    """Take whole pages off the largest floors (then by UUID) until they
+    fit ``spendable``. Rounded down, the floors fit unless balloons off
+    the page grid keep sub-page remainders (a VM cannot go below Mem_act
+    mod page): then a floor may give up to those remainders more."""
+    residues = sum(vm.act_kb % page_kb for vm in vms)
+    excess = sum(floor.values()) - spendable
+    if excess > residues:
+        return          # floors over the budget: _algorithm1 says so
+    for vm in sorted(vms, key=lambda v: (-floor[v.uuid], v.uuid)):
+        if excess <= 0:
+            return
+        room = (floor[vm.uuid] - vm.act_kb % page_kb) // page_kb
+        pages = min(-(-excess // page_kb), room)
+        floor[vm.uuid] -= pages * page_kb
+        excess -= pages * page_kb
+
+
 def _grid(vm, page_kb):
     """Rounding onto the VM's page grid (Mem_act + k pages): (up, down)."""
     def up(kb):
         return vm.act_kb + -(-(kb - vm.act_kb) // page_kb) * page_kb
 
     def down(kb):
-        return vm.act_kb + (kb - vm.act_kb) // page_kb * page_kb
+        # never below the grid's lowest point that is not negative: a
+        # Mem_init of 1 KiB under a Mem_act of 414 rounds to 2, not -2
+        # (hypothesis found the plan reclaiming 416 KiB from 414)
+        return max(vm.act_kb % page_kb,
+                   vm.act_kb + (kb - vm.act_kb) // page_kb * page_kb)
     return up, down
 
 
@@ -384,7 +406,8 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
     # Onto each VM's page grid. The floor rounds up (never below it), but
     # down if the budget cannot pay the floors in whole pages (a VM
     # below an odd floor, a budget tight to the KiB): the KiB floors fit
-    # the budget, so their rounded-down pages do. Booked and Mem_init
+    # the budget, so their rounded-down pages do, but for the sub-page
+    # remainders of balloons off the grid (_fit_floors). Booked and Mem_init
     # round down (never above them), demand and need up (a VM short of a
     # KiB is short of a page).
     grids = {vm.uuid: _grid(vm, page_kb) for vm in vms}
@@ -393,6 +416,7 @@ def distribute(vms, pool_kb, policy='equal', headroom_kb=0,
     if sum(floor.values()) > spendable:
         floor = {vm.uuid: grids[vm.uuid][1](min(vm.floor_kb, vm.init_kb))
                  for vm in vms}
+        _fit_floors(floor, vms, spendable, page_kb)
     demand, need, init = {}, {}, {}
     for vm in vms:
         up, down = grids[vm.uuid]
