@@ -319,6 +319,21 @@ opts = [
                     'back, 4 MiB/s keeps a vCPU waiting 5-10 % of the '
                     'time, about as much as its sample then under-reads. '
                     '0: only the falling-sample sign.'),
+    cfg.FloatOpt('shortage_grow_fraction',
+                 default=0.0,
+                 min=0.0,
+                 max=1.0,
+                 help='In a round the state machine counts as short (swap-'
+                      'ins or swap growth, VG/G), the demand goes at least '
+                      'this fraction of the way from the allocation to the '
+                      'booking: the size of a rise is not known from '
+                      'outside until the guest has evicted for it, and '
+                      'growing by what it evicted per round keeps it '
+                      'swapping for rise/evicted rounds. Only the short '
+                      'rounds\' demand: the estimate and the max-average '
+                      'are unchanged, so the first quiet round gives the '
+                      'excess back. 0: grow by the shortage estimate '
+                      'only.'),
     cfg.BoolOpt('shrink_floor',
                 default=False,
                 help='Do not shrink a VM again into an allocation it was '

@@ -164,6 +164,9 @@ class BadisParams:
     shrink_floor: bool = False
     shrink_floor_fall: float = 0.15
     shrink_floor_rounds: int = 60
+    # issue 13, session 8: a shortage round's demand goes this fraction
+    # of the way from m_cur to the booking (see shortage_demand)
+    shortage_grow_fraction: float = 0.0
 
     def __post_init__(self):
         if not 0 < self.vg_threshold <= 1:
@@ -333,6 +336,9 @@ class BadisState:
     # bad-shrink floor (shrink_floor.py).
     last_short: bool = False
     floor: floors.Floor = floors.Floor()
+    # when a shortage round last raised the demand toward the booking
+    # (shortage_grow_fraction)
+    jumped_at: typing.Optional[float] = None
     last_m_cur_kb: typing.Optional[int] = None
 
     @classmethod
@@ -425,6 +431,24 @@ def _shortage_wss(state, obs):
     if state.short_kb > wss.wss_kb:
         return techniques.TechniqueEstimate(state.short_kb, wss.source)
     return wss
+
+
+def shortage_demand(obs, fraction):
+    """The demand of a round that is short (swap-ins or swap growth the
+    state machine counts as a shortage): ``fraction`` of the way from
+    m_cur to the booking.
+
+    Nothing read from outside the guest gives the size of a rise before
+    the guest has evicted for it: growing by what it evicted per round
+    (the shortage estimate) takes rise / evicted rounds, each of them
+    swapping (phases in badis17: 1.5-2.5 s under the working set for an
+    80 MiB rise, where a balloon driven by the true size lost 1 %). Going
+    a fixed fraction of the remaining way reaches any rise in a few
+    rounds. The excess is in the demand of the short rounds only, not in
+    the estimate nor the max-average: the first quiet round gives it
+    back."""
+    gap = max(0, obs.booked_kb - obs.m_cur_kb)
+    return obs.m_cur_kb + int(fraction * gap)
 
 
 def _hold(state, obs):
@@ -943,6 +967,24 @@ def step(state, obs, params=None):
     demand = max(demand, min(g.floor_kb, obs.booked_kb))
 
     events = list(g.events)
+    jumped_at = state.jumped_at
+    if (jumped_at is not None and
+            obs.timestamp - jumped_at <= params.time_slice):
+        # after a shortage jump, the moving average still lags the rise
+        # the jump covered: give the excess back down to this round's
+        # estimate, not below it
+        demand = max(demand, wss.wss_kb)
+    if (params.shortage_grow_fraction and obs.short and
+            wss.source in SHORTAGE_SOURCES):
+        jump = shortage_demand(obs, params.shortage_grow_fraction)
+        if jump > demand:
+            events.append('shortage: demand %s, %d%% of the way from %s to '
+                          'the booking (estimate %s)'
+                          % (_mib(jump),
+                             round(100 * params.shortage_grow_fraction),
+                             _mib(obs.m_cur_kb), _mib(wss.wss_kb)))
+            demand = jump
+            jumped_at = obs.timestamp
     if r.skipped:
         events.append(r.skipped)
     floor, floor_event = state.floor, None
@@ -1061,6 +1103,7 @@ def step(state, obs, params=None):
                                if obs.sampled is not None
                                else state.last_swapin_rate_kb),
                            last_short=obs.short, floor=floor,
+                           jumped_at=jumped_at,
                            last_m_cur_kb=obs.m_cur_kb,
                            **{k: v for k, v in pr.fields.items()
                               if k != 'probe_wait'})

@@ -1,0 +1,85 @@
+"""Badis's demand in a shortage round ([badis] shortage_grow_fraction), on
+simulated rounds of a guest whose working set rises (issue 13)."""
+
+from memmut.agent.wss import badis
+from memmut.agent.wss import techniques as est
+
+MiB = 1024
+BOOKED = 256 * MiB
+# the benchmark guests' balloon sizing (tests/harness/badis_run.py)
+TARGET = badis.TargetParams(headroom_kb=16 * MiB, headroom_fraction=0.05,
+                            floor_kb=96 * MiB, min_change_kb=4 * MiB,
+                            max_step_fraction=0.125, max_grow_fraction=0.5)
+EVICTED = 10 * MiB          # what the guest evicts per round while short
+
+
+def simulate(need, fraction, rounds=20, start=171 * MiB):
+    """Rounds of 1 s of a guest that needs ``need(i)`` KiB, sampled right
+    when it has what it needs; while short it swaps and evicts EVICTED
+    per round. Returns per round (balloon, short, demand, events)."""
+    params = badis.BadisParams(average_window=3, time_slice=4.0,
+                               shrink_swapin_window=3.0,
+                               shortage_grow_fraction=fraction)
+    bal = prev = start
+    st, out = None, []
+    for i in range(rounds):
+        short = bal < need(i)
+        o = badis.Observation(
+            timestamp=float(i), m_cur_kb=bal, booked_kb=BOOKED,
+            sampled=est.TechniqueEstimate(min(bal, need(i)),
+                                          est.SOURCE_VMWARE_REFERENCED),
+            swapping=short, steady=bal == prev, full=short,
+            pressure_kb=EVICTED if short else 0,
+            grew_from_kb=prev if bal > prev else None,
+            shrunk=bal < prev, shrunk_from_kb=prev if bal < prev else None)
+        st, r = badis.step(st, o, params)
+        out.append((bal, short, r.demand_kb, r.events))
+        prev = bal
+        t = badis.balloon_target(r.demand_kb, bal, BOOKED, TARGET)
+        if t:
+            bal = t[0]
+    return out
+
+
+def rise(i):
+    return 156 * MiB if i < 5 else 236 * MiB
+
+
+def short_rounds(out):
+    return sum(1 for _, short, _, _ in out if short)
+
+
+def test_a_rise_is_covered_in_fewer_swapping_rounds():
+    by_estimate = simulate(rise, 0.0)
+    halfway = simulate(rise, 0.5)
+    assert short_rounds(by_estimate) >= 3
+    assert short_rounds(halfway) <= 2
+    assert any('of the way from' in e for _, _, _, ev in halfway
+               for e in ev)
+    assert not any('of the way from' in e for _, _, _, ev in by_estimate
+                   for e in ev)
+
+
+def test_the_excess_is_given_back_once_the_rounds_are_quiet():
+    out = simulate(rise, 0.5, rounds=30)
+    # at most the need plus the max-average's memory of the shortage
+    # estimates, once the short rounds are over; never the booking
+    # for good
+    assert max(d for _, _, d, _ in out[15:]) <= 246 * MiB
+    assert out[-1][2] >= 236 * MiB
+
+
+def test_no_jump_without_a_shortage():
+    steady = simulate(lambda i: 150 * MiB, 0.5)
+    assert short_rounds(steady) == 0
+    assert max(d for _, _, d, _ in steady) <= 171 * MiB
+
+
+def test_shortage_demand_is_a_fraction_of_the_gap():
+    o = badis.Observation(timestamp=0.0, m_cur_kb=156 * MiB,
+                          booked_kb=BOOKED)
+    assert badis.shortage_demand(o, 0.5) == 206 * MiB
+    assert badis.shortage_demand(o, 0.0) == 156 * MiB
+    full = badis.Observation(timestamp=0.0, m_cur_kb=BOOKED,
+                             booked_kb=BOOKED)
+    assert badis.shortage_demand(full, 0.5) == BOOKED
