@@ -551,6 +551,10 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
                 {u: v.ram for u, v in candidates.items()},
                 selection_state, **host_context(h, candidates, cpu, mem))
             chosen = [u for u in chosen if u in candidates]
+            if params.max_overload_moves:
+                # A selection may return several VMs at once
+                # (longest_relief): the limit holds all the same.
+                chosen = chosen[:params.max_overload_moves - len(selected)]
             if not chosen:
                 break
             for u in chosen:

@@ -132,6 +132,21 @@ def test_longest_relief_keeps_selecting_until_the_targets_hold():
         [960, 960], [0, 0], {}) == ['a', 'b']
 
 
+def test_max_overload_moves_limits_a_selection_of_several():
+    # longest_relief at target 0.5 returns two VMs at once (960 -> 480);
+    # max_overload_moves 1 lets only the first go.
+    spec = loader.AlgorithmSpec(vm_selection_parameters={
+        'cpu_target': 0.5, 'window': 2})
+    vms = [pl.PlannerVM(n, 'h1', [240, 240], 100.0, [100, 100])
+           for n in 'abcd']
+    hosts = [host('h1'), host('h2', active=False)]
+    moved = pl.plan(hosts, vms, pl.PlanParams(spec=spec)).migrations
+    assert [m.vm for m in moved] == ['a', 'b']
+    moved = pl.plan(hosts, vms, pl.PlanParams(
+        spec=spec, max_overload_moves=1)).migrations
+    assert [m.vm for m in moved] == ['a']
+
+
 def test_dense_hosts_keep_cpu_headroom():
     assert placement.dense_cpu_threshold(0.8, 0.5, 0.8, 0.1) == 0.8
     assert placement.dense_cpu_threshold(0.8, 0.9, 0.8, 0.1) == \
