@@ -269,6 +269,17 @@ def configurations():
                        place)
         out['wss overload_fit=worst'] = ('wss', spec, p,
                                          'placement overload_fit')
+    # Not planner settings but references for what the defaults' CPU
+    # overload is made of (issue 19, part 8): the same plans executed
+    # with 4 migrations per host at a time instead of nova's 1, and
+    # with migrations that take no time (bursty's overload is mostly
+    # hosts waiting for their moves to copy).
+    out['wss reference: 4 migrations per host'] = (
+        'wss', aware, p_aware, 'reference (execution)',
+        {'migration_concurrency': 4})
+    out['wss reference: instant migrations'] = (
+        'wss', aware, p_aware, 'reference (execution)',
+        {'migration_concurrency': 100, 'bandwidth_mb_s': 1e5})
     for d in (0, 288):
         if d != p_aware.min_dwell_rounds:
             out['wss dwell=%d' % d] = (
