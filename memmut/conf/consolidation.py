@@ -128,7 +128,10 @@ opts = [
                     'hosts\' recent CPU peaks, with a lower CPU threshold '
                     'on hosts whose memory is nearly full, and with '
                     'memory_window > 0 room kept for the memory peaks of '
-                    'that many last samples), or any '
+                    'that many last samples, and with overload_fit '
+                    '"worst" the VMs taken off an overloaded host sent to '
+                    'the active host with the most CPU left instead of '
+                    'the best fit), or any '
                     'algorithm registered under the '
                     'memmut.consolidation.placement entry point.'),
     cfg.StrOpt('vm_placement_parameters',
@@ -140,7 +143,8 @@ opts = [
                                '{"cpu_threshold": 0.8, "ram_threshold": '
                                '0.95, "window": 48, "dense_ram_fraction": '
                                '0.8, "dense_cpu_margin": 0.1, '
-                               '"memory_window": 0}')),
+                               '"memory_window": 0, "overload_fit": '
+                               '"best"}')),
     cfg.IntOpt('max_overload_moves',
                default=0,
                min=0,

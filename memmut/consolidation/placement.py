@@ -44,6 +44,11 @@ def _mean_last(history, n):
     return float(sum(tail)) / len(tail) if len(tail) else 0.0
 
 
+# How BestFitIndex.place picks among the active hosts a VM fits: the
+# least CPU left (best fit, Neat's) or the most (worst fit).
+FITS = ('best', 'worst')
+
+
 def get_available_resources(threshold, usage, total):
     """Map host -> ``threshold * total - usage``."""
     return {h: threshold * total[h] - u for h, u in usage.items()}
@@ -261,6 +266,19 @@ class BestFitIndex:
                 return i
         return None
 
+    def _worst(self, cpu, ram):
+        """Index of the host with the most CPU available that fits
+        ``(cpu, ram)`` (ties: the last in key order), or None: scanned
+        from the end of the list, so it costs the entries skipped for
+        lack of memory."""
+        keys = self._keys
+        for i in range(len(keys) - 1, -1, -1):
+            if keys[i][0] < cpu:
+                return None
+            if keys[i][1] >= ram:
+                return i
+        return None
+
     def _take(self, i, cpu, ram):
         """Lower the entry at ``i`` by ``(cpu, ram) >= 0``: it moves
         left, so only the entries in between shift."""
@@ -281,11 +299,17 @@ class BestFitIndex:
 
     # -- placing a set of VMs ------------------------------------------------
 
-    def place(self, vms, allow_inactive=True, exclude=()):
+    def place(self, vms, allow_inactive=True, exclude=(), fit='best'):
         """Best Fit Decreasing of ``vms`` (``(cpu, ram, id)`` in the
         order to place them) -> ``{id: host}``, or ``{}`` (nothing
         changed) when they do not all fit. ``exclude``: hosts that are
-        not targets for this call only."""
+        not targets for this call only. ``fit`` ``worst``: each VM goes
+        to the active host with the most CPU available that fits it
+        instead of the least (a suspended host is still switched on only
+        when no active one fits)."""
+        if fit not in FITS:
+            raise ValueError('fit must be one of %s' % ', '.join(FITS))
+        find = self._worst if fit == 'worst' else self._best
         hidden = [(h, self._remove(h)) for h in exclude if h in self._key]
         touched = {}                      # host -> key before the call
         switched = []                     # inactive entries switched on
@@ -293,7 +317,7 @@ class BestFitIndex:
         ok = True
         for vm_cpu, vm_ram, vm in vms:
             while True:
-                i = self._best(vm_cpu, vm_ram)
+                i = find(vm_cpu, vm_ram)
                 if i is not None:
                     old, new = self._take(i, vm_cpu, vm_ram)
                     rank = old[2]
@@ -392,14 +416,15 @@ class ThresholdSession:
         return self.cpu_threshold_of(ram_usage / total if total else 1.0)
 
     def place(self, vms_cpu, vms_ram, allow_inactive=True, exclude=(),
-              demands=None):
+              demands=None, fit='best'):
         """VM -> host for all of them, or ``{}`` (nothing changed).
         ``demands``: the VMs' CPU demands when the caller computed them
         already (only for a session whose ``peak_window`` says how: the
-        peak of the last that many values)."""
+        peak of the last that many values). ``fit``: see
+        :meth:`BestFitIndex.place`."""
         return self.index.place(_vm_order(self.last_n, vms_cpu, vms_ram,
                                           self.demand, demands),
-                                allow_inactive, exclude)
+                                allow_inactive, exclude, fit)
 
     def set_usage(self, host, cpu_usage, ram_usage):
         """A target host's usage changed (ignored for other hosts)."""
@@ -450,7 +475,7 @@ def best_fit_decreasing_factory(time_step, migration_time, params):
 
 @algorithm.parameters(cpu_threshold=0.8, ram_threshold=0.95, window=48,
                       dense_ram_fraction=0.8, dense_cpu_margin=0.1,
-                      memory_window=0)
+                      memory_window=0, overload_fit='best')
 def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     """Best Fit Decreasing on the recent peaks (memmut's, issue 19).
 
@@ -473,6 +498,15 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     (``decide.memory_window``). VMs whose working sets peak together
     (a nightly batch) then keep room for the peak on their host, while
     VMs that peak at different times share it.
+
+    ``overload_fit`` (``best``: off) ``worst`` sends the VMs the planner
+    takes off an overloaded host to the active host with the most CPU
+    left at its recent peak (``decide.overload_fit``; the planner asks
+    the session for it, :meth:`BestFitIndex.place`), instead of the
+    fullest one they fit: a VM that just overflowed its host with a
+    burst lands where the next burst has room, not on a host it will
+    overflow in turn. Placing new VMs and emptying underloaded hosts
+    keep the best fit, which is what frees hosts.
     """
     cpu_t = float(params['cpu_threshold'])
     ram_t = float(params['ram_threshold'])
@@ -482,6 +516,10 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     memory_window = int(params['memory_window'])
     if memory_window < 0:
         raise ValueError('memory_window must not be negative')
+    overload_fit = params['overload_fit']
+    if overload_fit not in FITS:
+        raise ValueError('overload_fit must be one of %s'
+                         % ', '.join(FITS))
     dense_f = float(params['dense_ram_fraction'])
     margin = float(params['dense_cpu_margin'])
     if not 0 <= dense_f <= 1 or margin < 0:
@@ -511,4 +549,5 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     decide.session = session
     decide.usage_window = window
     decide.memory_window = memory_window
+    decide.overload_fit = overload_fit
     return decide

@@ -362,6 +362,10 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
     # placement.peak_best_fit_decreasing's memory_window.
     memory_window = int(getattr(algorithms.placement, 'memory_window', 0)
                         or 0)
+    # Where a placement's session sends the VMs taken off an overloaded
+    # host: the best fit (the default) or the host with the most CPU
+    # left (placement.peak_best_fit_decreasing's overload_fit).
+    overload_fit = getattr(algorithms.placement, 'overload_fit', 'best')
 
     def packed_ram(vm_list):
         if not memory_window:
@@ -465,19 +469,23 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
             {t: cpu_total[t] for t in inactive0},
             {t: ram_total[t] for t in inactive0})
 
-    def placement_mapping(vm_list, source, allow_inactive, shares, rams):
+    def placement_mapping(vm_list, source, allow_inactive, shares, rams,
+                          kind):
         vms_cpu = {v.uuid: v.cpu_history for v in vm_list}
         vms_ram = {v.uuid: r for v, r in zip(vm_list, rams)}
         if session is not None:
+            fit = overload_fit if kind == OVERLOAD else 'best'
+            kw = {'fit': fit} if fit != 'best' else {}
             if usage_window and \
                     getattr(session, 'peak_window', None) == usage_window:
                 # The session's demand is the VM's peak over the same
                 # window as its share of its host's use: computed once.
                 return session.place(
                     vms_cpu, vms_ram, allow_inactive, exclude=(source,),
-                    demands={v.uuid: c for v, c in zip(vm_list, shares)})
+                    demands={v.uuid: c for v, c in zip(vm_list, shares)},
+                    **kw)
             return session.place(vms_cpu, vms_ram, allow_inactive,
-                                 exclude=(source,))
+                                 exclude=(source,), **kw)
         targets = sorted(active - {source} - set(plan.overloaded)
                          - emptied)
         inactive = ([h.name for h in hosts
@@ -502,7 +510,7 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
                   else [_last(v.cpu_history) for v in vm_list])
         rams = packed_ram(vm_list)
         mapping = placement_mapping(vm_list, source, allow_inactive, shares,
-                                    rams)
+                                    rams, kind)
         if not mapping or len(mapping) != len(vm_list):
             plan.failed.append((source, kind))
             return False
@@ -551,6 +559,10 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
                 {u: v.ram for u, v in candidates.items()},
                 selection_state, **host_context(h, candidates, cpu, mem))
             chosen = [u for u in chosen if u in candidates]
+            if params.max_overload_moves:
+                # A selection may return several VMs at once
+                # (longest_relief): the limit holds all the same.
+                chosen = chosen[:params.max_overload_moves - len(selected)]
             if not chosen:
                 break
             for u in chosen:

@@ -226,10 +226,24 @@ class _Pool:
                            minlength=len(self.names))
 
 
-def simulate(trace, mode, settings=None, progress=None):
+def simulate(trace, mode, settings=None, progress=None, observer=None):
     """Run one mode; returns ``(metrics dict, time series dict)``.
 
     ``progress(done, total, snapshot)`` is called after every step.
+
+    ``observer(event, **data)``, for instrumentation (what the rounds
+    decided and how the migrations went; it must not change what it is
+    given): ``'start'`` with ``trace`` (the trace simulated, oversize
+    VMs left out: VM indices refer to it); ``'plan'`` after every
+    round with ``t`` (the step),
+    ``plan`` (:class:`memmut.consolidation.planner.Plan`), ``hosts``
+    and ``vms`` (the planner's input) and ``migrations`` (the
+    scheduler's :class:`memmut.simulator.migration.InFlightMigration`
+    of each move, in the plan's order; their ``start`` and ``end`` are
+    set when they run); ``'interval'`` after every accounted interval
+    with ``t`` (the sample it is accounted with), ``where`` (each VM's
+    host index, -1 for none), ``waiting`` and ``running`` (the
+    migrations in flight) and ``host_names``.
     """
     settings = settings or Settings()
     model = settings.hosts
@@ -240,6 +254,8 @@ def simulate(trace, mode, settings=None, progress=None):
     trace, rejected = quality.reject_oversize(trace, model.cpu_mhz,
                                               model.memory_mb)
     clean = quality.clean_memory(trace, settings.missing_carry_seconds)
+    if observer:
+        observer('start', trace=trace)
     mem = clean.mem
     d_mem, m_mem = memory_series(trace, mode, settings, mem)
     alive = trace.alive()
@@ -390,11 +406,14 @@ def simulate(trace, mode, settings=None, progress=None):
                     h[max(0, trace.first[v] - lo):k] = h[k]
                     # changed samples: not a window of a growing series
                     vm.mem_history, vm.history_end = h, None
+        plan_inputs[:] = [hosts, vms]
         return planner.plan_round(hosts, vms, algos, settings.plan, sums,
                                   ledger.spent(t * step))
 
     def switch_over(m):
         pool.where[m.vm] = m.destination
+
+    plan_inputs = [None, None]      # the last round's hosts and VMs
 
     for k, t in enumerate(range(s0, end)):
         t_start = t * step
@@ -415,11 +434,13 @@ def simulate(trace, mode, settings=None, progress=None):
             plan_time += dt
             plan_max = max(plan_max, dt)
             states.update(plan.states)
+            added = []
             for m in plan.migrations:
                 v = vm_index[m.vm]
                 moved_in[v] = n_rounds
-                sched.add(v, pool.index[m.source],
-                          pool.index[m.destination], d_mem[v, t], t_start)
+                added.append(sched.add(v, pool.index[m.source],
+                                       pool.index[m.destination],
+                                       d_mem[v, t], t_start))
                 key = '%s %s' % (m.kind, m.resource)
                 causes[key] = causes.get(key, 0) + 1
                 mem_moves += m.memory_caused
@@ -428,6 +449,9 @@ def simulate(trace, mode, settings=None, progress=None):
             n_moves = len(plan.migrations)
             moves_total += n_moves
             ledger.record(t_start, n_moves)
+            if observer:
+                observer('plan', t=t, plan=plan, hosts=plan_inputs[0],
+                         vms=plan_inputs[1], migrations=added)
         overlaps = sched.advance(t_start, t_start + step, switch_over)
 
         # Account for the interval up to the next sample.
@@ -468,6 +492,10 @@ def simulate(trace, mode, settings=None, progress=None):
         series['allocated_memory_mb'][k] = d_mem[live, t1].sum()
         series['in_flight'][k] = len(sched.waiting) + len(sched.running)
         series['copying'][k] = sum(1 for o in overlaps if o.copy > 0)
+        if observer:
+            observer('interval', t=t1, where=pool.where.copy(),
+                     waiting=list(sched.waiting),
+                     running=list(sched.running), host_names=pool.names)
         if progress:
             progress(k + 1, n_int, {
                 'active_hosts': int(series['active_hosts'][k]),

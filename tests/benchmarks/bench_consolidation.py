@@ -503,6 +503,10 @@ def main(argv=None):
                     'writes results/consolidation/tradeoff.*')
     ap.add_argument('--sweep-replot', action='store_true',
                     help='draw the sweep plots again from tradeoff.json')
+    ap.add_argument('--sweep-markdown', action='store_true',
+                    help='write the Markdown of --sweep-name again from '
+                    'its .json and .csv (with the paired differences to '
+                    'the defaults), no simulation')
     ap.add_argument('--sweep-seeds', type=int, default=3,
                     help='seeds per synthetic profile in the sweep')
     ap.add_argument('--sweep-configs', default='',
@@ -516,6 +520,10 @@ def main(argv=None):
     if args.sweep_replot:
         from tests.benchmarks import consolidation_sweep
         consolidation_sweep.replot(SWEEP_OUT)
+        return 0
+    if args.sweep_markdown:
+        from tests.benchmarks import consolidation_sweep
+        print(consolidation_sweep.remarkdown(SWEEP_OUT, args.sweep_name))
         return 0
     if args.scaling_only:
         return scaling_main()

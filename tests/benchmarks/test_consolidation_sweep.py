@@ -35,3 +35,27 @@ def test_paired_esv_undefined_with_a_zero():
     assert not g['met'] and not g['mean_met']
     assert 'undefined' in g['value'] and '1 of 2' in g['value']
     assert sweep.esv_paired(_rows([]), 'bitbrains')['met'] is False
+
+
+def test_paired_differences_pair_each_input_with_the_default():
+    rows = []
+    for i, (d, x) in enumerate([(1.0, 1.5), (10.0, 10.4), (5.0, 5.6)]):
+        for cname, v in (('wss default', d), ('wss x', x),
+                         ('booked pre-19 (Neat)', 0.0)):
+            rows.append({'group': 'g', 'input': 'i%d' % i,
+                         'config': cname, 'hosts': v})
+    # an input without the default is left out
+    rows.append({'group': 'g', 'input': 'i9', 'config': 'wss x',
+                 'hosts': 99.0})
+    paired = sweep.paired_differences(rows, keys=('hosts',))
+    assert list(paired) == ['wss x']
+    s = paired['wss x']['g']['hosts']
+    # differences 0.5, 0.4, 0.6: their interval excludes 0, while the
+    # means' intervals (1..10 apart) overlap
+    assert s['n'] == 3 and abs(s['mean'] - 0.5) < 1e-12
+    assert s['low'] > 0
+    lines = '\n'.join(sweep.paired_markdown(paired)).splitlines()
+    row = [line for line in lines if line.startswith('| wss x |')]
+    assert len(row) == 1
+    hosts = row[0].split('|')[2].strip()
+    assert hosts.startswith('+0.50 ± ') and hosts.endswith('(n=3) *')

@@ -132,6 +132,21 @@ def test_longest_relief_keeps_selecting_until_the_targets_hold():
         [960, 960], [0, 0], {}) == ['a', 'b']
 
 
+def test_max_overload_moves_limits_a_selection_of_several():
+    # longest_relief at target 0.5 returns two VMs at once (960 -> 480);
+    # max_overload_moves 1 lets only the first go.
+    spec = loader.AlgorithmSpec(vm_selection_parameters={
+        'cpu_target': 0.5, 'window': 2})
+    vms = [pl.PlannerVM(n, 'h1', [240, 240], 100.0, [100, 100])
+           for n in 'abcd']
+    hosts = [host('h1'), host('h2', active=False)]
+    moved = pl.plan(hosts, vms, pl.PlanParams(spec=spec)).migrations
+    assert [m.vm for m in moved] == ['a', 'b']
+    moved = pl.plan(hosts, vms, pl.PlanParams(
+        spec=spec, max_overload_moves=1)).migrations
+    assert [m.vm for m in moved] == ['a']
+
+
 def test_dense_hosts_keep_cpu_headroom():
     assert placement.dense_cpu_threshold(0.8, 0.5, 0.8, 0.1) == 0.8
     assert placement.dense_cpu_threshold(0.8, 0.9, 0.8, 0.1) == \
@@ -227,3 +242,52 @@ def test_rises():
     with pytest.raises(loader.AlgorithmError):
         loader.build('placement', 'peak_best_fit_decreasing', 300, 0,
                      {'memory_window': -1})
+
+
+def test_overload_fit_worst_sends_the_vm_where_most_cpu_is_left():
+    # h1 at 960 of 1000 MHz is overloaded (0.85); h2 at 550 and h3 at
+    # 100 MHz are targets. One VM of 240 MHz leaves h1 (960 -> 720).
+    def plan_with(fit):
+        spec = loader.AlgorithmSpec(placement_parameters={
+            'overload_fit': fit})
+        vms = [pl.PlannerVM(n, 'h1', [240, 240], 100.0, [100, 100])
+               for n in 'abcd']
+        vms += [pl.PlannerVM('x', 'h2', [550, 550], 100.0, [100, 100]),
+                pl.PlannerVM('y', 'h3', [100, 100], 100.0, [100, 100])]
+        return pl.plan([host('h1'), host('h2'), host('h3')], vms,
+                       pl.PlanParams(spec=spec, migration_budget=0))
+    # best fit: h2 (550 + 240 = 790 <= 800, the least CPU left); h3 is
+    # underloaded, but y fits nowhere else (h2 790 + 100 > 800)
+    best = plan_with('best')
+    assert [(m.vm, m.destination, m.kind) for m in best.migrations] == [
+        ('a', 'h2', pl.OVERLOAD)]
+    assert best.failed == [('h3', pl.UNDERLOAD)]
+    # worst fit: h3, the most CPU left; having received a VM, it is not
+    # emptied in the same round
+    worst = plan_with('worst')
+    assert [(m.vm, m.destination, m.kind) for m in worst.migrations] == [
+        ('a', 'h3', pl.OVERLOAD)]
+    assert worst.failed == []
+
+
+def test_overload_fit_leaves_underload_evacuations_on_best_fit():
+    # h3 (100 MHz) is emptied; h1 (300) and h2 (600) both take its VM:
+    # best fit h2 with either setting (worst fit would take h1)
+    spec = loader.AlgorithmSpec(placement_parameters={
+        'overload_fit': 'worst'})
+    vms = [pl.PlannerVM('a', 'h1', [300, 300], 100.0, [100, 100]),
+           pl.PlannerVM('b', 'h2', [600, 600], 100.0, [100, 100]),
+           pl.PlannerVM('c', 'h3', [100, 100], 100.0, [100, 100])]
+    plan = pl.plan([host('h1'), host('h2'), host('h3')], vms,
+                   pl.PlanParams(spec=spec, migration_budget=0))
+    moves = [(m.vm, m.source, m.destination, m.kind)
+             for m in plan.migrations]
+    assert ('c', 'h3', 'h2', pl.UNDERLOAD) in moves
+
+
+def test_overload_fit_is_checked():
+    alg = loader.build('placement', 'peak_best_fit_decreasing', 300, 0, {})
+    assert alg.overload_fit == 'best'
+    with pytest.raises(loader.AlgorithmError):
+        loader.build('placement', 'peak_best_fit_decreasing', 300, 0,
+                     {'overload_fit': 'first'})

@@ -46,6 +46,63 @@ def test_index_matches_the_scan(args):
     assert p.best_fit_decreasing(*args) == p.best_fit_decreasing_scan(*args)
 
 
+def worst_fit_decreasing_scan(last_n, hosts_cpu, hosts_ram, off_cpu,
+                              off_ram, vms_cpu, vms_ram):
+    """The reference worst fit: each VM, in the best fit's order, onto
+    the host that fits with the most CPU left (ties: more memory, then
+    the later in the index's rank: known hosts by name, then those
+    switched on, in order); the smallest suspended host when none
+    fits."""
+    free = {h: [hosts_cpu[h], hosts_ram[h], (0, h)] for h in hosts_cpu}
+    off = sorted((off_cpu[h], off_ram[h], h) for h in off_cpu)
+    mapping = {}
+    for c, r, vm in p._vm_order(last_n, vms_cpu, vms_ram):
+        while True:
+            fits = [h for h, f in free.items() if f[0] >= c and f[1] >= r]
+            if fits:
+                h = max(fits, key=lambda h: tuple(free[h]))
+                free[h][0] -= c
+                free[h][1] -= r
+                mapping[vm] = h
+                break
+            if not off:
+                return {}
+            c0, r0, h = off.pop(0)
+            switched = sum(1 for f in free.values() if f[2][0] == 1)
+            free[h] = [c0, r0, (1, switched)]
+    return mapping
+
+
+@settings(max_examples=400, deadline=None)
+@given(bfd_inputs())
+def test_worst_fit_index_matches_its_scan(args):
+    last_n, hosts_cpu, hosts_ram, off_cpu, off_ram, vms_cpu, vms_ram = args
+    index = p.BestFitIndex(hosts_cpu, hosts_ram, off_cpu, off_ram)
+    got = index.place(p._vm_order(last_n, vms_cpu, vms_ram), fit='worst')
+    assert got == worst_fit_decreasing_scan(*args)
+
+
+def test_worst_fit_takes_the_host_with_the_most_cpu_left():
+    def index():
+        return p.BestFitIndex({'a': 100.0, 'b': 300.0, 'c': 200.0},
+                              {'a': 10.0, 'b': 5.0, 'c': 10.0})
+    # b has the most CPU left but not the memory: c; the best fit is a
+    assert index().place([(50.0, 8.0, 'x')], fit='worst') == {'x': 'c'}
+    assert index().place([(50.0, 8.0, 'x')]) == {'x': 'a'}
+    # c then has 150 left, a 100: the next goes to c again, the third
+    # (150 > a's 100 and b's memory) to c, then nowhere: all or nothing
+    ix = index()
+    before = list(ix._keys)
+    assert ix.place([(60.0, 1.0, 'x'), (60.0, 1.0, 'y')], fit='worst') \
+        == {'x': 'b', 'y': 'b'}
+    ix = index()
+    assert ix.place([(150.0, 6.0, 'x'), (150.0, 6.0, 'y')],
+                    allow_inactive=False, fit='worst') == {}
+    assert ix._keys == before
+    with pytest.raises(ValueError):
+        ix.place([(1.0, 1.0, 'x')], fit='first')
+
+
 def test_index_rolls_back_a_set_that_does_not_fit():
     index = p.BestFitIndex({'a': 100.0, 'b': 50.0}, {'a': 10.0, 'b': 10.0},
                            {'off': 500.0}, {'off': 500.0})

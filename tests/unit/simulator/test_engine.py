@@ -155,3 +155,33 @@ def test_prewarm_history_first_estimate_stops_the_over_selection():
     assert moves['first_estimate'] <= 2
     with pytest.raises(ValueError):
         engine.Settings(prewarm_history='none')
+
+
+def test_observer_sees_every_round_and_migration_unchanged():
+    t = synthetic.generate(n_vms=60, days=1.0, seed=2, profile='bursty')
+    settings = engine.Settings(duration_steps=200)
+    events = []
+
+    def observer(event, **data):
+        events.append((event, data))
+    plain, _ = engine.simulate(t, 'wss', settings)
+    seen, _ = engine.simulate(t, 'wss', settings, observer=observer)
+    assert seen['migrations'] == plain['migrations'] > 0
+    assert seen['avg_active_hosts'] == plain['avg_active_hosts']
+    kinds = [e for e, _ in events]
+    assert kinds[0] == 'start' and kinds.count('start') == 1
+    assert kinds.count('interval') == seen['intervals'] == 200
+    assert kinds.count('plan') == seen['rounds']
+    plans = [d for e, d in events if e == 'plan']
+    assert sum(len(d['migrations']) for d in plans) == seen['migrations']
+    for d in plans:
+        # one scheduler entry per move, the same VM and hosts
+        assert len(d['migrations']) == len(d['plan'].migrations)
+        for move, f in zip(d['plan'].migrations, d['migrations']):
+            assert t.names[f.vm] == move.vm
+            assert f.planned == d['t'] * t.step
+    started = [f for d in plans for f in d['migrations']
+               if f.start is not None]
+    assert started and all(f.start >= f.planned for f in started)
+    last = [d for e, d in events if e == 'interval'][-1]
+    assert len(last['where']) == t.n_vms
