@@ -263,6 +263,15 @@ NOTES = [
     'memwork still loads the data (a few seconds under TCG).',
     '- Zipf has no single working-set size: no oracle and no S_more / '
     'S_less; the throughput the estimate leaves is the vm_over column.',
+    '- hotset\'s window (40 of 160 MiB) moves every 3.75 s, faster than '
+    'the swap-in bound of 1 MiB/s: its working set is the whole step '
+    '(workloads.Pattern.hot_of; runs before session 8 counted the window '
+    'only, and an oracle run at the window lost a third of its '
+    'throughput).',
+    '- The `oracle` run drives the balloon with the true working set read '
+    'from the guest\'s console at each poll (the whole step while memwork '
+    'loads it), through the same actuator and headroom: its vm_over is '
+    'what saving that memory costs on this bed, whatever the estimate.',
 ]
 
 

@@ -3,10 +3,11 @@
 #   slot.sh OUTDIR ORDER
 # Every configuration goes into one patterns.jsonl (--keep-other-runs):
 # `none` and `oracle` from the new tree, then the Badis configurations in
-# ORDER (a: badis8, badis, badis8g; b: badis8g, badis, badis8):
+# ORDER (a: badis8, badis, VNAME; b: VNAME, badis, badis8):
 #   badis    main before the session (OLD tree, its defaults)
 #   badis8   the NEW tree's defaults
-#   badis8g  the NEW tree with shrink_guard and pinned_relearn on
+#   VNAME    the NEW tree with the [badis] options VOPTS (env; default
+#            badis8g: shrink_guard and pinned_relearn on)
 # Each tree is a git archive of one commit (OLD, NEW env: directories),
 # so later edits cannot leak in.
 set -u
@@ -15,6 +16,9 @@ OLD=${OLD:-/tmp/b18/old}; NEW=${NEW:-/tmp/b18/new}
 export MEMMUT_TEST_CACHE=/work/main/tests/.cache
 export PATH=/work/main/memstore/target/release:$PATH
 PY=/work/main/.tox/functional/bin/python
+VNAME=${VNAME:-badis8g}
+VOPTS=${VOPTS:-shrink_guard=true pinned_relearn=true}
+vargs=""; for o in $VOPTS; do vargs="$vargs --badis-option $o"; done
 ARGS="--patterns ${PATTERNS:-load_idle,hotset,zipf0.8,zipf1.2,phases} --seconds ${SECONDS_RUN:-30} --out $OUT --keep-other-runs"
 mkdir -p "$OUT"
 load() { echo "== $(date -u +%FT%TZ) $1"; uptime; }
@@ -30,11 +34,9 @@ run ref "$NEW" none,oracle
 if [ "$ORDER" = a ]; then
   run badis8 "$NEW" badis --label badis8
   run badis "$OLD" badis
-  run badis8g "$NEW" badis --label badis8g \
-      --badis-option shrink_guard=true --badis-option pinned_relearn=true
+  run "$VNAME" "$NEW" badis --label "$VNAME" $vargs
 else
-  run badis8g "$NEW" badis --label badis8g \
-      --badis-option shrink_guard=true --badis-option pinned_relearn=true
+  run "$VNAME" "$NEW" badis --label "$VNAME" $vargs
   run badis "$OLD" badis
   run badis8 "$NEW" badis --label badis8
 fi
