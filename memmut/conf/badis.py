@@ -334,6 +334,17 @@ opts = [
                       'are unchanged, so the first quiet round gives the '
                       'excess back. 0: grow by the shortage estimate '
                       'only.'),
+    cfg.FloatOpt('warmup_slices',
+                 default=0.0,
+                 min=0.0,
+                 help='A VM is not shrunk until the agent has seen it for '
+                      'this many time slices (time_slice): the demand is '
+                      'the maximum of the moving average over one slice, '
+                      'and before a slice of rounds is seen it is the '
+                      'maximum over whatever moment the VM or the agent '
+                      'started in (a guest loading its data, its first '
+                      'second). Growing is not held. 0: shrink from the '
+                      'first round.'),
     cfg.BoolOpt('shrink_floor',
                 default=False,
                 help='Do not shrink a VM again into an allocation it was '

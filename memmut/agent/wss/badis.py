@@ -167,6 +167,11 @@ class BadisParams:
     # issue 13, session 8: a shortage round's demand goes this fraction
     # of the way from m_cur to the booking (see shortage_demand)
     shortage_grow_fraction: float = 0.0
+    # issue 13, session 8: no shrink in a VM's first warmup_slices x
+    # time_slice (see step); the balloon's headroom, to hold it there
+    warmup_slices: float = 0.0
+    headroom_kb: int = 32 * MiB
+    headroom_fraction: float = 0.05
 
     def __post_init__(self):
         if not 0 < self.vg_threshold <= 1:
@@ -339,6 +344,8 @@ class BadisState:
     # when a shortage round last raised the demand toward the booking
     # (shortage_grow_fraction)
     jumped_at: typing.Optional[float] = None
+    # the first round seen for this VM (warmup_slices)
+    first_at: typing.Optional[float] = None
     last_m_cur_kb: typing.Optional[int] = None
 
     @classmethod
@@ -449,6 +456,13 @@ def shortage_demand(obs, fraction):
     back."""
     gap = max(0, obs.booked_kb - obs.m_cur_kb)
     return obs.m_cur_kb + int(fraction * gap)
+
+
+def hold_demand(m_cur_kb, params):
+    """The demand that keeps the balloon where it is: m_cur less the
+    headroom the balloon target adds (never a grow by the headroom)."""
+    return max(0, m_cur_kb - sizing.headroom(
+        m_cur_kb, params.headroom_kb, params.headroom_fraction))
 
 
 def _hold(state, obs):
@@ -967,6 +981,22 @@ def step(state, obs, params=None):
     demand = max(demand, min(g.floor_kb, obs.booked_kb))
 
     events = list(g.events)
+    first_at = state.first_at if state.first_at is not None else \
+        obs.timestamp
+    warmup = params.warmup_slices * params.time_slice
+    if warmup and obs.timestamp - first_at < warmup:
+        # the max-average is a maximum over one time slice: until one
+        # slice of rounds is seen, it is the maximum of whatever moment
+        # the agent or the VM started in (a guest loading its data, a
+        # sample of its first second). No shrink on that.
+        hold = hold_demand(obs.m_cur_kb, params)
+        if hold > demand:
+            if state.first_at is None:
+                events.append('warm-up: no shrink below %s for %gs (one '
+                              'time slice x %g)' % (
+                                  _mib(obs.m_cur_kb), warmup,
+                                  params.warmup_slices))
+            demand = hold
     jumped_at = state.jumped_at
     if (jumped_at is not None and
             obs.timestamp - jumped_at <= params.time_slice):
@@ -1103,7 +1133,7 @@ def step(state, obs, params=None):
                                if obs.sampled is not None
                                else state.last_swapin_rate_kb),
                            last_short=obs.short, floor=floor,
-                           jumped_at=jumped_at,
+                           jumped_at=jumped_at, first_at=first_at,
                            last_m_cur_kb=obs.m_cur_kb,
                            **{k: v for k, v in pr.fields.items()
                               if k != 'probe_wait'})

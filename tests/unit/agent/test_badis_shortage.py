@@ -83,3 +83,50 @@ def test_shortage_demand_is_a_fraction_of_the_gap():
     full = badis.Observation(timestamp=0.0, m_cur_kb=BOOKED,
                              booked_kb=BOOKED)
     assert badis.shortage_demand(full, 0.5) == BOOKED
+
+
+def warm(need, warmup, rounds=12, under=0):
+    """A VM seen from its first round at the full booking whose sample
+    reads ``need(i) - under``; balloon moved by the target."""
+    params = badis.BadisParams(average_window=3, time_slice=4.0,
+                               warmup_slices=warmup, headroom_kb=16 * MiB,
+                               headroom_fraction=0.05)
+    bal = prev = BOOKED
+    st, out = None, []
+    for i in range(rounds):
+        o = badis.Observation(
+            timestamp=float(i), m_cur_kb=bal, booked_kb=BOOKED,
+            sampled=est.TechniqueEstimate(need(i) - under,
+                                          est.SOURCE_VMWARE_REFERENCED),
+            steady=bal == prev, full=False,
+            shrunk=bal < prev, shrunk_from_kb=prev if bal < prev else None)
+        st, r = badis.step(st, o, params)
+        out.append((bal, r.demand_kb, r.events))
+        prev = bal
+        t = badis.balloon_target(r.demand_kb, bal, BOOKED, TARGET)
+        if t:
+            bal = t[0]
+    return out
+
+
+def test_no_shrink_on_the_first_time_slice_of_rounds():
+    # a guest whose first samples read low (it is loading its data)
+    def need(i):
+        return 100 * MiB if i < 3 else 200 * MiB
+    cold = warm(need, 0.0)
+    held = warm(need, 1.0)
+    assert min(b for b, _, _ in cold[:5]) < 200 * MiB   # shrunk on the load
+    assert all(b == BOOKED for b, _, _ in held[:5])     # 4 s: one slice
+    assert any('warm-up' in e for e in held[0][2])
+    # afterwards it shrinks on the max-average as usual
+    assert held[-1][0] < BOOKED
+    assert held[-1][0] >= 200 * MiB
+
+
+def test_the_hold_never_grows_the_balloon():
+    # an agent restarted on a VM whose balloon is already down: held
+    # where it is, not grown by the headroom every round
+    params = badis.BadisParams(time_slice=4.0, warmup_slices=1.0,
+                               headroom_kb=16 * MiB, headroom_fraction=0.05)
+    d = badis.hold_demand(180 * MiB, params)
+    assert badis.balloon_target(d, 180 * MiB, BOOKED, TARGET) is None
