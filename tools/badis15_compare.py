@@ -3,7 +3,8 @@ session 5).
 
     python tools/badis15_compare.py --patterns [--json OUT] SLOT [SLOT...]
     python tools/badis15_compare.py --w1w5 [--json OUT] SLOT [SLOT...]
-    python tools/badis15_compare.py --estimators [--json OUT] SLOT [SLOT...]
+    python tools/badis15_compare.py --estimators [--json OUT]
+        [--reference NAME] SLOT [SLOT...]
 
 Each SLOT is a directory written by
 ``tests/benchmarks/results/badis15/slot.sh``: one sub-directory per
@@ -26,7 +27,8 @@ n/a for Zipf) and vm_over.
 With --estimators, a SLOT is one directory whose ``patterns.jsonl`` holds
 the runs of several estimators (``bench_patterns --estimators
 none,badis,zballoond,selfballoon``): each estimator is a configuration,
-Badis is the reference of the paired differences, and the table of
+Badis (or the ``--reference`` configuration) is the reference of the
+paired differences, and the table of
 operations/s shows each estimator's throughput beside ``none``'s (full
 memory; for redis, GETs/s).
 W1-W5, per run: mean |error| per poll, allowance S_more / S_less (% of
@@ -162,9 +164,13 @@ def estimator_names(slots):
             sorted(found - set(ESTIMATORS)))
 
 
-def patterns(slots, by_estimator=False):
+def patterns(slots, by_estimator=False, reference=None):
     if by_estimator:
         names = estimator_names(slots)
+        if reference is not None:
+            if reference not in names:
+                sys.exit('no runs of %s in %s' % (reference, slots))
+            names = [reference] + [n for n in names if n != reference]
         per_slot = [estimator_slot(s, names) for s in slots]
     else:
         names = _configs(slots)
@@ -424,10 +430,14 @@ def main(argv):
     out_json = None
     if argv[:1] == ['--json']:
         out_json, argv = argv[1], argv[2:]
+    reference = None
+    if argv[:1] == ['--reference']:
+        reference, argv = argv[1], argv[2:]
     if kind == '--w1w5':
         lines, data = w1w5(argv)
     else:
-        lines, data = patterns(argv, by_estimator=kind == '--estimators')
+        lines, data = patterns(argv, by_estimator=kind == '--estimators',
+                               reference=reference)
     loads = slot_loads(argv)
     data['loads'] = loads
     lines += ['', 'Machine load (1-minute load average on 2 cores) at each '

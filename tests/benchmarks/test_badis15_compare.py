@@ -70,3 +70,10 @@ def test_slots_holding_parts_of_the_suite(slot, tmp_path_factory):
     assert '| zipf0.8 | - | 200 | 200 | 1.000 |' in text
     runs = {tuple(k): r for _, k, r in data['runs']['badis']}
     assert runs[('zipf0.8', 'boot')]['vm_over'] == 2.0
+
+
+def test_another_configuration_as_the_reference(slot):
+    lines, data = badis15_compare.patterns([slot], by_estimator=True,
+                                           reference='zballoond')
+    assert 'badis - zballoond' in '\n'.join(lines)
+    assert data['configs']['badis']['paired']['saved']['mean'] == 20.0
