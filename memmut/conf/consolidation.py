@@ -177,6 +177,24 @@ opts = [
                     'migrations on memory_spikes, bursty and dense, the '
                     'rest unchanged; hence the default. booked: the '
                     'behaviour before.'),
+    cfg.StrOpt('move_order',
+               default='plan',
+               choices=[('plan', 'the plan\'s order'),
+                        ('priority', 'overload moves first, the most '
+                         'overloaded source host first; an underload '
+                         'move sharing a host with an overload move not '
+                         'finished waits for it'),
+                        ('priority_drop', 'as priority, but a host\'s '
+                         'underload evacuation that would wait is left '
+                         'out of the round (its moves recorded as '
+                         'skipped) and planned again next round')],
+               help='The order a round\'s live migrations are handed to '
+                    'nova, which runs one per host at a time by default '
+                    '(max_concurrent_live_migrations): whether the relief '
+                    'of an overloaded host queues behind evacuations that '
+                    'only save energy. The simulator queues its '
+                    'migrations the same way '
+                    '(memmut.consolidation.move_order).'),
     cfg.IntOpt('min_dwell_rounds',
                default=0,
                min=0,

@@ -220,7 +220,8 @@ class Plan:
     ``states``: the algorithms' new per-host state (JSON-serialisable),
     to pass back as :attr:`PlannerHost.state` next round.
     ``over_budget``: underloaded hosts left on because emptying them
-    would have overspent the migration budget.
+    would have overspent the migration budget. ``load``: overloaded
+    host -> its load at detection (fraction of capacity).
     """
     migrations: typing.List[Move] = dataclasses.field(default_factory=list)
     activate: typing.List[str] = dataclasses.field(default_factory=list)
@@ -233,6 +234,10 @@ class Plan:
         default_factory=list)
     states: typing.Dict[str, dict] = dataclasses.field(default_factory=dict)
     over_budget: typing.List[str] = dataclasses.field(default_factory=list)
+    # Overloaded host -> its load at detection (last sample over capacity,
+    # the larger of the resources detected): how urgent its moves are
+    # (memmut.consolidation.move_order).
+    load: typing.Dict[str, float] = dataclasses.field(default_factory=dict)
 
     def counts(self):
         """Moves per (kind, resource)."""
@@ -431,6 +436,9 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
                     since < params.underload_grace_rounds)
         if over_c or over_m:
             plan.overloaded[name] = _resource(over_c, over_m)
+            plan.load[name] = max(
+                float(cu[-1]) if over_c and len(cu) else 0.0,
+                float(mu[-1]) if over_m and len(mu) else 0.0)
         elif in_grace:
             pass
         elif params.underload_combination == 'all':

@@ -30,6 +30,13 @@ Each row records its outcome with :meth:`Database.update_migration`:
 it (a failed row keeps the planned destination). ``cancelled`` means the
 controller stopped first.
 
+The migrations start in the order given (the round orders them by
+``[consolidation] move_order``). With ``max_parallel`` above 1 and a
+``move_order`` other than ``plan``, an underload move does not start
+while an overload move sharing one of its hosts has not finished
+(:func:`memmut.consolidation.move_order.held_back`), as in the
+simulator.
+
 :class:`PowerCommand` is the optional hook run for hosts a round
 emptied (``[consolidation] power_off_command``).
 """
@@ -45,6 +52,7 @@ import typing
 from keystoneauth1 import loading as ks_loading
 from oslo_log import log as logging
 
+from memmut.consolidation import move_order
 from memmut.conf import nova as nova_conf
 
 LOG = logging.getLogger(__name__)
@@ -163,11 +171,49 @@ class NovaExecutor:
         workers = min(self.options.max_parallel, len(migrations))
         if workers == 1:
             return {m.id: self._migrate(conn, m) for m in migrations}
+        if self._move_order() != move_order.PLAN:
+            return self._execute_gated(conn, migrations, workers)
         with concurrent.futures.ThreadPoolExecutor(
                 workers, thread_name_prefix='memmut-migrate') as pool:
             futures = {m.id: pool.submit(self._migrate, conn, m)
                        for m in migrations}
             return {mid: f.result() for mid, f in futures.items()}
+
+    def _move_order(self):
+        try:
+            return self.conf.consolidation.move_order
+        except (AttributeError, Exception):
+            # A configuration without the [consolidation] group.
+            return move_order.PLAN
+
+    def _execute_gated(self, conn, migrations, workers):
+        """Up to ``workers`` at once, in the given order, holding back an
+        underload move while an overload move sharing one of its hosts
+        is not finished (an overload move is never held back, so this
+        always makes progress)."""
+        entries = [move_order.Entry(m.kind, m.source_host, m.dest_host)
+                   for m in migrations]
+        pending = list(range(len(migrations)))
+        running = {}
+        out = {}
+        with concurrent.futures.ThreadPoolExecutor(
+                workers, thread_name_prefix='memmut-migrate') as pool:
+            while pending or running:
+                busy = move_order.overload_hosts(
+                    [entries[i] for i in pending + list(running.values())])
+                for i in list(pending):
+                    if len(running) >= workers:
+                        break
+                    if move_order.held_back(entries[i], busy):
+                        continue
+                    pending.remove(i)
+                    running[pool.submit(self._migrate, conn,
+                                        migrations[i])] = i
+                done, _ = concurrent.futures.wait(
+                    running, return_when=concurrent.futures.FIRST_COMPLETED)
+                for f in done:
+                    out[migrations[running.pop(f)].id] = f.result()
+        return {m.id: out[m.id] for m in migrations}
 
     def wait_for_compute(self, host, timeout, poll=None):
         """Wait until nova says ``host``'s nova-compute is up and enabled

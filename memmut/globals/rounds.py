@@ -704,6 +704,7 @@ class RoundRunner:
                                           self._round_stop)
         runnable, cancelled = self._power_on_activated(result, plan, data,
                                                        executor)
+        runnable = self._order_moves(runnable, plan, cancelled)
         result.outcomes = executor.execute(runnable)
         result.outcomes.update(cancelled)
         by_status = {}
@@ -728,6 +729,38 @@ class RoundRunner:
         if result.powered_on:
             result.reason += '; powered on %s' % ', '.join(result.powered_on)
         self._power_off_emptied(result, plan, data)
+
+    def _order_moves(self, rows, plan, skipped):
+        """The rows in ``[consolidation] move_order``'s order
+        (:mod:`memmut.consolidation.move_order`); with ``priority_drop``
+        the underload evacuations that would wait for an overload move
+        are recorded as skipped (into ``skipped``) and left out: the next
+        round plans them again."""
+        from memmut.consolidation import move_order
+        from memmut.globals import executor as executor_mod
+        how = self.conf.consolidation.move_order
+        if how == move_order.PLAN or not rows:
+            return rows
+        load = getattr(plan, 'load', None) or {}
+        entries = [move_order.Entry(r.kind, r.source_host, r.dest_host,
+                                    load.get(r.source_host, 0.0))
+                   for r in rows]
+        if how == move_order.PRIORITY_DROP:
+            kept, dropped = move_order.drop_conflicting(entries)
+            error = ('held back: the evacuation of %s shares a host with '
+                     'an overload move of this round (move_order '
+                     'priority_drop); planned again next round')
+            for i in dropped:
+                row = rows[i]
+                msg = error % row.source_host
+                self.db.update_migration(row.id, executor_mod.SKIPPED,
+                                         error=msg,
+                                         finished_at=self._clock())
+                skipped[row.id] = executor_mod.Outcome(
+                    executor_mod.SKIPPED, 0, msg, row.dest_host)
+            rows = [rows[i] for i in kept]
+            entries = [entries[i] for i in kept]
+        return [rows[i] for i in move_order.order(entries, how)]
 
     def _power_on_activated(self, result, plan, data, executor):
         """Switch on the sleeping hosts the plan places VMs on, waiting

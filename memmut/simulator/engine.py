@@ -68,6 +68,7 @@ import numpy as np
 from memmut.consolidation import budget
 from memmut.consolidation import history_sums
 from memmut.consolidation import loader
+from memmut.consolidation import move_order as move_order_mod
 from memmut.consolidation import planner
 from memmut.consolidation import wss as wss_mod
 from memmut.consolidation import young as young_mod
@@ -137,8 +138,12 @@ class Settings:
     # WSS^max_avg: the booking was a placeholder, not a use the VM
     # selection should forecast from).
     prewarm_history: str = 'first_estimate'
+    # The order the migrations queue in, as the controller's
+    # ``[consolidation] move_order`` (memmut.consolidation.move_order).
+    move_order: str = move_order_mod.PLAN
 
     def __post_init__(self):
+        move_order_mod.check(self.move_order)
         if self.interval <= 0:
             raise ValueError('the round interval must be positive')
         if self.migration_concurrency < 1:
@@ -272,7 +277,8 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
     pool = _Pool(trace, model)
     n_h = len(pool.names)
     sched = migration.Scheduler(settings.bandwidth_mb_s,
-                                settings.migration_concurrency)
+                                settings.migration_concurrency,
+                                settings.move_order)
     vm_index = {n: i for i, n in enumerate(trace.names)}
     cpu = trace.cpu
     big_l = settings.history_length
@@ -298,6 +304,8 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
     failed = {'overload': 0, 'underload': 0}
     oversize = set()
     plan_time, plan_max, moves_total, n_rounds = 0.0, 0.0, 0, 0
+    # Underload moves move_order priority_drop left out of their round.
+    n_dropped = 0
     # Neat's SLA figures (:mod:`memmut.simulator.sla`): per host, steps
     # on and steps CPU-overloaded; per VM, CPU asked for and CPU lost to
     # its copies (MHz x s).
@@ -435,18 +443,28 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
             plan_max = max(plan_max, dt)
             states.update(plan.states)
             added = []
-            for m in plan.migrations:
+            moves = plan.migrations
+            if settings.move_order == move_order_mod.PRIORITY_DROP:
+                kept, dropped = move_order_mod.drop_conflicting(
+                    [move_order_mod.Entry(m.kind, pool.index[m.source],
+                                          pool.index[m.destination])
+                     for m in moves],
+                    [f.entry() for f in sched.in_flight.values()])
+                moves = [moves[i] for i in kept]
+                n_dropped += len(dropped)
+            for m in moves:
                 v = vm_index[m.vm]
                 moved_in[v] = n_rounds
                 added.append(sched.add(v, pool.index[m.source],
                                        pool.index[m.destination],
-                                       d_mem[v, t], t_start))
+                                       d_mem[v, t], t_start, m.kind,
+                                       plan.load.get(m.source, 0.0)))
                 key = '%s %s' % (m.kind, m.resource)
                 causes[key] = causes.get(key, 0) + 1
                 mem_moves += m.memory_caused
             for _, kind in plan.failed:
                 failed[kind] += 1
-            n_moves = len(plan.migrations)
+            n_moves = len(moves)
             moves_total += n_moves
             ledger.record(t_start, n_moves)
             if observer:
@@ -568,6 +586,8 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
         'migrations_completed': len(done),
         'migrations_cancelled': sched.cancelled,
         'migrations_spilled': int(spilled),
+        'move_order': settings.move_order,
+        'migrations_dropped': int(n_dropped),
         'mean_migration_s': float(durations.mean()) if len(done) else 0.0,
         'max_migration_s': float(durations.max()) if len(done) else 0.0,
         'mean_migration_wait_s': float(waits.mean()) if len(done) else 0.0,
@@ -680,5 +700,6 @@ def settings_from_conf(conf, duration_hours=0.0, step=300.0,
         migration_cpu_mhz=s.migration_cpu_mhz,
         missing_carry_seconds=s.missing_carry_seconds,
         prewarm_history=c.prewarm_history,
+        move_order=c.move_order,
         wss_error=wss_error,
         young=young_mod.YoungPolicy.from_conf(conf))

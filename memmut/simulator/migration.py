@@ -7,6 +7,11 @@ bandwidth: ``size / bandwidth`` seconds. Each host runs at most
 (nova's ``max_concurrent_live_migrations``, default 1); the others wait in
 the order the rounds planned them, and a waiting migration starts as soon
 as both its hosts have a free slot, even if an earlier one still waits.
+With ``order`` ``priority`` (``[consolidation] move_order``, the
+controller's executor's order: :mod:`memmut.consolidation.move_order`)
+the waiting migrations are taken overload first, the most overloaded
+source first, and an underload move waits while an overload move not
+finished shares one of its hosts.
 Migrations left over at the end of a round's interval carry on into the
 next one.
 
@@ -19,6 +24,8 @@ the copy. A VM that leaves the trace cancels its migration.
 
 import dataclasses
 
+from memmut.consolidation import move_order
+
 
 @dataclasses.dataclass
 class InFlightMigration:
@@ -30,6 +37,13 @@ class InFlightMigration:
     planned: float
     start: float = None
     end: float = None
+    kind: str = move_order.OVERLOAD
+    load: float = 0.0
+    seq: int = 0
+
+    def entry(self):
+        return move_order.Entry(self.kind, self.source, self.destination,
+                                self.load)
 
 
 @dataclasses.dataclass
@@ -47,13 +61,16 @@ class Overlap:
 class Scheduler:
     """In-flight migrations with a per-host concurrency limit."""
 
-    def __init__(self, bandwidth_mb_s, concurrency=1):
+    def __init__(self, bandwidth_mb_s, concurrency=1,
+                 order=move_order.PLAN):
         if bandwidth_mb_s <= 0:
             raise ValueError('migration bandwidth must be positive')
         if concurrency < 1:
             raise ValueError('need at least one migration per host')
         self.bandwidth = float(bandwidth_mb_s)
         self.concurrency = int(concurrency)
+        self.order = move_order.check(order)
+        self._seq = 0
         self.waiting = []
         self.running = []
         self.busy = {}
@@ -65,10 +82,16 @@ class Scheduler:
         """VM -> its migration, waiting or copying."""
         return {m.vm: m for m in self.waiting + self.running}
 
-    def add(self, vm, source, destination, size_mb, now):
+    def add(self, vm, source, destination, size_mb, now,
+            kind=move_order.OVERLOAD, load=0.0):
+        self._seq += 1
         m = InFlightMigration(vm, source, destination, float(size_mb),
-                              float(size_mb) / self.bandwidth, float(now))
+                              float(size_mb) / self.bandwidth, float(now),
+                              kind=kind, load=float(load), seq=self._seq)
         self.waiting.append(m)
+        if self.order != move_order.PLAN:
+            self.waiting.sort(key=lambda w: move_order.key(w.entry(),
+                                                           w.seq))
         return m
 
     def cancel(self, vms):
@@ -91,8 +114,14 @@ class Scheduler:
 
     def _start_ready(self, now):
         still = []
+        busy = set()
+        if self.order != move_order.PLAN:
+            busy = move_order.overload_hosts(
+                [m.entry() for m in self.waiting + self.running])
         for m in self.waiting:
-            if self._free(m.source) and self._free(m.destination):
+            if busy and move_order.held_back(m.entry(), busy):
+                still.append(m)
+            elif self._free(m.source) and self._free(m.destination):
                 m.start, m.end = now, now + m.duration
                 for h in (m.source, m.destination):
                     self.busy[h] = self.busy.get(h, 0) + 1

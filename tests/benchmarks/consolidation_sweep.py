@@ -52,6 +52,7 @@ import time
 import numpy as np
 
 from memmut.consolidation import loader
+from memmut.consolidation import move_order
 from memmut.consolidation import planner
 from memmut.consolidation import young
 from memmut.simulator import engine
@@ -280,6 +281,13 @@ def configurations():
     out['wss reference: instant migrations'] = (
         'wss', aware, p_aware, 'reference (execution)',
         {'migration_concurrency': 100, 'bandwidth_mb_s': 1e5})
+    # The order the moves queue in (issue 19, part 9: bursty's overload
+    # moves waited behind other moves leaving the same host).
+    for order in move_order.ORDERS:
+        if order != engine.Settings.move_order:
+            out['wss move_order=%s' % order] = (
+                'wss', aware, p_aware, 'move_order',
+                {'move_order': order})
     for d in (0, 288):
         if d != p_aware.min_dwell_rounds:
             out['wss dwell=%d' % d] = (

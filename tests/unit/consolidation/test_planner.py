@@ -237,3 +237,14 @@ def test_peaks_from_the_concatenation_equal_the_peaks_one_by_one(
                  for _ in range(k)]
     assert placement.peaks(histories, window) == \
         [placement._peak_last(h, window) for h in histories]
+
+
+def test_plan_records_the_load_of_overloaded_hosts():
+    # h1: 950 MHz of 1000 at its last sample; the move-order priority of
+    # its moves (memmut.consolidation.move_order) reads it.
+    hosts = [host('h1'), host('h2'), host('h3', active=False)]
+    vms = [vm('a', 'h1', 400, 100), vm('b', 'h1', 300, 100),
+           vm('c', 'h1', 250, 300), vm('d', 'h2', 600, 100)]
+    plan = pl.plan(hosts, vms, NEAT)
+    assert plan.overloaded == {'h1': 'cpu'}
+    assert plan.load == {'h1': pytest.approx(0.95)}

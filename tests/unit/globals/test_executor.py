@@ -303,3 +303,40 @@ def test_power_off_command(tmp_path):
     ok, message = executor.PowerCommand(conf, 'off')('h1')
     assert not ok and 'No such file' in message
     conf.reset()
+
+
+def test_priority_order_holds_underload_moves_behind_overload_relief(
+        nconf, db):
+    # Three workers: the evacuation a (h1 -> h2) shares h2 with the
+    # overload move b (h3 -> h2) and waits for it even though a worker
+    # is free; c touches other hosts and starts at once.
+    nconf.set_override('max_parallel', 3, group='nova')
+    nconf.set_override('move_order', 'priority', group='consolidation')
+    compute = FakeCompute([Server('a', 'h1'), Server('b', 'h3'),
+                           Server('c', 'h4')], polls=3)
+    rnd = db.create_round()
+    rows = [db.add_migration(rnd.id, 'a', 'h1', 'h2', 'cpu', 'underload'),
+            db.add_migration(rnd.id, 'b', 'h3', 'h2', 'cpu', 'overload'),
+            db.add_migration(rnd.id, 'c', 'h4', 'h5', 'cpu', 'underload')]
+    finished = []
+    real_get = compute.get_server
+
+    def get(uuid):
+        s = real_get(uuid)
+        if s.id == 'b' and s.compute_host == 'h2' and 'b' not in finished:
+            finished.append('b')
+        return s
+    compute.get_server = get
+    real_migrate = compute.live_migrate_server
+    a_started_after = []
+
+    def migrate(server, host, block_migration):
+        if server.id == 'a':
+            a_started_after.append(list(finished))
+        real_migrate(server, host, block_migration)
+    compute.live_migrate_server = migrate
+    out = run(nconf, db, compute, rows)
+    assert {o.status for o in out.values()} == {'completed'}
+    assert a_started_after == [['b']]
+    assert [c[0] for c in compute.calls][-1] == 'a'
+    assert list(out) == [r.id for r in rows]

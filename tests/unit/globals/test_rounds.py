@@ -690,3 +690,37 @@ def test_without_a_power_on_command_sleeping_hosts_are_left_out(db, clock):
     assert result.plan.activate == []
     assert 'powered off by memmut' in db.get_round(
         result.round_id).summary['excluded_hosts']['h2']
+
+
+def _order_rows(db):
+    rnd = db.create_round()
+    return [db.add_migration(rnd.id, vm, src, dst, 'cpu', kind)
+            for vm, src, dst, kind in (
+                ('a', 'h1', 'h2', 'underload'),
+                ('b', 'h3', 'h2', 'overload'),
+                ('c', 'h1', 'h6', 'underload'),
+                ('d', 'h4', 'h5', 'overload'),
+                ('e', 'h7', 'h8', 'underload'))]
+
+
+@pytest.mark.parametrize('how,expected', [
+    ('plan', 'abcde'), ('priority', 'dbace'), ('priority_drop', 'dbe')])
+def test_round_hands_moves_to_the_executor_in_move_order(db, how,
+                                                         expected):
+    conf = round_conf(move_order=how)
+    runner = rounds.RoundRunner(conf, db)
+    rows = _order_rows(db)
+    plan = planner.Plan(load={'h3': 1.05, 'h4': 1.3})
+    skipped = {}
+    out = runner._order_moves(rows, plan, skipped)
+    assert ''.join(r.vm_uuid for r in out) == expected
+    if how == 'priority_drop':
+        # h1's whole evacuation (a shares h2 with b) is left for the
+        # next round and recorded as skipped.
+        dropped = {r.vm_uuid: r for r in db.list_migrations()
+                   if r.status == 'skipped'}
+        assert sorted(dropped) == ['a', 'c']
+        assert 'priority_drop' in dropped['c'].error
+        assert {o.status for o in skipped.values()} == {'skipped'}
+    else:
+        assert skipped == {}

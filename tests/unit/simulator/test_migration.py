@@ -128,3 +128,42 @@ def test_window_of_a_trace():
     with pytest.raises(ValueError):
         t.window(30, 5)
     assert isinstance(w, tr.Trace)
+
+
+def test_priority_order_relieves_overloads_first():
+    # Round 1 queues an underload evacuation of host 0 (two moves); round
+    # 2, before they start, an overload of host 2 (load 1.1) and a worse
+    # one of host 0 (1.3). In the plan's order the evacuation goes first.
+    def queue(order):
+        s = migration.Scheduler(10.0, concurrency=1, order=order)
+        u1 = s.add(0, 0, 1, 600.0, 0.0, 'underload')
+        u2 = s.add(1, 0, 3, 600.0, 0.0, 'underload')
+        o1 = s.add(2, 2, 1, 600.0, 0.0, 'overload', 1.1)
+        o2 = s.add(3, 0, 4, 600.0, 0.0, 'overload', 1.3)
+        run(s, 0.0, 300.0)
+        return u1, u2, o1, o2
+    u1, u2, o1, o2 = queue('plan')
+    assert u1.start == 0 and o1.start == 60 and o2.start == 120
+    u1, u2, o1, o2 = queue('priority')
+    assert o2.start == 0 and o1.start == 0
+    # u1 shares host 0 and host 1 with the overload moves: it waits for
+    # both to finish even where a slot is free.
+    assert u1.start == 60 and u2.start == 120
+
+
+def test_priority_holds_underload_moves_even_with_free_slots():
+    s = migration.Scheduler(10.0, concurrency=4, order='priority')
+    u = s.add(0, 0, 1, 600.0, 0.0, 'underload')
+    o = s.add(1, 2, 1, 3000.0, 0.0, 'overload', 1.2)
+    other = s.add(2, 5, 6, 600.0, 0.0, 'underload')
+    run(s, 0.0, 600.0)
+    assert o.start == 0 and other.start == 0 and u.start == 300.0
+    with pytest.raises(ValueError):
+        migration.Scheduler(10.0, order='random')
+
+
+def test_settings_check_the_move_order():
+    assert engine.Settings(move_order='priority_drop').move_order == \
+        'priority_drop'
+    with pytest.raises(ValueError):
+        engine.Settings(move_order='random')
