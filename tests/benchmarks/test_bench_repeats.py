@@ -302,7 +302,7 @@ def test_slowdowns_per_case_and_over_cases_pair_by_repeat():
         b['all_cases']['high'])
 
 
-def test_slowdowns_keep_censored_runs_apart_and_incomplete_repeats_out():
+def test_slowdowns_take_censored_runs_as_lower_bounds():
     runs = [_fw('none', 0, 100.0), _fw('none', 1, 100.0),
             _fw('none', 0, 100.0, shape='W5'),
             _fw('none', 1, 100.0, shape='W5'),
@@ -310,17 +310,44 @@ def test_slowdowns_keep_censored_runs_apart_and_incomplete_repeats_out():
             _fw('zballoond', 0, 150.0, shape='W5'),
             # still working at its timeout: a lower bound, not a ratio
             _fw('zballoond', 1, None, shape='W5', at_least=300.0)]
-    z = bench_badis.slowdowns(runs)['estimators']['zballoond']
+    sd = bench_badis.slowdowns(runs)
+    z = sd['estimators']['zballoond']
     assert z['censored'] == [{'case': 'W5,d', 'repeat': 1,
                               'vm_over_at_least': 3.0}]
-    assert z['cases']['W5,d']['n'] == 1
+    assert z['cases']['W5,d']['values'] == [1.5, 3.0]
+    assert z['cases']['W5,d']['lower_bound']
+    assert not z['cases']['W3,d']['lower_bound']
+    assert z['all_cases']['lower_bound']
+    assert z['all_cases']['values'] == [pytest.approx(math.sqrt(1.2 * 1.5)),
+                                        pytest.approx(math.sqrt(1.3 * 3))]
+    md = '\n'.join(bench_badis.slowdown_markdown(sd))
+    assert 'vm_over >= 3.000' in md
+    assert '>= 2.121 [' in md
+
+
+def test_a_lower_bound_never_meets_the_goal():
+    inside = {'n': 3, 'mean': 1.01, 'low': 1.0, 'high': 1.02,
+              'half_width': 0.01}
+    assert bench_badis.slowdown_verdict(inside) == 'met'
+    assert bench_badis.slowdown_verdict(
+        dict(inside, lower_bound=True)) == 'undecided'
+    above = {'n': 3, 'mean': 2.0, 'low': 1.5, 'high': 2.5, 'half_width': 0.5,
+             'lower_bound': True}
+    assert bench_badis.slowdown_verdict(above) == 'not met'
+
+
+def test_slowdowns_leave_incomplete_repeats_out_of_all_cases():
+    runs = [_fw('none', 0, 100.0), _fw('none', 1, 100.0),
+            _fw('none', 0, 100.0, shape='W5'),
+            _fw('none', 1, 100.0, shape='W5'),
+            _fw('zballoond', 0, 120.0), _fw('zballoond', 1, 130.0),
+            _fw('zballoond', 0, 150.0, shape='W5')]
+    z = bench_badis.slowdowns(runs)['estimators']['zballoond']
     # repeat 1 lacks W5: only repeat 0 makes the all-cases figure
     assert z['all_cases']['n'] == 1
     assert z['all_cases']['repeats_left_out'] == 1
-    md = '\n'.join(bench_badis.slowdown_markdown(
+    assert '1.500 [?] (n=1)' in '\n'.join(bench_badis.slowdown_markdown(
         bench_badis.slowdowns(runs)))
-    assert 'vm_over >= 3.000' in md
-    assert '1.500 [?] (n=1)' in md
 
 
 def test_run_budget_never_overruns_the_stop_time():
