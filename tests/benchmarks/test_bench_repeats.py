@@ -361,3 +361,16 @@ def test_run_budget_never_overruns_the_stop_time():
     # less than the margin left: do not start
     assert bench_badis.run_budget(1000.0, 1100.0, 150, 900) is None
     assert bench_badis.run_budget(1000.0, 900.0, 150, 900) is None
+
+
+def test_markdown_names_the_fixed_work_pace_and_the_slowdown_table():
+    runs = [_fw('none', 0, 100.0), _fw('badis', 0, 104.0)]
+    result = {'command': 'c', 'date': 'd', 'duration_s': 1,
+              'machine': 'm', 'setup': {'step_s': 12.0},
+              'summary': bench_badis.summarize(runs), 'runs': runs,
+              'slowdown': bench_badis.slowdowns(runs)}
+    md = bench_badis.markdown(result)
+    assert 'fixed work (240 x the peak per step' in md
+    assert 'schedules W3,d' in md
+    assert '12 s per schedule step' not in md
+    assert '| badis | 1.040 [?] (n=1) | 1.040 [?] (n=1) | undecided |' in md
