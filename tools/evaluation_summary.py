@@ -303,7 +303,8 @@ SPECS = [
          before=('badis.json', BASE_REV,
                  lambda d: dig(d, 'summary', 'badis', 'vm_over_median'))),
     spec('badis_fixed_work/badis.json', 'Zballoond slowdown, completion '
-         'time (fixed work, W3,d W5,d)',
+         'time (fixed work, W3,d W5,d; a lower bound: runs cut at their '
+         'timeout)',
          lambda d: dig(d, 'slowdown', 'estimators', 'zballoond',
                        'all_cases'),
          fmt='.3f',
@@ -311,7 +312,8 @@ SPECS = [
                  lambda d: dig(d, 'summary', 'zballoond',
                                'vm_over_median'))),
     spec('badis_fixed_work/badis.json', 'self-ballooning slowdown, '
-         'completion time (fixed work, W3,d W5,d)',
+         'completion time (fixed work, W3,d W5,d; a lower bound: runs cut '
+         'at their timeout)',
          lambda d: dig(d, 'slowdown', 'estimators', 'selfballoon',
                        'all_cases'),
          fmt='.3f',
