@@ -293,6 +293,33 @@ SPECS = [
          fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
          before=('badis.json', BASE_REV,
                  lambda d: dig(d, 'summary', 'badis', 'vm_over_median'))),
+    # Badis and the baselines in fixed-work mode (issue 20 item 2):
+    # completion time / `none`'s, one invocation per repeat, all four
+    # estimators from one commit; W3,d and W5,d only
+    spec('badis_fixed_work/badis.json', 'Badis slowdown, completion time '
+         '(fixed work, W3,d W5,d)',
+         lambda d: dig(d, 'slowdown', 'estimators', 'badis', 'all_cases'),
+         fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
+         before=('badis.json', BASE_REV,
+                 lambda d: dig(d, 'summary', 'badis', 'vm_over_median'))),
+    spec('badis_fixed_work/badis.json', 'Zballoond slowdown, completion '
+         'time (fixed work, W3,d W5,d; a lower bound: runs cut at their '
+         'timeout)',
+         lambda d: dig(d, 'slowdown', 'estimators', 'zballoond',
+                       'all_cases'),
+         fmt='.3f',
+         before=('badis.json', BASE_REV,
+                 lambda d: dig(d, 'summary', 'zballoond',
+                               'vm_over_median'))),
+    spec('badis_fixed_work/badis.json', 'self-ballooning slowdown, '
+         'completion time (fixed work, W3,d W5,d; a lower bound: runs cut '
+         'at their timeout)',
+         lambda d: dig(d, 'slowdown', 'estimators', 'selfballoon',
+                       'all_cases'),
+         fmt='.3f',
+         before=('badis.json', BASE_REV,
+                 lambda d: dig(d, 'summary', 'selfballoon',
+                               'vm_over_median'))),
     spec('badis_cost.json', 'agent CPU, 10 guests, production rounds',
          lambda d: dig(d, 'ten', 'summary', 'production_pct_core_10vms')
          or dig(d, 'ten', 'production_pct_core_10vms'),
@@ -580,6 +607,8 @@ WHY = {
                      'is in the table): before-768835a/ holds the one '
                      'repeat before the calibration fix',
     'badis17': 'issue 13 session 7 (shrink floor), alternated slots',
+    'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
+                        '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
     'consolidation_before_issue20.json': 'the pre-issue-20 repeats, kept '
                                          'as the "before" figures',

@@ -73,6 +73,14 @@ Issue 20 (new flags; without them the runs are as before):
 
 Use ``--parallel 1`` with ``--fixed-work``: completion times of guests
 running side by side on 2 cores measure each other.
+
+``--stop-at HH:MM`` (``--stop-margin``)
+    end inside a lock hold: no run starts with less than the margin left
+    before HH:MM (UTC), and a run still going then is stopped and dropped
+    (run it again with ``--first-repeat``/``--keep-other-runs``). A
+    fixed-work run still working at its own ``--timeout`` is kept as a
+    lower bound (``completion_at_least_s``), listed apart in the
+    slowdown table.
 """
 
 import argparse
@@ -206,6 +214,12 @@ def one_run(factory, libvirtd, shape, alloc, estimator, step_s, repeat=0,
             res['failed'] = '%s; guest console: %s' % (
                 failure or 'workload did not finish',
                 '; '.join(died[:3]) or 'no OOM/panic line')
+            if fixed_work and not died and not failure:
+                # still working at the timeout: memwork started before
+                # the agent loop, so its completion time is at least the
+                # loop's wall time (a censored slowdown, not a failure of
+                # the estimator to be dropped)
+                res['completion_at_least_s'] = res['wall_s']
             return res
         if estimator != 'none':
             res['errors'] = run_errors(res, conf.badis.round_interval)
@@ -233,6 +247,94 @@ def vm_over_of(r, refs):
     if ref['passes'] and r['passes']:
         return ref['passes'] / r['passes']
     return None
+
+
+def slowdowns(runs):
+    """Fixed work: per estimator, the completion-time ratio to the
+    ``none`` run of the same case and repeat, per case over the repeats
+    (``discipline.paired_ratio``: geometric mean, 95 % interval on the
+    logarithms) and over all cases (each repeat's geometric mean over
+    the cases, then the same interval over the repeats; a repeat that
+    lacks one of the estimator's cases is left out of it, not mixed).
+
+    A run still working at its timeout (``completion_at_least_s``) enters
+    with its lower bound, and every figure it enters is marked
+    ``lower_bound`` (the true slowdown is at least that: such a figure can
+    show a goal missed, never met); the runs are also listed in
+    ``censored``. Also the ``none`` runs' completion times per case
+    (mean, 95 % interval)."""
+    import math
+    refs = {_key(r): r for r in runs
+            if r['estimator'] == 'none' and r.get('completion_s')}
+    ests = sorted({r['estimator'] for r in runs} - {'none'})
+    out = {'reference_s': {}, 'estimators': {}}
+    for case in sorted({(r['shape'], r['alloc']) for r in refs.values()}):
+        out['reference_s']['%s,%s' % case] = discipline.summarize(
+            [r['completion_s'] for k, r in sorted(refs.items())
+             if k[:2] == case])
+    for est in ests:
+        ratios, cut, censored = {}, set(), []
+        for r in runs:
+            if r['estimator'] != est:
+                continue
+            ref = refs.get(_key(r))
+            if ref is None:
+                continue
+            case = '%s,%s' % (r['shape'], r['alloc'])
+            rep = r.get('repeat', 0)
+            t = r.get('completion_s') or r.get('completion_at_least_s')
+            if not t:
+                continue
+            ratios.setdefault(case, {})[rep] = t / ref['completion_s']
+            if not r.get('completion_s'):
+                cut.add((case, rep))
+                censored.append({'case': case, 'repeat': rep,
+                                 'vm_over_at_least': ratios[case][rep]})
+        if not ratios:
+            continue
+        d = {'cases': {}, 'censored': censored}
+        for case, by_rep in sorted(ratios.items()):
+            vals = [by_rep[k] for k in sorted(by_rep)]
+            d['cases'][case] = discipline.paired_ratio(vals, [1.0] * len(
+                vals))
+            d['cases'][case]['lower_bound'] = any(c == case
+                                                  for c, _ in cut)
+        reps = sorted({k for v in ratios.values() for k in v})
+        kept = [k for k in reps if all(k in ratios[c] for c in ratios)]
+        if kept:
+            per_rep = [math.exp(statistics.mean(
+                math.log(ratios[c][k]) for c in ratios)) for k in kept]
+            d['all_cases'] = discipline.paired_ratio(per_rep,
+                                                     [1.0] * len(per_rep))
+            d['all_cases']['repeats_left_out'] = len(reps) - len(kept)
+            d['all_cases']['lower_bound'] = any(k in kept for _, k in cut)
+        out['estimators'][est] = d
+    return out
+
+
+def slowdown_verdict(summary, high=1.03):
+    """A slowdown goal judged on its interval; a lower bound can only
+    show it missed."""
+    v = discipline.verdict(summary, high=high)
+    if summary.get('lower_bound') and v == 'met':
+        return 'undecided'
+    return v
+
+
+def run_budget(now, deadline, margin_s, timeout_s):
+    """What a run may take before ``--stop-at``: None if it must not
+    start (less than ``margin_s`` left: a run's usual length, so a lock
+    hold is not overrun), else ``(timeout, cut)``: the run's timeout
+    shortened to the time left, and whether it was (a run stopped there
+    is cut by the stop, not slow: it is dropped, to be run again)."""
+    if deadline is None:
+        return timeout_s, False
+    left = deadline - now
+    if left < margin_s:
+        return None
+    if left < timeout_s:
+        return left, True
+    return timeout_s, False
 
 
 def intervals(runs):
@@ -638,13 +740,20 @@ def versions_markdown(v):
 def markdown(result):
     """The summary as markdown, beside the seed's Table 2.3."""
     sm = result['summary']
+    fixed = sorted({r.get('fixed_work_passes') for r in result['runs']}
+                   - {None})
+    cases = sorted({'%s,%s' % (r['shape'], r['alloc'])
+                    for r in result['runs']})
+    pace = ('fixed work (%s x the peak per step, passes back to back), '
+            'schedules %s' % ('/'.join(map(str, fixed)), ' '.join(cases))
+            if fixed else '%g s per schedule step, schedules %s' % (
+                result['setup']['step_s'], ' '.join(cases)))
     lines = ['# Badis on KVM/libvirt guests: benchmark summary', '',
              'Generated by `tests/benchmarks/bench_badis.py` from '
              '`badis.jsonl` (`%s`, %s, %s s). Setup: 256 MiB TCG guests, '
-             'peak WSS 160 MiB, %g s per schedule step, W1-W5 static and '
-             'dynamic, swap on memmut-memstore; %s.'
+             'peak WSS 160 MiB, %s, swap on memmut-memstore; %s.'
              % (result['command'], result['date'], result['duration_s'],
-                result['setup']['step_s'], result['machine']), '',
+                pace, result['machine']), '',
              versions_markdown(result.get('versions')), '',
              '## Accuracy: mean |estimate - true WSS|, % of booked memory',
              '',
@@ -719,11 +828,14 @@ def markdown(result):
                      three(vm_over('selfballoon')),
                      three(vm_over('zballoond')), three(vm_over('badis')),
                      _fmt(cpu)))
-    lines += ['', 'vm_over here = memwork passes without estimation / '
-              'passes with it (same schedule, same duration); goal <= 1.03 '
-              'median. hyper_over here is the agent\'s own CPU time (goal '
-              '<= 1 % of a core per 10 VMs), not the seed\'s normalized '
-              'host CPU.', '']
+    lines += ['', ('vm_over here = completion time of the same work with '
+                   'the estimator / without it (fixed work, see below)'
+                   if fixed else
+                   'vm_over here = memwork passes without estimation / '
+                   'passes with it (same schedule, same duration)') +
+              '; goal <= 1.03 median. hyper_over here is the agent\'s '
+              'own CPU time (goal <= 1 % of a core per 10 VMs), not the '
+              'seed\'s normalized host CPU.', '']
     for name in ('badis', 'zballoond', 'selfballoon'):
         d = sm.get(name) or {}
         if d.get('vm_over'):
@@ -733,10 +845,70 @@ def markdown(result):
             lines.append('- %s failed run: %s' % (name, f))
     lines.append('')
     lines += repeats_markdown(result)
+    if result.get('slowdown'):
+        lines += slowdown_markdown(result['slowdown'])
     notes = NOTES
     if notes:
         lines += ['## Notes', ''] + notes + ['']
     return '\n'.join(lines)
+
+
+def _ratio(d):
+    """``'1.042 [1.010, 1.075] (n=3)'``; n = 1: no interval; ``>= `` in
+    front of a lower bound."""
+    ge = '>= ' if d.get('lower_bound') else ''
+    if d.get('low') is None:
+        return '%s%.3f [?] (n=%d)' % (ge, d['mean'], d['n'])
+    return '%s%.3f [%.3f, %.3f] (n=%d)' % (ge, d['mean'], d['low'],
+                                           d['high'], d['n'])
+
+
+def slowdown_markdown(sd):
+    """Fixed work: each estimator's completion time / the ``none`` run's,
+    per case and over the cases, with 95 % intervals over the repeats."""
+    cases = sorted(sd['reference_s'])
+    lines = ['## Slowdown as completion time (fixed work, issue 20)', '',
+             'Completion time of the same work (memwork\'s done line) '
+             'with the estimator / without estimation (`none`), paired '
+             'by case and repeat; geometric mean and 95 % interval '
+             '(Student t on the logarithms) over the repeats. "all '
+             'cases": each repeat\'s geometric mean over the cases, then '
+             'the same over the repeats. ">=": some of its runs were '
+             'still working at their timeout and enter with that lower '
+             'bound (listed below), so the figure is a lower bound too. '
+             'Goal (Badis): <= 1.03, met only if the whole interval is '
+             '(a lower bound can only show it missed).', '',
+             '| estimator | ' + ' | '.join(cases) + ' | all cases | '
+             '<= 1.03 |', '|---|' + '---|' * (len(cases) + 2)]
+    order = ['badis', 'zballoond', 'selfballoon']
+    ests = sd['estimators']
+    for est in order + sorted(set(ests) - set(order)):
+        d = ests.get(est)
+        if not d:
+            continue
+        cells = [_ratio(d['cases'][c]) if c in d['cases'] else 'n/a'
+                 for c in cases]
+        allc = d.get('all_cases')
+        cells.append(_ratio(allc) if allc else 'n/a')
+        cells.append(slowdown_verdict(allc) if allc else 'undecided')
+        lines.append('| %s | %s |' % (est, ' | '.join(cells)))
+    lines += ['', '`none` completion time per case (mean ± 95 %% '
+              'half-width): %s.' % '; '.join(
+                  '%s %s' % (c, discipline.fmt(sd['reference_s'][c],
+                                               '.1f', unit=' s'))
+                  for c in cases)]
+    for est, d in sorted(ests.items()):
+        for c in d.get('censored') or []:
+            lines.append('- %s %s repeat %d was still working at its '
+                         'timeout: vm_over >= %.3f' % (
+                             est, c['case'], c['repeat'],
+                             c['vm_over_at_least']))
+        left = (d.get('all_cases') or {}).get('repeats_left_out')
+        if left:
+            lines.append('- %s: %d repeat(s) lack one of its cases and are '
+                         'left out of "all cases"' % (est, left))
+    lines.append('')
+    return lines
 
 
 def sensitivity_markdown(sens):
@@ -913,6 +1085,17 @@ def main(argv=None):
     p.add_argument('--timeout', type=float, default=None,
                    help='seconds a run may last (default: the schedule '
                         '+ 120 s; fixed work: 900 s)')
+    p.add_argument('--stop-at', metavar='HH:MM',
+                   help='UTC time by which the invocation ends (a lock '
+                        'hold\'s end): no run starts with less than '
+                        '--stop-margin seconds left, and a run still '
+                        'going at HH:MM is stopped and dropped (not '
+                        'written; run it again with --first-repeat and '
+                        '--keep-other-runs)')
+    p.add_argument('--stop-margin', type=float, default=150.0,
+                   metavar='SECONDS',
+                   help='with --stop-at: start a run only if this much '
+                        'time is left (about one run)')
     args = p.parse_args(argv)
     badis_run.set_badis_options(args.badis_option)
     AGENT_OPTIONS['agent']['sampling_backend'] = args.sampling_backend
@@ -977,6 +1160,26 @@ def main(argv=None):
         probe = probe_base(factory, daemon)
         print('probed base: %s' % json.dumps(probe), flush=True)
     timeout = args.timeout or (900.0 if args.fixed_work else None)
+    deadline = discipline.stop_deadline(args.stop_at, time.time())
+    not_run = []
+
+    def guarded(s, a, e, rep, pbase, prov):
+        # (with --parallel 1 runs start one after another: the check is
+        # at a run's start, not at its submission)
+        t = timeout or workloads.duration(schedule(s, args.step)) + 120
+        budget = run_budget(time.time(), deadline, args.stop_margin, t)
+        if budget is None:
+            not_run.append((s, a, e, rep))
+            return None
+        # (a cut run's boot and teardown come out of the time left too)
+        t = budget[0] - 20 if budget[1] else budget[0]
+        r = one_run(factory, daemon, s, a, e, args.step, rep,
+                    args.fixed_work, t, pbase, prov)
+        if budget[1] and r.get('passes') is None and (
+                r.get('wall_s', 0) >= t - 2):
+            not_run.append((s, a, e, rep))
+            return None
+        return r
     try:
         with open(jsonl, 'w') as out, concurrent.futures.ThreadPoolExecutor(
                 args.parallel) as pool:
@@ -986,9 +1189,7 @@ def main(argv=None):
             pbase = probe['base_kb'] if probe else None
             futs = {}
             for (s, a, e), rep in order:
-                fut = pool.submit(one_run, factory, daemon, s, a, e,
-                                  args.step, rep, args.fixed_work, timeout,
-                                  pbase, prov)
+                fut = pool.submit(guarded, s, a, e, rep, pbase, prov)
                 futs[fut] = (s, a, e, rep)
             for fut in concurrent.futures.as_completed(futs):
                 case = futs[fut]
@@ -996,6 +1197,10 @@ def main(argv=None):
                     r = fut.result()
                 except Exception as e:
                     print('run %s failed: %s' % (case, e), flush=True)
+                    continue
+                if r is None:
+                    print('run %s not run or cut: stop time %s' % (
+                        case, args.stop_at), flush=True)
                     continue
                 with lock:
                     runs.append(r)
@@ -1009,6 +1214,9 @@ def main(argv=None):
     finally:
         factory.cleanup()
         daemon.stop()
+    if not_run:
+        print('stop time %s: %d run(s) not run or cut, not written: %s'
+              % (args.stop_at, len(not_run), not_run), flush=True)
     write_results(runs, args, argv, time.time() - started)
 
 
@@ -1079,6 +1287,8 @@ def write_results(runs, args, argv, duration_s, command=None):
                  for r in sorted(runs, key=lambda r: (
                      r['shape'], r['alloc'], r['estimator']))],
     }
+    if any(r.get('fixed_work_passes') for r in runs):
+        result['slowdown'] = slowdowns(runs)
     if args.report_only:
         result['recomputed'] = now
     if versions.get('not_recorded'):

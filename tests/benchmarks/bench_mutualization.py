@@ -1045,18 +1045,8 @@ def run_cases(args, img, daemon, work):
     return out
 
 
-def stop_deadline(hhmm, now):
-    """The epoch time of the UTC ``HH:MM`` nearest to ``now`` (within 12
-    hours either way): a stop time a little after midnight is tomorrow's
-    for a series started the evening before (comparing the strings would
-    stop it at once), and one just past is past (not tomorrow's); None
-    without one."""
-    if not hhmm:
-        return None
-    h, m = (int(x) for x in hhmm.split(':'))
-    day = now - now % 86400
-    t = day + h * 3600 + m * 60
-    return min((t - 86400, t, t + 86400), key=lambda c: abs(c - now))
+# (moved to the shared helper: bench_badis stops the same way)
+stop_deadline = discipline.stop_deadline
 
 
 def series(args):

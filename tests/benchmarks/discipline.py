@@ -183,6 +183,20 @@ def within_budget(order, budget_s, clock=None):
         yield i, case, rep
 
 
+def stop_deadline(hhmm, now):
+    """The epoch time of the UTC ``HH:MM`` nearest to ``now`` (within 12
+    hours either way): a stop time a little after midnight is tomorrow's
+    for a series started the evening before (comparing the strings would
+    stop it at once), and one just past is past (not tomorrow's); None
+    without one."""
+    if not hhmm:
+        return None
+    h, m = (int(x) for x in hhmm.split(':'))
+    day = now - now % 86400
+    t = day + h * 3600 + m * 60
+    return min((t - 86400, t, t + 86400), key=lambda c: abs(c - now))
+
+
 def paired_ratio(numerators, denominators):
     """Geometric mean and 95 % interval of per-repeat ratios.
 

@@ -9,6 +9,7 @@ import pytest
 from tests.benchmarks import bench_badis
 from tests.benchmarks import bench_badis_cost
 from tests.benchmarks import bench_mutualization as bm
+from tests.benchmarks import discipline
 
 MIB = 1024
 
@@ -171,6 +172,8 @@ def test_probe_base_rescores_against_the_shifted_truth():
 
 
 def test_stop_deadline_past_midnight_is_tomorrow():
+    # one definition, shared by bench_mutualization and bench_badis
+    assert bm.stop_deadline is discipline.stop_deadline
     # 22:30 UTC on day 10; a stop at 00:10 is 1 h 40 min later, not past
     now = 10 * 86400 + 22 * 3600 + 30 * 60
     assert bm.stop_deadline('00:10', now) == 11 * 86400 + 10 * 60
@@ -266,3 +269,108 @@ def test_deadlines_and_versions_of_a_series_aggregate():
     v = {'memmut_commit': 'e' * 40, 'qemu': '7.2'}
     assert 'memmut eeeeeeeeee' in bm.versions_sentence(
         {'discipline': {'versions': v}})
+
+
+def _fw(est, rep, completion=None, shape='W3', at_least=None):
+    r = _run(est, rep, completion, shape=shape)
+    r['fixed_work_passes'] = 240
+    if at_least is not None:
+        r['completion_at_least_s'] = at_least
+    return r
+
+
+def test_slowdowns_per_case_and_over_cases_pair_by_repeat():
+    runs = [_fw('none', 0, 100.0), _fw('none', 1, 50.0),
+            _fw('none', 0, 200.0, shape='W5'),
+            _fw('none', 1, 200.0, shape='W5'),
+            # badis: W3 1.10 then 1.20; W5 1.00 then 1.05
+            _fw('badis', 0, 110.0), _fw('badis', 1, 60.0),
+            _fw('badis', 0, 200.0, shape='W5'),
+            _fw('badis', 1, 210.0, shape='W5')]
+    sd = bench_badis.slowdowns(runs)
+    assert sd['reference_s']['W3,d']['values'] == [100.0, 50.0]
+    b = sd['estimators']['badis']
+    assert b['cases']['W3,d']['values'] == [pytest.approx(1.1),
+                                            pytest.approx(1.2)]
+    assert b['cases']['W3,d']['mean'] == pytest.approx(
+        math.sqrt(1.1 * 1.2))
+    # each repeat's geometric mean over the two cases
+    assert b['all_cases']['values'] == [pytest.approx(math.sqrt(1.1)),
+                                        pytest.approx(math.sqrt(1.2 * 1.05))]
+    assert b['all_cases']['repeats_left_out'] == 0
+    assert b['all_cases']['low'] < b['all_cases']['mean'] < (
+        b['all_cases']['high'])
+
+
+def test_slowdowns_take_censored_runs_as_lower_bounds():
+    runs = [_fw('none', 0, 100.0), _fw('none', 1, 100.0),
+            _fw('none', 0, 100.0, shape='W5'),
+            _fw('none', 1, 100.0, shape='W5'),
+            _fw('zballoond', 0, 120.0), _fw('zballoond', 1, 130.0),
+            _fw('zballoond', 0, 150.0, shape='W5'),
+            # still working at its timeout: a lower bound, not a ratio
+            _fw('zballoond', 1, None, shape='W5', at_least=300.0)]
+    sd = bench_badis.slowdowns(runs)
+    z = sd['estimators']['zballoond']
+    assert z['censored'] == [{'case': 'W5,d', 'repeat': 1,
+                              'vm_over_at_least': 3.0}]
+    assert z['cases']['W5,d']['values'] == [1.5, 3.0]
+    assert z['cases']['W5,d']['lower_bound']
+    assert not z['cases']['W3,d']['lower_bound']
+    assert z['all_cases']['lower_bound']
+    assert z['all_cases']['values'] == [pytest.approx(math.sqrt(1.2 * 1.5)),
+                                        pytest.approx(math.sqrt(1.3 * 3))]
+    md = '\n'.join(bench_badis.slowdown_markdown(sd))
+    assert 'vm_over >= 3.000' in md
+    assert '>= 2.121 [' in md
+
+
+def test_a_lower_bound_never_meets_the_goal():
+    inside = {'n': 3, 'mean': 1.01, 'low': 1.0, 'high': 1.02,
+              'half_width': 0.01}
+    assert bench_badis.slowdown_verdict(inside) == 'met'
+    assert bench_badis.slowdown_verdict(
+        dict(inside, lower_bound=True)) == 'undecided'
+    above = {'n': 3, 'mean': 2.0, 'low': 1.5, 'high': 2.5, 'half_width': 0.5,
+             'lower_bound': True}
+    assert bench_badis.slowdown_verdict(above) == 'not met'
+
+
+def test_slowdowns_leave_incomplete_repeats_out_of_all_cases():
+    runs = [_fw('none', 0, 100.0), _fw('none', 1, 100.0),
+            _fw('none', 0, 100.0, shape='W5'),
+            _fw('none', 1, 100.0, shape='W5'),
+            _fw('zballoond', 0, 120.0), _fw('zballoond', 1, 130.0),
+            _fw('zballoond', 0, 150.0, shape='W5')]
+    z = bench_badis.slowdowns(runs)['estimators']['zballoond']
+    # repeat 1 lacks W5: only repeat 0 makes the all-cases figure
+    assert z['all_cases']['n'] == 1
+    assert z['all_cases']['repeats_left_out'] == 1
+    assert '1.500 [?] (n=1)' in '\n'.join(bench_badis.slowdown_markdown(
+        bench_badis.slowdowns(runs)))
+
+
+def test_run_budget_never_overruns_the_stop_time():
+    # no stop time: the run's own timeout
+    assert bench_badis.run_budget(1000.0, None, 150, 900) == (900, False)
+    # plenty of time left
+    assert bench_badis.run_budget(1000.0, 3000.0, 150, 900) == (900, False)
+    # less than the timeout left: cut at the stop time
+    assert bench_badis.run_budget(1000.0, 1400.0, 150, 900) == (400.0,
+                                                                True)
+    # less than the margin left: do not start
+    assert bench_badis.run_budget(1000.0, 1100.0, 150, 900) is None
+    assert bench_badis.run_budget(1000.0, 900.0, 150, 900) is None
+
+
+def test_markdown_names_the_fixed_work_pace_and_the_slowdown_table():
+    runs = [_fw('none', 0, 100.0), _fw('badis', 0, 104.0)]
+    result = {'command': 'c', 'date': 'd', 'duration_s': 1,
+              'machine': 'm', 'setup': {'step_s': 12.0},
+              'summary': bench_badis.summarize(runs), 'runs': runs,
+              'slowdown': bench_badis.slowdowns(runs)}
+    md = bench_badis.markdown(result)
+    assert 'fixed work (240 x the peak per step' in md
+    assert 'schedules W3,d' in md
+    assert '12 s per schedule step' not in md
+    assert '| badis | 1.040 [?] (n=1) | 1.040 [?] (n=1) | undecided |' in md
