@@ -202,7 +202,13 @@ struct State<'b> {
 struct Conn<'b, W: Write> {
     out: Out<W>,
     state: Mutex<State<'b>>,
+    /// The write lane and the reading thread wait on `cv`, the READ
+    /// workers on `read_cv`: a WRITE queued or answered wakes no READ
+    /// worker unless a READ may have become servable (at queue depth 32,
+    /// waking the two idle READ workers at every WRITE halved memstore's
+    /// random-write IOPS on a 2-CPU machine).
     cv: Condvar,
+    read_cv: Condvar,
     stop: &'b (dyn Fn() + Sync),
 }
 
@@ -221,6 +227,20 @@ impl<'b, W: Write> Conn<'b, W> {
         }
     }
 
+    /// A READ worker's wait (see `read_cv`).
+    fn wait_read<'a>(&self, g: MutexGuard<'a, State<'b>>) -> MutexGuard<'a, State<'b>> {
+        match self.read_cv.wait(g) {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Wake every thread (the connection ends).
+    fn wake_all(&self) {
+        self.cv.notify_all();
+        self.read_cv.notify_all();
+    }
+
     /// The connection cannot go on (a reply could not be written, or a
     /// READ failed after its header went out): remember why, and close
     /// the socket so that the reading thread returns.
@@ -231,7 +251,7 @@ impl<'b, W: Write> Conn<'b, W> {
         }
         st.closing = true;
         drop(st);
-        self.cv.notify_all();
+        self.wake_all();
         (self.stop)();
     }
 
@@ -514,7 +534,7 @@ fn read_worker<B: Backend, W: Write>(c: &Conn<'_, W>, store: &B, budget: &Budget
                 if st.closing && st.read_q.is_empty() {
                     return;
                 }
-                st = c.wait(st);
+                st = c.wait_read(st);
             }
         };
         serve_read(c, store, budget, &req, tag);
@@ -550,8 +570,13 @@ fn write_lane<B: Backend, W: Write>(c: &Conn<'_, W>, store: &B, tag: &str) {
         c.reply(err, job.req.cookie, &[], !more);
         let mut st = lock(&c.state);
         st.writes.retain(|s| s.seq != job.span.seq);
+        // a queued READ may have waited for this write
+        let reads_wait = !st.read_q.is_empty();
         drop(st);
         c.cv.notify_all();
+        if reads_wait {
+            c.read_cv.notify_all();
+        }
     }
 }
 
@@ -575,6 +600,7 @@ pub fn transmission<R: Read + Send, W: Write + Send, B: Backend + Sync>(
         },
         state: Mutex::new(State::default()),
         cv: Condvar::new(),
+        read_cv: Condvar::new(),
         stop,
     };
     let mut r = BufReader::with_capacity(64 << 10, r);
@@ -586,7 +612,7 @@ pub fn transmission<R: Read + Send, W: Write + Send, B: Backend + Sync>(
         let res = receive(&c, &mut r, store, budget, tag);
         // no more requests: the lanes finish what they have, then end
         lock(&c.state).closing = true;
-        c.cv.notify_all();
+        c.wake_all();
         res
     })
     .and_then(|()| {
@@ -673,7 +699,7 @@ fn receive<'b, R: Read, W: Write, B: Backend>(
                 st.reads.push(span);
                 st.read_q.push_back((span, req));
                 drop(st);
-                c.cv.notify_all();
+                c.read_cv.notify_one();
             }
             CMD_CACHE => {
                 store.cache();
