@@ -630,7 +630,7 @@ mod tests {
         assert_eq!(
             keys(&r["counters"]),
             "caches errors evicted_pages file_read_pages flushes ram_hit_pages read_bytes read_us reads \
-             remote_cache_dropped_pages remote_detaches remote_file_read_us remote_hit_pages \
+             remote_cache_dropped_pages remote_detaches remote_fetches_abandoned remote_file_read_us remote_hit_pages \
              remote_placed_pages remote_read_failures remote_read_us remote_skipped_pages \
              remote_writeback_errors remote_writeback_thread_us remote_writeback_us trims write_bytes write_us \
              writes zeroes"

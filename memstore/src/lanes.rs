@@ -27,6 +27,17 @@
 //! once the lanes are idle (it never holds more than one chunk).
 //! Within the export, READs get the export mutex first: the write lane
 //! takes it only when no READ worker is waiting for it.
+//!
+//! A READ with remote pages holds lender connections from the moment its
+//! requests go out until its window's last reply is read, and it writes
+//! each chunk to the client in between.  A client that stops reading
+//! would leave the lender blocked on those connections until its write
+//! timeout (10 s) ends them and the slab fails.  So while a READ holds
+//! them, waiting for the writer or for the socket is bounded by
+//! `CLIENT_STALL`: beyond it the READ reads the rest of its replies
+//! into a scratch buffer, gives the connections back, serves the rest
+//! of its window from the backing file (which holds every page, I1: no
+//! page lost) and then waits for the client as any reply does.
 
 use crate::device::{Device, Errno};
 use crate::remote::{Fetch, READ_AHEAD_MAX, RECV_CHUNK};
@@ -38,10 +49,117 @@ use crate::nbd::{
 };
 use std::collections::VecDeque;
 use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::ops::{Deref, DerefMut};
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// Threads serving READs per connection.
 pub const READ_WORKERS: usize = 2;
+
+/// Longest a READ holding lender connections waits for the client to
+/// take its reply (the writer, or room in the socket) before it gives
+/// the connections back (see the module's comment).  Well below the
+/// lender's 10 s write timeout; the export socket's write timeout is set
+/// to it (nbd.rs) so that a blocked write returns.
+pub const CLIENT_STALL: Duration = Duration::from_secs(1);
+
+/// A write that made no progress for the socket's write timeout.
+fn stalled(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+}
+
+/// The client socket: a write that times out (the socket's write timeout,
+/// `CLIENT_STALL`) is retried, as if the socket had none, unless
+/// `impatient` (a READ holding lender connections is writing).
+struct Patient<W: Write> {
+    w: W,
+    impatient: bool,
+}
+
+impl<W: Write> Write for Patient<W> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        loop {
+            match self.w.write(b) {
+                Err(e) if stalled(&e) && !self.impatient => continue,
+                r => return r,
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        loop {
+            match self.w.flush() {
+                Err(e) if stalled(&e) && !self.impatient => continue,
+                r => return r,
+            }
+        }
+    }
+}
+
+/// The writer, taken whole for one reply: a gate that can be waited for
+/// with a deadline, in front of the buffered socket.
+struct Out<W: Write> {
+    busy: Mutex<bool>,
+    freed: Condvar,
+    w: Mutex<BufWriter<Patient<W>>>,
+}
+
+struct OutGuard<'a, W: Write> {
+    out: &'a Out<W>,
+    w: MutexGuard<'a, BufWriter<Patient<W>>>,
+}
+
+impl<W: Write> Out<W> {
+    /// The writer, waiting at most `within` (None: as long as it takes).
+    fn take(&self, within: Option<Duration>) -> Option<OutGuard<'_, W>> {
+        let deadline = within.map(|d| Instant::now() + d);
+        let mut busy = lock(&self.busy);
+        while *busy {
+            busy = match deadline {
+                None => match self.freed.wait(busy) {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                },
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return None;
+                    }
+                    match self.freed.wait_timeout(busy, d - now) {
+                        Ok((g, _)) => g,
+                        Err(p) => p.into_inner().0,
+                    }
+                }
+            };
+        }
+        *busy = true;
+        drop(busy);
+        Some(OutGuard {
+            out: self,
+            w: lock(&self.w),
+        })
+    }
+}
+
+impl<W: Write> Deref for OutGuard<'_, W> {
+    type Target = BufWriter<Patient<W>>;
+    fn deref(&self) -> &Self::Target {
+        &self.w
+    }
+}
+
+impl<W: Write> DerefMut for OutGuard<'_, W> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.w
+    }
+}
+
+impl<W: Write> Drop for OutGuard<'_, W> {
+    fn drop(&mut self) {
+        *lock(&self.out.busy) = false;
+        self.out.freed.notify_one();
+    }
+}
 
 /// A request's byte range and arrival number.
 #[derive(Clone, Copy, Debug)]
@@ -82,9 +200,15 @@ struct State<'b> {
 }
 
 struct Conn<'b, W: Write> {
-    out: Mutex<BufWriter<W>>,
+    out: Out<W>,
     state: Mutex<State<'b>>,
+    /// The write lane and the reading thread wait on `cv`, the READ
+    /// workers on `read_cv`: a WRITE queued or answered wakes no READ
+    /// worker unless a READ may have become servable (at queue depth 32,
+    /// waking the two idle READ workers at every WRITE halved memstore's
+    /// random-write IOPS on a 2-CPU machine).
     cv: Condvar,
+    read_cv: Condvar,
     stop: &'b (dyn Fn() + Sync),
 }
 
@@ -103,6 +227,20 @@ impl<'b, W: Write> Conn<'b, W> {
         }
     }
 
+    /// A READ worker's wait (see `read_cv`).
+    fn wait_read<'a>(&self, g: MutexGuard<'a, State<'b>>) -> MutexGuard<'a, State<'b>> {
+        match self.read_cv.wait(g) {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Wake every thread (the connection ends).
+    fn wake_all(&self) {
+        self.cv.notify_all();
+        self.read_cv.notify_all();
+    }
+
     /// The connection cannot go on (a reply could not be written, or a
     /// READ failed after its header went out): remember why, and close
     /// the socket so that the reading thread returns.
@@ -113,7 +251,7 @@ impl<'b, W: Write> Conn<'b, W> {
         }
         st.closing = true;
         drop(st);
-        self.cv.notify_all();
+        self.wake_all();
         (self.stop)();
     }
 
@@ -125,7 +263,7 @@ impl<'b, W: Write> Conn<'b, W> {
     fn reply(&self, err: u32, cookie: u64, data: &[u8], flush: bool) {
         let mut hdr = Vec::with_capacity(16);
         reply_header(&mut hdr, err, cookie);
-        let mut w = lock(&self.out);
+        let mut w = self.writer();
         let r = w.write_all(&hdr).and_then(|_| w.write_all(data)).and_then(|_| {
             if flush {
                 w.flush()
@@ -139,8 +277,13 @@ impl<'b, W: Write> Conn<'b, W> {
         }
     }
 
+    /// The writer, as long as it takes.
+    fn writer(&self) -> OutGuard<'_, W> {
+        self.out.take(None).expect("no deadline")
+    }
+
     fn flush(&self) {
-        let r = lock(&self.out).flush();
+        let r = self.writer().flush();
         if let Err(e) = r {
             self.die(format!("cannot write a reply: {}", e));
         }
@@ -195,6 +338,59 @@ fn read_chunk<B: Backend, W: Write>(
     r
 }
 
+/// Does the READ's fetch still hold lender connections (replies not
+/// read yet)?
+fn holds(fetch: &Option<Fetch>) -> bool {
+    fetch.as_ref().is_some_and(|f| f.holds_conns())
+}
+
+/// The client has not taken the READ's reply for `CLIENT_STALL`: read the
+/// fetch's remaining replies into scratch, give its connections back; the
+/// rest of the window is read from the backing file.
+fn give_up(fetch: &mut Option<Fetch>, tag: &str, at: u64) {
+    if let Some(f) = fetch.as_mut() {
+        f.abandon();
+        warn(&format!(
+            "{}: the client did not take a READ's reply (at {}) within {:?}: its lender connections are given \
+             back, the rest of the READ comes from the backing file",
+            tag, at, CLIENT_STALL
+        ));
+    }
+}
+
+/// Write `data` whole; while the fetch holds lender connections, a write
+/// call that took `CLIENT_STALL` (it waited for room in the socket until
+/// its write timeout, with or without progress) gives them up first
+/// (`give_up`), then the rest waits as any reply does.
+fn write_bounded<W: Write>(
+    w: &mut BufWriter<Patient<W>>,
+    mut data: &[u8],
+    fetch: &mut Option<Fetch>,
+    tag: &str,
+    at: u64,
+) -> io::Result<()> {
+    while !data.is_empty() {
+        let bounded = holds(fetch);
+        w.get_mut().impatient = bounded;
+        let t = Instant::now();
+        // a BufWriter's `write` says how much it took, and a failed flush
+        // of its buffer keeps the unsent rest: no byte lost or repeated
+        let r = w.write(data);
+        w.get_mut().impatient = false;
+        let stall = bounded && (t.elapsed() >= CLIENT_STALL || matches!(&r, Err(e) if stalled(e)));
+        match r {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => data = &data[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted || stall => {}
+            Err(e) => return Err(e),
+        }
+        if stall {
+            give_up(fetch, tag, at);
+        }
+    }
+    Ok(())
+}
+
 fn serve_read<B: Backend, W: Write>(c: &Conn<'_, W>, store: &B, budget: &Budget, req: &Request, tag: &str) {
     let len = req.len as usize;
     if len == 0 {
@@ -208,7 +404,7 @@ fn serve_read<B: Backend, W: Write>(c: &Conn<'_, W>, store: &B, budget: &Budget,
     // never waits for the budget holding the writer
     let _grant = budget.acquire(std::cmp::min(len, chunk));
     let mut buf = vec![0u8; std::cmp::min(chunk, len)];
-    let mut out: Option<MutexGuard<'_, BufWriter<W>>> = None;
+    let mut out: Option<OutGuard<'_, W>> = None;
     let mut done = 0usize;
     let mut res: io::Result<()> = Ok(());
     while done < len && res.is_ok() {
@@ -233,19 +429,29 @@ fn serve_read<B: Backend, W: Write>(c: &Conn<'_, W>, store: &B, budget: &Budget,
             match (r, out.as_mut()) {
                 (Err(e), None) => {
                     warn(&format!("{}: read at {} failed: errno {}", tag, at, e));
+                    // its lender connections go back before the reply
+                    // waits for the client
+                    drop(fetch.take());
                     return c.reply(nbd_error(e), req.cookie, &[], true);
                 }
                 (Ok(()), None) if n == len => return c.reply(0, req.cookie, &buf, true),
                 (Ok(()), None) => {
                     // a READ of several chunks: its reply is one whole, so
-                    // the writer stays locked until its last byte
+                    // the writer stays taken until its last byte
                     let mut hdr = Vec::with_capacity(16);
                     reply_header(&mut hdr, 0, req.cookie);
-                    let mut w = lock(&c.out);
-                    res = w.write_all(&hdr).and_then(|_| w.write_all(&buf[..n]));
+                    let mut w = match c.out.take(holds(&fetch).then_some(CLIENT_STALL)) {
+                        Some(w) => w,
+                        None => {
+                            give_up(&mut fetch, tag, at);
+                            c.writer()
+                        }
+                    };
+                    res = write_bounded(&mut w, &hdr, &mut fetch, tag, at)
+                        .and_then(|_| write_bounded(&mut w, &buf[..n], &mut fetch, tag, at));
                     out = Some(w);
                 }
-                (Ok(()), Some(w)) => res = w.write_all(&buf[..n]),
+                (Ok(()), Some(w)) => res = write_bounded(w, &buf[..n], &mut fetch, tag, at),
                 // the header said success: a simple reply cannot take it
                 // back, the connection ends (the client retries)
                 (Err(e), Some(_)) => {
@@ -328,7 +534,7 @@ fn read_worker<B: Backend, W: Write>(c: &Conn<'_, W>, store: &B, budget: &Budget
                 if st.closing && st.read_q.is_empty() {
                     return;
                 }
-                st = c.wait(st);
+                st = c.wait_read(st);
             }
         };
         serve_read(c, store, budget, &req, tag);
@@ -364,8 +570,13 @@ fn write_lane<B: Backend, W: Write>(c: &Conn<'_, W>, store: &B, tag: &str) {
         c.reply(err, job.req.cookie, &[], !more);
         let mut st = lock(&c.state);
         st.writes.retain(|s| s.seq != job.span.seq);
+        // a queued READ may have waited for this write
+        let reads_wait = !st.read_q.is_empty();
         drop(st);
         c.cv.notify_all();
+        if reads_wait {
+            c.read_cv.notify_all();
+        }
     }
 }
 
@@ -382,9 +593,14 @@ pub fn transmission<R: Read + Send, W: Write + Send, B: Backend + Sync>(
     stop: &(dyn Fn() + Sync),
 ) -> io::Result<()> {
     let c = Conn {
-        out: Mutex::new(BufWriter::with_capacity(64 << 10, w)),
+        out: Out {
+            busy: Mutex::new(false),
+            freed: Condvar::new(),
+            w: Mutex::new(BufWriter::with_capacity(64 << 10, Patient { w, impatient: false })),
+        },
         state: Mutex::new(State::default()),
         cv: Condvar::new(),
+        read_cv: Condvar::new(),
         stop,
     };
     let mut r = BufReader::with_capacity(64 << 10, r);
@@ -396,7 +612,7 @@ pub fn transmission<R: Read + Send, W: Write + Send, B: Backend + Sync>(
         let res = receive(&c, &mut r, store, budget, tag);
         // no more requests: the lanes finish what they have, then end
         lock(&c.state).closing = true;
-        c.cv.notify_all();
+        c.wake_all();
         res
     })
     .and_then(|()| {
@@ -483,7 +699,7 @@ fn receive<'b, R: Read, W: Write, B: Backend>(
                 st.reads.push(span);
                 st.read_q.push_back((span, req));
                 drop(st);
-                c.cv.notify_all();
+                c.read_cv.notify_one();
             }
             CMD_CACHE => {
                 store.cache();
@@ -613,6 +829,29 @@ mod tests {
         let mut d = vec![0u8; if err == 0 { read_len(cookie) } else { 0 }];
         c.read_exact(&mut d).unwrap();
         (err, cookie, d)
+    }
+
+    #[test]
+    fn the_writer_is_waited_for_with_a_deadline_only_when_asked() {
+        let out = Out {
+            busy: Mutex::new(false),
+            freed: Condvar::new(),
+            w: Mutex::new(BufWriter::new(Patient {
+                w: Vec::new(),
+                impatient: false,
+            })),
+        };
+        let held = out.take(Some(Duration::from_millis(10))).expect("free");
+        let t = std::time::Instant::now();
+        assert!(out.take(Some(Duration::from_millis(50))).is_none(), "taken twice");
+        assert!(t.elapsed() >= Duration::from_millis(50));
+        thread::scope(|s| {
+            let waiter = s.spawn(|| out.take(None).map(|mut w| w.write_all(b"x").is_ok()));
+            thread::sleep(Duration::from_millis(50));
+            drop(held);
+            assert_eq!(waiter.join().unwrap(), Some(true), "given back to the waiter");
+        });
+        assert!(out.take(Some(Duration::ZERO)).is_some(), "free again");
     }
 
     #[test]

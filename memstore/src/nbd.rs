@@ -693,9 +693,12 @@ pub fn serve_connection(
             _ => e,
         })
         .and_then(|h| {
-            // an idle swap disk is normal: no timeout once transmitting
+            // an idle swap disk is normal: no read timeout once
+            // transmitting; a write that makes no progress returns after
+            // CLIENT_STALL so that a READ holding lender connections can
+            // give them back (lanes.rs retries every other write)
             s.set_read_timeout(None)?;
-            s.set_write_timeout(None)?;
+            s.set_write_timeout(Some(crate::lanes::CLIENT_STALL))?;
             Ok(h)
         });
     match hs {

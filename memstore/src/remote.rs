@@ -670,6 +670,9 @@ pub struct RemoteCounters {
     pub remote_placed_pages: u64,
     pub remote_skipped_pages: u64,
     pub remote_read_failures: u64,
+    /// READs whose client took no reply data for `lanes::CLIENT_STALL`
+    /// while they held lender connections (the rest read from the file).
+    pub remote_fetches_abandoned: u64,
     pub remote_detaches: u64,
     /// Remote-placed pages whose file copy was written and dropped from
     /// the page cache (the dirty window).
@@ -1053,6 +1056,8 @@ pub struct Fetch {
     /// failed (taken into the tier's counters by `stash`).
     us: u64,
     failures: u64,
+    /// Given up before its last chunk (`abandon`), not counted yet.
+    abandoned: bool,
 }
 
 struct FetchSlab {
@@ -1216,6 +1221,32 @@ impl Fetch {
         self.us += t.elapsed().as_micros() as u64;
     }
 
+    /// Does the fetch still hold a lender connection (replies not read)?
+    pub fn holds_conns(&self) -> bool {
+        self.slabs.iter().any(|f| f.conn.is_some())
+    }
+
+    /// Stop landing pages (the client does not take the READ's reply,
+    /// lanes.rs): read the remaining replies into scratch so that the
+    /// connections go back to their slabs in step, before the lender's
+    /// write timeout would end them.  Nothing lands from now on: the rest
+    /// of the READ is read from the file (I1).
+    pub fn abandon(&mut self) {
+        self.drain();
+        self.next = self.chunks.len();
+        self.landed = None;
+        self.abandoned = true;
+    }
+
+    /// Receive and forget the replies not read yet.
+    fn drain(&mut self) {
+        while self.next < self.chunks.len() && self.holds_conns() {
+            // `recv` into a buffer of another length lands nothing
+            let mut scratch = vec![0u8; self.chunks[self.next].len as usize + 1];
+            self.recv(&mut scratch);
+        }
+    }
+
     /// Did page `p`, fetched from (slab `key`, `slot`) at generation
     /// `gen`, land in `dst`, the bytes [a, a + dst.len()) of the device?
     fn landed(&self, p: u64, key: u64, slot: u64, gen: u64, a: u64, dst: &[u8]) -> bool {
@@ -1237,11 +1268,7 @@ impl Drop for Fetch {
     /// connections: read and forget them, so that a connection goes back
     /// to its slab in step (else the slab is failed).
     fn drop(&mut self) {
-        while self.next < self.chunks.len() && self.slabs.iter().any(|f| f.conn.is_some()) {
-            // `recv` into a buffer of another length lands nothing
-            let mut scratch = vec![0u8; self.chunks[self.next].len as usize + 1];
-            self.recv(&mut scratch);
-        }
+        self.drain();
     }
 }
 
@@ -1398,6 +1425,9 @@ impl<D: Device> Device for RemoteTier<D> {
             self.counters.remote_read_us += std::mem::take(&mut f.us);
             let failed = std::mem::take(&mut f.failures);
             self.counters.remote_read_failures += failed;
+            if std::mem::take(&mut f.abandoned) {
+                self.counters.remote_fetches_abandoned += 1;
+            }
             if failed > 0 {
                 self.reap();
             }
@@ -1977,6 +2007,88 @@ mod tests {
         check(&got, 0, pages, "slab lost");
         assert!(t.slabs.is_empty(), "detached");
         assert_eq!(t.counters.remote_detaches, 1);
+    }
+
+    /// An export of a remote tier alone, as lanes.rs serves it.
+    struct Tiered(Mutex<RemoteTier<MemDevice>>);
+
+    impl nbd::Backend for Tiered {
+        type Layers = RemoteTier<MemDevice>;
+        fn size(&self) -> u64 {
+            lock(&self.0).size()
+        }
+        fn lock(&self) -> MutexGuard<'_, RemoteTier<MemDevice>> {
+            lock(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_client_that_stops_reading_gets_no_lender_connection_held() {
+        use std::os::unix::net::UnixStream;
+        let pages = 1024u64; // 4 MiB: one READ window, 16 chunks
+        let (_slabs, mut t) = all_placed("a13", pages);
+        // the file holds every page (I1); the slab's copies are right too
+        for p in 0..pages {
+            t.next.data[p as usize * PAGE..(p as usize + 1) * PAGE].copy_from_slice(&numbered(p));
+        }
+        let store = Arc::new(Tiered(Mutex::new(t)));
+        let (mut client, server) = UnixStream::pair().unwrap();
+        // as nbd.rs sets the export socket
+        server.set_write_timeout(Some(crate::lanes::CLIENT_STALL)).unwrap();
+        client.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        client.set_write_timeout(Some(Duration::from_secs(30))).unwrap();
+        let st = store.clone();
+        let h = thread::spawn(move || {
+            let r = server.try_clone().unwrap();
+            let s2 = server.try_clone().unwrap();
+            let stop = move || {
+                let _ = s2.shutdown(Shutdown::Both);
+            };
+            crate::lanes::transmission(r, server, &*st, &Budget::new(64 << 20), "test", &stop)
+        });
+        let len = (pages * PAGE_SIZE) as u32;
+        nbd::tests::request(&mut client, nbd::REQUEST_MAGIC, 0, nbd::CMD_READ, 7, 0, len, &[]);
+        // the READ has taken a lender connection (its first chunk then
+        // fills the socket), and the client takes nothing for longer than
+        // CLIENT_STALL
+        let start = Instant::now();
+        while lock(&lock(&store.0).slabs[0].1.shared.idle).len() == READ_CONNS {
+            assert!(start.elapsed() < Duration::from_secs(10), "the READ did not start");
+            thread::sleep(Duration::from_millis(1));
+        }
+        thread::sleep(2 * crate::lanes::CLIENT_STALL);
+        {
+            // the READ gave its connection back (held, the lender would
+            // block on the replies and end it at its write timeout)
+            let g = lock(&store.0);
+            assert_eq!(lock(&g.slabs[0].1.shared.idle).len(), READ_CONNS, "a lender connection is still held");
+        }
+        // the reply is whole and right: its first chunks landed, the rest
+        // came from the file
+        let mut got = vec![0u8; 16 + len as usize];
+        client.read_exact(&mut got).unwrap();
+        assert_eq!(&got[4..8], &[0, 0, 0, 0], "error field");
+        check(&got[16..], 0, pages, "after the stall");
+        {
+            let g = lock(&store.0);
+            assert!(!g.slabs[0].1.failed());
+            assert_eq!(g.counters.remote_fetches_abandoned, 1);
+            let hits = g.counters.remote_hit_pages;
+            assert!(hits >= 64 && hits < pages, "{} pages landed", hits);
+        }
+        // the connections are in step: a READ read at once lands every page
+        let before = lock(&store.0).counters.remote_hit_pages;
+        nbd::tests::request(&mut client, nbd::REQUEST_MAGIC, 0, nbd::CMD_READ, 8, 0, len, &[]);
+        client.read_exact(&mut got).unwrap();
+        check(&got[16..], 0, pages, "read at once");
+        {
+            let g = lock(&store.0);
+            assert_eq!(g.counters.remote_hit_pages - before, pages);
+            assert_eq!(g.counters.remote_fetches_abandoned, 1);
+            assert_eq!(g.counters.remote_read_failures, 0);
+        }
+        drop(client);
+        h.join().unwrap().unwrap();
     }
 
     #[test]

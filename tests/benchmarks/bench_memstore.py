@@ -201,9 +201,10 @@ class Server:
 
 
 class Memstore(Server):
-    def __init__(self, size):
-        self.name = 'memstore'
+    def __init__(self, size, binary=None, name='memstore'):
+        self.name = name
         self.size = size
+        self.binary = binary or memstore_process.find_binary()
         self.settings = {
             'request_buffer_budget': MEMSTORE_BUFFER_BUDGET,
             'host_quota_bytes': 2 * size, 'export_quota_bytes': size,
@@ -211,7 +212,7 @@ class Memstore(Server):
 
     def start(self, d):
         self.proc = memstore_process.MemstoreProcess(
-            memstore_process.find_binary(), os.path.join(d, 'ms-state'),
+            self.binary, os.path.join(d, 'ms-state'),
             socket_dir=d, host_quota=2 * self.size,
             extra_args=['--request-buffer-budget', MEMSTORE_BUFFER_BUDGET])
         self.proc.start()
@@ -499,7 +500,8 @@ def provenance(servers, size, tmp='/tmp'):
     plugin = nbdkit_plugin()
     fs = _out(['findmnt', '-n', '-o', 'FSTYPE', '-T', tmp]) or _out(
         ['stat', '-f', '-c', '%T', tmp])
-    ms = Memstore(size)
+    ms = next((s for s in servers if s.name == 'memstore'), None) or \
+        Memstore(size)
     return {
         'cpu_model': cpu_model(), 'cpus': os.cpu_count(),
         'hypervisor': hypervisor(), 'kernel': platform.release(),
@@ -532,8 +534,10 @@ def provenance(servers, size, tmp='/tmp'):
         },
         'memstore': {
             'commit': discipline.versions()['memstore_commit'],
-            'binary': memstore_process.find_binary(),
-            'version': _out([memstore_process.find_binary(), '--version']),
+            'binary': ms.binary,
+            'version': _out([ms.binary, '--version']),
+            'compared_binary': next((s.binary for s in servers
+                                     if s.name == 'memstore-before'), None),
             'settings': ms.settings,
             'openssl': _out(['openssl', 'version']),
         },
@@ -550,8 +554,11 @@ def case_name(rw, qd):
 
 def pairs_of(names):
     """The (memstore server, baseline) pairs compared: memstore's export
-    with every unix baseline, its slab with every TCP one."""
+    with every unix baseline (a compared memstore build's export,
+    ``memstore-before``, among them), its slab with every TCP one."""
     out = []
+    if 'memstore' in names and 'memstore-before' in names:
+        out.append(('memstore', 'memstore-before'))
     for b in names:
         if b.startswith('memstore'):
             continue
@@ -632,6 +639,15 @@ def done_of(result, disc):
                                                          disc['repeats'])
 
 
+def compared_line(ms):
+    """The line naming a compared memstore build, or None (left out)."""
+    if not ms.get('compared_binary'):
+        return None
+    return ('* `memstore-before`: the same export settings with another '
+            'memstore build, `%s` (`--compare-binary`)'
+            % ms['compared_binary'])
+
+
 def fio_markdown(result):
     p = result['provenance']
     disc = result['discipline']
@@ -654,6 +670,7 @@ def fio_markdown(result):
             p['memstore']['version'],
             p['memstore']['settings']['request_buffer_budget'],
             p['memstore'].get('openssl')),
+        compared_line(p['memstore']),
         '* %s, memory plugin %s, thread model %s (max %s); baselines: %s' % (
             nb['version'], nb['memory_plugin_version'], nb['thread_model'],
             nb['max_thread_model'], ', '.join(
@@ -721,7 +738,7 @@ def fio_markdown(result):
         lines += ['Same thresholds over TCP, memstore\'s slab against '
                   'nbdkit with the same TLS-PSK: %s.' % ', '.join(
                       '%s %s' % kv for kv in g['tcp'].items()), '']
-    return lines
+    return [ln for ln in lines if ln is not None]
 
 
 def fio_notes(result):
@@ -798,7 +815,10 @@ def run_fio(args, argv, save):
         if not shutil.which(tool):
             sys.exit('%s not found (tools/test-setup.sh installs it)' % tool)
     size = args.size_mib << 20
-    servers = [Memstore(size)]
+    servers = [Memstore(size, args.memstore_binary)]
+    if args.compare_binary:
+        servers.append(Memstore(size, memstore_process.find_binary(
+            args.compare_binary), 'memstore-before'))
     for spec in args.nbdkit.split(','):
         alloc, _, threads = spec.partition(':')
         servers.append(Nbdkit(size, alloc, int(threads or
@@ -1165,6 +1185,14 @@ def main(argv=None):
                         'comma-separated (default %(default)s; 16 is '
                         'nbdkit\'s default, passed explicitly)')
     f.add_argument('--no-qemu-nbd', action='store_true')
+    f.add_argument('--memstore-binary', default=None, metavar='PATH',
+                   help='memmut-memstore to measure (default: the source '
+                        'tree\'s release build)')
+    f.add_argument('--compare-binary', default=None, metavar='PATH',
+                   help='another memmut-memstore build (e.g. an older one) '
+                        'as the server memstore-before, its runs in the '
+                        'same shuffled repeats; memstore / memstore-before '
+                        'is reported beside the baselines (not judged)')
     f.add_argument('--resume', action='store_true',
                    help='keep the whole repeats of the stored fio part '
                         '(same servers, runtime, size and seed) and run '

@@ -17,6 +17,15 @@ done line's ``t=`` (the guest's clock, from memwork's start). Cases:
   (namespace ``b``) over the link ``<profile>`` (10 GbE by default;
   without ``sch_netem`` the bed shapes the rate alone, no delay).
 
+With ``--compare-binary PATH`` another memstore build (e.g. main's
+previous one) runs beside this tree's, as the case
+``remote-<profile>@before``: its own pair of memstores on the same bed
+(tests/harness/remote_bed.py), its runs shuffled into the same repeats
+as the others (as bench_remote.py does), so that old and new meet the
+same machine state. The result then gives the compared build's remote /
+disk too and this build's remote time over the compared one's, paired
+per repeat (``versus``).
+
 Runs go repeat by repeat, the cases shuffled inside each
 (``discipline.blocked_order``); per case the mean completion time with a
 95 % interval; the gain over disk swap is the paired ratio of the same
@@ -54,6 +63,7 @@ from tests.benchmarks import discipline
 from tests.benchmarks import proccpu
 from tests.harness import domain
 from tests.harness import guest as guestmod
+from tests.harness import memstore as memstore_process
 from tests.harness import remote_bed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -114,6 +124,24 @@ def stop_perf(proc):
     if proc is not None:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
+
+
+def split_case(case):
+    """``'remote-10gbe@before'`` -> (``'remote-10gbe'``, ``'@before'``)."""
+    tier, at, label = case.partition('@')
+    return tier, at + label
+
+
+def case_list(profile, compare=False, only=None):
+    """The cases of a run: local, disk, this build's remote and, with
+    ``compare``, the compared build's (``remote-<profile>@before``);
+    ``only`` keeps the listed kinds (local, disk, remote)."""
+    cases = ['local', 'disk', 'remote-' + profile]
+    if compare:
+        cases.append('remote-%s@before' % profile)
+    if only:
+        cases = [c for c in cases if c.split('-')[0] in only]
+    return cases
 
 
 def run_once(case, factory, b_ctl, bed, args, n, pids=None):
@@ -211,10 +239,12 @@ def figures(runs, cases, repeats):
     A remote run whose slab was no longer attached at the end swapped
     (partly) to the backing file, not to remote memory: it is left out
     of the remote case and of the gain, and returned in ``excluded``.
+    The gain and its verdict are this build's (the remote case without
+    ``@``); see :func:`compared` for a compared build's.
     Returns ``(summary, gain, verdict, excluded)``; ``gain`` is None when
     no repeat has both a disk and a remote run."""
-    remote = [c for c in cases if c.startswith('remote')][0]
-    excluded = [r for r in runs if r['case'] == remote
+    remote = [c for c in cases if c.startswith('remote') and '@' not in c][0]
+    excluded = [r for r in runs if r['case'].startswith('remote')
                 and r.get('slab_state', 'attached') != 'attached']
     kept = [r for r in runs if r not in excluded]
     summary = {}
@@ -222,15 +252,45 @@ def figures(runs, cases, repeats):
         values = [r['completion_s'] for r in kept if r['case'] == c]
         if values:
             summary[c] = discipline.summarize(values)
-    by_rep = {(r['case'], r['repeat']): r['completion_s'] for r in kept}
-    pairs = [(by_rep.get((remote, i)), by_rep.get(('disk', i)))
-             for i in range(repeats)]
-    if not any(a is not None and b is not None for a, b in pairs):
+    gain = _paired(kept, remote, 'disk', repeats)
+    if gain is None:
         return summary, None, 'undecided', excluded
-    gain = discipline.paired_ratio([a for a, _ in pairs],
-                                   [b for _, b in pairs])
     return (summary, gain, discipline.verdict(gain, high=1 / (1 + GOAL_GAIN)),
             excluded)
+
+
+def _paired(runs, num, den, repeats):
+    """paired_ratio of case ``num``'s completion times over ``den``'s,
+    repeat by repeat, or None without a repeat having both."""
+    by_rep = {(r['case'], r['repeat']): r['completion_s'] for r in runs}
+    pairs = [(by_rep.get((num, i)), by_rep.get((den, i)))
+             for i in range(repeats)]
+    if not any(a is not None and b is not None for a, b in pairs):
+        return None
+    return discipline.paired_ratio([a for a, _ in pairs],
+                                   [b for _, b in pairs])
+
+
+def compared(runs, cases, repeats, excluded=()):
+    """For each compared build's remote case (``remote-<p>@<label>``):
+    its remote / disk ratio with the goal's verdict, and ``versus``, this
+    build's remote time over the compared build's, paired per repeat
+    (below 1: faster now). Runs in ``excluded`` (failed slabs) are left
+    out. Returns {case: {'gain', 'verdict', 'versus'}} ({} without a
+    compared build)."""
+    kept = [r for r in runs if r not in excluded]
+    out = {}
+    for c in cases:
+        tier, label = split_case(c)
+        if not tier.startswith('remote') or not label:
+            continue
+        gain = _paired(kept, c, 'disk', repeats)
+        out[c] = {
+            'gain': gain,
+            'verdict': ('undecided' if gain is None else
+                        discipline.verdict(gain, high=1 / (1 + GOAL_GAIN))),
+            'versus': _paired(kept, tier, c, repeats)}
+    return out
 
 
 def excess_ratio(runs, remote, repeats):
@@ -256,17 +316,20 @@ def excess_ratio(runs, remote, repeats):
     return discipline.paired_ratio(nums, dens) if nums else None
 
 
-def cpu_figures(runs):
-    """Per remote run, the client and lender memstores' CPU seconds per
-    GiB the guest swapped (in + out), and memstore's mean service time of
-    a READ and a WRITE (its stage counters); summaries over the runs that
-    have them, {} when none has."""
+def cpu_figures(runs, case=None):
+    """Per remote run (of ``case`` only, if given), the client and lender
+    memstores' CPU seconds per GiB the guest swapped (in + out), and
+    memstore's mean service time of a READ and a WRITE (its stage
+    counters); summaries over the runs that have them, {} when none
+    has."""
     rows = {'client_cpu_s_per_gib': [], 'lender_cpu_s_per_gib': [],
             'read_service_us': [], 'write_service_us': [],
             'remote_read_us_per_read': [], 'writeback_wait_us_per_write': []}
     for r in runs:
         cpu, nbytes = r.get('cpu_s'), swapped_bytes(r)
         if not r['case'].startswith('remote') or not cpu or not nbytes:
+            continue
+        if case is not None and r['case'] != case:
             continue
         for who in ('client', 'lender'):
             if who in cpu:
@@ -282,6 +345,12 @@ def cpu_figures(runs):
             rows['writeback_wait_us_per_write'].append(
                 st['remote_writeback_us'] / writes)
     return {k: discipline.summarize(v) for k, v in rows.items() if v}
+
+
+def _ratio(g):
+    return '%.3f [%s, %s]' % (g['mean'],
+                              '%.3f' % g['low'] if g['low'] else '?',
+                              '%.3f' % g['high'] if g['high'] else '?')
 
 
 def markdown(result):
@@ -316,6 +385,27 @@ def markdown(result):
                   'below for why it matters.' % (
                       ex['mean'], '%.3f' % ex['low'] if ex['low'] else '?',
                       '%.3f' % ex['high'] if ex['high'] else '?', ex['n'])]
+    for case, c in (result.get('compared') or {}).items():
+        tier, _ = split_case(case)
+        lines += ['', 'Compared memstore (`%s`, %s):' % (
+            case, result.get('binaries', {}).get(split_case(case)[1], '?')),
+            '']
+        if c['gain']:
+            lines.append('* %s / disk (paired, geometric mean): %s (goal '
+                         '≤ %.3f: %s)' % (
+                             case, _ratio(c['gain']), 1 / (1 + GOAL_GAIN),
+                             c['verdict']))
+        if c['versus']:
+            lines.append('* this memstore / the compared one, %s completion '
+                         'time (paired per repeat; below 1: faster now): %s; '
+                         'per repeat %s' % (
+                             tier, _ratio(c['versus']),
+                             ', '.join('%.2f' % v
+                                       for v in c['versus']['values'])))
+        ex = (result.get('excess_ratio_compared') or {}).get(case)
+        if ex:
+            lines.append('* (%s - local) / (disk - local): %s (n=%d)' % (
+                case, _ratio(ex), ex['n']))
     if result.get('excluded_runs'):
         lines += ['', '%d remote run(s) left out: the slab had failed '
                   '(state %s), so they swapped to the backup file.' % (
@@ -334,14 +424,20 @@ def markdown(result):
                   'it / missed by the RAM tier (read from the slab or the '
                   'backup file) / written to the backup file only (the '
                   'remote write queue was full): %s.' % '; '.join(
-                      '%s / %s / %s / %s' % (
+                      '%s rep %s: %s / %s / %s / %s' % (
+                          r['case'], r.get('repeat'),
                           r.get('remote_placed_pages'),
                           r.get('remote_hit_pages'),
                           r.get('file_read_pages'),
                           r.get('remote_skipped_pages'))
                       for r in remote_rows)]
-    cpu = result.get('cpu') or {}
+    cpu = {k: v for k, v in (result.get('cpu') or {}).items() if v}
     if cpu:
+        # one column per remote case ({figure: summary} of one build
+        # before --compare-binary, {case: {figure: summary}} since)
+        per_case = (cpu if all(isinstance(v, dict) and 'mean' not in v
+                               for v in cpu.values()) else {'remote': cpu})
+        cols = list(per_case)
         lines += ['', 'Remote runs, CPU and service times (mean ± 95 % '
                   'over the runs; CPU from /proc/<pid>/stat, per GiB the '
                   'guest swapped in and out; service times from memstore\'s '
@@ -357,12 +453,32 @@ def markdown(result):
             'write_service_us': ('WRITE service time', ' µs'),
             'writeback_wait_us_per_write': (
                 'of which waiting for the dirty window', ' µs')}
-        lines.append(discipline.markdown_table(
-            ['figure', 'value'],
-            [[labels[k][0], discipline.fmt(v, '.3g', 1, labels[k][1])]
-             for k, v in cpu.items()]))
+        rows = []
+        for k, (label, unit) in labels.items():
+            cells = [per_case[c].get(k) for c in cols]
+            if any(cells):
+                rows.append([label] + [
+                    discipline.fmt(v, '.3g', 1, unit) if v else '-'
+                    for v in cells])
+        lines.append(discipline.markdown_table(['figure'] + cols, rows))
     lines += discipline.closing_lines(result)
     return '\n'.join(lines) + '\n'
+
+
+def command_line(args):
+    """The command that reproduces a run (the lock included)."""
+    cmd = ('flock /tmp/memmut-tcg.lock python -m '
+           'tests.benchmarks.bench_remote_gain --repeats %d --passes %d '
+           '--wss-mib %d --profile %s --seed %d' % (
+               args.repeats, args.passes, args.wss_mib, args.profile,
+               args.seed))
+    if args.budget_s:
+        cmd += ' --budget-s %g' % args.budget_s
+    if args.memstore_binary:
+        cmd += ' --memstore-binary %s' % args.memstore_binary
+    if args.compare_binary:
+        cmd += ' --compare-binary %s' % args.compare_binary
+    return cmd
 
 
 def main(argv=None):
@@ -385,58 +501,81 @@ def main(argv=None):
                     help='start no run after this many seconds (a lock '
                          'slot or a deadline): the repeats done are '
                          'reported, a partial last repeat unpaired')
+    ap.add_argument('--memstore-binary', default=None, metavar='PATH',
+                    help='memmut-memstore to measure (default: the '
+                         'source tree\'s release build)')
+    ap.add_argument('--compare-binary', default=None, metavar='PATH',
+                    help='another memmut-memstore (e.g. an older build) '
+                         'run beside it on its own pair of memstores, as '
+                         'the case remote-<profile>@before, in the same '
+                         'shuffled repeats')
     args = ap.parse_args(argv)
     if args.cases and 'remote' not in args.cases:
         ap.error('--cases must include remote')
-    cases = ['local', 'disk', 'remote-' + args.profile]
-    if args.cases:
-        # a profiling run of some cases (the gain needs disk and remote)
-        cases = [c for c in cases if c.split('-')[0] in args.cases]
+    binaries = {'': memstore_process.find_binary(
+        args.memstore_binary or memstore_process.BINARY)}
+    if args.compare_binary:
+        binaries['@before'] = memstore_process.find_binary(
+            args.compare_binary)
+    # a profiling run may keep only some cases (the gain needs disk and
+    # remote)
+    cases = case_list(args.profile, bool(args.compare_binary), args.cases)
     rec = discipline.Record(seed=args.seed, repeats=args.repeats)
     order = discipline.blocked_order(cases, args.repeats, args.seed)
     rec.orders['runs'] = [[c, r] for c, r in order]
     runs = []
     try:
-        with remote_bed.two_hosts(args.profile, 'bench-gain-') as hosts:
+        with remote_bed.two_hosts(args.profile, 'bench-gain-',
+                                  binaries) as hosts:
             bed = hosts.bed     # its shaping is reported
             t0 = time.monotonic()
             budgeted = discipline.within_budget(order, args.budget_s)
             for i, case, rep in budgeted:
-                r = run_once(case, hosts.factory, hosts.lender_ctl,
+                pair = remote_bed.use_pair(hosts, split_case(case)[1])
+                r = run_once(case, hosts.factory, pair.lender_ctl,
                              hosts.bed, args, i,
-                             pids={'client': hosts.factory.memstore.pid,
-                                   'lender': hosts.lender.pid})
+                             pids={'client': pair.client.pid,
+                                   'lender': pair.lender.pid})
                 r['repeat'] = rep
                 runs.append(r)
-                print('[%2d/%d %4.0fs] rep %d %-13s %6.1f s (wall %.1f s) '
-                      'errors %d' % (i + 1, len(order),
-                                     time.monotonic() - t0, rep, case,
-                                     r['completion_s'], r['wall_s'],
-                                     r['errors']), flush=True)
+                print('[%2d/%d %4.0fs] rep %d %-20s %6.1f s (wall %.1f s) '
+                      'errors %d skipped %s' % (
+                          i + 1, len(order), time.monotonic() - t0, rep,
+                          case, r['completion_s'], r['wall_s'], r['errors'],
+                          r.get('remote_skipped_pages', '-')), flush=True)
     except remote_bed.BedMissing as e:
         sys.exit('bench_remote_gain: %s' % e)
     rec.finish()
     if any(r['errors'] for r in runs):
         raise RuntimeError('memwork found wrong pages: %s' % runs)
-    summary, gain, verdict, excluded = figures(runs, cases, args.repeats)
-    excess = excess_ratio([r for r in runs if r not in excluded],
-                          cases[-1], args.repeats)
-    result = {
-        'command': 'flock /tmp/memmut-tcg.lock python -m '
-                   'tests.benchmarks.bench_remote_gain --repeats %d '
-                   '--passes %d --wss-mib %d --profile %s --seed %d'
-                   % (args.repeats, args.passes, args.wss_mib, args.profile,
-                      args.seed),
-        'passes': args.passes, 'wss_mib': args.wss_mib,
+    result = results(runs, cases, args)
+    result.update({
+        'command': command_line(args),
+        'binaries': binaries,
         'shaping': '%s (%s)' % (bed.shaping, bed.shaping_note or 'as asked'),
-        'runs': runs, 'summary': summary, 'gain': gain,
-        'excluded_runs': excluded, 'budget_s': args.budget_s,
-        'excess_ratio': excess,
-        'cpu': cpu_figures(runs),
         'runs_planned': len(order),
-        'verdict': verdict, 'discipline': rec.as_dict(),
-        'note': NOTE}
+        'discipline': rec.as_dict(),
+        'note': NOTE})
     discipline.write_results(args.out, 'remote_gain', result, markdown(result))
+
+
+def results(runs, cases, args):
+    """The figures of a run's result file from its runs: summaries, this
+    build's gain and verdict, a compared build's (``compared``), the
+    excess ratios and the CPU figures per remote case."""
+    summary, gain, verdict, excluded = figures(runs, cases, args.repeats)
+    kept = [r for r in runs if r not in excluded]
+    remotes = [c for c in cases if c.startswith('remote')]
+    return {
+        'passes': args.passes, 'wss_mib': args.wss_mib,
+        'runs': runs, 'summary': summary, 'gain': gain,
+        'verdict': verdict, 'excluded_runs': excluded,
+        'budget_s': args.budget_s,
+        'excess_ratio': excess_ratio(kept, remotes[0], args.repeats),
+        'compared': compared(runs, cases, args.repeats, excluded),
+        'excess_ratio_compared': {
+            c: excess_ratio(kept, c, args.repeats) for c in remotes[1:]},
+        'cpu': {c: cpu_figures(runs, c) for c in remotes}}
 
 
 if __name__ == '__main__':

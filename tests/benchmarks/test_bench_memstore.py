@@ -140,3 +140,24 @@ def test_resume_keeps_whole_repeats_and_runs_the_rest():
     # the same pairs in the same order as a run that never stopped
     assert left == order[4:]
     assert bm.resume_order(order, [], case_of) == (order, [])
+
+
+def test_a_compared_memstore_build_is_paired_with_this_one_not_judged():
+    names = ['memstore', 'memstore-before', 'nbdkit-malloc']
+    assert bm.pairs_of(names) == [('memstore', 'memstore-before'),
+                                  ('memstore', 'nbdkit-malloc')]
+    assert not bm.judged('memstore', 'memstore-before')
+    runs = _runs([2000, 2100, 1900], [1000, 1000, 1000])
+    for r in [r for r in runs if r['server'] == 'memstore']:
+        runs.append(dict(r, server='memstore-before', iops=r['iops'] * 2))
+    cases = bm.analyse(runs, names)
+    c = cases[0]
+    # this build at half the compared one's IOPS, in every repeat
+    assert c['ratios_memstore_to']['memstore-before']['iops']['mean'] == \
+        pytest.approx(0.5)
+    # the goal stays judged on nbdkit alone
+    assert set(c['goal']) == {'nbdkit-malloc'}
+    assert c['goal_verdict'] == 'met'
+    assert bm.compared_line({'compared_binary': '/old'}).endswith(
+        '`/old` (`--compare-binary`)')
+    assert bm.compared_line({}) is None

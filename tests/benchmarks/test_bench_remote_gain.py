@@ -100,3 +100,132 @@ def test_cpu_figures_per_gib_swapped_and_per_request():
     assert cpu['read_service_us']['mean'] == pytest.approx(250.0)
     assert cpu['writeback_wait_us_per_write']['mean'] == pytest.approx(200.0)
     assert brg.cpu_figures([disk]) == {}
+
+
+# --compare-binary: a compared build's remote case in the same repeats
+
+CMP = CASES + ['remote-10gbe@before']
+
+
+def _cmp_runs(disk, new, old, states_old=None):
+    runs = _runs(disk, new)
+    for i, r in enumerate(old):
+        runs.append({'case': 'remote-10gbe@before', 'repeat': i,
+                     'completion_s': r,
+                     'slab_state': states_old[i] if states_old
+                     else 'attached'})
+    return runs
+
+
+def test_case_list_adds_the_compared_build_and_keeps_kinds():
+    assert brg.case_list('10gbe') == CASES
+    assert brg.case_list('10gbe', compare=True) == CMP
+    assert brg.case_list('veth', True, ['disk', 'remote']) == [
+        'disk', 'remote-veth', 'remote-veth@before']
+    assert brg.split_case('remote-10gbe@before') == ('remote-10gbe',
+                                                     '@before')
+    assert brg.split_case('disk') == ('disk', '')
+
+
+def test_the_goal_is_judged_on_this_build_not_the_compared_one():
+    # the compared build meets the goal, this one does not
+    runs = _cmp_runs([100.0, 101.0, 99.0], [120.0, 121.0, 119.0],
+                     [70.0, 71.0, 69.0])
+    summary, gain, verdict, _ = brg.figures(runs, CMP, 3)
+    assert gain['mean'] > 1 and verdict == 'not met'
+    assert summary['remote-10gbe@before']['mean'] == pytest.approx(70.0)
+    cmp = brg.compared(runs, CMP, 3)
+    assert list(cmp) == ['remote-10gbe@before']
+    assert cmp['remote-10gbe@before']['verdict'] == 'met'
+    assert cmp['remote-10gbe@before']['gain']['mean'] == pytest.approx(
+        0.70, abs=0.01)
+
+
+def test_versus_is_this_build_over_the_compared_one_per_repeat():
+    runs = _cmp_runs([100.0, 100.0, 100.0], [80.0, 90.0, 40.0],
+                     [100.0, 90.0, 80.0])
+    v = brg.compared(runs, CMP, 3)['remote-10gbe@before']['versus']
+    assert v['values'] == [pytest.approx(0.8), pytest.approx(1.0),
+                           pytest.approx(0.5)]
+    assert v['n'] == 3
+
+
+def test_a_compared_run_whose_slab_failed_is_left_out_of_both():
+    runs = _cmp_runs([100.0, 100.0, 100.0], [80.0, 80.0, 80.0],
+                     [100.0, 50.0, 100.0],
+                     states_old=['attached', 'failed', 'attached'])
+    summary, _, _, excluded = brg.figures(runs, CMP, 3)
+    assert [(r['case'], r['repeat']) for r in excluded] == [
+        ('remote-10gbe@before', 1)]
+    assert summary['remote-10gbe@before']['n'] == 2
+    c = brg.compared(runs, CMP, 3, excluded)['remote-10gbe@before']
+    assert c['gain']['n'] == 2 and c['versus']['n'] == 2
+    assert c['versus']['mean'] == pytest.approx(0.8)
+
+
+def test_without_a_compared_build_nothing_is_compared():
+    assert brg.compared(_runs([100.0], [70.0]), CASES, 1) == {}
+
+
+class _Args:
+    repeats = 2
+    passes = 2
+    wss_mib = 288
+    profile = '10gbe'
+    seed = 63
+    budget_s = 300.0
+    memstore_binary = None
+    compare_binary = '/tmp/old/memmut-memstore'
+
+
+def _remote_run(case, rep, t, client_cpu):
+    return {'case': case, 'repeat': rep, 'completion_s': t,
+            'slab_state': 'attached', 'pswpin': 65536, 'pswpout': 196608,
+            'cpu_s': {'client': client_cpu, 'lender': 1.0},
+            'remote_placed_pages': 10, 'remote_hit_pages': 5,
+            'file_read_pages': 6, 'remote_skipped_pages': 0}
+
+
+def test_results_merge_both_builds_and_markdown_names_them():
+    runs = []
+    for rep in range(2):
+        runs += [{'case': 'local', 'repeat': rep, 'completion_s': 2.0},
+                 {'case': 'disk', 'repeat': rep, 'completion_s': 10.0},
+                 _remote_run('remote-10gbe', rep, 8.0 + rep, 3.0),
+                 _remote_run('remote-10gbe@before', rep, 12.0, 4.0)]
+    res = brg.results(runs, CMP, _Args)
+    assert set(res['cpu']) == {'remote-10gbe', 'remote-10gbe@before'}
+    assert res['cpu']['remote-10gbe']['client_cpu_s_per_gib']['mean'] == \
+        pytest.approx(3.0)
+    assert res['cpu']['remote-10gbe@before'][
+        'client_cpu_s_per_gib']['mean'] == pytest.approx(4.0)
+    # (8 - 2) / (10 - 2) and (9 - 2) / 8 for this build, 10 / 8 before
+    assert res['excess_ratio']['values'] == [pytest.approx(0.75),
+                                             pytest.approx(0.875)]
+    assert res['excess_ratio_compared']['remote-10gbe@before'][
+        'mean'] == pytest.approx(1.25)
+    v = res['compared']['remote-10gbe@before']['versus']
+    assert v['values'] == [pytest.approx(8 / 12), pytest.approx(9 / 12)]
+    res.update(command=brg.command_line(_Args), runs_planned=8,
+               shaping='tbf', binaries={'': '/new', '@before': '/old'},
+               discipline={'load_before': [1, 1, 1],
+                           'load_after': [1, 1, 1], 'versions': {}},
+               note='n')
+    md = brg.markdown(res)
+    assert '--compare-binary /tmp/old/memmut-memstore' in md
+    assert 'Compared memstore (`remote-10gbe@before`, /old)' in md
+    assert '| figure | remote-10gbe | remote-10gbe@before |' in md
+    assert 'remote-10gbe@before rep 1: 10 / 5 / 6 / 0' in md
+
+
+def test_markdown_still_reads_a_single_build_result():
+    # result files written before --compare-binary: cpu is one build's
+    res = brg.results(_runs([10.0, 10.0], [8.0, 9.0], local=2.0), CASES,
+                      _Args)
+    res['cpu'] = {'client_cpu_s_per_gib': {'mean': 3.0, 'n': 1,
+                                           'half_width': None}}
+    res.update(command='c', runs_planned=6, shaping='tbf',
+               discipline={'load_before': [1], 'load_after': [1],
+                           'versions': {}}, note='n')
+    md = brg.markdown(res)
+    assert '| figure | remote |' in md and 'Compared' not in md
