@@ -3,13 +3,9 @@ simulated rounds of a guest whose working set rises (issue 13)."""
 
 from memmut.agent.wss import badis
 from memmut.agent.wss import techniques as est
+# the benchmark guests' booking and balloon sizing
+from tests.unit.agent.test_shrink_floor import BOOKED, MiB, TARGET
 
-MiB = 1024
-BOOKED = 256 * MiB
-# the benchmark guests' balloon sizing (tests/harness/badis_run.py)
-TARGET = badis.TargetParams(headroom_kb=16 * MiB, headroom_fraction=0.05,
-                            floor_kb=96 * MiB, min_change_kb=4 * MiB,
-                            max_step_fraction=0.125, max_grow_fraction=0.5)
 EVICTED = 10 * MiB          # what the guest evicts per round while short
 
 
