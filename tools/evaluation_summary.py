@@ -607,6 +607,14 @@ WHY = {
                      'is in the table): before-768835a/ holds the one '
                      'repeat before the calibration fix',
     'badis17': 'issue 13 session 7 (shrink floor), alternated slots',
+    'badis18': 'issue 13 session 8: the pattern suite with an oracle run, '
+               'five slots of paired configurations',
+    'badis_repeats8': 'one W1-W5 repeat of session 8\'s defaults, beside '
+                      'the three of badis_repeats',
+    'memstore_pwrite': 'issue 18: random writes after the pwrite change, '
+                       'old and new builds in the same repeats',
+    'memstore_readwake': 'issue 18: the READ-worker wake fix, old and new '
+                         'builds in the same repeats',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
