@@ -50,6 +50,7 @@ import time
 import typing
 
 from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
 from oslo_log import log as logging
 
 from memmut.consolidation import move_order
@@ -182,8 +183,8 @@ class NovaExecutor:
     def _move_order(self):
         try:
             return self.conf.consolidation.move_order
-        except (AttributeError, Exception):
-            # A configuration without the [consolidation] group.
+        except (AttributeError, cfg.NoSuchGroupError):
+            # a configuration without the [consolidation] group
             return move_order.PLAN
 
     def _execute_gated(self, conn, migrations, workers):

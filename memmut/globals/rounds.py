@@ -66,6 +66,7 @@ import typing
 import numpy as np
 from oslo_log import log as logging
 
+from memmut.consolidation import move_order
 from memmut.consolidation import planner
 from memmut.consolidation import young as young_mod
 from memmut.db import models
@@ -736,7 +737,6 @@ class RoundRunner:
         the underload evacuations that would wait for an overload move
         are recorded as skipped (into ``skipped``) and left out: the next
         round plans them again."""
-        from memmut.consolidation import move_order
         from memmut.globals import executor as executor_mod
         how = self.conf.consolidation.move_order
         if how == move_order.PLAN or not rows:
