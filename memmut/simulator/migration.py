@@ -22,6 +22,7 @@ spend ``cpu_mhz`` on the copy. It runs on the destination from the end of
 the copy. A VM that leaves the trace cancels its migration.
 """
 
+import bisect
 import dataclasses
 
 from memmut.consolidation import move_order
@@ -88,10 +89,12 @@ class Scheduler:
         m = InFlightMigration(vm, source, destination, float(size_mb),
                               float(size_mb) / self.bandwidth, float(now),
                               kind=kind, load=float(load), seq=self._seq)
-        self.waiting.append(m)
-        if self.order != move_order.PLAN:
-            self.waiting.sort(key=lambda w: move_order.key(w.entry(),
-                                                           w.seq))
+        if self.order == move_order.PLAN:
+            self.waiting.append(m)
+        else:
+            # kept in order as they come, not sorted again at every add
+            bisect.insort(self.waiting, m,
+                          key=lambda w: move_order.key(w.entry(), w.seq))
         return m
 
     def cancel(self, vms):
