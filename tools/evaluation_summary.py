@@ -241,6 +241,17 @@ def _events(doc, section, key):
     return r.get('summary') or r.get('p50')
 
 
+def _diskfull_failed_runs(doc):
+    """Disk-full runs whose memstore died or whose VM paused on ENOSPC
+    (a single run: 0 or 1)."""
+    df = dig(doc, 'diskfull')
+    if not df:
+        return None
+    if df.get('n'):
+        return (df['n'] - df['memstore_alive_runs']) + df['paused_runs']
+    return int(not df['memstore_alive']) + int(df['domain_state'][0] == 3)
+
+
 def _goal(name):
     """A goal record of bench_consolidation (mean, low, high and the
     formatted value, whose '(n=N)' gives n)."""
@@ -495,6 +506,16 @@ SPECS = [
     spec('faults.json', 'services: reports lost (sequence gaps)',
          lambda d: dig(d, 'services', 'seq_gaps_in_stored_runs'), fmt='d',
          goal=(0, 0), goal_text='0', count=True),
+    spec('faults.json', 'disk full: runs with memstore dead or the VM '
+         'paused',
+         _diskfull_failed_runs, fmt='d', goal=(0, 0), goal_text='0',
+         count=True),
+    spec('faults.json', 'load, 20 guests: poll p99',
+         lambda d: dig(d, 'load', 'summary', 'poll_p99_s')
+         or dig(d, 'load', 'poll_s', 'p99'), unit=' s',
+         goal=(None, 5.0), goal_text='< 5 s (the poll interval)',
+         before=('faults.json', None,
+                 lambda d: dig(d, 'load_before_repeats', 'poll_s', 'p99'))),
     spec('controller_scale.json', '1000 hosts, 1 controller: latency p99',
          _controller(1000, 1, 'latency_p99_s', 'latency_s', 'p99'),
          unit=' s',

@@ -507,10 +507,10 @@ def main(argv=None):
     ap.add_argument('--load-guests', type=int, default=20)
     ap.add_argument('--load-polls', type=int, default=24)
     ap.add_argument('--repeats', type=int, default=1,
-                    help='libvirt, memstore and services sections: '
-                         'runs, each with fresh guests (and services) and '
-                         'seed --seed + repeat (the interval is over '
-                         'them); diskfull and load run once')
+                    help='runs of every section, each with fresh guests '
+                         '(and services, memstore, tmpfs) and, where '
+                         'faults are drawn, seed --seed + repeat (the '
+                         'interval is over them)')
     ap.add_argument('--lock', default='',
                     help='flock file each libvirt repeat and each other '
                          'section holds by itself (the TCG lock); then run '
@@ -577,9 +577,15 @@ def main(argv=None):
                 res['discipline'] = dict(rec.as_dict(), holds=holds)
                 faults_report.save(args.out, res)
         if 'diskfull' in sections:
-            with hold('diskfull'):
-                res['diskfull'] = campaign_diskfull(factory, args, work)
-            print(json.dumps(res['diskfull'], indent=1, default=str))
+            runs = earlier('diskfull')
+            for rep in range(len(runs), args.repeats):
+                # a fresh tmpfs, memstore and guest per repeat
+                with hold('diskfull-%d' % rep):
+                    runs.append(campaign_diskfull(factory, args, work))
+                print(json.dumps(runs[-1], indent=1, default=str))
+                res['diskfull'] = faults_report.diskfull_repeats(runs)
+                res['discipline'] = dict(rec.as_dict(), holds=holds)
+                faults_report.save(args.out, res)
         if 'services' in sections:
             runs = earlier('services')
             for rep in range(len(runs), args.repeats):
@@ -594,9 +600,15 @@ def main(argv=None):
                 res['discipline'] = dict(rec.as_dict(), holds=holds)
                 faults_report.save(args.out, res)
         if 'load' in sections:
-            with hold('load'):
-                res['load'] = campaign_load(factory, daemon, args)
-            print(json.dumps(res['load'], indent=1))
+            runs = earlier('load')
+            for rep in range(len(runs), args.repeats):
+                # fresh guests per repeat
+                with hold('load-%d' % rep):
+                    runs.append(campaign_load(factory, daemon, args))
+                print(json.dumps(runs[-1], indent=1))
+                res['load'] = faults_report.load_repeats(runs)
+                res['discipline'] = dict(rec.as_dict(), holds=holds)
+                faults_report.save(args.out, res)
     finally:
         factory.cleanup()
         daemon.stop()

@@ -107,6 +107,62 @@ def services_repeats(runs):
     return out
 
 
+def diskfull_repeats(runs):
+    """Repeated disk-full runs (each a fresh tmpfs, memstore and guest):
+    the pass/fail checks over every run (memstore alive in all, no run
+    paused on ENOSPC), the counts summed, and the pages lost summed over
+    the runs whose memwork finished (a run the guest OOM-killed has no
+    such figure: ``pages_lost_runs`` says how many had one)."""
+    finished = [r for r in runs if r.get('acknowledged_pages_lost')
+                is not None]
+    return {
+        'repeats': runs, 'n': len(runs),
+        'tmpfs_mib': runs[0].get('tmpfs_mib'),
+        'ram_quota_mib': runs[0]['ram_quota_mib'],
+        'error_policy': runs[0]['error_policy'],
+        'memstore_alive': all(r['memstore_alive'] for r in runs),
+        'memstore_alive_runs': sum(bool(r['memstore_alive'])
+                                   for r in runs),
+        # libvirt state 3 is paused (reason 3: I/O error)
+        'paused_runs': sum(r['domain_state'][0] == 3 for r in runs),
+        'requests_refused': sum(r['requests_refused'] or 0 for r in runs),
+        'guest_swap_write_errors': sum(r['guest_swap_write_errors']
+                                       for r in runs),
+        'guest_oom_kills': sum(r['guest_oom_kills'] for r in runs),
+        'memwork_finished_runs': len(finished),
+        'acknowledged_pages_lost': (sum(r['acknowledged_pages_lost']
+                                        for r in finished)
+                                    if finished else None),
+    }
+
+
+def load_repeats(runs):
+    """Repeated load runs (each with its own fresh guests): every poll's
+    time pooled (p50/p99/max), each run's p50 and p99 with a 95 % interval
+    over the runs, the agent's CPU per poll likewise, and whether every
+    run's p99 stayed under the poll interval."""
+    pooled = [t for r in runs for t in r['poll_times_s']]
+    return {
+        'repeats': runs, 'n': len(runs),
+        'guests': runs[0]['guests'],
+        'poll_interval_s': runs[0]['poll_interval_s'],
+        'polls': sum(r['polls'] for r in runs),
+        'poll_s': {'p50': _pct(pooled, 0.5), 'p99': _pct(pooled, 0.99),
+                   'max': max(pooled)},
+        'summary': {
+            'poll_p50_s': discipline.summarize(
+                [r['poll_s']['p50'] for r in runs]),
+            'poll_p99_s': discipline.summarize(
+                [r['poll_s']['p99'] for r in runs]),
+            'agent_cpu_s_per_poll': discipline.summarize(
+                [r['agent_cpu_s_per_poll'] for r in runs]),
+        },
+        'agent_cpu_s_per_poll': _mean([r['agent_cpu_s_per_poll']
+                                       for r in runs]),
+        'p99_under_interval': all(r['p99_under_interval'] for r in runs),
+    }
+
+
 def _runs_cell(r):
     """'mean ± hw (n=runs)' over the runs' means, when repeated."""
     return discipline.fmt(r['summary_runs'], '.2f') \
@@ -143,6 +199,59 @@ def libvirt_markdown(lv):
                 lv['poll_interval_s'], d.get('load_before'),
                 d.get('load_after')), '',
             discipline.markdown_table(['figure', 'value', 'goal'], rows), '']
+
+
+def diskfull_markdown(df):
+    """The disk-full table of one run, or of repeats (counts summed)."""
+    if df.get('n'):
+        head = ['%d repeats, each a fresh tmpfs, memstore and guest; counts '
+                'summed over them.' % df['n'], '']
+        rows = [['memstore alive at the end (runs)', '%d of %d' % (
+                    df['memstore_alive_runs'], df['n']), 'all'],
+                ['runs paused on ENOSPC', df['paused_runs'], '0'],
+                ['requests refused (ENOSPC)', df['requests_refused'], ''],
+                ['guest swap write errors seen',
+                 df['guest_swap_write_errors'], ''],
+                ['acknowledged pages lost (runs where memwork finished: '
+                 '%d)' % df['memwork_finished_runs'],
+                 df['acknowledged_pages_lost'], '0'],
+                ['guest OOM kills', df['guest_oom_kills'], '']]
+    else:
+        head = []
+        rows = [['memstore alive at the end', df['memstore_alive'], 'True'],
+                ['requests refused (ENOSPC)', df['requests_refused'], ''],
+                ['guest swap write errors seen',
+                 df['guest_swap_write_errors'], ''],
+                ['acknowledged pages lost', df['acknowledged_pages_lost'],
+                 '0'],
+                ['VM paused on ENOSPC', df['domain_state'][0] == 3,
+                 'False'],
+                ['guest OOM kills', df['guest_oom_kills'], '']]
+    return head + [discipline.markdown_table(['figure', 'value', 'goal'],
+                                             rows), '']
+
+
+def load_markdown(ld):
+    """The load table of one run, or of repeats (with intervals)."""
+    rows = [['poll p50 / p99 (s)%s' % (', all polls pooled'
+                                       if ld.get('n') else ''),
+             '%.3f / %.3f' % (ld['poll_s']['p50'], ld['poll_s']['p99']),
+             '< 5'],
+            ['agent CPU per poll (s)', '%.3f' % ld['agent_cpu_s_per_poll'],
+             '']]
+    head = []
+    if ld.get('n'):
+        sm = ld['summary']
+        head = ['%d repeats, each with fresh guests; %d polls in all.'
+                % (ld['n'], ld['polls']), '']
+        rows += [['poll p50, mean over the runs (s)',
+                  discipline.fmt(sm['poll_p50_s'], '.3f'), ''],
+                 ['poll p99, mean over the runs (s)',
+                  discipline.fmt(sm['poll_p99_s'], '.3f'), '< 5'],
+                 ['every run\'s p99 under the interval',
+                  ld['p99_under_interval'], 'True']]
+    return head + [discipline.markdown_table(['figure', 'value', 'goal'],
+                                             rows), '']
 
 
 def markdown(res):
@@ -219,21 +328,13 @@ def markdown(res):
                 ''] + ['- %s.' % b for b in before] + ['']
     df = res.get('diskfull')
     if df:
-        out += ['## Disk full under memstore (real guest)', '',
-                discipline.markdown_table(['figure', 'value', 'goal'], [
-                    ['memstore alive at the end', df['memstore_alive'],
-                     'True'],
-                    ['requests refused (ENOSPC)', df['requests_refused'],
-                     ''],
-                    ['guest swap write errors seen', df[
-                        'guest_swap_write_errors'], ''],
-                    ['acknowledged pages lost', df[
-                        'acknowledged_pages_lost'], '0'],
-                    ['VM paused on ENOSPC', df['domain_state'][0] == 3,
-                     'False'],
-                    ['guest OOM kills', df['guest_oom_kills'], ''],
-                ]), '',
-                'The swap disk reports I/O errors to the guest (memmut '
+        out += ['## Disk full under memstore (real guest)', '']
+        out += diskfull_markdown(df)
+        db = res.get('diskfull_before_repeats')
+        if db and df.get('n'):
+            out += ['### Before the repeats: one run (published first)', '']
+            out += diskfull_markdown(db)
+        out += ['The swap disk reports I/O errors to the guest (memmut '
                 'sets libvirt\'s error_policy to report; QEMU\'s default '
                 'pauses the VM). When memwork finished, its page checksums '
                 'give the pages lost; when the guest OOM-killed it (swap '
@@ -275,13 +376,12 @@ def markdown(res):
     ld = res.get('load')
     if ld:
         out += ['## Load: %d guests, one agent, poll every 5 s'
-                % ld['guests'], '',
-                discipline.markdown_table(['figure', 'value', 'goal'], [
-                    ['poll p50 / p99 (s)', '%.3f / %.3f' % (
-                        ld['poll_s']['p50'], ld['poll_s']['p99']), '< 5'],
-                    ['agent CPU per poll (s)', '%.3f' % ld[
-                        'agent_cpu_s_per_poll'], ''],
-                ]), '']
+                % ld['guests'], '']
+        out += load_markdown(ld)
+        lb = res.get('load_before_repeats')
+        if lb and ld.get('n'):
+            out += ['### Before the repeats: one run (published first)', '']
+            out += load_markdown(lb)
     return '\n'.join(out) + '\n'
 
 
@@ -299,12 +399,13 @@ def earlier_repeats(out, section):
 
 def save(out, res):
     """Merge ``res`` into ``<out>.json`` (sections run separately are
-    kept) and rewrite ``<out>.md``. A single libvirt, memstore or services
-    run that repeats replace is kept as ``<section>_before_repeats``."""
+    kept) and rewrite ``<out>.md``. A single run of a section that
+    repeats replace is kept as ``<section>_before_repeats``."""
     if os.path.exists(out + '.json'):
         with open(out + '.json') as f:
             old = json.load(f)
-        for section in ('libvirt', 'memstore', 'services'):
+        for section in ('libvirt', 'memstore', 'services', 'diskfull',
+                        'load'):
             if (section in res and section in old
                     and 'repeats' not in old[section]):
                 old[section + '_before_repeats'] = old[section]
@@ -321,7 +422,10 @@ def save(out, res):
         res = old
         res['runs'] = runs
     sv = res.get('services', {})
-    res['total_faults'] = (int('diskfull' in res) +
+    # (a disk-full run is one fault; a single run has no 'n')
+    diskfull_runs = (res['diskfull'].get('n', 1) if 'diskfull' in res
+                     else 0)
+    res['total_faults'] = (diskfull_runs +
                            res.get('libvirt', {}).get('faults', 0) +
                            res.get('memstore', {}).get('kills', 0) +
                            sv.get('agent_kills', 0) +

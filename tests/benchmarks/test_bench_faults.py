@@ -157,3 +157,82 @@ def test_markdown_of_a_section_aggregated_before_guests_stopped():
     del lv['guests_stopped']
     md = '\n'.join(faults_report.libvirt_markdown(lv))
     assert 'guests not running at the end (all repeats) | not recorded' in md
+
+
+def _df(alive=True, lost=None, state=1, refused=40):
+    return {'tmpfs_mib': 48, 'ram_quota_mib': 16, 'error_policy': 'report',
+            'domain_state': [state, 1], 'memstore_alive': alive,
+            'memstore_exit': None if alive else -9,
+            'requests_refused': refused, 'bytes_written': 1 << 30,
+            'guest_swap_write_errors': 300, 'guest_oom_kills': 1,
+            'memwork_finished': lost is not None,
+            'acknowledged_pages_lost': lost}
+
+
+def test_diskfull_repeats_fail_if_any_run_fails():
+    df = faults_report.diskfull_repeats([_df(), _df(lost=0), _df()])
+    assert df['n'] == 3 and df['memstore_alive']
+    assert df['requests_refused'] == 120
+    # the pages lost only from the run where memwork finished
+    assert df['memwork_finished_runs'] == 1
+    assert df['acknowledged_pages_lost'] == 0
+    # one memstore dead, one run paused, one page lost: all show
+    bad = faults_report.diskfull_repeats([_df(), _df(alive=False),
+                                          _df(state=3, lost=2)])
+    assert not bad['memstore_alive'] and bad['memstore_alive_runs'] == 2
+    assert bad['paused_runs'] == 1
+    assert bad['acknowledged_pages_lost'] == 2
+    # no run finished: no figure rather than 0
+    assert faults_report.diskfull_repeats([_df()])[
+        'acknowledged_pages_lost'] is None
+
+
+def _ld(times, cpu=0.04):
+    times = list(times)
+    srt = sorted(times)
+    return {'guests': 20, 'poll_interval_s': 5.0, 'polls': len(times),
+            'poll_times_s': times,
+            'poll_s': {'p50': srt[len(srt) // 2], 'p99': srt[-1],
+                       'max': srt[-1]},
+            'agent_cpu_s_per_poll': cpu,
+            'p99_under_interval': srt[-1] < 5.0}
+
+
+def test_load_repeats_interval_over_runs_and_every_run_under():
+    ld = faults_report.load_repeats([_ld([0.5, 0.7, 1.0]),
+                                     _ld([0.6, 0.8, 2.0]),
+                                     _ld([0.6, 0.9, 3.0])])
+    assert ld['n'] == 3 and ld['polls'] == 9
+    assert ld['poll_s']['max'] == 3.0
+    s = ld['summary']['poll_p99_s']
+    assert s['mean'] == pytest.approx(2.0) and s['low'] < 2.0 < s['high']
+    assert ld['p99_under_interval']
+    # one run over the interval fails the whole series
+    assert not faults_report.load_repeats(
+        [_ld([0.5, 1.0]), _ld([0.5, 5.5])])['p99_under_interval']
+
+
+def test_save_keeps_single_diskfull_and_load_runs_beside_repeats(tmp_path):
+    out = str(tmp_path / 'faults')
+    single_load = {'guests': 20, 'poll_interval_s': 5.0, 'polls': 24,
+                   'poll_s': {'p50': 0.73, 'p99': 4.78, 'max': 4.78},
+                   'agent_cpu_s_per_poll': 0.042, 'p99_under_interval': True}
+    with open(out + '.json', 'w') as f:
+        json.dump({'machine': {}, 'args': {}, 'diskfull': _df(),
+                   'load': single_load}, f)
+    res = {'machine': {}, 'args': {}, 'discipline': {'started_utc': 'T'},
+           'diskfull': faults_report.diskfull_repeats([_df(), _df()]),
+           'load': faults_report.load_repeats([_ld([0.5, 1.0]),
+                                               _ld([0.6, 1.2])])}
+    faults_report.save(out, res)
+    with open(out + '.json') as f:
+        got = json.load(f)
+    assert got['load_before_repeats']['poll_s']['p99'] == 4.78
+    assert got['diskfull_before_repeats']['requests_refused'] == 40
+    # two disk-full runs are two faults
+    assert got['total_faults'] == 2
+    md = open(out + '.md').read()
+    assert '2 repeats, each a fresh tmpfs, memstore and guest' in md
+    assert '| memstore alive at the end (runs) | 2 of 2 | all |' in md
+    assert 'poll p99, mean over the runs (s)' in md
+    assert '| poll p50 / p99 (s) | 0.730 / 4.780 | < 5 |' in md
