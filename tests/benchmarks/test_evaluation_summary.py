@@ -141,3 +141,20 @@ def test_fault_events_quote_the_runs_interval_when_repeated():
     assert es._events(doc, 'memstore', 't') is events
     assert es._events({'memstore': {'t': {'p50': 2.3}}}, 'memstore',
                       't') == 2.3
+
+
+def test_badis_figures_prefer_the_repeats_interval():
+    iv = {'n': 3, 'mean': 2.9, 'low': 2.6, 'high': 3.2}
+    repeated = {'summary': {'badis': {'intervals': {'booked_all': iv},
+                                      'mean_error_pct_booked': 3.0}}}
+    single = {'summary': {'badis': {'mean_error_pct_booked': 3.05}}}
+    get = es._badis_interval
+    assert get(repeated, 'badis', 'booked_all', 'mean_error_pct_booked') \
+        is iv
+    # a file of single runs: its one figure, never a made-up interval
+    assert get(single, 'badis', 'booked_all',
+               'mean_error_pct_booked') == 3.05
+    # a figure only repeats have: nothing from single runs
+    assert get(single, 'badis', 'probe_booked_all') is None
+    assert get(repeated, 'zballoond', 'booked_all',
+               'mean_error_pct_booked') is None
