@@ -36,6 +36,11 @@ _mib = units.fmt_kb
 # guest whose touched pages are mostly page cache (counted available)
 # reads this way for good, and is calibrated after these rounds as before.
 STALE_STATS_ROUNDS = 3
+# The guest's memory in use counts as steady over a sampled interval when
+# it moved by at most this much (KiB, or this fraction of the balloon):
+# the statistics' own noise between two periods is about 1 MiB.
+STEADY_IN_USE_KB = 4 * 1024
+STEADY_IN_USE_FRACTION = 0.02
 
 
 class BadisRounds(estimators.Estimator):
@@ -441,21 +446,21 @@ class BadisRounds(estimators.Estimator):
             st.calibrated = True
             return
         in_use = guest_in_use_kb(vm)
-        if (in_use is not None and in_use < seen_kb and
-                st.stale_calibrations < STALE_STATS_ROUNDS):
-            # The guest reports less memory in use than sampling saw
-            # touched: its statistics predate the sample (a workload that
-            # allocated within the last stats period). Read as they are,
-            # nothing looks unseen and the correction stays at its floor
-            # for good (W2/W4 of bench_badis, issue 20). Wait for the next
-            # round; the balloon is held meanwhile (_calibrating).
+        # (a median over several rounds absorbs a reading taken while
+        # the guest loaded; a single one is kept for good)
+        why = calibration_unsafe(in_use,
+                                 st.in_use_at_begin if rounds == 1 else None,
+                                 seen_kb, vm.balloon_kb)
+        if why and st.stale_calibrations < STALE_STATS_ROUNDS:
+            # Read as they are, such statistics make nothing look unseen
+            # and the correction stays at its floor for good (W2/W4 of
+            # bench_badis, issue 20). Wait for the next round; the
+            # balloon is held meanwhile (_calibrating).
             st.stale_calibrations += 1
             LOG.info('VM %s (%s): pinned-page calibration deferred: the '
-                     'guest reports %s in use, less than the %s sampling '
-                     'saw (statistics older than the sample; %d of %d '
-                     'rounds)', vm.name, vm.uuid, _mib(in_use),
-                     _mib(seen_kb), st.stale_calibrations,
-                     STALE_STATS_ROUNDS)
+                     'guest reports %s in use, %s (%d of %d rounds)',
+                     vm.name, vm.uuid, _mib(in_use), why,
+                     st.stale_calibrations, STALE_STATS_ROUNDS)
             return
         unseen = guest_unseen_kb(vm, seen_kb)
         if rounds > 1:
@@ -520,6 +525,8 @@ class BadisRounds(estimators.Estimator):
         try:
             sampler.begin(vm, st.pid)
             st.sampling = True
+            if not st.calibrated:
+                st.in_use_at_begin = guest_in_use_kb(vm)
             st.interval_balloon = vm.balloon_kb
             st.curve = []
             st.curve_rounds = 0
@@ -570,6 +577,34 @@ def guest_in_use_kb(vm):
     if not actual or usable is None or usable > actual:
         return None
     return actual - usable
+
+
+def calibration_unsafe(in_use_kb, in_use_at_begin_kb, seen_kb, balloon_kb):
+    """Why the guest's statistics cannot calibrate the pinned-page
+    correction against a sample that saw ``seen_kb`` touched, or None.
+
+    * In use below what sampling saw: the statistics predate the sample
+      (a workload that allocated within the last stats period).
+    * In use moved during the sampled interval (from
+      ``in_use_at_begin_kb``) by more than STEADY_IN_USE_KB or
+      STEADY_IN_USE_FRACTION of the balloon: the guest was allocating or
+      freeing while the sample ran, so the sample and the statistics
+      (each of an unknown moment of the interval) describe different
+      states; a workload caught mid-allocation gives a partial sample and
+      partial statistics whose difference is not the unseen memory.
+    """
+    if in_use_kb is None:
+        return None
+    if in_use_kb < seen_kb:
+        return ('less than the %s sampling saw (statistics older than the '
+                'sample)' % _mib(seen_kb))
+    if in_use_at_begin_kb is not None:
+        moved = abs(in_use_kb - in_use_at_begin_kb)
+        if moved > max(STEADY_IN_USE_KB,
+                       STEADY_IN_USE_FRACTION * (balloon_kb or 0)):
+            return ('%s when the sampled interval began (memory in use '
+                    'moving while sampling)' % _mib(in_use_at_begin_kb))
+    return None
 
 
 def guest_unseen_kb(vm, sampled_kb, limit_fraction=0.75):

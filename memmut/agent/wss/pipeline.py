@@ -63,6 +63,9 @@ class TrackedVM:
     short_next: float = 0.0
     calibrations: list = dataclasses.field(default_factory=list)
     stale_calibrations: int = 0  # calibration rounds deferred (stale stats)
+    # what the guest reported in use when the sampled interval began
+    # (until the pinned-page correction is calibrated)
+    in_use_at_begin: typing.Optional[int] = None
     warned: set = dataclasses.field(default_factory=set)
 
 
