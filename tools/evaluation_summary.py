@@ -307,34 +307,20 @@ SPECS = [
          fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
          before=('badis.json', BASE_REV,
                  lambda d: dig(d, 'summary', 'badis', 'vm_over_median'))),
-    spec('badis.json', 'Zballoond mean error, % of booked (W1-W5)',
-         lambda d: _badis_interval(d, 'zballoond', 'booked_all',
-                                   'mean_error_pct_booked'),
-         unit=' %',
+] + [
+    spec('badis.json', '%s %s' % (label, figure),
+         lambda d, e=estimator, k=key, f=single: _badis_interval(d, e, k, f),
+         unit=unit, fmt=fmt,
          before=('badis.json', BASE_REV,
-                 lambda d: dig(d, 'summary', 'zballoond',
-                               'mean_error_pct_booked'))),
-    spec('badis.json', 'Zballoond vm_over, median of 10 schedules',
-         lambda d: _badis_interval(d, 'zballoond', 'vm_over_median',
-                                   'vm_over_median'),
-         fmt='.3f',
-         before=('badis.json', BASE_REV,
-                 lambda d: dig(d, 'summary', 'zballoond',
-                               'vm_over_median'))),
-    spec('badis.json', 'self-ballooning mean error, % of booked (W1-W5)',
-         lambda d: _badis_interval(d, 'selfballoon', 'booked_all',
-                                   'mean_error_pct_booked'),
-         unit=' %',
-         before=('badis.json', BASE_REV,
-                 lambda d: dig(d, 'summary', 'selfballoon',
-                               'mean_error_pct_booked'))),
-    spec('badis.json', 'self-ballooning vm_over, median of 10 schedules',
-         lambda d: _badis_interval(d, 'selfballoon', 'vm_over_median',
-                                   'vm_over_median'),
-         fmt='.3f',
-         before=('badis.json', BASE_REV,
-                 lambda d: dig(d, 'summary', 'selfballoon',
-                               'vm_over_median'))),
+                 lambda d, e=estimator, f=single: dig(d, 'summary', e, f)))
+    for estimator, label in (('zballoond', 'Zballoond'),
+                             ('selfballoon', 'self-ballooning'))
+    for figure, key, single, unit, fmt in (
+        ('mean error, % of booked (W1-W5)', 'booked_all',
+         'mean_error_pct_booked', ' %', '.2f'),
+        ('vm_over, median of 10 schedules', 'vm_over_median',
+         'vm_over_median', '', '.3f'))
+] + [
     # Badis W1-W5 repeated (issue 20's cheapest honest design: fixed
     # time, both allocations, Badis and `none` from one invocation)
     spec('badis_repeats/badis.json', 'Badis mean error, % of booked '
