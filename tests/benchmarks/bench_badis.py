@@ -346,9 +346,12 @@ def intervals(runs):
     definition)."""
     import math
     refs = {_key(r): r for r in runs if r['estimator'] == 'none'}
+    dropped = incomplete_repeats(runs)
     per = {}
     for r in runs:
         rep = r.get('repeat', 0)
+        if rep in dropped:
+            continue
         for name, e in (r.get('errors') or {}).items():
             d = per.setdefault(name, {}).setdefault(rep, {})
             for k in ('all', 'S_more', 'S_less'):
@@ -384,6 +387,19 @@ def intervals(runs):
                     figs.setdefault(k, []).append(statistics.mean(vals))
         out[name] = {k: discipline.summarize(v) for k, v in figs.items()}
     return out
+
+
+def incomplete_repeats(runs):
+    """The repeats that lack a run another repeat has (a series cut by
+    ``--stop-at``, or a failed run): left out of every interval, since a
+    repeat's figure is its mean over its cases and a missing case (W5
+    loses more than W1) would move it. Sorted list."""
+    cases = {}
+    for r in runs:
+        cases.setdefault(r.get('repeat', 0), set()).add(
+            (r['shape'], r['alloc'], r['estimator']))
+    every = set().union(*cases.values()) if cases else set()
+    return sorted(rep for rep, c in cases.items() if c != every)
 
 
 def probe_base(factory, libvirtd, step_mib=4, settle_s=2.0, start_mib=160,
@@ -530,6 +546,10 @@ def summarize(runs):
     iv = intervals(runs)
     for name, d in iv.items():
         out.setdefault(name, {})['intervals'] = d
+    dropped = incomplete_repeats(runs)
+    if dropped:
+        for d in out.values():
+            d['intervals_leave_out_incomplete_repeats'] = dropped
     return out
 
 
@@ -961,6 +981,12 @@ def repeats_markdown(result):
                  'memwork passes of the `none` run / passes of this run '
                  '(fixed time, one pass per 200 ms at most: a slowdown that '
                  'fits in the period\'s slack does not show)')]
+    dropped = incomplete_repeats(runs)
+    if dropped:
+        lines.append('* Left out of every interval: repeat(s) %s, which '
+                     'lack runs the others have (a series cut by its stop '
+                     'time, or a failed run); their runs stay in the '
+                     'per-case tables.' % ', '.join(map(str, dropped)))
     probe = next((r.get('probe') for r in runs if r.get('probe')), None)
     if probe:
         bases = [r['base_kb'] for r in runs if r.get('base_kb')]

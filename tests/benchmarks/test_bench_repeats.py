@@ -59,12 +59,13 @@ def test_intervals_are_over_repeats_not_runs():
             _run('badis', 0, 110.0, errors=e),
             _run('badis', 0, 110.0, shape='W2',
                  errors=dict(e, all=4.0)),
-            _run('badis', 1, 121.0, errors=dict(e, all=5.0))]
-    runs.append(_run('none', 0, 100.0, shape='W2'))
+            _run('badis', 1, 121.0, errors=dict(e, all=5.0)),
+            _run('badis', 1, 121.0, shape='W2', errors=dict(e, all=7.0))]
+    runs += [_run('none', rep, 100.0, shape='W2') for rep in (0, 1)]
     iv = bench_badis.intervals(runs)['badis']
-    # repeat 0: mean of 2 and 4; repeat 1: 5
+    # repeat 0: mean of 2 and 4; repeat 1: mean of 5 and 7
     assert iv['booked_all']['n'] == 2
-    assert iv['booked_all']['values'] == [3.0, 5.0]
+    assert iv['booked_all']['values'] == [3.0, 6.0]
     assert iv['vm_over_geomean']['values'] == [pytest.approx(1.1),
                                                pytest.approx(1.21)]
     assert iv['vm_over_median']['values'] == [pytest.approx(1.1),
@@ -80,6 +81,30 @@ def test_vm_over_median_is_per_repeat():
     # the median case, not pulled up by the 1.5 of W3 as the mean is
     assert iv['vm_over_median']['values'] == [pytest.approx(1.03)]
     assert iv['vm_over_geomean']['values'][0] > 1.15
+
+
+def test_a_repeat_missing_a_case_is_left_out_of_the_intervals():
+    e1 = {'all': 1.0, 'S_more': 1.0, 'S_less': 1.0}
+    e9 = {'all': 9.0, 'S_more': 9.0, 'S_less': 9.0}
+    runs = []
+    for rep in (0, 1, 2):
+        runs += [_run('none', rep, 100.0, shape=s) for s in ('W1', 'W5')]
+        runs.append(_run('badis', rep, 100.0, shape='W1', errors=e1))
+    # W5 (the worse case) ran in repeats 0 and 1, not in 2 (cut)
+    runs += [_run('badis', rep, 120.0, shape='W5', errors=e9)
+             for rep in (0, 1)]
+    assert bench_badis.incomplete_repeats(runs) == [2]
+    iv = bench_badis.intervals(runs)['badis']
+    # repeat 2 alone would have read 1.0 and pulled the mean down
+    assert iv['booked_all']['values'] == [5.0, 5.0]
+    summary = bench_badis.summarize(runs)
+    assert summary['badis']['intervals_leave_out_incomplete_repeats'] == [2]
+    result = {'summary': summary, 'runs': runs}
+    md = '\n'.join(bench_badis.repeats_markdown(result))
+    assert 'Left out of every interval: repeat(s) 2' in md
+    # complete repeats: nothing left out
+    assert bench_badis.incomplete_repeats(
+        [r for r in runs if r['repeat'] < 2]) == []
 
 
 def _line(mode, rep, total_mib, blas, grass):
