@@ -345,6 +345,17 @@ opts = [
                       'started in (a guest loading its data, its first '
                       'second). Growing is not held. 0: shrink from the '
                       'first round.'),
+    cfg.BoolOpt('vg_no_shrink',
+                default=False,
+                help='A round that ends in VG (the sampled working set '
+                     'reached vg_threshold of the allocation, or the guest '
+                     'swaps) never shrinks the VM: its demand is a '
+                     'maximum of the moving average, which still carries '
+                     'the lower samples of the rounds before a rise, so '
+                     'without this a round that sees the rise in its '
+                     'sample before any swap activity can shrink the '
+                     'balloon into it. Shrinking resumes once VG hands '
+                     'over to V. Off: the demand alone decides.'),
     cfg.BoolOpt('shrink_floor',
                 default=False,
                 help='Do not shrink a VM again into an allocation it was '

@@ -170,6 +170,9 @@ class BadisParams:
     # issue 13, session 8: no shrink in a VM's first warmup_slices x
     # time_slice (see step); the balloon's headroom, to hold it there
     warmup_slices: float = 0.0
+    # issue 13, session 10: a round that ends in VG never shrinks (see
+    # step); off by default until measured on the suite
+    vg_no_shrink: bool = False
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
 
@@ -996,6 +999,18 @@ def step(state, obs, params=None):
                               'time slice x %g)' % (
                                   _mib(obs.m_cur_kb), warmup,
                                   params.warmup_slices))
+            demand = hold
+    if params.vg_no_shrink and r.mode is Mode.VG:
+        # VG means the sample reached the allocation (or the guest
+        # swaps): the max-average still carries the lower samples before
+        # a rise, and shrinking on it shrinks into the rise. VG -> V
+        # (quiet rounds, sample under the threshold) lets it shrink.
+        hold = hold_demand(obs.m_cur_kb, params)
+        if hold > demand:
+            events.append('VG: no shrink below %s (max-average %s lags '
+                          'the sample %s)' % (
+                              _mib(obs.m_cur_kb), _mib(max_avg),
+                              _mib(wss.wss_kb)))
             demand = hold
     jumped_at = state.jumped_at
     if (jumped_at is not None and

@@ -126,3 +126,33 @@ def test_the_hold_never_grows_the_balloon():
                                headroom_kb=16 * MiB, headroom_fraction=0.05)
     d = badis.hold_demand(180 * MiB, params)
     assert badis.balloon_target(d, 180 * MiB, BOOKED, TARGET) is None
+
+
+def rise_seen_in_the_sample(vg_no_shrink):
+    """Rounds at a balloon of 192 MiB whose samples read 155 MiB, then a
+    rise the sample sees (190 MiB) before any swap activity: the round's
+    (balloon target or None, events, mode)."""
+    params = badis.BadisParams(average_window=3, time_slice=4.0,
+                               headroom_kb=16 * MiB, headroom_fraction=0.05,
+                               vg_no_shrink=vg_no_shrink)
+    st = r = None
+    for i, sampled in enumerate([155] * 5 + [190]):
+        o = badis.Observation(
+            timestamp=float(i), m_cur_kb=192 * MiB, booked_kb=BOOKED,
+            sampled=est.TechniqueEstimate(sampled * MiB,
+                                          est.SOURCE_VMWARE_REFERENCED),
+            full=False)
+        st, r = badis.step(st, o, params)
+    return (badis.balloon_target(r.demand_kb, 192 * MiB, BOOKED, TARGET),
+            r.events, r.mode)
+
+
+def test_a_round_that_ends_in_vg_does_not_shrink_into_a_rise():
+    # badis18 README section 5: phases after loading, the t=7.0 round
+    target, _, mode = rise_seen_in_the_sample(False)
+    assert mode is badis.Mode.VG
+    assert target is not None and target[0] < 192 * MiB  # the defect
+    target, events, mode = rise_seen_in_the_sample(True)
+    assert mode is badis.Mode.VG
+    assert target is None or target[0] >= 192 * MiB
+    assert any('VG: no shrink' in e for e in events)
