@@ -12,6 +12,7 @@ collectors the estimators read: the VMs' access-sampling back-ends
 """
 
 import dataclasses
+import math
 import time
 import typing
 
@@ -67,6 +68,8 @@ class TrackedVM:
     # (until the pinned-page correction is calibrated)
     in_use_at_begin: typing.Optional[int] = None
     warned: set = dataclasses.field(default_factory=set)
+    # spread_rounds: when sampling begins (None once it has)
+    start_at: typing.Optional[float] = None
 
 
 class EstimationPipeline:
@@ -91,6 +94,8 @@ class EstimationPipeline:
         self.round_due = conf.badis.round_interval * (
             1.0 - conf.badis.round_tolerance)
         self.react = conf.badis.react_to_swapping
+        self.spread = conf.badis.spread_rounds
+        self.poll_interval = conf.agent.poll_interval
         self.samplers = samplers or sampling.SamplerChoice(conf, driver)
         self.swap = swap or swapmod.SwapMonitors(default_swap_monitors(conf))
         self.committed = committed
@@ -176,7 +181,21 @@ class EstimationPipeline:
         if st is None:
             # First sight: start collecting; the first estimate comes one
             # round later, when there is an interval to read.
+            delay = self.start_delay(now) if self.spread else 0.0
             st = self._vms[vm.uuid] = TrackedVM(name=vm.name, last_round=now)
+            if delay > 0:
+                st.start_at = now + delay
+                LOG.info('VM %s (%s): sampling starts in %.0f s, at the '
+                         'poll the fewest rounds fall on '
+                         '([badis] spread_rounds)', vm.name, vm.uuid, delay)
+                return None
+            self._start(vm, st)
+            return None
+        if st.start_at is not None:
+            if now + self.poll_interval / 2 < st.start_at:
+                return None
+            st.start_at = None
+            st.last_round = now
             self._start(vm, st)
             return None
         if now - st.last_round < self.round_due:
@@ -199,6 +218,29 @@ class EstimationPipeline:
         elif st.last is not None:
             return dataclasses.replace(st.last, fresh=False)
         return est
+
+    def start_delay(self, now):
+        """How long a VM first seen at ``now`` waits before its sampling
+        starts: a whole number of polls, chosen so that its rounds fall on
+        the poll that the fewest tracked VMs' rounds fall on (0 when rounds
+        are not longer than a poll, or that poll is the current one)."""
+        poll = self.poll_interval
+        # rounds come at the first poll past round_due: this period
+        period = poll * max(1, math.ceil(self.round_due / poll - 1e-9))
+        slots = int(round(period / poll))
+        if slots <= 1:
+            return 0.0
+        # where each tracked VM's rounds fall within the period
+        phases = [((st.start_at if st.start_at is not None
+                    else st.last_round) - now) % period
+                  for st in self._vms.values()]
+
+        def crowd(slot):
+            at = slot * poll
+            return sum(1 for ph in phases
+                       if min(abs(ph - at), period - abs(ph - at))
+                       < poll / 2)
+        return min(range(slots), key=lambda s: (crowd(s), s)) * poll
 
     def _start(self, vm, st):
         self.swap.read(vm, vm.balloon_kb)      # prime the deltas

@@ -355,7 +355,9 @@ def test_console_committed_as(tmp_path):
 
 
 def test_bad_data_of_one_vm_does_not_stop_the_others(caplog):
-    p = pipeline.EstimationPipeline(conf_with(), FakeDriver(),
+    # both VMs' rounds in the same poll (spreading is tested below)
+    p = pipeline.EstimationPipeline(conf_with(spread_rounds=False),
+                                    FakeDriver(),
                                     estimator='balloon_stats')
     good = info('good', stats={'available': 100, 'unused': 50})
     bad = info('bad', stats={'available': 100, 'unused': 'x'})
@@ -1032,3 +1034,64 @@ def test_issue13_switches_run_end_to_end_on_the_simulator(shape):
     assert len(ests) > 100
     assert all(e.probe_kb is None or e.probe_kb < e.wss_kb for e in ests)
     assert all(e.wss_kb > 0 for e in ests)
+
+
+# -- rounds spread over the interval ------------------------------------------
+
+def _round_polls(p, vms, polls, poll=5.0, first=0):
+    """For each poll from ``first`` on, the VMs whose estimate was fresh
+    at it."""
+    out = []
+    for i in range(first, first + polls):
+        est = p.estimate(vms, i * poll)
+        out.append(sorted(u for u, e in est.items() if e.fresh))
+    return out
+
+
+def test_vms_adopted_at_once_get_their_rounds_in_different_polls():
+    """20 VMs seen in the same poll (an agent's start): with rounds of 60 s
+    and polls of 5 s, a round falls every 11th poll; spread, no poll
+    carries more than 2 of the 20 rounds, and every VM gets its first
+    estimate within one round interval of its start; not spread, all 20
+    share one poll."""
+    vms = [info('u-%02d' % i, stats={'available': 100, 'unused': 50})
+           for i in range(20)]
+    spread = pipeline.EstimationPipeline(
+        conf_with(round_interval=60.0), FakeDriver(),
+        estimator='balloon_stats')
+    rounds = _round_polls(spread, vms, 60)
+    busiest = max(len(r) for r in rounds)
+    assert busiest == 2
+    first = {u: min(i for i, r in enumerate(rounds) if u in r)
+             for u in (vm.uuid for vm in vms)}
+    assert max(first.values()) * 5.0 <= 2 * 60.0
+    # every VM keeps its round interval once started
+    for u in first:
+        seen = [i for i, r in enumerate(rounds) if u in r]
+        assert all(b - a == 11 for a, b in zip(seen, seen[1:]))
+    together = pipeline.EstimationPipeline(
+        conf_with(round_interval=60.0, spread_rounds=False), FakeDriver(),
+        estimator='balloon_stats')
+    assert max(len(r) for r in _round_polls(together, vms, 60)) == 20
+
+
+def test_a_vm_arriving_later_takes_the_emptiest_poll():
+    p = pipeline.EstimationPipeline(conf_with(round_interval=20.0),
+                                    FakeDriver(), estimator='balloon_stats')
+    a = info('a', stats={'available': 100, 'unused': 50})
+    b = info('b', stats={'available': 100, 'unused': 50})
+    assert p.start_delay(0.0) == 0.0          # nobody yet: start now
+    p.estimate([a], 0.0)                     # a's rounds: polls 0, 4, 8..
+    # b seen at poll 4 (20 s), the poll of a's round: it waits a poll
+    assert p.start_delay(20.0) == 5.0
+    p.estimate([a, b], 20.0)
+    rounds = _round_polls(p, [a, b], 12, first=5)
+    assert ['a'] in rounds and ['b'] in rounds
+    assert not any(len(r) > 1 for r in rounds)
+
+
+def test_rounds_not_longer_than_a_poll_are_never_delayed():
+    p = pipeline.EstimationPipeline(conf_with(round_interval=5.0),
+                                    FakeDriver(), estimator='balloon_stats')
+    p.estimate([info('a')], 0.0)
+    assert p.start_delay(0.0) == 0.0
