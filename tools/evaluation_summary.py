@@ -549,6 +549,13 @@ SPECS = [
          goal=(None, 5.0), goal_text='< 5 s (the poll interval)',
          before=('faults.json', None,
                  lambda d: dig(d, 'load_before_repeats', 'poll_s', 'p99'))),
+    # the same section after [badis] spread_rounds (64dd4ef): the
+    # repeats before it are the "before"
+    spec('faults_spread.json', 'load, 20 guests: poll p99, rounds spread',
+         lambda d: dig(d, 'load', 'summary', 'poll_p99_s'), unit=' s',
+         goal=(None, 5.0), goal_text='< 5 s (the poll interval)',
+         before=('faults.json', None,
+                 lambda d: dig(d, 'load', 'summary', 'poll_p99_s'))),
     spec('controller_scale.json', '1000 hosts, 1 controller: latency p99',
          _controller(1000, 1, 'latency_p99_s', 'latency_s', 'p99'),
          unit=' s',
@@ -669,6 +676,13 @@ WHY = {
                        'old and new builds in the same repeats',
     'memstore_readwake': 'issue 18: the READ-worker wake fix, old and new '
                          'builds in the same repeats',
+    'badis_single_runs': 'the W1-W5 single runs published first (the '
+                         '"before" of badis.json; README there)',
+    'badis_series': 'the W1-W5 series\' machine load and console '
+                    'output, and diag-old/diag-new: W1 and W4 at the old '
+                    'and the new code on the same machine (README there)',
+    'badis19': 'issue 13 session 10: vg_no_shrink on the pattern suite, '
+               'two alternated slots',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
@@ -755,8 +769,11 @@ def render(loader):
     lines = [BEGIN, '', table(rows), '',
              'Headline figures whose file still lacks an interval or '
              'versions:', '']
-    for f, why in lacking(rows):
+    missing = lacking(rows)
+    for f, why in missing:
         lines.append('- `%s`: %s' % (f, ', '.join(why)))
+    if not missing:
+        lines.append('- none')
     lines += ['', 'Result files outside the table (grouped by directory): '
               'files, how many hold any 95 % interval, how many record '
               'versions:', '',
