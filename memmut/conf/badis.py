@@ -369,6 +369,20 @@ opts = [
                      'sample before any swap activity can shrink the '
                      'balloon into it. Shrinking resumes once VG hands '
                      'over to V. Off: the demand alone decides.'),
+    cfg.BoolOpt('pinned_used_bound',
+                default=True,
+                help='Cap the pinned-page correction, in a quiet round '
+                     'whose sample read every page at a steady '
+                     'allocation, at what the guest reports not free '
+                     '(balloon statistics actual - unused) less what '
+                     'sampling saw, when those statistics did not move '
+                     'during the interval: pinned pages are in use and '
+                     'were not referenced, so they fit there. A '
+                     'correction learned in VG from a sample that '
+                     'under-read (the guest stalled on swap) is otherwise '
+                     'kept for good unless pinned_relearn is on. Needs '
+                     'the guest\'s balloon statistics; without them, '
+                     'nothing changes.'),
     cfg.BoolOpt('shrink_floor',
                 default=False,
                 help='Do not shrink a VM again into an allocation it was '

@@ -173,6 +173,9 @@ class BadisParams:
     # issue 13, session 10: a round that ends in VG never shrinks (see
     # step); off by default until measured on the suite
     vg_no_shrink: bool = False
+    # stop 30: the correction never stays above what the guest has not
+    # free minus what sampling saw (see _bound_by_used)
+    pinned_used_bound: bool = True
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
 
@@ -235,7 +238,10 @@ class Observation:
     start (swap-ins soon after count against the shrink, see
     :func:`_guard`); ``swapin_kb`` what the guest read back from swap
     over the round and ``interval_s`` how long that was (None: unknown),
-    see :func:`stalled`.
+    see :func:`stalled`; ``used_kb`` the memory the guest had not free
+    (balloon statistics ``actual`` - ``unused``) over the sampled interval,
+    None when it did not report it or it moved during the interval (see
+    :func:`_bound_by_used`).
     """
     timestamp: float
     m_cur_kb: int
@@ -252,6 +258,7 @@ class Observation:
     evicted_kb: int = 0
     swapin_kb: int = 0
     interval_s: typing.Optional[float] = None
+    used_kb: typing.Optional[int] = None
 
     def __post_init__(self):
         if self.m_cur_kb < 0 or self.booked_kb <= 0:
@@ -784,6 +791,37 @@ def _recheck_pinned(state, obs, params, pinned, guarded):
 _DECAY_NOTES = ('decayed', 'lowered')
 
 
+def _bound_by_used(state, obs, pinned, guarded):
+    """The pinned-page correction capped by the guest's own statistics
+    (``pinned_used_bound``).
+
+    Pinned pages are in use and were not referenced in the interval, so
+    they fit in what the guest has not free (``used_kb``: balloon
+    ``actual`` - ``unused``, which also counts its caches and cold data)
+    less what a sample reading every page saw: a measured upper bound,
+    whatever learned the correction. It matters when the guest has free
+    memory, i.e. when the estimate is too high: a correction learned in VG
+    from a sample that under-read (the guest stalled on swap, or swept
+    slower than the interval) otherwise stays for good unless
+    ``pinned_relearn`` decays it, and so does the estimate (CI at stop 29:
+    80 MiB over a falling working set for a minute). Taken only in a quiet
+    round with a steady allocation, outside the shrink guard, when the
+    statistics did not move during the interval and count at least what
+    sampling saw. Returns ``(pinned_kb, note)`` (note None: unchanged)."""
+    floor = state.pinned_floor_kb
+    used = obs.used_kb
+    if (used is None or obs.sampled is None or
+            obs.sampled.source != techniques.SOURCE_VMWARE_REFERENCED or
+            not obs.steady or obs.short or obs.swapping or guarded or
+            pinned <= floor or obs.sampled.wss_kb > used):
+        return pinned, None
+    bound = max(floor, used - obs.sampled.wss_kb)
+    if bound >= pinned:
+        return pinned, None
+    return bound, ('bounded: the guest has %s not free, sampling saw %s'
+                   % (_mib(used), _mib(obs.sampled.wss_kb)))
+
+
 def _decay_due(state, obs, params):
     """Evidence-paced decay: the next step only once the last change
     of the correction (or the last swap activity, if later) is at least
@@ -1086,6 +1124,8 @@ def step(state, obs, params=None):
             if probing and evicted:
                 probe_wait = 1           # the last step was right
             probing, evicted = True, False
+    if note is None and params.pinned_used_bound:
+        pinned, note = _bound_by_used(state, obs, pinned, g.active)
     pr = _probe(state, obs, params, wss, r.mode, g.active, pinned,
                 demand)
     if note is None and pr.note is not None:

@@ -111,12 +111,15 @@ class BadisRounds(estimators.Estimator):
             # the next round's interval, for Badis, starts now (the
             # accessed state was not cleared)
             st.interval_balloon = m_cur
+            st.used_at_begin = guest_used_kb(vm)
         evicted_at = sizes.evicted_at_kb
         reading = self._evicting_at(
             self.pipeline.swap_reading(vm, evicted_at), evicted_at, m_cur)
+        used = steady_used_kb(guest_used_kb(vm), st.used_at_begin, m_cur)
         obs = observation.observe(now, vm.booked_kb, sizes, sampled, reading,
                                   self._full(vm, m_cur),
-                                  sampled_round=sample is not None)
+                                  sampled_round=sample is not None,
+                                  used_kb=used)
         r = self.badis.observe(vm.uuid, obs)
         if self.badis.state(vm.uuid).sampling_wanted(self.badis.params):
             if not st.sampling:
@@ -527,6 +530,7 @@ class BadisRounds(estimators.Estimator):
             st.sampling = True
             if not st.calibrated:
                 st.in_use_at_begin = guest_in_use_kb(vm)
+            st.used_at_begin = guest_used_kb(vm)
             st.interval_balloon = vm.balloon_kb
             st.curve = []
             st.curve_rounds = 0
@@ -579,6 +583,36 @@ def guest_in_use_kb(vm):
     return actual - usable
 
 
+def guest_used_kb(vm):
+    """Memory the guest has not free: balloon ``actual`` - ``unused``
+    (MemFree; caches and cold data count as used). None when it does not
+    report both or they are inconsistent."""
+    stats = vm.memory_stats or {}
+    actual = stats.get('actual', vm.balloon_kb)
+    unused = stats.get('unused')
+    if not actual or unused is None or unused > actual:
+        return None
+    return actual - unused
+
+
+def _moved(now_kb, then_kb, balloon_kb):
+    """Whether guest memory figures moved between two readings more than
+    STEADY_IN_USE_KB or STEADY_IN_USE_FRACTION of the balloon."""
+    return abs(now_kb - then_kb) > max(
+        STEADY_IN_USE_KB, STEADY_IN_USE_FRACTION * (balloon_kb or 0))
+
+
+def steady_used_kb(used_kb, used_at_begin_kb, balloon_kb):
+    """``used_kb`` when it describes the whole sampled interval (known at
+    its beginning and end, and not moved in between: the guest was not
+    allocating or freeing while the sample ran), else None."""
+    if used_kb is None or used_at_begin_kb is None:
+        return None
+    if _moved(used_kb, used_at_begin_kb, balloon_kb):
+        return None
+    return used_kb
+
+
 def calibration_unsafe(in_use_kb, in_use_at_begin_kb, seen_kb, balloon_kb):
     """Why the guest's statistics cannot calibrate the pinned-page
     correction against a sample that saw ``seen_kb`` touched, or None.
@@ -599,9 +633,7 @@ def calibration_unsafe(in_use_kb, in_use_at_begin_kb, seen_kb, balloon_kb):
         return ('less than the %s sampling saw (statistics older than the '
                 'sample)' % _mib(seen_kb))
     if in_use_at_begin_kb is not None:
-        moved = abs(in_use_kb - in_use_at_begin_kb)
-        if moved > max(STEADY_IN_USE_KB,
-                       STEADY_IN_USE_FRACTION * (balloon_kb or 0)):
+        if _moved(in_use_kb, in_use_at_begin_kb, balloon_kb):
             return ('%s when the sampled interval began (memory in use '
                     'moving while sampling)' % _mib(in_use_at_begin_kb))
     return None

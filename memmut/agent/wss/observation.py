@@ -89,14 +89,16 @@ def pressure_kb(reading, shrunk):
     return reading.grown_kb
 
 
-def observe(now, booked_kb, sizes, sampled, reading, full, sampled_round):
+def observe(now, booked_kb, sizes, sampled, reading, full, sampled_round,
+            used_kb=None):
     """The :class:`badis.Observation` of a round.
 
     ``sampled`` is the access-sampling estimate (None: none this round),
     ``reading`` the swap monitor's, ``full`` whether the guest has no free
     memory to speak of; ``sampled_round`` False for a round run on swap
     activity between two regular rounds (it has Geiger's reading only and
-    learns no pinned-page correction).
+    learns no pinned-page correction); ``used_kb`` what the guest had
+    not free over the sampled interval (None: unknown or moving).
     """
     return badis.Observation(
         timestamp=now, m_cur_kb=sizes.m_cur_kb, booked_kb=booked_kb,
@@ -106,4 +108,5 @@ def observe(now, booked_kb, sizes, sampled, reading, full, sampled_round):
         full=full, pressure_kb=pressure_kb(reading, sizes.shrunk),
         shrunk=sizes.shrunk, shrunk_from_kb=sizes.shrunk_from_kb,
         evicted_kb=reading.out_kb, swapin_kb=reading.in_kb,
-        interval_s=reading.seconds)
+        interval_s=reading.seconds,
+        used_kb=used_kb if sampled_round else None)

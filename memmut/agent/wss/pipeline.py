@@ -67,6 +67,9 @@ class TrackedVM:
     # what the guest reported in use when the sampled interval began
     # (until the pinned-page correction is calibrated)
     in_use_at_begin: typing.Optional[int] = None
+    # memory the guest had not free (balloon actual - unused) when the
+    # sampled interval began ([badis] pinned_used_bound)
+    used_at_begin: typing.Optional[int] = None
     warned: set = dataclasses.field(default_factory=set)
     # spread_rounds: when sampling begins (None once it has)
     start_at: typing.Optional[float] = None

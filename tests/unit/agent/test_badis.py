@@ -982,3 +982,60 @@ def test_swap_ins_of_a_probe_are_not_a_shortage(ghost_mib, mode, wss_mib,
     assert st.pinned_kb == 200 * MiB and st.probe_pinned_kb is None
     assert r.probe_kb is None                   # the balloon goes back
     assert (st.short_kb == 0) is (mode is Mode.V)
+
+
+# -- stop 30: the correction capped by what the guest has not free --
+
+def _full_sample(kb):
+    return est.TechniqueEstimate(kb, est.SOURCE_VMWARE_REFERENCED)
+
+
+@pytest.mark.parametrize('changes, expect_mib', [
+    # 450 not free, 300 seen: at most 150 unseen; a learned 500 falls
+    # there at once, with the defaults (pinned_relearn off)
+    ({}, 150),
+    # never below the floor (the kernel's reservation)
+    ({'used_kb': 350 * MiB}, 120),
+    # nothing to cap: the bound is above the correction
+    ({'used_kb': 900 * MiB}, 500),
+    # statistics unknown or moving during the interval (None)
+    ({'used_kb': None}, 500),
+    # sample seeing more than the guest has not free: inconsistent
+    ({'sampled': _full_sample(460 * MiB)}, 500),
+    # only from a sample that read every page
+    ({'sampled': sampled(300 * MiB)}, 500),
+    # not while swapping, nor after the allocation moved
+    ({'swapping': True, 'ghost': geiger(1200 * MiB)}, 500),
+    ({'steady': False}, 500),
+])
+def test_correction_capped_by_what_the_guest_has_not_free(
+        changes, expect_mib):
+    fields = dict(timestamp=10.0, m_cur_kb=M_CUR, booked_kb=BOOKED,
+                  sampled=_full_sample(300 * MiB), used_kb=450 * MiB)
+    fields.update(changes)
+    st = badis.BadisState(pinned_kb=500 * MiB, pinned_floor_kb=120 * MiB,
+                          pinned_at=0.0, learned=True,
+                          pinned_note='learned in VG: swapping at 1000 MiB, '
+                                      'sampled 500 MiB')
+    st, r = badis.step(st, badis.Observation(**fields),
+                       badis.BadisParams(time_slice=4.0,
+                                         shrink_swapin_window=3.0))
+    assert st.pinned_kb == expect_mib * MiB
+    assert any('bounded' in e for e in r.events) is (expect_mib != 500)
+    # the next round's estimate is the sample plus the capped correction
+    fields['timestamp'] = 11.0
+    st, r = badis.step(st, badis.Observation(**fields),
+                       badis.BadisParams(time_slice=4.0,
+                                         shrink_swapin_window=3.0))
+    if 'swapping' not in changes:
+        assert r.wss.wss_kb == fields['sampled'].wss_kb + expect_mib * MiB
+
+
+def test_correction_cap_is_an_option():
+    obs_ = badis.Observation(timestamp=10.0, m_cur_kb=M_CUR,
+                             booked_kb=BOOKED,
+                             sampled=_full_sample(300 * MiB),
+                             used_kb=400 * MiB)
+    st = badis.BadisState(pinned_kb=500 * MiB, pinned_at=0.0, learned=True)
+    st, _ = badis.step(st, obs_, badis.BadisParams(pinned_used_bound=False))
+    assert st.pinned_kb == 500 * MiB

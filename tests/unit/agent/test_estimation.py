@@ -1,5 +1,6 @@
 """The per-VM estimation pipeline, swap monitors and single-VM actuation."""
 
+import dataclasses
 import logging
 import re
 
@@ -1095,3 +1096,33 @@ def test_rounds_not_longer_than_a_poll_are_never_delayed():
                                     FakeDriver(), estimator='balloon_stats')
     p.estimate([info('a')], 0.0)
     assert p.start_delay(0.0) == 0.0
+
+
+def test_a_learned_correction_is_capped_by_the_guest_statistics():
+    # the CI failure of stop 29: a correction learned high kept the
+    # estimate 80 MiB over a working set that had fallen, while the guest
+    # reported most of its memory free
+    p, _ = fixed_pipeline(300 * MIB, vg_threshold=0.99)
+
+    def stats(not_free):
+        return {'actual': 1024 * MIB, 'available': 974 * MIB,
+                'usable': (1024 - not_free + 20) * MIB,
+                'unused': (1024 - not_free) * MIB,
+                'swap_in': 0, 'swap_out': 0}
+    p.estimate([info(balloon=1024 * MIB, stats=stats(420))], 0.0)
+    p.estimate([info(balloon=1024 * MIB, stats=stats(420))], 10.0)
+    uuid = 'u-1'
+    learned = dataclasses.replace(
+        p.badis.state(uuid), pinned_kb=600 * MIB, pinned_at=10.0,
+        learned=True, pinned_note='learned in VG')
+    p.badis.states[uuid] = learned
+    # the statistics moved during the interval: no cap
+    p.estimate([info(balloon=1024 * MIB, stats=stats(500))], 20.0)
+    assert p.badis.state(uuid).pinned_kb == 600 * MIB
+    # steady: 420 not free, 300 seen, so at most 120 unseen
+    p.estimate([info(balloon=1024 * MIB, stats=stats(500))], 30.0)
+    assert p.badis.state(uuid).pinned_kb == 200 * MIB
+    p.estimate([info(balloon=1024 * MIB, stats=stats(420))], 40.0)
+    p.estimate([info(balloon=1024 * MIB, stats=stats(420))], 50.0)
+    assert p.badis.state(uuid).pinned_kb == 120 * MIB
+    assert 'bounded' in p.badis.state(uuid).pinned_note
