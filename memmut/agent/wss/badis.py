@@ -301,6 +301,10 @@ class BadisState:
     pinned_floor_kb: int = 0
     pinned_note: str = ''
     pinned_at: typing.Optional[float] = None
+    # What the first-sample calibration set the correction to (0: none):
+    # the cap of pinned_used_bound never goes below it (see
+    # _bound_by_used).
+    pinned_calibrated_kb: int = 0
     # The decay's pace: halved each time a swapping round learns the
     # correction back above what it had decayed to (down to 1/16)
     decay_scale: float = 1.0
@@ -807,8 +811,16 @@ def _bound_by_used(state, obs, pinned, guarded):
     80 MiB over a falling working set for a minute). Taken only in a quiet
     round with a steady allocation, outside the shrink guard, when the
     statistics did not move during the interval and count at least what
-    sampling saw. Returns ``(pinned_kb, note)`` (note None: unchanged)."""
-    floor = state.pinned_floor_kb
+    sampling saw.
+
+    The bound is short by the free memory the guest keeps anyway (its
+    watermarks: the W1-W5 guest swaps with 15 MiB free at 128 MiB), and
+    sampling also sees the hot part of the kernel's reservation, so it
+    never goes below the first-sample calibration (which reads the same
+    statistics at the first steady interval, MemAvailable-based) nor the
+    floor: what it removes is a correction learned above those. Returns
+    ``(pinned_kb, note)`` (note None: unchanged)."""
+    floor = max(state.pinned_floor_kb, state.pinned_calibrated_kb)
     used = obs.used_kb
     if (used is None or obs.sampled is None or
             obs.sampled.source != techniques.SOURCE_VMWARE_REFERENCED or
@@ -1163,6 +1175,7 @@ def step(state, obs, params=None):
                            learned=state.learned or r.learned, recent=recent,
                            window=tuple(window),
                            pinned_floor_kb=floor_kb,
+                           pinned_calibrated_kb=state.pinned_calibrated_kb,
                            swap_at=(obs.timestamp if obs.short
                                     else state.swap_at),
                            step_from_kb=step_from,

@@ -475,6 +475,7 @@ class BadisRounds(estimators.Estimator):
                 return
             self.badis.states[vm.uuid] = dataclasses.replace(
                 state, pinned_kb=value, pinned_at=now,
+                pinned_calibrated_kb=value,
                 pinned_note='calibrated: median of %d samples of guest '
                             'memory in use not seen by sampling (last '
                             'saw %s)' % (len(st.calibrations),
@@ -492,6 +493,7 @@ class BadisRounds(estimators.Estimator):
             # ([badis] pinned_decay).
             self.badis.states[vm.uuid] = dataclasses.replace(
                 state, pinned_kb=unseen, pinned_at=now,
+                pinned_calibrated_kb=unseen,
                 pinned_note='calibrated: guest memory in use not seen by '
                             'the first sample of %s' % _mib(seen_kb))
             LOG.info('VM %s (%s): initial pinned-page correction %s '

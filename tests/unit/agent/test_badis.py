@@ -1039,3 +1039,20 @@ def test_correction_cap_is_an_option():
     st = badis.BadisState(pinned_kb=500 * MiB, pinned_at=0.0, learned=True)
     st, _ = badis.step(st, obs_, badis.BadisParams(pinned_used_bound=False))
     assert st.pinned_kb == 500 * MiB
+
+
+def test_correction_cap_never_goes_below_the_calibration():
+    # the W1-W5 guest swaps with 15 MiB free at 128 MiB and sampling sees
+    # the hot part of its kernel's reservation: at the first steady
+    # rounds "not free - sampled" (61 MiB) read under the calibrated 73
+    # MiB it cannot give up (bench_badis W3,d, stop 30). Only what was
+    # learned above the calibration is capped.
+    fields = dict(timestamp=10.0, m_cur_kb=128 * MiB, booked_kb=256 * MiB,
+                  sampled=_full_sample(52 * MiB), used_kb=113 * MiB)
+    for pinned_mib, expect_mib in ((73, 73), (150, 73), (70, 70)):
+        st = badis.BadisState(pinned_kb=pinned_mib * MiB,
+                              pinned_floor_kb=51 * MiB,
+                              pinned_calibrated_kb=73 * MiB, pinned_at=0.0)
+        st, _ = badis.step(st, badis.Observation(**fields),
+                           badis.BadisParams())
+        assert st.pinned_kb == expect_mib * MiB

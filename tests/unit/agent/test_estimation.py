@@ -1112,6 +1112,8 @@ def test_a_learned_correction_is_capped_by_the_guest_statistics():
     p.estimate([info(balloon=1024 * MIB, stats=stats(420))], 0.0)
     p.estimate([info(balloon=1024 * MIB, stats=stats(420))], 10.0)
     uuid = 'u-1'
+    # calibrated: 400 in use (MemAvailable), 300 seen
+    assert p.badis.state(uuid).pinned_calibrated_kb == 100 * MIB
     learned = dataclasses.replace(
         p.badis.state(uuid), pinned_kb=600 * MIB, pinned_at=10.0,
         learned=True, pinned_note='learned in VG')
