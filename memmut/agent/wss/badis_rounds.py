@@ -573,28 +573,27 @@ def guest_reserved_kb(vm, limit_fraction=0.5):
     return reserved if reserved <= limit_fraction * actual else 0
 
 
-def guest_in_use_kb(vm):
-    """Memory the guest reports in use: balloon ``actual`` - ``usable``
-    (MemAvailable); None when it does not report both or they are
-    inconsistent."""
+def _actual_less(vm, key):
+    """Balloon ``actual`` less the balloon statistic ``key``; None when
+    the guest does not report both or they are inconsistent."""
     stats = vm.memory_stats or {}
     actual = stats.get('actual', vm.balloon_kb)
-    usable = stats.get('usable')
-    if not actual or usable is None or usable > actual:
+    value = stats.get(key)
+    if not actual or value is None or value > actual:
         return None
-    return actual - usable
+    return actual - value
+
+
+def guest_in_use_kb(vm):
+    """Memory the guest reports in use: balloon ``actual`` - ``usable``
+    (MemAvailable); None when unknown."""
+    return _actual_less(vm, 'usable')
 
 
 def guest_used_kb(vm):
     """Memory the guest has not free: balloon ``actual`` - ``unused``
-    (MemFree; caches and cold data count as used). None when it does not
-    report both or they are inconsistent."""
-    stats = vm.memory_stats or {}
-    actual = stats.get('actual', vm.balloon_kb)
-    unused = stats.get('unused')
-    if not actual or unused is None or unused > actual:
-        return None
-    return actual - unused
+    (MemFree; caches and cold data count as used); None when unknown."""
+    return _actual_less(vm, 'unused')
 
 
 def _moved(now_kb, then_kb, balloon_kb):
