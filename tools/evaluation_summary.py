@@ -683,6 +683,8 @@ WHY = {
                     'and the new code on the same machine (README there)',
     'badis19': 'issue 13 session 10: vg_no_shrink on the pattern suite, '
                'two alternated slots',
+    'badis20': 'issue 13 stop 30: pinned_used_bound on and off, W1-W5 '
+               'and one slot of the pattern suite (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
