@@ -56,18 +56,25 @@ def trace(rows):
         for r in rows)
 
 
-def _w3_under_badis(libvirtd, guest_factory):
-    """One W3 run on a fresh guest: (guest, run, rows, settled mean error
-    rising, falling)."""
+def _guest_under_badis(libvirtd, guest_factory, sched):
+    """A fresh 256 MiB guest running ``sched`` (swap on memstore) and the
+    agent loop with Badis on it: (guest, badis_run.Run)."""
     booked = badis_run.BOOKED_MIB * MIB
-    sched = workloads.shape_schedule('W3', badis_run.PEAK_MIB, STEP_S)
     g = guest_factory(memory_mib=badis_run.BOOKED_MIB, schedule=sched,
                       alloc='d', loops=1, period_ms=200, swap='memstore',
                       swap_mib=256, memfd=True, tb_cache_mib=64,
                       stat_period=1)
     base = badis_run.base_kb(g, booked)
     conf = badis_run.agent_conf(libvirtd.memmut_options())
-    run = badis_run.Run(g, conf, 'badis', booked, base, sched=sched)
+    return g, badis_run.Run(g, conf, 'badis', booked, base, sched=sched)
+
+
+def _w3_under_badis(libvirtd, guest_factory):
+    """One W3 run on a fresh guest: (guest, run, rows, settled mean error
+    rising, falling)."""
+    booked = badis_run.BOOKED_MIB * MIB
+    sched = workloads.shape_schedule('W3', badis_run.PEAK_MIB, STEP_S)
+    g, run = _guest_under_badis(libvirtd, guest_factory, sched)
     passes = run.run(workloads.duration(sched) + 60)
     assert passes, g.log()[-2000:]
 
@@ -208,13 +215,7 @@ def test_a_correction_learned_too_high_is_capped_by_the_guest_statistics(
     estimate with it, while the guest keeps its 64 MiB working set."""
     booked = badis_run.BOOKED_MIB * MIB
     sched = [workloads.Step(64, 60.0)]
-    g = guest_factory(memory_mib=badis_run.BOOKED_MIB, schedule=sched,
-                      alloc='d', loops=1, period_ms=200, swap='memstore',
-                      swap_mib=256, memfd=True, tb_cache_mib=64,
-                      stat_period=1)
-    base = badis_run.base_kb(g, booked)
-    conf = badis_run.agent_conf(libvirtd.memmut_options())
-    run = badis_run.Run(g, conf, 'badis', booked, base, sched=sched)
+    g, run = _guest_under_badis(libvirtd, guest_factory, sched)
     try:
         _poll(run, 15.0)
         badis_ = run.pipeline.badis
