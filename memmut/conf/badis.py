@@ -383,8 +383,9 @@ opts = [
                      'correction learned in VG from a sample that '
                      'under-read (the guest stalled on swap) is otherwise '
                      'kept for good unless pinned_relearn is on. Needs '
-                     'the guest\'s balloon statistics; without them, '
-                     'nothing changes.'),
+                     'the guest\'s balloon statistics and a back-end that '
+                     'reads every page (smaps, TCG only): with page_idle '
+                     'or kmod (KVM), which sample pages, nothing changes.'),
     cfg.BoolOpt('shrink_floor',
                 default=False,
                 help='Do not shrink a VM again into an allocation it was '
