@@ -143,6 +143,8 @@ def run(conf):
             'sampling_step_s': tr.step,
             'migration_bandwidth_mb_s': settings.bandwidth_mb_s,
             'migration_concurrency': settings.migration_concurrency,
+            'migration_incoming_concurrency':
+                settings.migration_incoming_concurrency,
             'migration_cpu_mhz': settings.migration_cpu_mhz,
         },
         'modes': metrics,

@@ -57,12 +57,20 @@ opts = [
     cfg.IntOpt('migration_concurrency',
                default=1,
                min=1,
-               help='Live migrations a simulated host runs at a time, '
-                    'incoming and outgoing together (nova\'s '
-                    'max_concurrent_live_migrations, default 1). A '
-                    'migration takes its VM\'s packed memory over '
-                    '[consolidation] network_migration_bandwidth; the '
-                    'others wait, and may spill into later rounds.'),
+               help='Live migrations a simulated host sends at a time '
+                    '(nova\'s max_concurrent_live_migrations, default 1: '
+                    'nova-compute limits the migrations leaving it, not '
+                    'those arriving). A migration takes its VM\'s packed '
+                    'memory over [consolidation] '
+                    'network_migration_bandwidth; the others wait, and '
+                    'may spill into later rounds.'),
+    cfg.IntOpt('migration_incoming_concurrency',
+               default=0,
+               min=0,
+               help='Live migrations a simulated host receives at a time; '
+                    '0: no limit, as nova. Set it to model a destination '
+                    'link that this many migrations at '
+                    'network_migration_bandwidth fill.'),
     cfg.FloatOpt('migration_cpu_mhz',
                  default=1300.0,
                  min=0.0,

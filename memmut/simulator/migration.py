@@ -2,11 +2,15 @@
 
 A migration planned by a round copies the VM's memory (the memory it is
 packed on: its booking, or WSS^max_avg plus headroom) at the migration
-bandwidth: ``size / bandwidth`` seconds. Each host runs at most
-``concurrency`` migrations at a time, incoming and outgoing together
-(nova's ``max_concurrent_live_migrations``, default 1); the others wait in
-the order the rounds planned them, and a waiting migration starts as soon
-as both its hosts have a free slot, even if an earlier one still waits.
+bandwidth: ``size / bandwidth`` seconds. Each host sends at most
+``concurrency`` migrations at a time (nova's
+``max_concurrent_live_migrations``, default 1: nova-compute runs the
+live migrations *leaving* it in a pool of that size and does not limit
+those arriving); with ``incoming`` set, a host also receives at most that
+many at a time (a destination link that that many migrations at the
+bandwidth fill). The others wait in the order the rounds planned them,
+and a waiting migration starts as soon as its hosts have a free slot,
+even if an earlier one still waits.
 With ``order`` ``priority`` (``[consolidation] move_order``, the
 controller's executor's order: :mod:`memmut.consolidation.move_order`)
 the waiting migrations are taken overload first, the most overloaded
@@ -60,21 +64,28 @@ class Overlap:
 
 
 class Scheduler:
-    """In-flight migrations with a per-host concurrency limit."""
+    """In-flight migrations with per-host concurrency limits: at most
+    ``concurrency`` leaving a host at a time, and at most ``incoming``
+    arriving (0: no limit, as nova)."""
 
     def __init__(self, bandwidth_mb_s, concurrency=1,
-                 order=move_order.PLAN):
+                 order=move_order.PLAN, incoming=0):
         if bandwidth_mb_s <= 0:
             raise ValueError('migration bandwidth must be positive')
         if concurrency < 1:
             raise ValueError('need at least one migration per host')
+        if incoming < 0:
+            raise ValueError('the incoming limit must not be negative')
         self.bandwidth = float(bandwidth_mb_s)
         self.concurrency = int(concurrency)
+        self.incoming = int(incoming)
         self.order = move_order.check(order)
         self._seq = 0
         self.waiting = []
         self.running = []
-        self.busy = {}
+        # host -> migrations leaving it, and arriving at it, now copying
+        self.sending = {}
+        self.receiving = {}
         self.completed = []
         self.cancelled = 0
 
@@ -108,12 +119,15 @@ class Scheduler:
         self.waiting = [m for m in self.waiting if m.vm not in vms]
         self.cancelled += before - len(self.waiting)
 
-    def _free(self, host):
-        return self.busy.get(host, 0) < self.concurrency
+    def _free(self, m):
+        if self.sending.get(m.source, 0) >= self.concurrency:
+            return False
+        return (not self.incoming or
+                self.receiving.get(m.destination, 0) < self.incoming)
 
     def _release(self, m):
-        for h in (m.source, m.destination):
-            self.busy[h] -= 1
+        self.sending[m.source] -= 1
+        self.receiving[m.destination] -= 1
 
     def _start_ready(self, now):
         still = []
@@ -124,10 +138,11 @@ class Scheduler:
         for m in self.waiting:
             if busy and move_order.held_back(m.entry(), busy):
                 still.append(m)
-            elif self._free(m.source) and self._free(m.destination):
+            elif self._free(m):
                 m.start, m.end = now, now + m.duration
-                for h in (m.source, m.destination):
-                    self.busy[h] = self.busy.get(h, 0) + 1
+                self.sending[m.source] = self.sending.get(m.source, 0) + 1
+                self.receiving[m.destination] = (
+                    self.receiving.get(m.destination, 0) + 1)
                 self.running.append(m)
             else:
                 still.append(m)

@@ -53,6 +53,7 @@ read.
 import argparse
 import dataclasses
 import os
+import shlex
 import sys
 import time
 
@@ -555,7 +556,7 @@ def main(argv=None):
     if args.sweep:
         from tests.benchmarks import consolidation_sweep
         command = ('python -m tests.benchmarks.bench_consolidation '
-                   + ' '.join(argv if argv is not None else sys.argv[1:]))
+                   + shlex.join(argv if argv is not None else sys.argv[1:]))
         return consolidation_sweep.main(real, settings, args, rec,
                                         SWEEP_OUT, command)
 
@@ -631,8 +632,8 @@ def main(argv=None):
 
     results = {
         'command': ('python -m tests.benchmarks.bench_consolidation '
-                    + ' '.join(argv if argv is not None
-                               else sys.argv[1:])),
+                    + shlex.join(argv if argv is not None
+                                 else sys.argv[1:])),
         'hosts': dataclasses.asdict(settings.hosts),
         'algorithms': {k: {'name': n, 'parameters': p} for k, (n, p)
                        in settings.spec.effective().items()},
@@ -649,6 +650,8 @@ def main(argv=None):
         'rounds': {'interval_s': settings.interval,
                    'migration_bandwidth_mb_s': settings.bandwidth_mb_s,
                    'migration_concurrency': settings.migration_concurrency,
+                   'migration_incoming_concurrency':
+                       settings.migration_incoming_concurrency,
                    'migration_cpu_mhz': settings.migration_cpu_mhz},
         'variants': {k: {'interval_s': v.interval,
                          'migration_bandwidth_mb_s': v.bandwidth_mb_s,
