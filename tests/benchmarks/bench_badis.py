@@ -88,6 +88,7 @@ import concurrent.futures
 import json
 import os
 import re
+import shlex
 import signal
 import statistics
 import sys
@@ -1275,7 +1276,7 @@ def write_results(runs, args, argv, duration_s, command=None):
         pass
     versions = versions_record(runs, old.get('versions_not_recorded'))
     now = time.strftime('%Y-%m-%d %H:%M:%S')
-    this = 'python -m tests.benchmarks.bench_badis ' + ' '.join(
+    this = 'python -m tests.benchmarks.bench_badis ' + shlex.join(
         argv if argv is not None else sys.argv[1:])
     if command and args.report_only:
         # (the run's own command, without earlier recomputations: these

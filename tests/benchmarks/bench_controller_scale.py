@@ -37,6 +37,7 @@ import concurrent.futures
 import json
 import os
 import pathlib
+import shlex
 import signal
 import subprocess
 import sys
@@ -493,8 +494,8 @@ def main(argv=None):
         results.append(r)
     rec.finish()
     doc = {'command': 'python -m tests.benchmarks.bench_controller_scale '
-                      + ' '.join(argv if argv is not None
-                                 else sys.argv[1:]),
+                      + shlex.join(argv if argv is not None
+                                   else sys.argv[1:]),
            'discipline': rec.as_dict(), 'holds': holds,
            'summary': summarize_runs(results), 'runs': results}
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

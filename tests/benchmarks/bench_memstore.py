@@ -64,6 +64,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -895,7 +896,7 @@ def fio_result(args, argv, names, runs, holds, rec, prov):
             v for c in result_cases for v in c['goal'].get(b, {}).values())
         (tcp if ms != 'memstore' else per_baseline)[b] = v
     return {
-        'command': 'python -m tests.benchmarks.bench_memstore ' + ' '.join(
+        'command': 'python -m tests.benchmarks.bench_memstore ' + shlex.join(
             argv if argv is not None else sys.argv[1:]),
         'size_mib': args.size_mib, 'runtime_s': args.runtime,
         'ramp_s': 1, 'block_size': 4096,
@@ -1058,7 +1059,7 @@ def guest_result(args, argv, img, size, names, runs, holds, rec, prov):
     """The guest part's result from the runs so far."""
     summaries, ratios, verdicts = analyse_guest(runs, names)
     return {
-        'command': 'python -m tests.benchmarks.bench_memstore ' + ' '.join(
+        'command': 'python -m tests.benchmarks.bench_memstore ' + shlex.join(
             argv if argv is not None else sys.argv[1:]),
         'setup': {
             'guest_booked_mib': args.guest_mib, 'region_mib': args.region_mib,

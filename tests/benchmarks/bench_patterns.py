@@ -39,6 +39,7 @@ import concurrent.futures
 import json
 import os
 import re
+import shlex
 import signal
 import statistics
 import sys
@@ -478,7 +479,7 @@ def main(argv=None):
 
 
 def write_results(runs, args, argv, duration_s):
-    command = 'python -m tests.benchmarks.bench_patterns ' + ' '.join(
+    command = 'python -m tests.benchmarks.bench_patterns ' + shlex.join(
         argv if argv is not None else sys.argv[1:])
     if getattr(args, 'runs_command', None):
         command = '%s (summary: --report-only)' % args.runs_command

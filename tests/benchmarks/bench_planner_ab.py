@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import pickle
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -200,7 +201,7 @@ def main(argv=None):
            'goal_seconds': GOAL_SECONDS, 'goal_new_cpu': verdict,
            'runs': runs,
            'command': 'python -m tests.benchmarks.bench_planner_ab '
-                      + ' '.join(argv if argv is not None else sys.argv[1:]),
+                      + shlex.join(argv if argv is not None else sys.argv[1:]),
            'discipline': rec.as_dict()}
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, 'planner_ab.json'), 'w') as f:

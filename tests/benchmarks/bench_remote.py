@@ -53,6 +53,7 @@ import json
 import os
 import platform
 import random
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -408,8 +409,8 @@ def main(argv=None):
     tmp = tempfile.mkdtemp(prefix='br', dir='/tmp')
     result = {'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
               'command': 'python -m tests.benchmarks.bench_remote ' +
-                         ' '.join(argv if argv is not None else
-                                  sys.argv[1:]),
+                         shlex.join(argv if argv is not None else
+                                    sys.argv[1:]),
               'binary': binary,
               'binaries': binaries,
               'cpu': (_out(['sh', '-c', "grep -m1 'model name' "

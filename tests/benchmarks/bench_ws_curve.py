@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import random
+import shlex
 import sys
 
 from memmut.agent.wss.sampling import simulated
@@ -170,7 +171,7 @@ def main(argv=None):
           'Cells: allocation (%% of guest memory) / fault rate of an LRU '
           'memory of that size (x the bound; <= 1 meets it); mean +- 95 %% '
           'interval over %d streams of each kind.' % (
-              ' '.join(argv if argv is not None else sys.argv[1:]), PAGES,
+              shlex.join(argv if argv is not None else sys.argv[1:]), PAGES,
               RATE, ROUND, TAU, HORIZON, BOUND, args.repeats), '',
           discipline.markdown_table(['stream'] + names, rows), '',
           '- interval: pages touched in one round (Badis without the '

@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import random
+import shlex
 import sys
 
 from memmut.evaluation import ref_streams
@@ -217,7 +218,7 @@ def main(argv=None):
           'for a falling set, the lag from the fall until the allocation '
           'stays within 1.25 x the smallest LRU memory meeting the bound. '
           'Mean +- 95 %% interval over %d streams of each kind.' % (
-              ' '.join(argv if argv is not None else sys.argv[1:]), PAGES,
+              shlex.join(argv if argv is not None else sys.argv[1:]), PAGES,
               RATE, ROUND, args.rounds, BOUND, WINDOW, args.repeats), '',
           discipline.markdown_table(
               ['stream', 'merged (before the rule)',

@@ -36,6 +36,7 @@ import argparse
 import dataclasses
 import json
 import os
+import shlex
 import sys
 
 import numpy as np
@@ -160,8 +161,8 @@ def main(argv=None):
                     [r['hosts'] / r[k] - 1 for r in sel])
         summary[group] = d
     result = {'command': 'python -m tests.benchmarks.consolidation_bounds '
-                         + ' '.join(argv if argv is not None
-                                    else sys.argv[1:]),
+                         + shlex.join(argv if argv is not None
+                                      else sys.argv[1:]),
               'sweep_csv': os.path.relpath(args.sweep_csv, ROOT),
               'config': args.config, 'rows': per, 'summary': summary,
               'versions': discipline.versions()}

@@ -32,6 +32,7 @@ import collections
 import dataclasses
 import json
 import os
+import shlex
 import sys
 
 import numpy as np
@@ -206,7 +207,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     result = run(args.profile, args.seeds, args.config)
     command = ('python -m tests.benchmarks.consolidation_causes '
-               + ' '.join(argv if argv is not None else sys.argv[1:]))
+               + shlex.join(argv if argv is not None else sys.argv[1:]))
     result['command'] = command
     os.makedirs(args.out, exist_ok=True)
     name = 'causes_%s' % args.profile
