@@ -305,6 +305,9 @@ class BadisState:
     # the cap of pinned_used_bound never goes below it (see
     # _bound_by_used).
     pinned_calibrated_kb: int = 0
+    # pinned_used_bound's bounds of the last rounds in a row that gave
+    # one (KiB; see _used_bounds)
+    used_bounds: tuple = ()
     # The decay's pace: halved each time a swapping round learns the
     # correction back above what it had decayed to (down to 1/16)
     decay_scale: float = 1.0
@@ -795,23 +798,58 @@ def _recheck_pinned(state, obs, params, pinned, guarded):
 _DECAY_NOTES = ('decayed', 'lowered')
 
 
-def _bound_by_used(state, obs, pinned, guarded):
+# Rounds in a row whose bound a sampled (not exact) back-end needs before
+# the cap acts: the largest of their bounds is taken.
+USED_BOUND_ROUNDS = 3
+
+
+def _used_bounds(state, obs, guarded):
+    """This round's bounds for :func:`_bound_by_used`: the state's
+    ``used_bounds`` with this round's bound added, or ``()`` when this
+    round gives none (the run of rounds restarts)."""
+    used = obs.used_kb
+    est = obs.sampled
+    if (used is None or est is None or est.low_kb is None or
+            not obs.steady or obs.short or obs.swapping or guarded or
+            est.low_kb > used):
+        return ()
+    bound = used - est.low_kb
+    if est.exact:
+        return (bound,)
+    return (state.used_bounds + (bound,))[-USED_BOUND_ROUNDS:]
+
+
+def _bound_by_used(state, obs, pinned, bounds):
     """The pinned-page correction capped by the guest's own statistics
     (``pinned_used_bound``).
 
     Pinned pages are in use and were not referenced in the interval, so
     they fit in what the guest has not free (``used_kb``: balloon
     ``actual`` - ``unused``, which also counts its caches and cold data)
-    less what a sample reading every page saw: a measured upper bound,
-    whatever learned the correction. It matters when the guest has free
-    memory, i.e. when the estimate is too high: a correction learned in VG
-    from a sample that under-read (the guest stalled on swap, or swept
-    slower than the interval) otherwise stays for good unless
-    ``pinned_relearn`` decays it, and so does the estimate (CI at stop 29:
-    80 MiB over a falling working set for a minute). Taken only in a quiet
-    round with a steady allocation, outside the shrink guard, when the
-    statistics did not move during the interval and count at least what
-    sampling saw.
+    less what sampling saw: a measured upper bound, whatever learned the
+    correction. It matters when the guest has free memory, i.e. when the
+    estimate is too high: a correction learned in VG from a sample that
+    under-read (the guest stalled on swap, or swept slower than the
+    interval) otherwise stays for good unless ``pinned_relearn`` decays
+    it, and so does the estimate (CI at stop 29: 80 MiB over a falling
+    working set for a minute). Taken only in a quiet round with a steady
+    allocation, outside the shrink guard, when the statistics did not
+    move during the interval and count at least what sampling saw
+    (``bounds``, from :func:`_used_bounds`).
+
+    What sampling saw is the sample's lower confidence end
+    (``low_kb``): the whole count for a back-end that reads every page
+    (smaps), which caps at once; for one that samples pages (page_idle,
+    kmod: KVM) the Wilson bound at z = 2.576, and the cap acts only after
+    ``USED_BOUND_ROUNDS`` such rounds in a row, at the largest of their
+    bounds. A cap only ever lowers the correction, so one bound taken
+    round after round would in the end act on the unlucky sample that
+    over-read; three independent samples all over-reading beyond their
+    lower ends (each in at most 1 % of samples) is a chance of at most
+    about 1e-6. The price is width: at 100
+    pages of a 448 MiB guest a half-used sample's lower end is 56 MiB
+    under its estimate, so the cap removes only a correction that
+    far too high (more pages, ``sample_pages``, narrow it).
 
     The bound is short by the free memory the guest keeps anyway (its
     watermarks: the W1-W5 guest swaps with 15 MiB free at 128 MiB), and
@@ -821,17 +859,20 @@ def _bound_by_used(state, obs, pinned, guarded):
     floor: what it removes is a correction learned above those. Returns
     ``(pinned_kb, note)`` (note None: unchanged)."""
     floor = max(state.pinned_floor_kb, state.pinned_calibrated_kb)
-    used = obs.used_kb
-    if (used is None or obs.sampled is None or
-            obs.sampled.source != techniques.SOURCE_VMWARE_REFERENCED or
-            not obs.steady or obs.short or obs.swapping or guarded or
-            pinned <= floor or obs.sampled.wss_kb > used):
+    if pinned <= floor or not bounds:
         return pinned, None
-    bound = max(floor, used - obs.sampled.wss_kb)
+    if not obs.sampled.exact and len(bounds) < USED_BOUND_ROUNDS:
+        return pinned, None
+    bound = max(floor, max(bounds))
     if bound >= pinned:
         return pinned, None
-    return bound, ('bounded: the guest has %s not free, sampling saw %s'
-                   % (_mib(used), _mib(obs.sampled.wss_kb)))
+    if obs.sampled.exact:
+        return bound, ('bounded: the guest has %s not free, sampling saw %s'
+                       % (_mib(obs.used_kb), _mib(obs.sampled.wss_kb)))
+    return bound, ('bounded: the guest has %s not free, sampling saw at '
+                   'least %s (%s estimated), %d rounds in a row'
+                   % (_mib(obs.used_kb), _mib(obs.sampled.low_kb),
+                      _mib(obs.sampled.wss_kb), len(bounds)))
 
 
 def _decay_due(state, obs, params):
@@ -1136,8 +1177,10 @@ def step(state, obs, params=None):
             if probing and evicted:
                 probe_wait = 1           # the last step was right
             probing, evicted = True, False
+    used_bounds = (_used_bounds(state, obs, g.active)
+                   if params.pinned_used_bound else ())
     if note is None and params.pinned_used_bound:
-        pinned, note = _bound_by_used(state, obs, pinned, g.active)
+        pinned, note = _bound_by_used(state, obs, pinned, used_bounds)
     pr = _probe(state, obs, params, wss, r.mode, g.active, pinned,
                 demand)
     if note is None and pr.note is not None:
@@ -1176,6 +1219,7 @@ def step(state, obs, params=None):
                            window=tuple(window),
                            pinned_floor_kb=floor_kb,
                            pinned_calibrated_kb=state.pinned_calibrated_kb,
+                           used_bounds=used_bounds,
                            swap_at=(obs.timestamp if obs.short
                                     else state.swap_at),
                            step_from_kb=step_from,

@@ -987,7 +987,7 @@ def test_swap_ins_of_a_probe_are_not_a_shortage(ghost_mib, mode, wss_mib,
 # -- stop 30: the correction capped by what the guest has not free --
 
 def _full_sample(kb):
-    return est.TechniqueEstimate(kb, est.SOURCE_VMWARE_REFERENCED)
+    return est.TechniqueEstimate(kb, est.SOURCE_VMWARE_REFERENCED, kb)
 
 
 @pytest.mark.parametrize('changes, expect_mib', [
@@ -1002,8 +1002,10 @@ def _full_sample(kb):
     ({'used_kb': None}, 500),
     # sample seeing more than the guest has not free: inconsistent
     ({'sampled': _full_sample(460 * MiB)}, 500),
-    # only from a sample that read every page
+    # only from a sample whose lower end is known
     ({'sampled': sampled(300 * MiB)}, 500),
+    # a sample of pages: not from one round (see below)
+    ({'sampled': est.vmware_sampling(30, 100, M_CUR)}, 500),
     # not while swapping, nor after the allocation moved
     ({'swapping': True, 'ghost': geiger(1200 * MiB)}, 500),
     ({'steady': False}, 500),
@@ -1056,3 +1058,50 @@ def test_correction_cap_never_goes_below_the_calibration():
         st, _ = badis.step(st, badis.Observation(**fields),
                            badis.BadisParams())
         assert st.pinned_kb == expect_mib * MiB
+
+
+def test_a_sampled_back_end_caps_after_three_rounds_at_their_largest_bound():
+    # page_idle or kmod (KVM): 100 pages of 1000 MiB, 30 accessed: 300
+    # MiB estimated, at least 180.7 MiB (99.5 %). With 450 MiB not free,
+    # a round's bound is 269.3 MiB; the cap waits for three rounds in a
+    # row and takes the largest of their bounds.
+    params = badis.BadisParams(time_slice=4.0, shrink_swapin_window=3.0)
+    st = badis.BadisState(pinned_kb=500 * MiB, pinned_floor_kb=120 * MiB,
+                          pinned_at=0.0, learned=True)
+
+    def round_(st, t, accessed, used_mib=450, **kw):
+        sample = est.vmware_sampling(accessed, 100, M_CUR)
+        return badis.step(st, badis.Observation(
+            timestamp=t, m_cur_kb=M_CUR, booked_kb=BOOKED, sampled=sample,
+            used_kb=used_mib * MiB, **kw), params)
+
+    st, _ = round_(st, 10.0, 30)
+    st, _ = round_(st, 11.0, 34)             # lower end 212.4 MiB
+    assert st.pinned_kb == 500 * MiB and len(st.used_bounds) == 2
+    # a round with no bound (the allocation moved) starts the run again
+    st, _ = round_(st, 12.0, 30, steady=False)
+    assert st.used_bounds == () and st.pinned_kb == 500 * MiB
+    st, _ = round_(st, 13.0, 30)
+    st, _ = round_(st, 14.0, 34)
+    st, r = round_(st, 15.0, 30)
+    low30 = est.sample_low(30, 100, M_CUR)
+    assert st.pinned_kb == 450 * MiB - low30      # the largest bound
+    assert any('3 rounds in a row' in e for e in r.events)
+    assert 'at least' in st.pinned_note
+
+
+def test_a_sampled_bound_never_acts_on_one_over_read():
+    # 700 MiB not free, about 300 MiB touched: an honest sample (30 of
+    # 100) bounds the correction at 519 MiB, one that over-read (60 of
+    # 100) at 217. Taken alone, that round would cap a right 500 MiB
+    # correction to 217; taken with the two before it, it does not.
+    params = badis.BadisParams(time_slice=4.0, shrink_swapin_window=3.0)
+    st = badis.BadisState(pinned_kb=500 * MiB, pinned_floor_kb=50 * MiB,
+                          pinned_at=0.0, learned=True)
+    for t, accessed in enumerate((30, 30, 60, 30)):
+        st, _ = badis.step(st, badis.Observation(
+            timestamp=10.0 + t, m_cur_kb=M_CUR, booked_kb=BOOKED,
+            sampled=est.vmware_sampling(accessed, 100, M_CUR),
+            used_kb=700 * MiB), params)
+        assert st.pinned_kb == 500 * MiB, accessed
+    assert len(st.used_bounds) == badis.USED_BOUND_ROUNDS

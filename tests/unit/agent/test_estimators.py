@@ -14,8 +14,34 @@ MiB = 1024
 def test_vmware_sampling_seed_example():
     # §2.6.1: 100 sampled pages, 60 accessed -> 60 % of the memory.
     e = est.vmware_sampling(60, 100, 2048 * MiB)
-    assert e == est.TechniqueEstimate(1228 * MiB + 819, est.SOURCE_VMWARE)
+    assert (e.wss_kb, e.source) == (1228 * MiB + 819, est.SOURCE_VMWARE)
     assert e.wss_kb == 60 * 2048 * MiB // 100
+    # its 99.5 % lower end (Wilson, z = 2.576): 47.1 % of the memory
+    assert e.low_kb == pytest.approx(0.4714 * 2048 * MiB, rel=1e-3)
+    assert not e.exact
+
+
+@pytest.mark.parametrize('accessed, n, low', [
+    (0, 100, 0.0), (1, 100, 0.001174), (50, 100, 0.3753),
+    (100, 100, 0.9378), (500, 1000, 0.4594), (5000, 10000, 0.4871)])
+def test_sample_lower_end(accessed, n, low):
+    # hand-worked Wilson bounds; the interval narrows as sqrt(n)
+    assert est.sample_low(accessed, n, 10 ** 6) == pytest.approx(
+        low * 10 ** 6, rel=2e-3, abs=2)
+
+
+def test_sample_lower_end_covers_the_truth():
+    # drawn samples: the truth is below the lower end in about 0.5 % of
+    # them (up to 1 % at small fractions, where the counts are discrete;
+    # binomial draws, fixed seed)
+    import random
+    rng = random.Random(7)
+    for p in (0.05, 0.3, 0.7):
+        under = sum(
+            est.sample_low(sum(rng.random() < p for _ in range(100)), 100,
+                           10 ** 6) > p * 10 ** 6
+            for _ in range(4000))
+        assert under / 4000 < 0.012, p
 
 
 def test_vmware_sampling_bounds():
@@ -32,7 +58,9 @@ def test_vmware_sampling_bounds():
 
 def test_vmware_referenced():
     e = est.vmware_referenced(300 * MiB, 512 * MiB)
-    assert e == est.TechniqueEstimate(300 * MiB, est.SOURCE_VMWARE_REFERENCED)
+    assert e == est.TechniqueEstimate(300 * MiB, est.SOURCE_VMWARE_REFERENCED,
+                                      300 * MiB)
+    assert e.exact          # every page read: the lower end is the count
     # THP offset subtracted, never below 0.
     assert est.vmware_referenced(300 * MiB, 512 * MiB,
                                  offset_kb=56 * MiB).wss_kb == 244 * MiB

@@ -73,7 +73,8 @@ class AccessSample:
         wss = techniques.vmware_sampling(self.accessed, self.sampled,
                                          self.span_kb)
         return techniques.TechniqueEstimate(
-            min(wss.wss_kb, m_cur_kb), wss.source)
+            min(wss.wss_kb, m_cur_kb), wss.source,
+            min(wss.low_kb, m_cur_kb))
 
 
 class Sampler(abc.ABC):
