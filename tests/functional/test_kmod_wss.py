@@ -31,6 +31,10 @@ from tests.harness import guest as guestmod
 from tests.harness import kmod
 
 ERROR_FRACTION = 0.05        # of the process's mapping, per interval
+# Beyond it, a sample is still right when the truth is inside its 99.99 %
+# Wilson interval: 400 pages of a quarter-used mapping have a standard
+# error of 2.2 % of it, so 5 % alone fails one window in 50 by chance.
+SAMPLE_Z = 3.89
 MARGIN_S = 1.0               # around step changes: mixed intervals
 OOPS = re.compile(r'\bBUG\b|WARNING:|Oops|Call Trace|general protection|'
                   r'Kernel panic')
@@ -144,6 +148,19 @@ def test_rising_and_falling_thp(kmod_factory):
     assert present and huge / present > 0.8, (huge, present)
 
 
+def _sample_error(w, true_kb, map_kb):
+    """How far the window's estimate is off, as a fraction of the
+    mapping beyond what its sample's size explains: 0 when the truth is
+    inside the 99.99 % interval of ``accessed`` of ``sampled`` pages,
+    else the plain error."""
+    a, n = w['accessed'], w['sampled']
+    low = techniques.sample_low(a, n, map_kb, SAMPLE_Z)
+    high = map_kb - techniques.sample_low(n - a, n, map_kb, SAMPLE_Z)
+    if low <= true_kb <= high:
+        return 0.0
+    return abs(w['est_kb'] - true_kb) / map_kb
+
+
 def _lines(text, key, map_kb):
     return [d for d in guestmod.parse_lines(text, key)
             if d['event'] == 'pass' and d.get('map_kb') == map_kb]
@@ -185,8 +202,8 @@ def test_two_sets_short_sees_a_fall_the_long_one_still_holds(kmod_factory):
         if true_kb is None or not clean:
             continue
         checked += 1
-        err = abs(w['est_kb'] - true_kb) / map_kb
-        assert err <= ERROR_FRACTION, (w, true_kb)
+        assert _sample_error(w, true_kb, map_kb) <= ERROR_FRACTION, (
+            w, true_kb)
     assert checked >= 6
     # the main set: its union since the clear is the largest step it saw
     falls = 0
@@ -198,13 +215,15 @@ def test_two_sets_short_sees_a_fall_the_long_one_still_holds(kmod_factory):
         true_kb, _ = truth(w['t0'], w['t1'])
         if true_kb is None:
             continue
-        assert abs(w['est_kb'] - true_kb) / map_kb <= ERROR_FRACTION, (
+        assert _sample_error(w, true_kb, map_kb) <= ERROR_FRACTION, (
             w, true_kb)
         # the short window that ended just before this read
         short = [s for s in shorts if abs(s['t1'] - w['t1']) < 0.5]
         now_kb, clean = truth(short[0]['t0'], short[0]['t1'])
         if clean and true_kb - now_kb >= 0.25 * map_kb:
             falls += 1
-            assert short[0]['est_kb'] <= now_kb + ERROR_FRACTION * map_kb
-            assert w['est_kb'] >= true_kb - ERROR_FRACTION * map_kb
+            assert (short[0]['est_kb'] <= now_kb + ERROR_FRACTION * map_kb
+                    or not _sample_error(short[0], now_kb, map_kb))
+            assert (w['est_kb'] >= true_kb - ERROR_FRACTION * map_kb
+                    or not _sample_error(w, true_kb, map_kb))
     assert falls >= 1, 'no short window read a fall the main set held'
