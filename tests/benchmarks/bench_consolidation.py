@@ -510,6 +510,10 @@ def main(argv=None):
                     'the defaults), no simulation')
     ap.add_argument('--sweep-seeds', type=int, default=3,
                     help='seeds per synthetic profile in the sweep')
+    ap.add_argument('--sweep-first-seed', type=int, default=0,
+                    help='first synthetic seed of the sweep (seeds the '
+                    'configurations were not chosen on: a held-out '
+                    'check)')
     ap.add_argument('--sweep-configs', default='',
                     help='only the sweep configurations whose names '
                     'contain one of these comma-separated words (plus '

@@ -297,8 +297,9 @@ def configurations():
     return out
 
 
-def inputs(real, window_days, seeds):
-    """(group, label, trace, start_steps, duration_steps)."""
+def inputs(real, window_days, seeds, first_seed=0):
+    """(group, label, trace, start_steps, duration_steps); the synthetic
+    profiles with ``seeds`` seeds from ``first_seed`` on."""
     out = []
     if real is not None:
         n = int(round(window_days * 86400.0 / real.step))
@@ -307,7 +308,7 @@ def inputs(real, window_days, seeds):
                                                      (k + 1) * window_days),
                         real, k * n, n))
     for profile, n_vms in SYNTHETIC:
-        for seed in range(seeds):
+        for seed in range(first_seed, first_seed + seeds):
             out.append(('synthetic ' + profile, 'seed %d' % seed,
                         (profile, n_vms, seed), 0, 0))
     return out
@@ -507,10 +508,10 @@ def spread(summary, keys=('migrations_per_vm_day', 'cpu_overload',
 
 
 def run(real, base, window_days, seeds, seed, rec, log=sys.stderr,
-        only=''):
+        only='', first_seed=0):
     """Every configuration on every input; returns the result dict."""
     configs = selected(configurations(), only)
-    ins = inputs(real, window_days, seeds)
+    ins = inputs(real, window_days, seeds, first_seed)
     cases = [[c, i] for c in sorted(configs) for i in range(len(ins))]
     order = rec.order(cases, repeats=1, name='sweep')
     traces = {}
@@ -799,7 +800,8 @@ def main(real, base, args, rec, out_dir, command):
     os.makedirs(out_dir, exist_ok=True)
     name = getattr(args, 'sweep_name', None) or 'tradeoff'
     result = run(real, base, args.window_days, args.sweep_seeds, args.seed,
-                 rec, only=getattr(args, 'sweep_configs', '') or '')
+                 rec, only=getattr(args, 'sweep_configs', '') or '',
+                 first_seed=getattr(args, 'sweep_first_seed', 0))
     rec.finish()
     result['command'] = command
     result['discipline'] = rec.as_dict()
