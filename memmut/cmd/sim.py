@@ -145,6 +145,7 @@ def run(conf):
             'migration_concurrency': settings.migration_concurrency,
             'migration_incoming_concurrency':
                 settings.migration_incoming_concurrency,
+            'migration_parallel': settings.migration_parallel,
             'migration_cpu_mhz': settings.migration_cpu_mhz,
         },
         'modes': metrics,

@@ -71,6 +71,15 @@ opts = [
                     '0: no limit, as nova. Set it to model a destination '
                     'link that this many migrations at '
                     'network_migration_bandwidth fill.'),
+    cfg.IntOpt('migration_parallel',
+               default=0,
+               min=0,
+               help='Live migrations copying at once in the whole '
+                    'simulated cloud; 0: no limit (every planned move '
+                    'handed to nova at once, limited only per host). '
+                    'memmut\'s controller hands a round\'s moves to nova '
+                    '[nova] max_parallel at a time: set this to that '
+                    'value to simulate the controller as configured.'),
     cfg.FloatOpt('migration_cpu_mhz',
                  default=1300.0,
                  min=0.0,

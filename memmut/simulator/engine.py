@@ -122,6 +122,9 @@ class Settings:
     # max_concurrent_live_migrations), and arriving (0: no limit).
     migration_concurrency: int = 1
     migration_incoming_concurrency: int = 0
+    # Migrations copying at once in all (memmut's executor's [nova]
+    # max_parallel; 0: no limit).
+    migration_parallel: int = 0
     # MHz a copy costs on each of its two hosts.
     migration_cpu_mhz: float = 1300.0
     # Seconds a missing memory reading may repeat the last real one.
@@ -150,9 +153,10 @@ class Settings:
             raise ValueError('the round interval must be positive')
         if self.migration_concurrency < 1:
             raise ValueError('need at least one migration per host')
-        if self.migration_incoming_concurrency < 0:
-            raise ValueError('the incoming migration limit must not be '
-                             'negative')
+        if (self.migration_incoming_concurrency < 0 or
+                self.migration_parallel < 0):
+            raise ValueError('the incoming and parallel migration limits '
+                             'must not be negative')
         if self.prewarm_history not in ('booked', 'first_estimate'):
             raise ValueError('prewarm_history must be "booked" or '
                              '"first_estimate"')
@@ -284,7 +288,8 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
     sched = migration.Scheduler(settings.bandwidth_mb_s,
                                 settings.migration_concurrency,
                                 settings.move_order,
-                                settings.migration_incoming_concurrency)
+                                settings.migration_incoming_concurrency,
+                                settings.migration_parallel)
     vm_index = {n: i for i, n in enumerate(trace.names)}
     cpu = trace.cpu
     big_l = settings.history_length
@@ -704,6 +709,7 @@ def settings_from_conf(conf, duration_hours=0.0, step=300.0,
         interval=float(c.interval),
         migration_concurrency=s.migration_concurrency,
         migration_incoming_concurrency=s.migration_incoming_concurrency,
+        migration_parallel=s.migration_parallel,
         migration_cpu_mhz=s.migration_cpu_mhz,
         missing_carry_seconds=s.missing_carry_seconds,
         prewarm_history=c.prewarm_history,

@@ -8,7 +8,10 @@ bandwidth: ``size / bandwidth`` seconds. Each host sends at most
 live migrations *leaving* it in a pool of that size and does not limit
 those arriving); with ``incoming`` set, a host also receives at most that
 many at a time (a destination link that that many migrations at the
-bandwidth fill). The others wait in the order the rounds planned them,
+bandwidth fill). With ``parallel`` set, at most that many
+migrations copy at once in all (memmut's executor hands a round's moves
+to nova ``[nova] max_parallel`` at a time). The others wait in the order
+the rounds planned them,
 and a waiting migration starts as soon as its hosts have a free slot,
 even if an earlier one still waits.
 With ``order`` ``priority`` (``[consolidation] move_order``, the
@@ -65,20 +68,23 @@ class Overlap:
 
 class Scheduler:
     """In-flight migrations with per-host concurrency limits: at most
-    ``concurrency`` leaving a host at a time, and at most ``incoming``
-    arriving (0: no limit, as nova)."""
+    ``concurrency`` leaving a host at a time, at most ``incoming``
+    arriving (0: no limit, as nova), and at most ``parallel`` in all
+    (0: no limit)."""
 
     def __init__(self, bandwidth_mb_s, concurrency=1,
-                 order=move_order.PLAN, incoming=0):
+                 order=move_order.PLAN, incoming=0, parallel=0):
         if bandwidth_mb_s <= 0:
             raise ValueError('migration bandwidth must be positive')
         if concurrency < 1:
             raise ValueError('need at least one migration per host')
-        if incoming < 0:
-            raise ValueError('the incoming limit must not be negative')
+        if incoming < 0 or parallel < 0:
+            raise ValueError('the incoming and parallel limits must not '
+                             'be negative')
         self.bandwidth = float(bandwidth_mb_s)
         self.concurrency = int(concurrency)
         self.incoming = int(incoming)
+        self.parallel = int(parallel)
         self.order = move_order.check(order)
         self._seq = 0
         self.waiting = []
@@ -136,7 +142,9 @@ class Scheduler:
             busy = move_order.overload_hosts(
                 [m.entry() for m in self.waiting + self.running])
         for m in self.waiting:
-            if busy and move_order.held_back(m.entry(), busy):
+            if self.parallel and len(self.running) >= self.parallel:
+                still.append(m)
+            elif busy and move_order.held_back(m.entry(), busy):
                 still.append(m)
             elif self._free(m):
                 m.start, m.end = now, now + m.duration

@@ -656,6 +656,7 @@ def main(argv=None):
                    'migration_concurrency': settings.migration_concurrency,
                    'migration_incoming_concurrency':
                        settings.migration_incoming_concurrency,
+                   'migration_parallel': settings.migration_parallel,
                    'migration_cpu_mhz': settings.migration_cpu_mhz},
         'variants': {k: {'interval_s': v.interval,
                          'migration_bandwidth_mb_s': v.bandwidth_mb_s,

@@ -278,6 +278,13 @@ def configurations():
     out['wss reference: 4 migrations per host'] = (
         'wss', aware, p_aware, 'reference (execution)',
         {'migration_concurrency': 4})
+    # memmut's own executor hands a round's moves to nova [nova]
+    # max_parallel at a time (default 1): the defaults' plans executed
+    # that way, cloud-wide, against the per-host limit alone.
+    for n in (1, 4):
+        out['wss reference: executor max_parallel=%d' % n] = (
+            'wss', aware, p_aware, 'reference (execution)',
+            {'migration_parallel': n})
     out['wss reference: instant migrations'] = (
         'wss', aware, p_aware, 'reference (execution)',
         {'migration_concurrency': 100, 'bandwidth_mb_s': 1e5})

@@ -87,6 +87,21 @@ def test_scheduler_checks_its_arguments():
         migration.Scheduler(10.0, concurrency=0)
     with pytest.raises(ValueError):
         migration.Scheduler(10.0, incoming=-1)
+    with pytest.raises(ValueError):
+        migration.Scheduler(10.0, parallel=-1)
+
+
+def test_a_global_limit_runs_the_moves_of_different_hosts_in_turn():
+    # memmut's executor at [nova] max_parallel = 1: three moves between
+    # six different hosts copy one after the other
+    s = migration.Scheduler(10.0, concurrency=1, parallel=1)
+    ms = [s.add(v, 2 * v, 2 * v + 1, 600.0, 0.0) for v in range(3)]
+    _, done = run(s, 0.0, 300.0)
+    assert done == ms and [m.start for m in ms] == [0.0, 60.0, 120.0]
+    s2 = migration.Scheduler(10.0, concurrency=1, parallel=2)
+    ms = [s2.add(v, 2 * v, 2 * v + 1, 600.0, 0.0) for v in range(3)]
+    run(s2, 0.0, 300.0)
+    assert [m.start for m in ms] == [0.0, 0.0, 60.0]
 
 
 def test_a_vm_in_flight_is_not_replanned_and_counts_on_both_hosts():
