@@ -8,12 +8,11 @@ bandwidth: ``size / bandwidth`` seconds. Each host sends at most
 live migrations *leaving* it in a pool of that size and does not limit
 those arriving); with ``incoming`` set, a host also receives at most that
 many at a time (a destination link that that many migrations at the
-bandwidth fill). With ``parallel`` set, at most that many
-migrations copy at once in all (memmut's executor hands a round's moves
-to nova ``[nova] max_parallel`` at a time). The others wait in the order
-the rounds planned them,
-and a waiting migration starts as soon as its hosts have a free slot,
-even if an earlier one still waits.
+bandwidth fill). With ``parallel`` set, at most that many migrations
+copy at once in all (memmut's executor hands a round's moves to nova
+``[nova] max_parallel`` at a time). The others wait in the order the
+rounds planned them, and a waiting migration starts as soon as its hosts
+have a free slot, even if an earlier one still waits.
 With ``order`` ``priority`` (``[consolidation] move_order``, the
 controller's executor's order: :mod:`memmut.consolidation.move_order`)
 the waiting migrations are taken overload first, the most overloaded

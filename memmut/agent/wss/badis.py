@@ -846,10 +846,10 @@ def _bound_by_used(state, obs, pinned, bounds):
     round after round would in the end act on the unlucky sample that
     over-read; three independent samples all over-reading beyond their
     lower ends (each in at most 1 % of samples) is a chance of at most
-    about 1e-6. The price is width: at 100
-    pages of a 448 MiB guest a half-used sample's lower end is 56 MiB
-    under its estimate, so the cap removes only a correction that
-    far too high (more pages, ``sample_pages``, narrow it).
+    about 1e-6. The price is width: at 100 pages of a 448 MiB guest a
+    half-used sample's lower end is 56 MiB under its estimate, so the cap
+    removes only a correction that far too high (more pages,
+    ``sample_pages``, narrow it).
 
     The bound is short by the free memory the guest keeps anyway (its
     watermarks: the W1-W5 guest swaps with 15 MiB free at 128 MiB), and

@@ -27,6 +27,8 @@ The techniques are those of seed 004 §2.4:
 import dataclasses
 import typing
 
+from memmut.agent.wss import ws_curve
+
 SOURCE_VMWARE = 'vmware'
 SOURCE_VMWARE_REFERENCED = 'vmware-referenced'
 SOURCE_GEIGER = 'geiger'
@@ -101,17 +103,13 @@ SAMPLE_Z = 2.576
 def sample_low(accessed, sampled, span_kb, z=SAMPLE_Z):
     """The lower end, in KiB of ``span_kb``, of the one-sided confidence
     interval of the accessed fraction ``accessed`` / ``sampled``: the
-    Wilson score bound, which stays inside [0, 1] and is right for the
-    small counts of a 100-page sample (where p ± z·sqrt(p(1-p)/n) is not:
-    0 accessed gives it no width at all)."""
+    Wilson score bound (:func:`ws_curve.wilson_upper` of the pages not
+    accessed), which stays inside [0, 1] and is right for the small
+    counts of a 100-page sample (where p ± z·sqrt(p(1-p)/n) is not: 0
+    accessed gives it no width at all)."""
     if accessed <= 0:
         return 0
-    n = float(sampled)
-    p = accessed / n
-    z2 = z * z
-    centre = p + z2 / (2 * n)
-    half = z * ((p * (1 - p) + z2 / (4 * n)) / n) ** 0.5
-    low = (centre - half) / (1 + z2 / n)
+    low = 1.0 - ws_curve.wilson_upper(sampled - accessed, sampled, z)
     return min(int(max(0.0, low) * span_kb), accessed * span_kb // sampled)
 
 
