@@ -146,6 +146,7 @@ def run(conf):
             'migration_incoming_concurrency':
                 settings.migration_incoming_concurrency,
             'migration_parallel': settings.migration_parallel,
+            'round_pacing': settings.round_pacing,
             'migration_cpu_mhz': settings.migration_cpu_mhz,
         },
         'modes': metrics,

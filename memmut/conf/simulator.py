@@ -80,6 +80,16 @@ opts = [
                     'memmut\'s controller hands a round\'s moves to nova '
                     '[nova] max_parallel at a time: set this to that '
                     'value to simulate the controller as configured.'),
+    cfg.StrOpt('round_pacing',
+               default='clock',
+               choices=[('clock', 'a round every [consolidation] interval '
+                         'seconds, planning around the moves still in '
+                         'flight (their VMs are not planned again, their '
+                         'memory and CPU are reserved on the destination)'),
+                        ('after_execution', 'a round executes its moves to '
+                         'the end, and the next one starts [consolidation] '
+                         'interval seconds after the last of them ended')],
+               help='When the simulated consolidation rounds run.'),
     cfg.FloatOpt('migration_cpu_mhz',
                  default=1300.0,
                  min=0.0,

@@ -101,6 +101,16 @@ class HostModel:
             raise ValueError('unknown power model %r' % self.power_model)
 
 
+# Round pacing. ``clock``: a round every ``interval`` seconds, planning
+# around the moves still in flight (their VMs are not re-planned, their
+# memory and CPU reserved). ``after_execution``: memmut's controller
+# (memmut.globals.service): a round executes its moves to the end, and
+# the next one starts ``interval`` seconds after the last has ended.
+CLOCK = 'clock'
+AFTER_EXECUTION = 'after_execution'
+ROUND_PACINGS = (CLOCK, AFTER_EXECUTION)
+
+
 @dataclasses.dataclass(frozen=True)
 class Settings:
     hosts: HostModel = HostModel()
@@ -146,9 +156,17 @@ class Settings:
     # The order the migrations queue in, as the controller's
     # ``[consolidation] move_order`` (memmut.consolidation.move_order).
     move_order: str = move_order_mod.PLAN
+    # When rounds run (ROUND_PACINGS): every ``interval`` seconds while
+    # earlier moves still copy, or, as memmut's controller does, only
+    # ``interval`` seconds after the last round's moves have all ended.
+    round_pacing: str = 'clock'
 
     def __post_init__(self):
         move_order_mod.check(self.move_order)
+        if self.round_pacing not in ROUND_PACINGS:
+            raise ValueError('round_pacing must be one of %s, not %r'
+                             % (', '.join(ROUND_PACINGS),
+                                self.round_pacing))
         if self.interval <= 0:
             raise ValueError('the round interval must be positive')
         if self.migration_concurrency < 1:
@@ -224,6 +242,39 @@ def shortfall(alloc, use, ok):
     return np.where(ok, np.maximum(0.0, use - alloc), 0.0)
 
 
+class _Pacing:
+    """When the next round may run, under ``after_execution``: not while
+    the last round's moves wait or copy, then ``interval`` seconds after
+    the last of them ended (or after the round, if it planned none)."""
+
+    def __init__(self, mode, interval, first):
+        self.mode = mode
+        self.interval = interval
+        self.next = first
+        self.executing = []
+
+    def due(self, now):
+        return not self.executing and now >= self.next - 1e-6
+
+    def planned(self, now, moves):
+        self.executing = list(moves)
+        if not moves:
+            self.next = now + self.interval
+
+    def advanced(self, sched, now):
+        if not self.executing:
+            return
+        live = {id(m) for m in sched.waiting + sched.running}
+        if any(id(m) in live for m in self.executing):
+            return
+        # All ended, completed or cancelled (a VM that left the trace:
+        # it counts as ended now at the latest).
+        ended = [m.end for m in self.executing
+                 if m.end is not None and m.end <= now]
+        self.next = max(ended, default=now) + self.interval
+        self.executing = []
+
+
 class _Pool:
     """Where VMs run, with the helpers the step loop needs."""
 
@@ -295,6 +346,7 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
     big_l = settings.history_length
     overhead = settings.migration_cpu_mhz
     rounds_at = set(round_steps(s0, end, step, settings.interval))
+    pacing = _Pacing(settings.round_pacing, settings.interval, s0 * step)
     first_estimate = (mode == 'wss' and
                       settings.prewarm_history == 'first_estimate')
     warm_at = trace.first + (w - 1)
@@ -445,7 +497,8 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
         if len(new):
             place_new(new, t, lo)
         mem_moves, n_moves = 0, 0
-        if t in rounds_at:
+        if (t in rounds_at if pacing.mode == CLOCK
+                else pacing.due(t_start)):
             n_rounds += 1
             p0 = time.perf_counter()
             plan = plan_at(t, lo)
@@ -478,10 +531,12 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
             n_moves = len(moves)
             moves_total += n_moves
             ledger.record(t_start, n_moves)
+            pacing.planned(t_start, added)
             if observer:
                 observer('plan', t=t, plan=plan, hosts=plan_inputs[0],
                          vms=plan_inputs[1], migrations=added)
         overlaps = sched.advance(t_start, t_start + step, switch_over)
+        pacing.advanced(sched, t_start + step)
 
         # Account for the interval up to the next sample.
         t1 = t + 1
@@ -710,6 +765,7 @@ def settings_from_conf(conf, duration_hours=0.0, step=300.0,
         migration_concurrency=s.migration_concurrency,
         migration_incoming_concurrency=s.migration_incoming_concurrency,
         migration_parallel=s.migration_parallel,
+        round_pacing=s.round_pacing,
         migration_cpu_mhz=s.migration_cpu_mhz,
         missing_carry_seconds=s.missing_carry_seconds,
         prewarm_history=c.prewarm_history,

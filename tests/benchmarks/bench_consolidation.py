@@ -657,6 +657,7 @@ def main(argv=None):
                    'migration_incoming_concurrency':
                        settings.migration_incoming_concurrency,
                    'migration_parallel': settings.migration_parallel,
+                   'round_pacing': settings.round_pacing,
                    'migration_cpu_mhz': settings.migration_cpu_mhz},
         'variants': {k: {'interval_s': v.interval,
                          'migration_bandwidth_mb_s': v.bandwidth_mb_s,

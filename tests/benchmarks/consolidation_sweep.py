@@ -285,6 +285,13 @@ def configurations():
         out['wss reference: executor max_parallel=%d' % n] = (
             'wss', aware, p_aware, 'reference (execution)',
             {'migration_parallel': n})
+    # memmut's controller runs a round's moves to the end before it
+    # waits an interval for the next round (memmut.globals.service);
+    # the simulator plans a round every interval around the moves in
+    # flight. The controller as configured by default:
+    out['wss reference: controller pacing'] = (
+        'wss', aware, p_aware, 'reference (execution)',
+        {'round_pacing': engine.AFTER_EXECUTION, 'migration_parallel': 4})
     out['wss reference: instant migrations'] = (
         'wss', aware, p_aware, 'reference (execution)',
         {'migration_concurrency': 100, 'bandwidth_mb_s': 1e5})

@@ -66,6 +66,24 @@ def test_interval_and_estimator_error_options(tmp_path):
     assert 'wss_lower_bound' in header[0]
 
 
+def test_the_controller_pacing_and_executor_limit_from_the_config(
+        tmp_path):
+    conf_file = tmp_path / 'sim.conf'
+    conf_file.write_text('[simulator]\nsynthetic_vms = 30\n'
+                         'synthetic_days = 0.5\n'
+                         'round_pacing = after_execution\n'
+                         'migration_parallel = 4\n')
+    assert sim.main(['--config-file', str(conf_file), '--noprogress',
+                     '--noplots', '--output-dir', str(tmp_path / 'out')],
+                    conf=fresh_conf()) == 0
+    results = json.loads((tmp_path / 'out' / 'results.json').read_text())
+    assert results['rounds']['round_pacing'] == 'after_execution'
+    assert results['rounds']['migration_parallel'] == 4
+    w = results['modes']['wss']
+    # a round per interval at most (fewer while moves run)
+    assert 0 < w['rounds'] <= w['intervals']
+
+
 @pytest.mark.parametrize('args, message', [
     (['--trace', '/nonexistent.tar.gz'], 'does not exist'),
     (['--mode', 'nope'], '--mode takes booked and/or wss'),

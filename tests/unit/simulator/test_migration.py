@@ -202,3 +202,45 @@ def test_settings_check_the_move_order():
         'priority_drop'
     with pytest.raises(ValueError):
         engine.Settings(move_order='random')
+
+
+def test_after_execution_pacing_plans_no_round_while_moves_run():
+    # The trace of the test above: one round evacuates the hosts with
+    # copies of ~1075 s. Paced as memmut's controller, no round runs
+    # until they have all ended, and the next one runs an interval
+    # later; on the clock, rounds go on during the copies.
+    steps = 80
+    mem = np.full((6, steps), 10.0)
+    t = make_trace(mem, [40] * 6, cpu_mhz=100.0)
+    t.cpu[:, :20] = 70000.0
+
+    def rounds(pacing):
+        seen = []
+
+        def observer(event, **data):
+            if event == 'plan':
+                seen.append((data['t'], data['migrations']))
+        m, _ = engine.simulate(t, 'wss', engine.Settings(
+            spec=loader.AlgorithmSpec.neat(), round_pacing=pacing),
+            observer=observer)
+        return m, seen
+
+    m_clock, clock = rounds(engine.CLOCK)
+    m_exec, paced = rounds(engine.AFTER_EXECUTION)
+    assert m_exec['migrations'] == m_clock['migrations'] >= 2
+    first = next(i for i, (_, ms) in enumerate(paced) if ms)
+    t_plan, moves = paced[first]
+    last_end = max(m.end for m in moves)
+    assert last_end - t_plan * t.step > 2 * t.step     # spans rounds
+    t_next = paced[first + 1][0]
+    # the first step at or after the last copy's end plus the interval
+    assert (t_next - 1) * t.step < last_end + 300.0 <= t_next * t.step
+    assert m_exec['rounds'] < m_clock['rounds']
+    # on the clock, every step between had its round
+    clock_steps = [s for s, _ in clock]
+    assert all(s in clock_steps for s in range(t_plan, t_next))
+
+
+def test_settings_check_the_round_pacing():
+    with pytest.raises(ValueError, match='round_pacing'):
+        engine.Settings(round_pacing='sometimes')
