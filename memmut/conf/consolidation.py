@@ -291,6 +291,25 @@ opts = [
                      'plan, then execute it through nova (unless dry_run). '
                      'Off by default: rounds then only run on demand '
                      '(ControllerService.run_round).'),
+    cfg.StrOpt('round_pacing',
+               default='clock',
+               choices=[('clock', 'a scheduled round every interval '
+                         'seconds, even while the migrations of earlier '
+                         'rounds still run: it plans around them (their '
+                         'VMs are not planned again, their memory and CPU '
+                         'are reserved on their destination hosts)'),
+                        ('after_execution', 'a round runs its migrations '
+                         'to the end, and the next scheduled round starts '
+                         'interval seconds after that (the behaviour '
+                         'before 2026-11-29)')],
+               help='When scheduled consolidation rounds run. Rounds plan '
+                    'one at a time in either case, and [nova] '
+                    'max_parallel bounds the migrations running at once '
+                    'across all rounds. Simulated on the Bitbrains windows '
+                    'and the synthetic profiles, after_execution left '
+                    'overloads waiting behind evacuations that take tens '
+                    'of minutes (doc/source/simulator.rst, "Round '
+                    'pacing").'),
     cfg.BoolOpt('dry_run',
                 default=False,
                 help='Plan and store consolidation rounds but execute no '

@@ -142,6 +142,9 @@ class NovaExecutor:
         self._conn = connection
         self._stop = stop or threading.Event()
         self._clock = clock
+        # A semaphore the executors of overlapping rounds share, so that
+        # [nova] max_parallel bounds them together (share_slots).
+        self._slots = None
 
     @property
     def options(self):
@@ -256,8 +259,26 @@ class NovaExecutor:
                           mig.id, outcome.status)
         return outcome
 
+    def share_slots(self, slots):
+        """Take a migration slot from ``slots`` (a semaphore shared with
+        other rounds' executors) for each migration."""
+        self._slots = slots
+
     def _migrate(self, conn, mig):
         """One migration with its retries; never raises."""
+        slots = self._slots
+        if slots is not None:
+            while not slots.acquire(timeout=0.5):
+                if self._stop.is_set():
+                    break
+            else:
+                try:
+                    return self._migrate_once(conn, mig)
+                finally:
+                    slots.release()
+        return self._migrate_once(conn, mig)
+
+    def _migrate_once(self, conn, mig):
         try:
             return self._migrate_with_retries(conn, mig)
         except Exception as e:     # a bug or the database: keep going

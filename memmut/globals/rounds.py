@@ -78,6 +78,9 @@ COMPLETED = 'completed'
 PARTIAL = 'partial'
 FAILED = 'failed'
 BUSY = 'busy'      # not a stored status: another round was running
+# [consolidation] round_pacing
+CLOCK = 'clock'
+AFTER_EXECUTION = 'after_execution'
 LEASE_LOST_BEFORE = ('lost the consolidation lease before executing (held '
                      'by %s)')
 
@@ -116,6 +119,10 @@ class PlannerInput:
     # Hosts memmut powered off, offered to the planner as inactive (they
     # are switched on before VMs go to them).
     sleeping: typing.List[str] = dataclasses.field(default_factory=list)
+    # VM uuid -> (source, destination) of the migrations earlier rounds
+    # are still executing: left out of the plan, reserved on arrival.
+    in_flight: typing.Dict[str, typing.Tuple[str, str]] = \
+        dataclasses.field(default_factory=dict)
 
 
 # -- histories -------------------------------------------------------------
@@ -217,6 +224,35 @@ def last_arrivals(db):
     return {uuid: float(t) for uuid, t in rows}
 
 
+def in_flight_migrations(db):
+    """VM uuid -> (source, destination) of the migrations that rounds
+    still executing have not finished (planned or running; not those of
+    dry runs, which stay planned, nor of rounds that ended)."""
+    import sqlalchemy as sa
+    m, r = models.Migration, models.ConsolidationRound
+    rows = db.read_rows(
+        sa.select(m.vm_uuid, m.source_host, m.dest_host)
+        .join(r, m.round_id == r.id)
+        .where(r.status == 'running', r.dry_run.is_(False),
+               m.status.in_(('planned', 'running')))
+        .order_by(m.id))
+    return {uuid: (src, dst) for uuid, src, dst in rows}
+
+
+def later_arrivals(db, host, round_id):
+    """Migrations to ``host`` planned by rounds after ``round_id`` that
+    may still put a VM there (not failed, skipped or cancelled)."""
+    import sqlalchemy as sa
+    m, r = models.Migration, models.ConsolidationRound
+    rows = db.read_rows(
+        sa.select(sa.func.count(m.id))
+        .join(r, m.round_id == r.id)
+        .where(m.round_id > round_id, m.dest_host == host,
+               r.dry_run.is_(False),
+               m.status.notin_(('failed', 'skipped', 'cancelled'))))
+    return int(rows[0][0]) if rows else 0
+
+
 def recent_migrations(db, now, window):
     """Migrations planned by the rounds (not dry runs) that started in
     the last ``window`` seconds, but for those skipped or cancelled (for
@@ -250,12 +286,16 @@ def _young_prior(policy, population, time_slice):
                                     [r[1] for r in rows], q)
 
 
-def build_input(conf, db, now, states=None, wake=False):
+def build_input(conf, db, now, states=None, wake=False, in_flight=None):
     """The planner's input from the database; see the module doc.
 
     ``wake``: hosts memmut powered off (and whose agent is therefore
     down) are offered to the planner as inactive hosts, at the capacity
-    they last reported."""
+    they last reported. ``in_flight``: VM uuid -> (source, destination)
+    of migrations still running (:func:`in_flight_migrations`); those
+    VMs are not planned, count as gone from their source, and their
+    memory and last CPU use are reserved on their destination, which
+    counts as active (as in the simulator)."""
     c = conf.consolidation
     interval = float(c.interval)
     length = c.history_length
@@ -293,6 +333,8 @@ def build_input(conf, db, now, states=None, wake=False):
     young = []
     population = []
     vms, pinned = [], {}
+    in_flight = in_flight or {}
+    moving = {}
     pinned_cpu = dict.fromkeys(up, 0.0)
     pinned_ram = dict.fromkeys(up, 0.0)
     for vm in db.list_vms():
@@ -321,6 +363,14 @@ def build_input(conf, db, now, states=None, wake=False):
             pinned_cpu[host.name] += cpu[-1] if cpu else 0.0
             pinned_ram[host.name] += ram
             continue
+        move = in_flight.get(vm.uuid)
+        if move is not None:
+            moving[vm.uuid] = move
+            dest = move[1]
+            if dest in pinned_cpu:
+                pinned_cpu[dest] += cpu[-1] if cpu else 0.0
+                pinned_ram[dest] += ram
+            continue
         done = arrived.get(vm.uuid)
         vms.append(planner.PlannerVM(
             vm.uuid, host.name, cpu, ram, mem,
@@ -339,6 +389,8 @@ def build_input(conf, db, now, states=None, wake=False):
                                      *headroom, wss=v.mem_history[-1])
 
     busy = {v.host for v in vms}
+    for source, dest in moving.values():
+        busy.update((source, dest))
     hosts = [planner.PlannerHost(
         name,
         max(MIN_CAPACITY, h.cpu_count * core - pinned_cpu[name]),
@@ -349,7 +401,8 @@ def build_input(conf, db, now, states=None, wake=False):
         name, max(MIN_CAPACITY, h.cpu_count * core),
         max(MIN_CAPACITY, h.memory_total_kb / 1024.0), active=False,
         state=states.get(name)) for name, h in sorted(sleeping.items())]
-    return PlannerInput(hosts, vms, pinned, excluded, sorted(sleeping))
+    return PlannerInput(hosts, vms, pinned, excluded, sorted(sleeping),
+                        moving)
 
 
 # -- rounds ----------------------------------------------------------------
@@ -437,14 +490,19 @@ class RoundRunner:
         self._power_on = power_on
         self._stop = stop or threading.Event()
         self._clock = clock
+        # Held while a round plans and stores its migrations: rounds
+        # plan one at a time. Under round_pacing after_execution it is
+        # held until the round has executed them too.
         self._lock = threading.Lock()
+        # Rounds of this controller executing their migrations now.
+        self._executing = 0
+        self._executing_lock = threading.Lock()
+        # The migrations running at once across every round of this
+        # controller ([nova] max_parallel, shared by their executors).
+        self._slots = None
         # memmut.globals.leader.Leadership, or None: this controller is
         # the only one (no lease taken).
         self._leader = leader
-        self._lease_lost = False
-        # Set when the service stops or, with a leader lease, when the
-        # round loses it (the executor and the power hooks watch it).
-        self._round_stop = self._stop
 
     def _previous_states(self):
         """The algorithms' per-host state left by the latest round."""
@@ -471,6 +529,14 @@ class RoundRunner:
                         'is running')
             return RoundResult(None, BUSY, 'another round is running',
                                dry_run)
+        held = [True]
+
+        def release_planning():
+            # Under clock pacing the next round may plan once this one
+            # has stored its migrations (it then plans around them).
+            if held[0] and self.pacing == CLOCK:
+                held[0] = False
+                self._lock.release()
         try:
             if self._leader is not None:
                 if not self._leader.acquire():
@@ -482,9 +548,19 @@ class RoundRunner:
                 if self._leader.new:
                     # The previous leader's rounds end with its lease.
                     self._abandon()
-            return self._run(bool(dry_run), started)
+            return self._run(bool(dry_run), started, release_planning)
         finally:
-            self._lock.release()
+            if held[0]:
+                self._lock.release()
+
+    @property
+    def pacing(self):
+        return self.conf.consolidation.round_pacing
+
+    @property
+    def executing(self):
+        """How many of this controller's rounds execute migrations."""
+        return self._executing
 
     def due(self, interval):
         """True unless some controller started a round less than half
@@ -497,7 +573,7 @@ class RoundRunner:
         return not latest or \
             self._clock() - latest[0].started_at >= interval / 2.0
 
-    def _run(self, dry_run, started=None):
+    def _run(self, dry_run, started=None, release_planning=None):
         t0 = time.perf_counter()
         result = RoundResult(None, FAILED, '', dry_run)
         try:
@@ -522,7 +598,8 @@ class RoundRunner:
         try:
             if config_error is not None:
                 raise config_error
-            self._plan_and_execute(result, params, t0)
+            self._plan_and_execute(result, params, t0,
+                                   release_planning or (lambda: None))
         except Exception as e:
             LOG.exception('Consolidation round %d failed', rnd.id)
             result.status = FAILED
@@ -590,13 +667,14 @@ class RoundRunner:
                         'controller that stopped: marked failed', rid)
         return ids
 
-    def _plan_and_execute(self, result, params, t0):
+    def _plan_and_execute(self, result, params, t0, release_planning):
         now = self._clock()
         states = self._previous_states()
         if self._power_on is None:
             self._power_on = _default_power(self.conf, 'on')
         data = build_input(self.conf, self.db, now, states,
-                           wake=bool(self._power_on))
+                           wake=bool(self._power_on),
+                           in_flight=in_flight_migrations(self.db))
         c = self.conf.consolidation
         spent = (recent_migrations(self.db, now,
                                    float(c.migration_budget_window))
@@ -614,6 +692,7 @@ class RoundRunner:
         result.summary.update({
             'hosts': len(data.hosts),
             'vms': len(data.vms),
+            'in_flight': len(data.in_flight),
             'excluded_hosts': data.excluded_hosts,
             'pinned_vms': data.pinned,
             'input_s': round(t_plan - t0, 3),
@@ -646,45 +725,55 @@ class RoundRunner:
             self._cancel_all(result, planned, LEASE_LOST_BEFORE % (
                 self._leader.holder_now() or 'unknown'))
             return
+        with self._executing_lock:
+            self._executing += 1
+        try:
+            release_planning()
+            self._execute_guarded(result, plan, data, planned)
+        finally:
+            with self._executing_lock:
+                self._executing -= 1
+
+    def _execute_guarded(self, result, plan, data, planned):
         if self._leader is None:
-            self._execute(result, plan, data, planned)
+            self._execute(result, plan, data, planned, self._stop)
             return
         # While it executes, the round renews the lease every third of
         # its duration; a lost lease (or the service stopping) sets the
         # round's stop event: no new migration or power hook starts.
-        self._round_stop, done = threading.Event(), threading.Event()
-        self._lease_lost = False
-        guard = threading.Thread(target=self._guard, args=(done,),
+        stop, done = threading.Event(), threading.Event()
+        lost = []
+        guard = threading.Thread(target=self._guard,
+                                 args=(done, stop, lost),
                                  name='memmut-controller-lease',
                                  daemon=True)
         guard.start()
         try:
-            self._execute(result, plan, data, planned)
+            self._execute(result, plan, data, planned, stop)
         finally:
             done.set()
             guard.join()
-            self._round_stop = self._stop
-        if self._lease_lost:
+        if lost:
             result.status = PARTIAL if result.status == COMPLETED \
                 else result.status
             result.reason += ('; lost the consolidation lease while '
                               'executing: the migrations not started were '
                               'cancelled, no host powered off')
 
-    def _guard(self, done):
+    def _guard(self, done, stop, lost):
         """Renew the lease while the round executes; see above."""
         period = self._leader.duration / 3.0
         last = time.monotonic()
         while not done.wait(min(0.5, period)):
             if self._stop.is_set():
-                self._round_stop.set()
+                stop.set()
             if time.monotonic() - last >= period:
                 last = time.monotonic()
                 if not self._leader.acquire():
                     LOG.error('Consolidation lease lost while the round '
                               'executes: no new migration starts')
-                    self._lease_lost = True
-                    self._round_stop.set()
+                    lost.append(True)
+                    stop.set()
                     return
 
     def _cancel_all(self, result, planned, error):
@@ -700,11 +789,16 @@ class RoundRunner:
         result.reason = '%s; none executed: %s' % (planned, error)
         LOG.error('Consolidation round %s: %s', result.round_id, error)
 
-    def _execute(self, result, plan, data, planned):
-        executor = self._executor_factory(self.conf, self.db,
-                                          self._round_stop)
+    def _execute(self, result, plan, data, planned, stop):
+        executor = self._executor_factory(self.conf, self.db, stop)
+        share = getattr(executor, 'share_slots', None)
+        if share is not None:
+            if self._slots is None:
+                self._slots = threading.BoundedSemaphore(
+                    max(1, int(self.conf.nova.max_parallel)))
+            share(self._slots)
         runnable, cancelled = self._power_on_activated(result, plan, data,
-                                                       executor)
+                                                       executor, stop)
         runnable = self._order_moves(runnable, plan, cancelled)
         result.outcomes = executor.execute(runnable)
         result.outcomes.update(cancelled)
@@ -729,7 +823,7 @@ class RoundRunner:
                 result.reason += '; first error: %s' % errors[0]
         if result.powered_on:
             result.reason += '; powered on %s' % ', '.join(result.powered_on)
-        self._power_off_emptied(result, plan, data)
+        self._power_off_emptied(result, plan, data, stop)
 
     def _order_moves(self, rows, plan, skipped):
         """The rows in ``[consolidation] move_order``'s order
@@ -762,7 +856,7 @@ class RoundRunner:
             entries = [entries[i] for i in kept]
         return [rows[i] for i in move_order.order(entries, how)]
 
-    def _power_on_activated(self, result, plan, data, executor):
+    def _power_on_activated(self, result, plan, data, executor, stop):
         """Switch on the sleeping hosts the plan places VMs on, waiting
         for their nova-compute; ``(migrations to run, {id: Outcome} of
         those cancelled because their destination did not come up)``."""
@@ -770,7 +864,7 @@ class RoundRunner:
         wanted = [h for h in plan.activate if h in data.sleeping]
         failed, report = {}, {}
         for host in wanted:
-            if self._round_stop.is_set():
+            if stop.is_set():
                 failed[host] = 'the controller is stopping'
                 continue
             ok, message = _call_hook(self._power_on, host)
@@ -801,8 +895,10 @@ class RoundRunner:
                                                      row.dest_host)
         return runnable, cancelled
 
-    def _power_off_emptied(self, result, plan, data):
-        """Run the power-off hook for each host the round emptied."""
+    def _power_off_emptied(self, result, plan, data, stop):
+        """Run the power-off hook for each host the round emptied and no
+        later round (planning meanwhile, round_pacing clock) sends a VM
+        to."""
         power_off = self._power_off
         if power_off is None:
             power_off = self._power_off = _default_power(self.conf, 'off')
@@ -811,15 +907,31 @@ class RoundRunner:
         sources = {}
         for row in result.migrations:
             sources.setdefault(row.source_host, []).append(row.id)
+        if self.pacing == CLOCK:
+            # No round plans while the hosts are checked and switched
+            # off, so none sends a VM to a host going down.
+            with self._lock:
+                self._power_off_hosts(result, plan, data, stop, power_off,
+                                      sources)
+        else:
+            self._power_off_hosts(result, plan, data, stop, power_off,
+                                  sources)
+
+    def _power_off_hosts(self, result, plan, data, stop, power_off,
+                         sources):
         report = {}
         for host in plan.deactivate:
             ids = sources.get(host)
-            if not ids or data.pinned.get(host) or \
-                    self._round_stop.is_set():
+            if not ids or data.pinned.get(host) or stop.is_set():
                 continue        # not emptied by this round, or keeps VMs
             if any(getattr(result.outcomes.get(i), 'status', None) !=
                    COMPLETED for i in ids):
                 report[host] = 'kept on: not every VM left it'
+                continue
+            later = later_arrivals(self.db, host, result.round_id)
+            if later:
+                report[host] = ('kept on: a later round sends %d VM(s) '
+                                'to it' % later)
                 continue
             ok, message = _call_hook(power_off, host)
             report[host] = message

@@ -29,6 +29,7 @@ class ControllerService:
         self._stop = threading.Event()
         self._thread = None
         self._rounds_thread = None
+        self._round_threads = []
         self._started = False
         # Stopping the service also ends the waits of a running round.
         # Several controllers may share the database: rounds run in the
@@ -105,13 +106,35 @@ class ControllerService:
 
     def _scheduled_rounds(self):
         interval = self.conf.consolidation.interval
-        while not self._stop.wait(interval):
-            try:
-                if self.rounds.due(interval):
-                    self.rounds.run()
-            except Exception:       # run() records its errors; be sure
-                LOG.exception('Consolidation round failed; next in %d s',
-                              interval)
+        if self.conf.consolidation.round_pacing == rounds.AFTER_EXECUTION:
+            # A round executes its migrations to the end; the next one
+            # starts an interval later.
+            while not self._stop.wait(interval):
+                self._scheduled_round(interval)
+            return
+        # On the clock: a round every interval, in a thread of its own,
+        # planning around the migrations earlier rounds still execute.
+        next_at = time.monotonic() + interval
+        while not self._stop.wait(max(0.0, next_at - time.monotonic())):
+            next_at += interval
+            late = time.monotonic() - next_at
+            if late > 0:    # the machine slept: no burst of rounds
+                next_at += interval * (1 + int(late // interval))
+            self._round_threads = [t for t in self._round_threads
+                                   if t.is_alive()]
+            thread = threading.Thread(
+                target=self._scheduled_round, args=(interval,),
+                name='memmut-controller-round', daemon=True)
+            self._round_threads.append(thread)
+            thread.start()
+
+    def _scheduled_round(self, interval):
+        try:
+            if self.rounds.due(interval):
+                self.rounds.run()
+        except Exception:       # run() records its errors; be sure
+            LOG.exception('Consolidation round failed; next in %d s',
+                          interval)
 
     def run_round(self, dry_run=None):
         """Run a consolidation round now (see :mod:`memmut.globals.rounds`).
@@ -177,8 +200,9 @@ class ControllerService:
                 target=self._scheduled_rounds,
                 name='memmut-controller-rounds', daemon=True)
             self._rounds_thread.start()
-            LOG.info('Consolidation rounds every %d s%s',
+            LOG.info('Consolidation rounds every %d s (pacing %s)%s',
                      self.conf.consolidation.interval,
+                     self.conf.consolidation.round_pacing,
                      ' (dry run)' if self.conf.consolidation.dry_run else '')
         LOG.info('Controller started on topic %s', self.conf.controller_topic)
 
@@ -193,6 +217,8 @@ class ControllerService:
             self._thread.join()
         if self._rounds_thread:
             self._rounds_thread.join()
+        for thread in self._round_threads:
+            thread.join()
         # Another controller takes over at its next round.
         self.rounds.release()
         self._rollup_lease.release()

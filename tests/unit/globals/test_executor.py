@@ -2,6 +2,7 @@
 nova API is exercised in tests/functional/nova)."""
 
 import threading
+import time
 
 from openstack import exceptions as sdk_exc
 import pytest
@@ -235,6 +236,53 @@ def test_bounded_parallel_migrations(nconf, db):
     out = run(nconf, db, compute, rows)
     assert {o.status for o in out.values()} == {'completed'}
     assert 1 < peak[0] <= 3
+
+
+def test_executors_sharing_slots_run_max_parallel_in_all(nconf, db):
+    # Two rounds executing at once (round_pacing clock): their executors
+    # share one semaphore, so max_parallel bounds them together.
+    nconf.set_override('max_parallel', 2, group='nova')
+    active, peak, lock = [0], [0], threading.Lock()
+
+    class Counting(executor.NovaExecutor):
+        def _migrate_with_retries(self, conn, mig):
+            with lock:
+                active[0] += 1
+                peak[0] = max(peak[0], active[0])
+            time.sleep(0.05)
+            with lock:
+                active[0] -= 1
+            return executor.Outcome('completed', 1, None, mig.dest_host)
+
+    slots = threading.BoundedSemaphore(2)
+    outs = []
+    threads = []
+    for vms in ('abc', 'def'):
+        rows = planned(db, *[(u, 'h1', 'h2') for u in vms])
+        ex = Counting(nconf, db, connection=Conn(FakeCompute([])))
+        ex.share_slots(slots)
+        threads.append(threading.Thread(
+            target=lambda ex=ex, rows=rows: outs.append(ex.execute(rows))))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert [len(o) for o in outs] == [3, 3]
+    assert peak[0] == 2
+
+
+def test_a_migration_waiting_for_a_slot_is_cancelled_on_stop(nconf, db):
+    stop = threading.Event()
+    slots = threading.BoundedSemaphore(1)
+    slots.acquire()                 # another round's migration holds it
+    (mig,) = planned(db, ('a', 'h1', 'h2'))
+    compute = FakeCompute([Server('a', 'h1')])
+    ex = executor.NovaExecutor(nconf, db, connection=Conn(compute),
+                               stop=stop)
+    ex.share_slots(slots)
+    threading.Timer(0.2, stop.set).start()
+    out = ex.execute([mig])
+    assert out[mig.id].status == 'cancelled' and compute.calls == []
 
 
 def test_stop_cancels_what_has_not_finished(nconf, db):

@@ -203,6 +203,31 @@ def test_build_input_reads_hosts_vms_and_histories(db, clock):
     assert vm.ram == pytest.approx(288.0)
 
 
+def test_build_input_reserves_the_vms_in_flight_on_their_destination(
+        db, clock):
+    conf = round_conf(cpu_core_mhz=1000.0)
+    populate(db, clock, {
+        'h1': (4, 8 * GIB_KB, [VMSpec('a', cores=0.5),
+                               VMSpec('m', cores=1.0)]),
+        'h2': (4, 8 * GIB_KB, []),
+        'h3': (4, 8 * GIB_KB, [])})
+    data = rounds.build_input(conf, db, clock(),
+                              in_flight={'m': ('h1', 'h2'),
+                                         'gone': ('h1', 'h3')})
+    hosts = {h.name: h for h in data.hosts}
+    # m is not planned; on h2 its last CPU (1 core) and its packed
+    # memory (256 MiB WSS^max_avg + 32 MiB) are set aside, and h2 is on
+    assert [v.uuid for v in data.vms] == ['a']
+    assert data.in_flight == {'m': ('h1', 'h2')}
+    assert hosts['h2'].cpu_mhz == pytest.approx(3000.0)
+    assert hosts['h2'].ram == pytest.approx(8192 - 288.0)
+    assert hosts['h2'].active and hosts['h1'].active
+    # a VM no longer reported reserves nothing
+    assert hosts['h3'].ram == pytest.approx(8192.0)
+    assert not hosts['h3'].active
+    assert hosts['h1'].cpu_mhz == pytest.approx(4000.0)
+
+
 def test_build_input_booked_basis_and_down_hosts(db, clock):
     conf = round_conf(memory_basis='booked')
     populate(db, clock, {'h1': (4, 8 * GIB_KB, [VMSpec('a')])})
@@ -343,6 +368,31 @@ def test_round_executes_and_powers_off_the_emptied_host(db, clock):
     assert db.get_host('h2').power_state == 'off'     # a later round wakes it
 
 
+def test_an_emptied_host_a_later_round_sends_a_vm_to_stays_on(db, clock):
+    underloaded_pair(db, clock)
+    powered = []
+
+    class Later(FakeExecutor):
+        def execute(self, migrations):
+            # while this round executes, the next one plans a VM onto the
+            # host it empties
+            rid = db.create_round(dry_run=False, parameters={}).id
+            db.add_migration(rid, 'a', 'h1', 'h2', 'cpu', 'overload')
+            return super().execute(migrations)
+    fake = Later(db)
+    runner = rounds.RoundRunner(
+        round_conf(), db, executor_factory=fake.factory, clock=clock,
+        power_off=lambda host: (powered.append(host), (True, 'ok'))[1])
+    result = runner.run(dry_run=False)
+    assert fake.calls == [['b']] and result.status == 'completed'
+    assert powered == []
+    rnd = db.get_round(result.round_id)
+    assert rnd.summary['power_off'] == {
+        'h2': 'kept on: a later round sends 1 VM(s) to it'}
+    assert rounds.later_arrivals(db, 'h2', result.round_id) == 1
+    assert rounds.later_arrivals(db, 'h1', result.round_id) == 0
+
+
 def test_migration_budget_is_counted_from_the_database(db, clock):
     underloaded_pair(db, clock)
     # 2 VMs at 0.1 per VM-day, no burst: 0.2 migrations a day, less
@@ -449,9 +499,9 @@ def test_states_carry_over_to_the_next_round(db, clock):
     seen = []
     real = rounds.build_input
 
-    def spy(conf, db_, now, states=None, wake=False):
+    def spy(conf, db_, now, states=None, wake=False, in_flight=None):
         seen.append(states)
-        return real(conf, db_, now, states, wake)
+        return real(conf, db_, now, states, wake, in_flight)
     rounds.build_input = spy
     try:
         runner.run(dry_run=True)
@@ -496,37 +546,80 @@ def test_an_unreachable_database_is_logged_not_raised(tmp_path):
     db.close()
 
 
-def test_one_round_at_a_time(db, clock):
-    underloaded_pair(db, clock)
-    entered, release = threading.Event(), threading.Event()
+class Slow(FakeExecutor):
+    """Executes once ``release`` is set; ``entered`` once it is asked."""
 
-    class Slow(FakeExecutor):
-        def execute(self, migrations):
-            entered.set()
-            release.wait(10)
-            return super().execute(migrations)
+    def __init__(self, db, **kw):
+        super().__init__(db, **kw)
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def execute(self, migrations):
+        self.entered.set()
+        self.release.wait(10)
+        return super().execute(migrations)
+
+
+def test_after_execution_pacing_runs_one_round_at_a_time(db, clock):
+    underloaded_pair(db, clock)
     slow = Slow(db)
-    runner = rounds.RoundRunner(round_conf(), db,
-                                executor_factory=slow.factory, clock=clock)
+    runner = rounds.RoundRunner(round_conf(round_pacing='after_execution'),
+                                db, executor_factory=slow.factory,
+                                clock=clock)
     thread = threading.Thread(target=runner.run, kwargs={'dry_run': False})
     thread.start()
-    assert entered.wait(10)
+    assert slow.entered.wait(10)
+    assert runner.executing == 1
     busy = runner.run()
-    release.set()
+    slow.release.set()
     thread.join(10)
     assert (busy.status, busy.round_id) == ('busy', None)
     assert len(db.list_rounds()) == 1
+    assert runner.executing == 0
+
+
+def test_clock_pacing_plans_a_round_while_another_executes(db, clock):
+    underloaded_pair(db, clock)
+    slow = Slow(db)
+    runner = rounds.RoundRunner(round_conf(), db,
+                                executor_factory=slow.factory, clock=clock)
+    assert runner.pacing == 'clock'       # the default
+    first = {}
+    thread = threading.Thread(
+        target=lambda: first.update(r=runner.run(dry_run=False)))
+    thread.start()
+    assert slow.entered.wait(10)
+    (moving,) = db.list_migrations(round_id=db.list_rounds()[0].id)
+    assert rounds.in_flight_migrations(db) == {
+        moving.vm_uuid: (moving.source_host, moving.dest_host)}
+    second = runner.run(dry_run=True)
+    assert second.status == 'completed', second.reason
+    rnd = db.get_round(second.round_id)
+    # the VM in flight was neither planned again nor counted twice
+    assert rnd.summary['in_flight'] == 1
+    assert rnd.summary['vms'] == 1
+    assert moving.vm_uuid not in [
+        m.vm_uuid for m in db.list_migrations(round_id=second.round_id)]
+    # a third round asked while one plans is turned away
+    with runner._lock:
+        assert runner.run().status == 'busy'
+    slow.release.set()
+    thread.join(10)
+    assert first['r'].status == 'completed'
+    assert rounds.in_flight_migrations(db) == {}
 
 
 # -- the controller service --------------------------------------------------
 
 
-def test_controller_runs_rounds_on_demand_and_on_schedule(db, clock):
+@pytest.mark.parametrize('pacing', ['clock', 'after_execution'])
+def test_controller_runs_rounds_on_demand_and_on_schedule(db, clock,
+                                                          pacing):
     underloaded_pair(db, clock)
     conf = common.private_conf(
         DEFAULT={'host': 'node1'},
         consolidation={'scheduled_rounds': True, 'interval': 1,
-                       'dry_run': True, 'history_length': 12})
+                       'dry_run': True, 'history_length': 12,
+                       'round_pacing': pacing})
     transport = rpc.get_transport(conf)
     service = controller_service.ControllerService(conf, transport, db)
     service.rounds._clock = clock
@@ -547,6 +640,42 @@ def test_controller_runs_rounds_on_demand_and_on_schedule(db, clock):
         conf.reset()
     assert all(r.status == 'completed' and r.dry_run
                for r in db.list_rounds())
+
+
+def test_scheduled_rounds_on_the_clock_go_on_while_one_executes(db, clock):
+    underloaded_pair(db, clock)
+    conf = common.private_conf(
+        DEFAULT={'host': 'node1'},
+        consolidation={'scheduled_rounds': True, 'interval': 1,
+                       'history_length': 12})
+    transport = rpc.get_transport(conf)
+    service = controller_service.ControllerService(conf, transport, db)
+    service.rounds._clock = clock
+    slow = Slow(db)
+    service.rounds._executor_factory = slow.factory
+    service.rounds._power_off = lambda host: (True, 'ok')
+
+    def wait_for(cond):
+        end = time.monotonic() + 20
+        while not cond() and time.monotonic() < end:
+            clock.advance(0.5)       # RoundRunner.due: half an interval
+            time.sleep(0.1)
+        return cond()
+    try:
+        service.start()
+        assert wait_for(slow.entered.is_set)
+        assert wait_for(lambda: len(db.list_rounds()) >= 3)
+        first, *later = sorted(db.list_rounds(), key=lambda r: r.id)
+        # the first still executes; later rounds planned around its move
+        assert db.get_round(first.id).status == 'running'
+        done = [r for r in later if r.status == 'completed']
+        assert done and all(r.summary['in_flight'] == 1 for r in done)
+    finally:
+        slow.release.set()
+        service.stop()
+        transport.cleanup()
+        conf.reset()
+    assert db.get_round(first.id).status == 'completed'
 
 
 def test_the_schema_accepts_exactly_the_planners_resources(db):
