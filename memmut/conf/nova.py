@@ -33,10 +33,10 @@ executor_opts = [
     cfg.IntOpt('max_parallel',
                default=4,
                min=1,
-               help='Live migrations of one round in flight at once, in '
-                    'the whole cloud (nova-compute still runs at most its '
-                    'max_concurrent_live_migrations, default 1, leaving '
-                    'each host and queues the rest). 1 migrates one VM at '
+               help='Live migrations in flight at once in the whole '
+                    'cloud, across every round still executing (at most '
+                    'max_per_source of them leaving one host). 1 migrates '
+                    'one VM at '
                     'a time, in the plan\'s order: simulated on the '
                     'benchmark\'s traces (doc/source/simulator.rst), '
                     'that left hosts waiting for their relief and nearly '
@@ -45,6 +45,17 @@ executor_opts = [
                     'same figures as no limit at all for clouds of 300 '
                     'to 500 VMs. Raise it with the cloud\'s size and '
                     'network.'),
+    cfg.IntOpt('max_per_source',
+               default=1,
+               min=0,
+               help='Live migrations the controller hands to nova at once '
+                    'leaving one host: set it to the compute nodes\' '
+                    'max_concurrent_live_migrations (nova\'s default 1). '
+                    'A migration nova would queue behind another leaving '
+                    'its host waits in the controller instead, without '
+                    'taking one of max_parallel, so that migrations from '
+                    'other hosts go first (as the simulator models it). '
+                    '0: no limit per host.'),
     cfg.IntOpt('migration_timeout',
                default=900,
                min=1,

@@ -4,7 +4,9 @@
 (:class:`memmut.db.models.Migration`) and live-migrates each VM to its
 planned host through openstacksdk on a keystoneauth session loaded from
 ``[nova]`` (the client nova itself uses to call other services), one at
-a time or up to ``[nova] max_parallel`` at once. For every migration:
+a time or up to ``[nova] max_parallel`` at once (across the rounds
+executing, at most ``max_per_source`` leaving one host:
+:mod:`memmut.globals.migration_slots`). For every migration:
 
 1. The server is looked up. A server that is gone, not on the planned
    source host any more, already on the destination or not ACTIVE/PAUSED
@@ -55,8 +57,12 @@ from oslo_log import log as logging
 
 from memmut.consolidation import move_order
 from memmut.conf import nova as nova_conf
+from memmut.globals import migration_slots
 
 LOG = logging.getLogger(__name__)
+# Threads of one round's executor at most (each waits for its slot).
+MAX_WORKERS = 256
+
 
 COMPLETED = 'completed'
 FAILED = 'failed'
@@ -125,6 +131,13 @@ def _describe(exc):
     return first if first.startswith(name) else '%s: %s' % (name, first)
 
 
+def new_slots(conf):
+    """The migration slots ``[nova] max_parallel`` and
+    ``max_per_source`` give."""
+    return migration_slots.MigrationSlots(conf.nova.max_parallel,
+                                          conf.nova.max_per_source)
+
+
 class NovaExecutor:
     """Live-migrates planned migrations through nova; see the module doc.
 
@@ -142,8 +155,9 @@ class NovaExecutor:
         self._conn = connection
         self._stop = stop or threading.Event()
         self._clock = clock
-        # A semaphore the executors of overlapping rounds share, so that
-        # [nova] max_parallel bounds them together (share_slots).
+        # The migration slots (memmut.globals.migration_slots), shared
+        # by the executors of overlapping rounds (share_slots), so that
+        # [nova] max_parallel and max_per_source bound them together.
         self._slots = None
 
     @property
@@ -172,7 +186,13 @@ class NovaExecutor:
             LOG.error('Consolidation: %s', error)
             return {m.id: self._record(m, Outcome(FAILED, 0, error), None)
                     for m in migrations}
-        workers = min(self.options.max_parallel, len(migrations))
+        if self._slots is None:
+            self._slots = new_slots(self.conf)
+        # A thread per migration (up to MAX_WORKERS): the slots decide
+        # which may go, so that one waiting for its source host does not
+        # hold back one from a free host.
+        workers = 1 if self.options.max_parallel == 1 else min(
+            MAX_WORKERS, len(migrations))
         if workers == 1:
             return {m.id: self._migrate(conn, m) for m in migrations}
         if self._move_order() != move_order.PLAN:
@@ -260,23 +280,22 @@ class NovaExecutor:
         return outcome
 
     def share_slots(self, slots):
-        """Take a migration slot from ``slots`` (a semaphore shared with
-        other rounds' executors) for each migration."""
+        """Take each migration's slot from ``slots`` (a
+        :class:`~memmut.globals.migration_slots.MigrationSlots` shared
+        with other rounds' executors)."""
         self._slots = slots
 
     def _migrate(self, conn, mig):
-        """One migration with its retries; never raises."""
+        """One migration with its retries, once it has a slot; never
+        raises."""
         slots = self._slots
-        if slots is not None:
-            while not slots.acquire(timeout=0.5):
-                if self._stop.is_set():
-                    break
-            else:
-                try:
-                    return self._migrate_once(conn, mig)
-                finally:
-                    slots.release()
-        return self._migrate_once(conn, mig)
+        if slots is None or not slots.acquire(mig.source_host, self._stop):
+            # no slots (a direct call), or stopping: recorded cancelled
+            return self._migrate_once(conn, mig)
+        try:
+            return self._migrate_once(conn, mig)
+        finally:
+            slots.release(mig.source_host)
 
     def _migrate_once(self, conn, mig):
         try:

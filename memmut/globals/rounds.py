@@ -794,8 +794,8 @@ class RoundRunner:
         share = getattr(executor, 'share_slots', None)
         if share is not None:
             if self._slots is None:
-                self._slots = threading.BoundedSemaphore(
-                    max(1, int(self.conf.nova.max_parallel)))
+                from memmut.globals import executor as executor_mod
+                self._slots = executor_mod.new_slots(self.conf)
             share(self._slots)
         runnable, cancelled = self._power_on_activated(result, plan, data,
                                                        executor, stop)

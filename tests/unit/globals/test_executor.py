@@ -212,7 +212,7 @@ def test_stale_plans_are_skipped(nconf, db, server, why):
 
 def test_bounded_parallel_migrations(nconf, db):
     nconf.set_override('max_parallel', 3, group='nova')
-    servers = [Server(u, 'h1') for u in 'abcde']
+    servers = [Server(u, 'src-' + u) for u in 'abcde']
     compute = FakeCompute(servers, polls=5)
     active, peak = [0], [0]
     real = compute.live_migrate_server
@@ -232,29 +232,57 @@ def test_bounded_parallel_migrations(nconf, db):
                 active[0] -= 1 if active[0] else 0
         return s
     compute.get_server = get
-    rows = planned(db, *[(u, 'h1', 'h2') for u in 'abcde'])
+    rows = planned(db, *[(u, 'src-' + u, 'h2') for u in 'abcde'])
     out = run(nconf, db, compute, rows)
     assert {o.status for o in out.values()} == {'completed'}
     assert 1 < peak[0] <= 3
 
 
+class Counting(executor.NovaExecutor):
+    """Migrations that take 50 ms; counts them running, per source."""
+    lock = threading.Lock()
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.active, self.peak, self.by_host, self.order = {}, {}, {}, []
+
+    def _migrate_with_retries(self, conn, mig):
+        with self.lock:
+            for key in ('all', mig.source_host):
+                self.active[key] = self.active.get(key, 0) + 1
+                self.peak[key] = max(self.peak.get(key, 0),
+                                     self.active[key])
+            self.order.append(mig.vm_uuid)
+        time.sleep(0.05)
+        with self.lock:
+            for key in ('all', mig.source_host):
+                self.active[key] -= 1
+        return executor.Outcome('completed', 1, None, mig.dest_host)
+
+
+def test_one_migration_leaves_a_host_at_a_time_others_overtake(nconf, db):
+    # four moves off h1 then one off h3: the h3 one does not wait behind
+    # h1's queue, and no two leave h1 at once (nova's default)
+    nconf.set_override('max_parallel', 2, group='nova')
+    rows = planned(db, *[(u, 'h1', 'h2') for u in 'abcd'],
+                   ('e', 'h3', 'h2'))
+    ex = Counting(nconf, db, connection=Conn(FakeCompute([])))
+    out = ex.execute(rows)
+    assert {o.status for o in out.values()} == {'completed'}
+    assert ex.peak['h1'] == 1 and ex.peak['all'] == 2
+    assert ex.order.index('e') < ex.order.index('b')
+    nconf.set_override('max_per_source', 0, group='nova')
+    ex = Counting(nconf, db, connection=Conn(FakeCompute([])))
+    ex.execute(planned(db, *[(u, 'h1', 'h2') for u in 'fgh']))
+    assert ex.peak['h1'] == 2
+
+
 def test_executors_sharing_slots_run_max_parallel_in_all(nconf, db):
     # Two rounds executing at once (round_pacing clock): their executors
-    # share one semaphore, so max_parallel bounds them together.
+    # share the slots, so max_parallel bounds them together.
     nconf.set_override('max_parallel', 2, group='nova')
-    active, peak, lock = [0], [0], threading.Lock()
-
-    class Counting(executor.NovaExecutor):
-        def _migrate_with_retries(self, conn, mig):
-            with lock:
-                active[0] += 1
-                peak[0] = max(peak[0], active[0])
-            time.sleep(0.05)
-            with lock:
-                active[0] -= 1
-            return executor.Outcome('completed', 1, None, mig.dest_host)
-
-    slots = threading.BoundedSemaphore(2)
+    nconf.set_override('max_per_source', 0, group='nova')
+    slots = executor.new_slots(nconf)
     outs = []
     threads = []
     for vms in ('abc', 'def'):
@@ -268,13 +296,13 @@ def test_executors_sharing_slots_run_max_parallel_in_all(nconf, db):
     for t in threads:
         t.join(10)
     assert [len(o) for o in outs] == [3, 3]
-    assert peak[0] == 2
+    assert slots.peak == 2 and slots.running == 0
 
 
 def test_a_migration_waiting_for_a_slot_is_cancelled_on_stop(nconf, db):
     stop = threading.Event()
-    slots = threading.BoundedSemaphore(1)
-    slots.acquire()                 # another round's migration holds it
+    slots = executor.new_slots(nconf)
+    assert slots.acquire('h1')      # another round's migration off h1
     (mig,) = planned(db, ('a', 'h1', 'h2'))
     compute = FakeCompute([Server('a', 'h1')])
     ex = executor.NovaExecutor(nconf, db, connection=Conn(compute),
