@@ -37,6 +37,7 @@ try:
 finally:
     cfg.CONF = _nova_conf
 
+import threading  # noqa: E402
 import time  # noqa: E402
 
 import fixtures  # noqa: E402
@@ -192,6 +193,51 @@ class NovaExecutorTest(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertFlavorMatchesAllocation(
             self.flavor, server['id'],
             self._get_provider_uuid_by_host('host2'))
+
+    def test_a_round_plans_around_a_live_migration_still_running(self):
+        """round_pacing clock: while nova still live-migrates the server
+        of a first round, a second round plans around it (the VM is not
+        planned again, its memory is reserved on host2), then the first
+        completes."""
+        server = self._boot_and_check_allocations(self.flavor, 'host1')
+        self._report([(server['id'], 2 * GIB_KB, 2000 << 10)], 2 * GIB_KB)
+        entered, release = threading.Event(), threading.Event()
+
+        def slow(context, instance, dest, post_method, recover_method,
+                 block_migration=False, migrate_data=None):
+            # a long copy: the hypervisor finishes when the test says so
+            entered.set()
+            release.wait(60)
+            post_method(context, instance, dest, block_migration,
+                        migrate_data)
+        self.useFixture(fixtures.MockPatch(
+            'nova.virt.fake.FakeDriver.live_migration', side_effect=slow))
+        runner = rounds.RoundRunner(
+            self.conf, self.db,
+            executor_factory=lambda conf, db, stop: self._executor(
+                conf, db, stop))
+        self.assertEqual('clock', runner.pacing)
+        first = {}
+        thread = threading.Thread(
+            target=lambda: first.update(r=runner.run(dry_run=False)))
+        thread.start()
+        try:
+            self.assertTrue(entered.wait(60))
+            self.assertEqual(
+                {server['id']: ('host1', 'host2')},
+                rounds.in_flight_migrations(self.db))
+            second = runner.run(dry_run=True)
+            self.assertEqual('completed', second.status, second.reason)
+            rnd = self.db.get_round(second.round_id)
+            self.assertEqual((1, 0, 0), (rnd.summary['in_flight'],
+                                         rnd.summary['vms'],
+                                         rnd.summary['migrations']))
+        finally:
+            release.set()
+            thread.join(120)
+        self.assertEqual('completed', first['r'].status, first['r'].reason)
+        self.assertEqual('host2', self._host_of(server))
+        self.assertEqual({}, rounds.in_flight_migrations(self.db))
 
     def test_a_failing_migration_is_retried_then_recorded_failed(self):
         server = self._boot_and_check_allocations(self.flavor, 'host1')

@@ -21,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 CASES = (
     'test_round_live_migrates_a_server_through_nova',
+    'test_a_round_plans_around_a_live_migration_still_running',
     'test_a_failing_migration_is_retried_then_recorded_failed',
     'test_a_destination_down_is_refused_and_recorded',
     'test_placement_memory_ratio_from_working_sets',
