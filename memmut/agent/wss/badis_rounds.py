@@ -92,14 +92,25 @@ class BadisRounds(estimators.Estimator):
         if (sampled is not None and sample is not None and
                 not st.calibrated):
             if sample.referenced_kb is not None:
-                # Only from a back-end that reads every page: the error of
-                # n sampled pages (about 5 % of booked at n = 100) would
-                # go into the correction for good. With the curve, what
+                # A back-end that reads every page. With the curve, what
                 # was seen is the longest window read so far.
                 seen = (max(r.kb for r in st.curve + st.curve_prev)
                         if curve and (st.curve or st.curve_prev)
                         else sampled.wss_kb)
                 self._calibrate(vm, st, min(seen, m_cur), now)
+            elif not curve:
+                # Sampled pages (page_idle, kmod: KVM): what was seen is
+                # uncertain by about 5 % of booked at n = 100, and an
+                # error would go into the correction, so it is taken at
+                # the upper end of its interval: unseen memory at least.
+                # (and the statistics are older than the sample only if
+                # they fall below its lower end)
+                high = techniques.sample_high(sample.accessed,
+                                              sample.sampled, sample.span_kb)
+                self._calibrate(vm, st, min(sampled.wss_kb, m_cur), now,
+                                seen_range_kb=(
+                                    min(sampled.low_kb, m_cur),
+                                    min(max(high, sampled.wss_kb), m_cur)))
             else:
                 st.calibrated = True
         sizes = observation.BalloonSizes(
@@ -438,11 +449,17 @@ class BadisRounds(estimators.Estimator):
         return free is None or free <= (
             self.conf.badis.pinned_max_free_fraction * m_cur)
 
-    def _calibrate(self, vm, st, seen_kb, now):
+    def _calibrate(self, vm, st, seen_kb, now, seen_range_kb=None):
         """The initial pinned-page correction from the first sample
         (``[badis] calibrate_pinned``): what the guest says it uses
         (balloon ``actual`` - ``usable``) and sampling did not see; with
-        ``calibrate_rounds`` > 1 the median over that many rounds."""
+        ``calibrate_rounds`` > 1 the median over that many rounds.
+        ``seen_range_kb``: for a sample of pages, the (lower, upper) ends
+        of what it saw (:func:`techniques.sample_low`,
+        :func:`techniques.sample_high`): statistics below the lower end
+        are older than the sample, and the unseen memory is taken from
+        the upper end, so that a sample that under-read does not raise
+        the correction."""
         rounds = self.conf.badis.calibrate_rounds
         state = self.badis.state(vm.uuid)
         if not self.conf.badis.calibrate_pinned or state.learned:
@@ -451,9 +468,10 @@ class BadisRounds(estimators.Estimator):
         in_use = guest_in_use_kb(vm)
         # (a median over several rounds absorbs a reading taken while
         # the guest loaded; a single one is kept for good)
+        seen_low, seen_high = seen_range_kb or (seen_kb, None)
         why = calibration_unsafe(in_use,
                                  st.in_use_at_begin if rounds == 1 else None,
-                                 seen_kb, vm.balloon_kb)
+                                 seen_low, vm.balloon_kb)
         if why and st.stale_calibrations < STALE_STATS_ROUNDS:
             # Read as they are, such statistics make nothing look unseen
             # and the correction stays at its floor for good (W2/W4 of
@@ -465,6 +483,11 @@ class BadisRounds(estimators.Estimator):
                      vm.name, vm.uuid, _mib(in_use), why,
                      st.stale_calibrations, STALE_STATS_ROUNDS)
             return
+        seen_note = _mib(seen_kb)
+        if seen_high is not None:
+            seen_note = 'at most %s (%s estimated from sampled pages)' % (
+                _mib(seen_high), _mib(seen_kb))
+            seen_kb = seen_high
         unseen = guest_unseen_kb(vm, seen_kb)
         if rounds > 1:
             st.calibrations.append(unseen)
@@ -478,8 +501,7 @@ class BadisRounds(estimators.Estimator):
                 pinned_calibrated_kb=value,
                 pinned_note='calibrated: median of %d samples of guest '
                             'memory in use not seen by sampling (last '
-                            'saw %s)' % (len(st.calibrations),
-                                         _mib(seen_kb)))
+                            'saw %s)' % (len(st.calibrations), seen_note))
             LOG.info('VM %s (%s): initial pinned-page correction %s -> %s '
                      '(median over %d of %d calibration rounds of guest '
                      'memory in use, balloon actual - usable, not seen by '
@@ -495,12 +517,12 @@ class BadisRounds(estimators.Estimator):
                 state, pinned_kb=unseen, pinned_at=now,
                 pinned_calibrated_kb=unseen,
                 pinned_note='calibrated: guest memory in use not seen by '
-                            'the first sample of %s' % _mib(seen_kb))
+                            'the first sample of %s' % seen_note)
             LOG.info('VM %s (%s): initial pinned-page correction %s '
                      '(guest memory in use, balloon actual - usable, not '
                      'seen by the first sample of %s); it decays while '
                      'the VM does not swap', vm.name, vm.uuid,
-                     _mib(unseen), _mib(seen_kb))
+                     _mib(unseen), seen_note)
 
     def _sampler(self, vm, st):
         if not st.decided:

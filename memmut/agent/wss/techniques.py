@@ -113,6 +113,17 @@ def sample_low(accessed, sampled, span_kb, z=SAMPLE_Z):
     return min(int(max(0.0, low) * span_kb), accessed * span_kb // sampled)
 
 
+def sample_high(accessed, sampled, span_kb, z=SAMPLE_Z):
+    """The upper end, in KiB of ``span_kb``, of the one-sided confidence
+    interval of the accessed fraction ``accessed`` / ``sampled`` (the
+    Wilson score bound, as :func:`sample_low`): what the sample shows was
+    accessed at most."""
+    if accessed >= sampled:
+        return span_kb
+    high = ws_curve.wilson_upper(accessed, sampled, z)
+    return max(int(min(1.0, high) * span_kb), accessed * span_kb // sampled)
+
+
 def vmware_referenced(referenced_kb, m_cur_kb, offset_kb=0):
     """WSS from the referenced size of the guest RAM mapping.
 

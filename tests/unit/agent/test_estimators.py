@@ -44,6 +44,26 @@ def test_sample_lower_end_covers_the_truth():
         assert under / 4000 < 0.012, p
 
 
+def test_sample_upper_end_mirrors_the_lower_end():
+    # the upper end of k accessed is 1 - the lower end of n - k
+    for k, n in ((0, 100), (30, 100), (292, 1000), (99, 100)):
+        assert est.sample_high(k, n, 10 ** 6) == pytest.approx(
+            10 ** 6 - est.sample_low(n - k, n, 10 ** 6), abs=2)
+        assert est.sample_high(k, n, 10 ** 6) >= k * 10 ** 6 // n
+    assert est.sample_high(100, 100, 10 ** 6) == 10 ** 6
+
+
+def test_sample_upper_end_covers_the_truth():
+    import random
+    rng = random.Random(11)
+    for p in (0.05, 0.3, 0.7):
+        over = sum(
+            est.sample_high(sum(rng.random() < p for _ in range(100)), 100,
+                            10 ** 6) < p * 10 ** 6
+            for _ in range(4000))
+        assert over / 4000 < 0.012, p
+
+
 def test_vmware_sampling_bounds():
     assert est.vmware_sampling(0, 100, 1024 * MiB).wss_kb == 0
     # It cannot see above m_cur: all pages accessed -> m_cur.
