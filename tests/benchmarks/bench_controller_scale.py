@@ -37,6 +37,7 @@ import concurrent.futures
 import json
 import os
 import pathlib
+import resource
 import shlex
 import signal
 import subprocess
@@ -207,6 +208,7 @@ def _cpu_seconds(pid):
 def run(args):
     from memmut.db import api as db_api
     from memmut.db import migration
+    from tests.benchmarks import proccpu
     from tests.harness import services
     work = pathlib.Path(tempfile.mkdtemp(prefix='memmut-scale-'))
     pg = services.PrivatePostgres().start()
@@ -254,12 +256,32 @@ def run(args):
                  str(args.threads), '--out', str(out)])))
         t0 = time.time()
         cpu0 = {}
-        killed_at = round_s = None
+        # CPU of every part (controllers, PostgreSQL, RabbitMQ, senders)
+        # from t0: the newest reading of each process tree.
+        with open(os.path.join(pg.dir, 'data', 'postmaster.pid')) as f:
+            pg_pid = int(f.readline())
+        servers = {'postgres': pg_pid, 'rabbitmq': rabbit.proc.pid}
+        parts0 = proccpu.trees_seconds(
+            list(servers.values()) + [c.proc.pid for c in controllers])
+        busy0 = proccpu.machine_busy_seconds()
+        parts = {}
+
+        def read_parts():
+            pids = {('controllers', c.proc.pid) for c in controllers}
+            pids |= {('senders', p.pid) for _, p in senders
+                     if p.poll() is None}
+            pids |= set(servers.items())
+            now = proccpu.trees_seconds([pid for _, pid in pids])
+            for key in pids:
+                if now[key[1]] is not None:
+                    parts[key] = now[key[1]] - (parts0.get(key[1]) or 0.0)
+        killed_at = round_s = round_cpu = None
         round_out = ''
         while any(p.poll() is None for _, p in senders):
             el = time.time() - t0
             if args.kill_controller and killed_at is None and \
                     el > args.duration / 2:
+                read_parts()
                 os.killpg(controllers[0].proc.pid, signal.SIGKILL)
                 controllers[0].proc.wait()
                 controllers[0].log.close()
@@ -268,17 +290,24 @@ def run(args):
                 controllers[0] = start_controller(0)
             if round_s is None and el > args.duration * 0.6:
                 r0 = time.time()
+                ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 done = subprocess.run(
                     [sys.executable, '-m', 'memmut.cmd.consolidate',
                      '--config-file', str(conf_file), 'run', '--dry-run'],
                     capture_output=True, text=True)
                 round_s = time.time() - r0
+                ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                round_cpu = (ru1.ru_utime + ru1.ru_stime -
+                             ru0.ru_utime - ru0.ru_stime)
                 round_out = (done.stdout or done.stderr).strip()[:300]
             for c in controllers:
                 cpu0.setdefault(c.proc.pid, 0.0)
                 cpu0[c.proc.pid] = _cpu_seconds(c.proc.pid)
+            read_parts()
             time.sleep(1)
+        read_parts()
         wall = time.time() - t0
+        busy = proccpu.machine_busy_seconds() - busy0
         lat, failed, generated = [], 0, 0
         for out, _ in senders:
             with open(out) as f:
@@ -319,6 +348,11 @@ def run(args):
             'tables': tables,
             'history_per_day': history_per_day(args, tables),
             'controller_cpu_s': sum(cpu0.values()),
+            'cpu_s': cpu_by_part(parts, round_cpu),
+            'cpu_ms_per_report': {
+                k: 1e3 * v / max(1, stored)
+                for k, v in cpu_by_part(parts, round_cpu).items()},
+            'machine_busy_cores': busy / wall,
             'controller_cpu_share_of_a_core': sum(cpu0.values()) / wall,
             'wall_s': wall,
         }
@@ -331,6 +365,17 @@ def run(args):
             c.kill()
         rabbit.stop()
         pg.stop()
+
+
+def cpu_by_part(parts, round_cpu):
+    """CPU seconds by part from {(part, pid): seconds}, their total, and
+    the consolidation round's (not in the total: one per round)."""
+    out = {}
+    for (part, _), v in parts.items():
+        out[part] = out.get(part, 0.0) + v
+    out['total'] = sum(out.values())
+    out['round'] = round_cpu
+    return out
 
 
 def history_per_day(args, tables):
@@ -385,15 +430,35 @@ def markdown(results, doc=None):
             '%.2f' % ((h['raw_vm_samples'] or 0) / gib),
             '%.2f' % (h.get('rollups', 0) / gib),
             '%.2f' % ((h['host_samples'] or 0) / gib)])
+    cpu = []
+    for r in results:
+        c = r.get('cpu_ms_per_report')
+        if c:
+            cpu.append([r['hosts'], r['controllers'], r.get('repeat', 0),
+                        r['reports_stored']] + [
+                '%.1f' % (c.get(k) or 0) for k in (
+                    'controllers', 'postgres', 'rabbitmq', 'senders',
+                    'total')] + [
+                '%.1f' % (r['cpu_s']['round'] or 0),
+                '%.2f' % r['machine_busy_cores']])
     extra = []
+    if cpu:
+        extra += ['', 'CPU per stored report by part (ms; each process '
+                  'tree from the senders\' start to their end, reaped '
+                  'children included), the round\'s CPU and how many of '
+                  'the 2 cores the machine kept busy:', '',
+                  discipline.markdown_table(
+                      ['hosts', 'controllers', 'repeat', 'reports stored',
+                       'controllers', 'PostgreSQL', 'RabbitMQ', 'senders',
+                       'total', 'round CPU (s)', 'busy cores'], cpu)]
     if store:
-        extra = ['', 'Sample tables at the end of the run, and what they '
-                 'cost per day per 1000 hosts at the bytes per row '
-                 'measured:', '', discipline.markdown_table(
-                     ['hosts', 'raw retention (s)', 'rollup interval (s)',
-                      'tables', 'B/raw VM sample', 'B/rollup',
-                      'raw VM samples GiB/day', 'rollups GiB/day',
-                      'host samples GiB/day'], store)]
+        extra += ['', 'Sample tables at the end of the run, and what '
+                  'they cost per day per 1000 hosts at the bytes per row '
+                  'measured:', '', discipline.markdown_table(
+                      ['hosts', 'raw retention (s)', 'rollup interval (s)',
+                       'tables', 'B/raw VM sample', 'B/rollup',
+                       'raw VM samples GiB/day', 'rollups GiB/day',
+                       'host samples GiB/day'], store)]
     summary = []
     if doc:
         d = doc['discipline']

@@ -26,3 +26,17 @@ def test_summary_gives_intervals_and_the_lost_goal_over_every_repeat():
                           'versions': {'memmut_commit': 'abc', 'x': None}}}
     md = bcs.markdown(runs, doc)
     assert '2.500 ± ' in md and '| NO |' in md
+
+
+def test_cpu_by_part_sums_processes_of_a_part_and_shows_it():
+    parts = {('controllers', 1): 2.0, ('controllers', 2): 1.0,
+             ('postgres', 3): 4.0, ('senders', 4): 0.5}
+    cpu = bcs.cpu_by_part(parts, 7.0)
+    assert cpu == {'controllers': 3.0, 'postgres': 4.0, 'senders': 0.5,
+                   'total': 7.5, 'round': 7.0}
+    run = _run(0, 2.0)
+    run.update(reports_stored=1000, cpu_s=cpu, machine_busy_cores=1.9,
+               cpu_ms_per_report={k: v for k, v in cpu.items()})
+    md = bcs.markdown([run])
+    assert '| 1000 | 1 | 0 | 1000 | 3.0 | 4.0 | 0.0 | 0.5 | 7.5 | 7.0 | ' \
+        '1.90 |' in md
