@@ -12,9 +12,12 @@ runs, and controller 0 is SIGKILLed at mid-run and restarted
 
 A report whose call fails or times out is sent again later with the same
 (boot id, seq), as an agent's backlog does. Measured: ingestion latency
-(send to the controller's "stored" answer) p50/p99, reports generated vs
+(send to the controller's "stored" answer) p50/p99, ingestion lag (from
+the report's making to that answer: the time it waited for a sender
+thread and its resends too) p50/p99, reports generated vs
 stored (lost or doubled: goal 0), the round's wall time, the database's
-growth per simulated day, and the controllers' CPU.
+growth per simulated day, the controllers' CPU, and the CPU per stored
+report of every part (controllers, PostgreSQL, RabbitMQ, senders).
 
 One machine plays every part here (senders, broker, database, controllers
 on 2 shared cores), so the figures are a floor for a real control plane,
@@ -125,7 +128,7 @@ def sender(args):
             ok = False
         dt = time.time() - t0
         with lock:
-            out.write(json.dumps([h, s, t0, dt, ok]) + '\n')
+            out.write(json.dumps([h, s, t0, dt, ok, t]) + '\n')
             if not ok:
                 pending.append((h, s, t))
             in_flight[0] -= 1
@@ -308,13 +311,16 @@ def run(args):
         read_parts()
         wall = time.time() - t0
         busy = proccpu.machine_busy_seconds() - busy0
-        lat, failed, generated = [], 0, 0
+        lat, lag, failed, generated = [], [], 0, 0
         for out, _ in senders:
             with open(out) as f:
                 for line in f:
-                    h, s, ts, dt, ok = json.loads(line)
+                    h, s, ts, dt, ok, made = json.loads(line)
                     if ok:
                         lat.append(dt)
+                        # from the report's making to its storing: the
+                        # time it queued in the sender and its resends too
+                        lag.append(ts + dt - made)
                     else:
                         failed += 1
             with open(str(out) + '.sum') as f:
@@ -339,6 +345,8 @@ def run(args):
             'failed_calls_resent': failed,
             'latency_s': {'p50': _pct(lat, 0.5), 'p99': _pct(lat, 0.99),
                           'max': max(lat) if lat else None},
+            'lag_s': {'p50': _pct(lag, 0.5), 'p99': _pct(lag, 0.99),
+                      'max': max(lag) if lag else None},
             'controller_killed_at_s': killed_at,
             'round_wall_s': round_s, 'round_output': round_out,
             'db_growth_bytes': growth,
@@ -410,6 +418,9 @@ def markdown(results, doc=None):
                      '%.1f' % r['reports_per_s_offered'],
                      '%.3f / %.3f' % (r['latency_s']['p50'] or 0,
                                       r['latency_s']['p99'] or 0),
+                     '%.3f / %.3f' % (r['lag_s']['p50'] or 0,
+                                      r['lag_s']['p99'] or 0)
+                     if r.get('lag_s') else '-',
                      r['lost_or_doubled'], r['failed_calls_resent'],
                      '%.1f' % (r['round_wall_s'] or 0),
                      '%.2f' % (r['db_bytes_per_day'] / 2 ** 30),
@@ -466,6 +477,8 @@ def markdown(results, doc=None):
         srows = [[s['hosts'], s['controllers'],
                   fmt(s['latency_p50_s'], '.3f'),
                   fmt(s['latency_p99_s'], '.3f'),
+                  fmt(s['lag_p99_s'], '.3f') if s.get('lag_p99_s')
+                  else '-',
                   fmt(s['round_wall_s'], '.1f') if s['round_wall_s']
                   else '-', fmt(s['controller_cores'], '.2f'),
                   'yes' if s['none_lost_or_doubled'] else 'NO']
@@ -482,7 +495,8 @@ def markdown(results, doc=None):
             '(± ? with one repeat):', '',
             discipline.markdown_table(
                 ['hosts', 'controllers', 'latency p50 (s)',
-                 'latency p99 (s)', 'round (s)', 'controller cores',
+                 'latency p99 (s)', 'lag p99 (s)', 'round (s)',
+                 'controller cores',
                  'none lost or doubled (every repeat)'], srows),
             '', 'Every run:', '']
     return '\n'.join([
@@ -491,7 +505,7 @@ def markdown(results, doc=None):
         'part on one 2-core machine.', ''] + summary + [
         discipline.markdown_table(
             ['hosts', 'controllers', 'repeat', 'reports/s',
-             'latency p50 / p99 (s)',
+             'latency p50 / p99 (s)', 'lag p50 / p99 (s)',
              'lost or doubled', 'calls resent', 'round (s)',
              'DB GiB/day', 'controller cores'], rows)] + extra + [''])
 
@@ -574,6 +588,7 @@ def main(argv=None):
 # the figures of a run summarized over its repeats (mean, 95 % interval)
 SUMMARIZED = (('latency_p50_s', lambda r: r['latency_s']['p50']),
               ('latency_p99_s', lambda r: r['latency_s']['p99']),
+              ('lag_p99_s', lambda r: r.get('lag_s', {}).get('p99')),
               ('lost_or_doubled', lambda r: r['lost_or_doubled']),
               ('failed_calls_resent', lambda r: r['failed_calls_resent']),
               ('round_wall_s', lambda r: r['round_wall_s']),

@@ -40,3 +40,16 @@ def test_cpu_by_part_sums_processes_of_a_part_and_shows_it():
     md = bcs.markdown([run])
     assert '| 1000 | 1 | 0 | 1000 | 3.0 | 4.0 | 0.0 | 0.5 | 7.5 | 7.0 | ' \
         '1.90 |' in md
+
+
+def test_lag_is_summarized_and_shown_when_the_runs_have_it():
+    runs = [_run(0, 2.0), _run(1, 2.5)]
+    for r, lag in zip(runs, (30.0, 40.0)):
+        r['lag_s'] = {'p50': 1.0, 'p99': lag, 'max': lag}
+    (row,) = bcs.summarize_runs(runs)
+    assert row['lag_p99_s']['mean'] == 35.0
+    assert '| 1.000 / 30.000 |' in bcs.markdown(runs)
+    # runs from before the lag was recorded
+    (row,) = bcs.summarize_runs([_run(0, 2.0)])
+    assert row['lag_p99_s'] is None
+    assert '| - |' in bcs.markdown([_run(0, 2.0)])
