@@ -198,6 +198,20 @@ def _tables(url):
     return out
 
 
+def _stored_reports(url):
+    """{(host name, seq)} of the reports stored (one boot per simulated
+    host)."""
+    import sqlalchemy as sa
+    eng = sa.create_engine(url)
+    with eng.connect() as c:
+        rows = c.execute(sa.text(
+            'SELECT h.name, s.seq FROM host_samples s '
+            'JOIN hosts h ON h.id = s.host_id'))
+        out = {(name, seq) for name, seq in rows}
+    eng.dispose()
+    return out
+
+
 def _cpu_seconds(pid):
     try:
         with open('/proc/%d/stat' % pid) as f:
@@ -312,11 +326,13 @@ def run(args):
         wall = time.time() - t0
         busy = proccpu.machine_busy_seconds() - busy0
         lat, lag, failed, generated = [], [], 0, 0
+        acked = set()
         for out, _ in senders:
             with open(out) as f:
                 for line in f:
                     h, s, ts, dt, ok, made = json.loads(line)
                     if ok:
+                        acked.add((h, s))
                         lat.append(dt)
                         # from the report's making to its storing: the
                         # time it queued in the sender and its resends too
@@ -327,6 +343,7 @@ def run(args):
                 generated += json.load(f)['generated']
         db = db_api.Database(url)
         stored = db.count_reports()
+        unstored = acked - _stored_reports(url)
         if args.raw_retention:
             # The rollups the housekeeping has not reached yet.
             db.rollup_samples(time.time() - args.raw_retention,
@@ -342,6 +359,12 @@ def run(args):
             'reports_per_s_offered': args.hosts / args.interval,
             'reports_generated': generated, 'reports_stored': stored,
             'lost_or_doubled': generated - stored,
+            # A report the controller said it stored must be stored (0);
+            # a report never acknowledged (still failing when the senders
+            # stopped resending) is the senders' backlog, not a loss.
+            'acknowledged': len(acked),
+            'acknowledged_not_stored': len(unstored),
+            'never_acknowledged': generated - len(acked),
             'failed_calls_resent': failed,
             'latency_s': {'p50': _pct(lat, 0.5), 'p99': _pct(lat, 0.99),
                           'max': max(lat) if lat else None},
@@ -421,7 +444,11 @@ def markdown(results, doc=None):
                      '%.3f / %.3f' % (r['lag_s']['p50'] or 0,
                                       r['lag_s']['p99'] or 0)
                      if r.get('lag_s') else '-',
-                     r['lost_or_doubled'], r['failed_calls_resent'],
+                     r['lost_or_doubled'],
+                     '%d / %d' % (r['acknowledged_not_stored'],
+                                  r['never_acknowledged'])
+                     if 'acknowledged' in r else '-',
+                     r['failed_calls_resent'],
                      '%.1f' % (r['round_wall_s'] or 0),
                      '%.2f' % (r['db_bytes_per_day'] / 2 ** 30),
                      '%.2f' % r['controller_cpu_share_of_a_core']])
@@ -506,7 +533,8 @@ def markdown(results, doc=None):
         discipline.markdown_table(
             ['hosts', 'controllers', 'repeat', 'reports/s',
              'latency p50 / p99 (s)', 'lag p50 / p99 (s)',
-             'lost or doubled', 'calls resent', 'round (s)',
+             'lost or doubled', 'acknowledged not stored / never '
+             'acknowledged', 'calls resent', 'round (s)',
              'DB GiB/day', 'controller cores'], rows)] + extra + [''])
 
 

@@ -53,3 +53,10 @@ def test_lag_is_summarized_and_shown_when_the_runs_have_it():
     (row,) = bcs.summarize_runs([_run(0, 2.0)])
     assert row['lag_p99_s'] is None
     assert '| - |' in bcs.markdown([_run(0, 2.0)])
+
+
+def test_acknowledged_reports_are_shown_apart_from_the_backlog():
+    run = _run(0, 2.0, lost=5)
+    run.update(acknowledged=95, acknowledged_not_stored=0,
+               never_acknowledged=5)
+    assert '| 5 | 0 / 5 | 1 |' in bcs.markdown([run])
