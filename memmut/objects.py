@@ -20,35 +20,65 @@ class SchemaError(ValueError):
 _PRIMITIVE = (str, int, float, bool, type(None))
 
 
-def _check(cls, name, value, ftype):
+def _checker(cls, name, ftype):
+    """A function checking (and converting) the value of field ``name``
+    of type ``ftype``; built once per field, not at every value."""
     origin = typing.get_origin(ftype)
     args = typing.get_args(ftype)
     if origin is typing.Union:
-        if value is None and type(None) in args:
-            return None
-        ftype = next(a for a in args if a is not type(None))
-        origin = typing.get_origin(ftype)
-        args = typing.get_args(ftype)
+        inner = _checker(cls, name,
+                         next(a for a in args if a is not type(None)))
+        if type(None) not in args:
+            return inner
+        return lambda value: None if value is None else inner(value)
     if dataclasses.is_dataclass(ftype):
-        return ftype.from_primitive(value)
+        return ftype.from_primitive
     if origin is list:
-        if not isinstance(value, (list, tuple)):
-            raise SchemaError('%s.%s: expected a list' % (cls.__name__, name))
-        return [_check(cls, name, v, args[0]) for v in value]
+        item = _checker(cls, name, args[0])
+
+        def check_list(value):
+            if not isinstance(value, (list, tuple)):
+                raise SchemaError('%s.%s: expected a list'
+                                  % (cls.__name__, name))
+            return [item(v) for v in value]
+        return check_list
     if origin is dict or ftype is dict:
-        if not isinstance(value, dict) or not all(
-                isinstance(v, _PRIMITIVE) for v in value.values()):
-            raise SchemaError('%s.%s: expected a flat mapping'
-                              % (cls.__name__, name))
-        return dict(value)
-    if ftype is float and isinstance(value, int) and not isinstance(
-            value, bool):
-        return float(value)
-    if not isinstance(value, ftype) or (
-            ftype is int and isinstance(value, bool)):
-        raise SchemaError('%s.%s: expected %s, got %r'
-                          % (cls.__name__, name, ftype.__name__, value))
-    return value
+        def check_mapping(value):
+            if not isinstance(value, dict) or not all(
+                    isinstance(v, _PRIMITIVE) for v in value.values()):
+                raise SchemaError('%s.%s: expected a flat mapping'
+                                  % (cls.__name__, name))
+            return dict(value)
+        return check_mapping
+
+    def check(value):
+        if ftype is float and isinstance(value, int) and not isinstance(
+                value, bool):
+            return float(value)
+        if not isinstance(value, ftype) or (
+                ftype is int and isinstance(value, bool)):
+            raise SchemaError('%s.%s: expected %s, got %r'
+                              % (cls.__name__, name, ftype.__name__, value))
+        return value
+    return check
+
+
+def _fields(cls):
+    """(name, required, checker) of every field of dataclass ``cls``,
+    built once per class: looking the types up at every message
+    (typing.get_type_hints) was most of the cost of reading a report."""
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        hints = typing.get_type_hints(cls)
+        fields = _FIELDS[cls] = tuple(
+            (f.name, f.default is dataclasses.MISSING and
+             f.default_factory is dataclasses.MISSING,
+             _checker(cls, f.name, hints[f.name]))
+            for f in dataclasses.fields(cls))
+    return fields
+
+
+_FIELDS = {}
 
 
 class Message:
@@ -64,17 +94,14 @@ class Message:
         if not isinstance(data, dict):
             raise SchemaError('%s: expected a mapping, got %s'
                               % (cls.__name__, type(data).__name__))
-        hints = typing.get_type_hints(cls)
         kwargs = {}
-        for field in dataclasses.fields(cls):
-            if field.name not in data:
-                if (field.default is dataclasses.MISSING and
-                        field.default_factory is dataclasses.MISSING):
+        for name, required, check in _fields(cls):
+            if name not in data:
+                if required:
                     raise SchemaError('%s: missing field %r'
-                                      % (cls.__name__, field.name))
+                                      % (cls.__name__, name))
                 continue
-            kwargs[field.name] = _check(cls, field.name, data[field.name],
-                                        hints[field.name])
+            kwargs[name] = check(data[name])
         # Fields this reader does not know are ignored: a newer minor version
         # of the RPC API may add fields without breaking older readers.
         return cls(**kwargs)

@@ -103,11 +103,15 @@ class Database:
                     host_id=host.id, boot_id=report.boot_id, seq=report.seq))
             if known is not None:
                 return False
-            session.add(models.HostSample(
+            # Core statements, not ORM objects, for the rows of a report:
+            # per-row ORM bookkeeping was most of a report's cost. The
+            # first write is this row, so two controllers storing the same
+            # report collide here (IntegrityError) before writing more.
+            session.execute(sa.insert(models.HostSample), [dict(
                 host_id=host.id, boot_id=report.boot_id, seq=report.seq,
                 timestamp=report.timestamp,
                 memory_free_kb=report.memory_free_kb,
-                cpu_util=report.cpu_util, reservoir_kb=report.reservoir_kb))
+                cpu_util=report.cpu_util, reservoir_kb=report.reservoir_kb)])
             host.updated_at = now
             newest = (host.last_report_at is None or
                       report.timestamp >= host.last_report_at)
@@ -127,42 +131,13 @@ class Database:
                     report.timestamp >= host.reservoir_at:
                 host.reservoir_kb = report.reservoir_kb
                 host.reservoir_at = report.timestamp
-            uuids = [s.uuid for s in report.vms]
-            vms = {vm.uuid: vm for vm in session.scalars(
-                sa.select(models.VM).where(models.VM.uuid.in_(uuids)))
-            } if uuids else {}
-            for s in report.vms:
-                vm = vms.get(s.uuid)
-                if vm is None:
-                    vm = models.VM(uuid=s.uuid, name=s.name, host_id=host.id,
-                                   booked_kb=s.booked_kb,
-                                   nova_instance=s.nova_instance,
-                                   state=s.state, first_seen=s.timestamp,
-                                   last_seen=s.timestamp)
-                    session.add(vm)
-                    session.flush()
-                elif s.timestamp >= vm.last_seen:
-                    vm.name = s.name
-                    vm.host_id = host.id
-                    vm.booked_kb = s.booked_kb
-                    vm.nova_instance = s.nova_instance
-                    vm.state = s.state
-                    vm.last_seen = s.timestamp
-                session.add(models.VMSample(
-                    vm_id=vm.id, host_id=host.id, timestamp=s.timestamp,
-                    state=s.state, booked_kb=s.booked_kb,
-                    balloon_kb=s.balloon_kb,
-                    memory_stats=dict(s.memory_stats),
-                    cpu_time_ns=s.cpu_time_ns, wss_kb=s.wss_kb,
-                    wss_estimator=s.wss_estimator,
-                    wss_max_avg_kb=s.wss_max_avg_kb,
-                    max_avg_window=s.max_avg_window,
-                    max_avg_slice_s=s.max_avg_slice_s,
-                    badis_mode=s.badis_mode, pinned_kb=s.pinned_kb,
-                    pinned_note=s.pinned_note, pinned_at=s.pinned_at,
-                    mut_role=s.mut_role,
-                    mem_init_kb=s.mem_init_kb, lent_kb=s.lent_kb,
-                    borrowed_kb=s.borrowed_kb))
+            if report.vms:
+                # executemany: psycopg pipelines the rows of one prepared
+                # statement (cheaper here than one multi-row INSERT).
+                ids = _store_vms(session, host.id, report.vms)
+                session.execute(sa.insert(models.VMSample), [
+                    _sample_row(ids[s.uuid], host.id, s)
+                    for s in report.vms])
         return True
 
     def store_reservoir(self, inform):
@@ -727,6 +702,85 @@ class _Transaction:
         if isinstance(exc, sa_exc.SQLAlchemyError):
             raise _wrap(exc, self._url) from exc
         return False
+
+
+def _store_vms(session, host_id, samples):
+    """Create or update the VM rows of a report's ``samples``, as if they
+    were applied one by one in order (a VM is created by its first
+    sample and follows any later one that is not older than what it
+    holds); their ids by UUID. One SELECT, then one INSERT of the new VMs
+    (and a SELECT of their ids) and one UPDATE per VM that follows its
+    sample, all executemany."""
+    vm = models.VM.__table__
+    rows = _vms_by_uuid(session, {s.uuid for s in samples})
+    new, changed = {}, {}
+    for s in samples:
+        values = new.get(s.uuid)
+        if values is None and s.uuid not in rows:
+            new[s.uuid] = dict(uuid=s.uuid, name=s.name, host_id=host_id,
+                               booked_kb=s.booked_kb,
+                               nova_instance=s.nova_instance, state=s.state,
+                               first_seen=s.timestamp, last_seen=s.timestamp)
+            continue
+        if values is None:
+            values = changed.get(s.uuid)
+        last_seen = (rows[s.uuid].last_seen if values is None
+                     else values['last_seen'])
+        if s.timestamp < last_seen:
+            continue
+        update = dict(name=s.name, host_id=host_id, booked_kb=s.booked_kb,
+                      nova_instance=s.nova_instance, state=s.state,
+                      last_seen=s.timestamp)
+        if values is None:
+            changed[s.uuid] = update
+        else:
+            values.update(update)
+    ids = {uuid: row.id for uuid, row in rows.items()}
+    if new:
+        session.execute(sa.insert(vm), list(new.values()))
+        ids.update((uuid, row.id) for uuid, row in
+                   _vms_by_uuid(session, new).items())
+    if changed:
+        session.execute(
+            sa.update(vm).where(vm.c.id == sa.bindparam('vm_id')).values(
+                {k: sa.bindparam(k) for k in _VM_UPDATED}),
+            [dict(values, vm_id=ids[uuid])
+             for uuid, values in sorted(changed.items())])
+    return ids
+
+
+def _vms_by_uuid(session, uuids, chunk=500):
+    """{uuid: row (id, uuid, last_seen)} of the VMs of ``uuids`` that
+    exist, ``chunk`` UUIDs per SELECT."""
+    vm = models.VM.__table__
+    uuids = sorted(uuids)
+    rows = {}
+    for i in range(0, len(uuids), chunk):
+        for row in session.execute(
+                sa.select(vm.c.id, vm.c.uuid, vm.c.last_seen)
+                .where(vm.c.uuid.in_(uuids[i:i + chunk]))):
+            rows[row.uuid] = row
+    return rows
+
+
+# What a VM's newest sample sets on its row (first_seen stays).
+_VM_UPDATED = ('name', 'host_id', 'booked_kb', 'nova_instance', 'state',
+               'last_seen')
+
+
+def _sample_row(vm_id, host_id, s):
+    """The vm_samples row of one VMReport: every column."""
+    return dict(
+        vm_id=vm_id, host_id=host_id, timestamp=s.timestamp, state=s.state,
+        booked_kb=s.booked_kb, balloon_kb=s.balloon_kb,
+        memory_stats=dict(s.memory_stats), cpu_time_ns=s.cpu_time_ns,
+        wss_kb=s.wss_kb, wss_estimator=s.wss_estimator,
+        wss_max_avg_kb=s.wss_max_avg_kb, max_avg_window=s.max_avg_window,
+        max_avg_slice_s=s.max_avg_slice_s, badis_mode=s.badis_mode,
+        pinned_kb=s.pinned_kb, pinned_note=s.pinned_note,
+        pinned_at=s.pinned_at, mut_role=s.mut_role,
+        mem_init_kb=s.mem_init_kb, lent_kb=s.lent_kb,
+        borrowed_kb=s.borrowed_kb)
 
 
 def _ids(values):

@@ -12,9 +12,12 @@ runs, and controller 0 is SIGKILLed at mid-run and restarted
 
 A report whose call fails or times out is sent again later with the same
 (boot id, seq), as an agent's backlog does. Measured: ingestion latency
-(send to the controller's "stored" answer) p50/p99, reports generated vs
+(send to the controller's "stored" answer) p50/p99, ingestion lag (from
+the report's making to that answer: the time it waited for a sender
+thread and its resends too) p50/p99, reports generated vs
 stored (lost or doubled: goal 0), the round's wall time, the database's
-growth per simulated day, and the controllers' CPU.
+growth per simulated day, the controllers' CPU, and the CPU per stored
+report of every part (controllers, PostgreSQL, RabbitMQ, senders).
 
 One machine plays every part here (senders, broker, database, controllers
 on 2 shared cores), so the figures are a floor for a real control plane,
@@ -37,6 +40,7 @@ import concurrent.futures
 import json
 import os
 import pathlib
+import resource
 import shlex
 import signal
 import subprocess
@@ -124,7 +128,7 @@ def sender(args):
             ok = False
         dt = time.time() - t0
         with lock:
-            out.write(json.dumps([h, s, t0, dt, ok]) + '\n')
+            out.write(json.dumps([h, s, t0, dt, ok, t]) + '\n')
             if not ok:
                 pending.append((h, s, t))
             in_flight[0] -= 1
@@ -194,6 +198,20 @@ def _tables(url):
     return out
 
 
+def _stored_reports(url):
+    """{(host name, seq)} of the reports stored (one boot per simulated
+    host)."""
+    import sqlalchemy as sa
+    eng = sa.create_engine(url)
+    with eng.connect() as c:
+        rows = c.execute(sa.text(
+            'SELECT h.name, s.seq FROM host_samples s '
+            'JOIN hosts h ON h.id = s.host_id'))
+        out = {(name, seq) for name, seq in rows}
+    eng.dispose()
+    return out
+
+
 def _cpu_seconds(pid):
     try:
         with open('/proc/%d/stat' % pid) as f:
@@ -207,6 +225,7 @@ def _cpu_seconds(pid):
 def run(args):
     from memmut.db import api as db_api
     from memmut.db import migration
+    from tests.benchmarks import proccpu
     from tests.harness import services
     work = pathlib.Path(tempfile.mkdtemp(prefix='memmut-scale-'))
     pg = services.PrivatePostgres().start()
@@ -254,12 +273,32 @@ def run(args):
                  str(args.threads), '--out', str(out)])))
         t0 = time.time()
         cpu0 = {}
-        killed_at = round_s = None
+        # CPU of every part (controllers, PostgreSQL, RabbitMQ, senders)
+        # from t0: the newest reading of each process tree.
+        with open(os.path.join(pg.dir, 'data', 'postmaster.pid')) as f:
+            pg_pid = int(f.readline())
+        servers = {'postgres': pg_pid, 'rabbitmq': rabbit.proc.pid}
+        parts0 = proccpu.trees_seconds(
+            list(servers.values()) + [c.proc.pid for c in controllers])
+        busy0 = proccpu.machine_busy_seconds()
+        parts = {}
+
+        def read_parts():
+            pids = {('controllers', c.proc.pid) for c in controllers}
+            pids |= {('senders', p.pid) for _, p in senders
+                     if p.poll() is None}
+            pids |= set(servers.items())
+            now = proccpu.trees_seconds([pid for _, pid in pids])
+            for key in pids:
+                if now[key[1]] is not None:
+                    parts[key] = now[key[1]] - (parts0.get(key[1]) or 0.0)
+        killed_at = round_s = round_cpu = None
         round_out = ''
         while any(p.poll() is None for _, p in senders):
             el = time.time() - t0
             if args.kill_controller and killed_at is None and \
                     el > args.duration / 2:
+                read_parts()
                 os.killpg(controllers[0].proc.pid, signal.SIGKILL)
                 controllers[0].proc.wait()
                 controllers[0].log.close()
@@ -268,30 +307,43 @@ def run(args):
                 controllers[0] = start_controller(0)
             if round_s is None and el > args.duration * 0.6:
                 r0 = time.time()
+                ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 done = subprocess.run(
                     [sys.executable, '-m', 'memmut.cmd.consolidate',
                      '--config-file', str(conf_file), 'run', '--dry-run'],
                     capture_output=True, text=True)
                 round_s = time.time() - r0
+                ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                round_cpu = (ru1.ru_utime + ru1.ru_stime -
+                             ru0.ru_utime - ru0.ru_stime)
                 round_out = (done.stdout or done.stderr).strip()[:300]
             for c in controllers:
                 cpu0.setdefault(c.proc.pid, 0.0)
                 cpu0[c.proc.pid] = _cpu_seconds(c.proc.pid)
+            read_parts()
             time.sleep(1)
+        read_parts()
         wall = time.time() - t0
-        lat, failed, generated = [], 0, 0
+        busy = proccpu.machine_busy_seconds() - busy0
+        lat, lag, failed, generated = [], [], 0, 0
+        acked = set()
         for out, _ in senders:
             with open(out) as f:
                 for line in f:
-                    h, s, ts, dt, ok = json.loads(line)
+                    h, s, ts, dt, ok, made = json.loads(line)
                     if ok:
+                        acked.add((h, s))
                         lat.append(dt)
+                        # from the report's making to its storing: the
+                        # time it queued in the sender and its resends too
+                        lag.append(ts + dt - made)
                     else:
                         failed += 1
             with open(str(out) + '.sum') as f:
                 generated += json.load(f)['generated']
         db = db_api.Database(url)
         stored = db.count_reports()
+        unstored = acked - _stored_reports(url)
         if args.raw_retention:
             # The rollups the housekeeping has not reached yet.
             db.rollup_samples(time.time() - args.raw_retention,
@@ -307,9 +359,17 @@ def run(args):
             'reports_per_s_offered': args.hosts / args.interval,
             'reports_generated': generated, 'reports_stored': stored,
             'lost_or_doubled': generated - stored,
+            # A report the controller said it stored must be stored (0);
+            # a report never acknowledged (still failing when the senders
+            # stopped resending) is the senders' backlog, not a loss.
+            'acknowledged': len(acked),
+            'acknowledged_not_stored': len(unstored),
+            'never_acknowledged': generated - len(acked),
             'failed_calls_resent': failed,
             'latency_s': {'p50': _pct(lat, 0.5), 'p99': _pct(lat, 0.99),
                           'max': max(lat) if lat else None},
+            'lag_s': {'p50': _pct(lag, 0.5), 'p99': _pct(lag, 0.99),
+                      'max': max(lag) if lag else None},
             'controller_killed_at_s': killed_at,
             'round_wall_s': round_s, 'round_output': round_out,
             'db_growth_bytes': growth,
@@ -319,6 +379,11 @@ def run(args):
             'tables': tables,
             'history_per_day': history_per_day(args, tables),
             'controller_cpu_s': sum(cpu0.values()),
+            'cpu_s': cpu_by_part(parts, round_cpu),
+            'cpu_ms_per_report': {
+                k: 1e3 * v / max(1, stored)
+                for k, v in cpu_by_part(parts, round_cpu).items()},
+            'machine_busy_cores': busy / wall,
             'controller_cpu_share_of_a_core': sum(cpu0.values()) / wall,
             'wall_s': wall,
         }
@@ -331,6 +396,17 @@ def run(args):
             c.kill()
         rabbit.stop()
         pg.stop()
+
+
+def cpu_by_part(parts, round_cpu):
+    """CPU seconds by part from {(part, pid): seconds}, their total, and
+    the consolidation round's (not in the total: one per round)."""
+    out = {}
+    for (part, _), v in parts.items():
+        out[part] = out.get(part, 0.0) + v
+    out['total'] = sum(out.values())
+    out['round'] = round_cpu
+    return out
 
 
 def history_per_day(args, tables):
@@ -365,7 +441,14 @@ def markdown(results, doc=None):
                      '%.1f' % r['reports_per_s_offered'],
                      '%.3f / %.3f' % (r['latency_s']['p50'] or 0,
                                       r['latency_s']['p99'] or 0),
-                     r['lost_or_doubled'], r['failed_calls_resent'],
+                     '%.3f / %.3f' % (r['lag_s']['p50'] or 0,
+                                      r['lag_s']['p99'] or 0)
+                     if r.get('lag_s') else '-',
+                     r['lost_or_doubled'],
+                     '%d / %d' % (r['acknowledged_not_stored'],
+                                  r['never_acknowledged'])
+                     if 'acknowledged' in r else '-',
+                     r['failed_calls_resent'],
                      '%.1f' % (r['round_wall_s'] or 0),
                      '%.2f' % (r['db_bytes_per_day'] / 2 ** 30),
                      '%.2f' % r['controller_cpu_share_of_a_core']])
@@ -385,15 +468,35 @@ def markdown(results, doc=None):
             '%.2f' % ((h['raw_vm_samples'] or 0) / gib),
             '%.2f' % (h.get('rollups', 0) / gib),
             '%.2f' % ((h['host_samples'] or 0) / gib)])
+    cpu = []
+    for r in results:
+        c = r.get('cpu_ms_per_report')
+        if c:
+            cpu.append([r['hosts'], r['controllers'], r.get('repeat', 0),
+                        r['reports_stored']] + [
+                '%.1f' % (c.get(k) or 0) for k in (
+                    'controllers', 'postgres', 'rabbitmq', 'senders',
+                    'total')] + [
+                '%.1f' % (r['cpu_s']['round'] or 0),
+                '%.2f' % r['machine_busy_cores']])
     extra = []
+    if cpu:
+        extra += ['', 'CPU per stored report by part (ms; each process '
+                  'tree from the senders\' start to their end, reaped '
+                  'children included), the round\'s CPU and how many of '
+                  'the 2 cores the machine kept busy:', '',
+                  discipline.markdown_table(
+                      ['hosts', 'controllers', 'repeat', 'reports stored',
+                       'controllers', 'PostgreSQL', 'RabbitMQ', 'senders',
+                       'total', 'round CPU (s)', 'busy cores'], cpu)]
     if store:
-        extra = ['', 'Sample tables at the end of the run, and what they '
-                 'cost per day per 1000 hosts at the bytes per row '
-                 'measured:', '', discipline.markdown_table(
-                     ['hosts', 'raw retention (s)', 'rollup interval (s)',
-                      'tables', 'B/raw VM sample', 'B/rollup',
-                      'raw VM samples GiB/day', 'rollups GiB/day',
-                      'host samples GiB/day'], store)]
+        extra += ['', 'Sample tables at the end of the run, and what '
+                  'they cost per day per 1000 hosts at the bytes per row '
+                  'measured:', '', discipline.markdown_table(
+                      ['hosts', 'raw retention (s)', 'rollup interval (s)',
+                       'tables', 'B/raw VM sample', 'B/rollup',
+                       'raw VM samples GiB/day', 'rollups GiB/day',
+                       'host samples GiB/day'], store)]
     summary = []
     if doc:
         d = doc['discipline']
@@ -401,6 +504,8 @@ def markdown(results, doc=None):
         srows = [[s['hosts'], s['controllers'],
                   fmt(s['latency_p50_s'], '.3f'),
                   fmt(s['latency_p99_s'], '.3f'),
+                  fmt(s['lag_p99_s'], '.3f') if s.get('lag_p99_s')
+                  else '-',
                   fmt(s['round_wall_s'], '.1f') if s['round_wall_s']
                   else '-', fmt(s['controller_cores'], '.2f'),
                   'yes' if s['none_lost_or_doubled'] else 'NO']
@@ -417,7 +522,8 @@ def markdown(results, doc=None):
             '(± ? with one repeat):', '',
             discipline.markdown_table(
                 ['hosts', 'controllers', 'latency p50 (s)',
-                 'latency p99 (s)', 'round (s)', 'controller cores',
+                 'latency p99 (s)', 'lag p99 (s)', 'round (s)',
+                 'controller cores',
                  'none lost or doubled (every repeat)'], srows),
             '', 'Every run:', '']
     return '\n'.join([
@@ -426,8 +532,9 @@ def markdown(results, doc=None):
         'part on one 2-core machine.', ''] + summary + [
         discipline.markdown_table(
             ['hosts', 'controllers', 'repeat', 'reports/s',
-             'latency p50 / p99 (s)',
-             'lost or doubled', 'calls resent', 'round (s)',
+             'latency p50 / p99 (s)', 'lag p50 / p99 (s)',
+             'lost or doubled', 'acknowledged not stored / never '
+             'acknowledged', 'calls resent', 'round (s)',
              'DB GiB/day', 'controller cores'], rows)] + extra + [''])
 
 
@@ -509,6 +616,7 @@ def main(argv=None):
 # the figures of a run summarized over its repeats (mean, 95 % interval)
 SUMMARIZED = (('latency_p50_s', lambda r: r['latency_s']['p50']),
               ('latency_p99_s', lambda r: r['latency_s']['p99']),
+              ('lag_p99_s', lambda r: r.get('lag_s', {}).get('p99')),
               ('lost_or_doubled', lambda r: r['lost_or_doubled']),
               ('failed_calls_resent', lambda r: r['failed_calls_resent']),
               ('round_wall_s', lambda r: r['round_wall_s']),

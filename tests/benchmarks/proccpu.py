@@ -66,3 +66,51 @@ def per_gib(seconds, nbytes):
     if seconds is None or not nbytes:
         return None
     return seconds / (nbytes / GIB)
+
+
+def _stat_fields(pid, root):
+    with open(os.path.join(root, str(pid), 'stat')) as f:
+        return f.read().rpartition(')')[2].split()
+
+
+def tree_seconds(pid, root='/proc'):
+    """CPU seconds of process ``pid`` and its live descendants, each with
+    the children it has reaped (a server's exited workers, e.g.
+    PostgreSQL backends); None if ``pid`` is gone. One scan of
+    ``root``."""
+    return trees_seconds([pid], root)[pid]
+
+
+def trees_seconds(pids, root='/proc'):
+    """{pid: tree_seconds(pid)} of several processes, one scan."""
+    parents, own = {}, {}
+    for name in os.listdir(root):
+        if not name.isdigit():
+            continue
+        try:
+            fields = _stat_fields(name, root)
+            parents.setdefault(int(fields[1]), []).append(int(name))
+            own[int(name)] = sum(int(x) for x in fields[11:15]) / TICK
+        except (OSError, IndexError, ValueError):
+            continue    # gone meanwhile
+    out = {}
+    for pid in pids:
+        if pid not in own:
+            out[pid] = None
+            continue
+        total, todo = 0.0, [pid]
+        while todo:
+            p = todo.pop()
+            total += own.get(p, 0.0)
+            todo.extend(parents.get(p, ()))
+        out[pid] = total
+    return out
+
+
+def machine_busy_seconds(root='/proc'):
+    """CPU seconds the machine's cores spent busy so far (everything but
+    idle and iowait, from ``/proc/stat``)."""
+    with open(os.path.join(root, 'stat')) as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal (guest is in user)
+    return (sum(fields[:8]) - fields[3] - fields[4]) / TICK

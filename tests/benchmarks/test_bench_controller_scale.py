@@ -26,3 +26,37 @@ def test_summary_gives_intervals_and_the_lost_goal_over_every_repeat():
                           'versions': {'memmut_commit': 'abc', 'x': None}}}
     md = bcs.markdown(runs, doc)
     assert '2.500 ± ' in md and '| NO |' in md
+
+
+def test_cpu_by_part_sums_processes_of_a_part_and_shows_it():
+    parts = {('controllers', 1): 2.0, ('controllers', 2): 1.0,
+             ('postgres', 3): 4.0, ('senders', 4): 0.5}
+    cpu = bcs.cpu_by_part(parts, 7.0)
+    assert cpu == {'controllers': 3.0, 'postgres': 4.0, 'senders': 0.5,
+                   'total': 7.5, 'round': 7.0}
+    run = _run(0, 2.0)
+    run.update(reports_stored=1000, cpu_s=cpu, machine_busy_cores=1.9,
+               cpu_ms_per_report={k: v for k, v in cpu.items()})
+    md = bcs.markdown([run])
+    assert '| 1000 | 1 | 0 | 1000 | 3.0 | 4.0 | 0.0 | 0.5 | 7.5 | 7.0 | ' \
+        '1.90 |' in md
+
+
+def test_lag_is_summarized_and_shown_when_the_runs_have_it():
+    runs = [_run(0, 2.0), _run(1, 2.5)]
+    for r, lag in zip(runs, (30.0, 40.0)):
+        r['lag_s'] = {'p50': 1.0, 'p99': lag, 'max': lag}
+    (row,) = bcs.summarize_runs(runs)
+    assert row['lag_p99_s']['mean'] == 35.0
+    assert '| 1.000 / 30.000 |' in bcs.markdown(runs)
+    # runs from before the lag was recorded
+    (row,) = bcs.summarize_runs([_run(0, 2.0)])
+    assert row['lag_p99_s'] is None
+    assert '| - |' in bcs.markdown([_run(0, 2.0)])
+
+
+def test_acknowledged_reports_are_shown_apart_from_the_backlog():
+    run = _run(0, 2.0, lost=5)
+    run.update(acknowledged=95, acknowledged_not_stored=0,
+               never_acknowledged=5)
+    assert '| 5 | 0 / 5 | 1 |' in bcs.markdown([run])

@@ -33,3 +33,37 @@ def test_delta_and_per_gib():
     assert proccpu.per_gib(2.0, 512 << 20) == pytest.approx(4.0)
     assert proccpu.per_gib(2.0, 0) is None
     assert proccpu.per_gib(None, 1) is None
+
+
+def _fake_proc(root, procs, stat_line=None):
+    """procs: {pid: (ppid, utime, stime, cutime, cstime) in ticks}."""
+    for pid, (ppid, *ticks) in procs.items():
+        d = root / str(pid)
+        d.mkdir()
+        (d / 'stat').write_text(
+            '%d (x y) S %d %d %d 0 -1 0 0 0 0 0 %d %d %d %d 20 0 1 0\n'
+            % (pid, ppid, pid, pid, *ticks))
+    (root / 'self').mkdir()
+    if stat_line:
+        (root / 'stat').write_text(stat_line)
+
+
+def test_tree_seconds_sums_descendants_and_what_they_reaped(tmp_path):
+    t = int(proccpu.TICK)
+    _fake_proc(tmp_path, {10: (1, t, t, 2 * t, 0),     # reaped 2 s
+                          11: (10, t, 0, 0, 0), 12: (11, 0, t, 0, 0),
+                          13: (1, 5 * t, 0, 0, 0)})     # not a descendant
+    assert proccpu.tree_seconds(10, root=str(tmp_path)) == \
+        pytest.approx(6.0)
+    assert proccpu.tree_seconds(11, root=str(tmp_path)) == \
+        pytest.approx(2.0)
+    assert proccpu.tree_seconds(99, root=str(tmp_path)) is None
+    assert proccpu.tree_seconds(os.getpid()) > 0
+
+
+def test_machine_busy_seconds_leaves_idle_and_iowait_out(tmp_path):
+    t = int(proccpu.TICK)
+    _fake_proc(tmp_path, {}, 'cpu  %d %d %d %d %d %d %d %d 0 0\n' % (
+        t, t, t, 100 * t, 50 * t, t, t, t))
+    assert proccpu.machine_busy_seconds(str(tmp_path)) == \
+        pytest.approx(6.0)

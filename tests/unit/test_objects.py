@@ -51,3 +51,31 @@ def test_optional_nested_message():
     refused = objects.AllocResult(granted=False, reason='none')
     assert objects.AllocResult.from_primitive(
         refused.to_primitive()).device is None
+
+
+def test_checks_built_once_per_class_still_check_every_message():
+    """The field checks are built at the first message of a class and
+    reused: a later message gets each of them again, per field."""
+    good = _report(remote_exports=['s1'], vms=[]).to_primitive()
+    assert objects.HostReport.from_primitive(good).remote_exports == ['s1']
+    for key, value, match in [
+            ('remote_exports', 's1', 'HostReport.remote_exports: expected '
+             'a list'),
+            ('remote_exports', [1], 'HostReport.remote_exports: expected '
+             'str, got 1'),
+            ('cpu_util', 'x', "HostReport.cpu_util: expected float, got "
+             "'x'"),
+            ('remote_attachments', None, None)]:
+        prim = dict(good, **{key: value})
+        if match is None:
+            assert getattr(objects.HostReport.from_primitive(prim),
+                           key) is None
+            continue
+        with pytest.raises(objects.SchemaError, match=match):
+            objects.HostReport.from_primitive(prim)
+    # the nested VM's checks are its class's own
+    prim = _report().to_primitive()
+    prim['vms'][0]['wss_kb'] = 1.5
+    with pytest.raises(objects.SchemaError, match='VMReport.wss_kb'):
+        objects.HostReport.from_primitive(prim)
+    assert objects.HostReport.from_primitive(good).remote_exports == ['s1']

@@ -1,4 +1,5 @@
 import pytest
+import sqlalchemy as sa
 
 from memmut.db import api as db_api
 from memmut.db import models
@@ -335,3 +336,61 @@ def test_a_late_sample_of_a_rolled_up_interval_adds_a_row(db):
     assert db.count_samples() == (0, 3)
     cpu, _ = _history(db.vm_series(0.0)['a'], 100.0, 50.0, 2)
     assert cpu == [100.0, 100.0]        # 0.1 core, the late one ignored
+
+
+def test_a_report_racing_another_controller_stores_nothing(db, tmp_path):
+    """Two controllers take the same resent report: the one that finds
+    it stored only when inserting (unique constraint) answers False and
+    adds no sample."""
+    db.store_report(_report(1, 10.0, vms=[_vm('a', 10.0)]))
+    other = db_api.Database(db.url)
+    raced = []
+
+    def before(conn, cursor, statement, params, context, executemany):
+        if statement.startswith('INSERT INTO host_samples') and not raced:
+            raced.append(other.store_report(
+                _report(2, 20.0, vms=[_vm('a', 20.0)])))
+
+    sa.event.listen(db.engine, 'before_cursor_execute', before)
+    try:
+        assert not db.store_report(_report(2, 20.0, vms=[_vm('a', 20.0)]))
+    finally:
+        sa.event.remove(db.engine, 'before_cursor_execute', before)
+        other.close()
+    assert raced == [True]
+    assert db.count_reports('h1') == 2
+    assert [s.timestamp for s in db.vm_samples('a')] == [10.0, 20.0]
+
+
+def test_a_vm_listed_twice_in_a_report_is_applied_in_order(db):
+    db.store_report(_report(1, 10.0, vms=[_vm('old', 10.0)]))
+    db.store_report(_report(2, 20.0, vms=[
+        _vm('old', 20.0, state='paused'), _vm('old', 19.0, state='late'),
+        _vm('new', 20.0, state='first'), _vm('new', 21.0, state='second'),
+        _vm('new', 20.5, state='older')]))
+    assert db.get_vm('old').state == 'paused'
+    new = db.get_vm('new')
+    assert (new.state, new.first_seen, new.last_seen) == \
+        ('second', 20.0, 21.0)
+    assert [s.state for s in db.vm_samples('new')] == \
+        ['first', 'older', 'second']
+    assert len(db.vm_samples('old')) == 3
+
+
+def test_a_report_of_many_vms_keeps_every_column(db):
+    vms = [_vm('vm-%04d' % i, 10.0, pinned_kb=i, pinned_note='n',
+               pinned_at=9.0, wss_max_avg_kb=i, max_avg_window=5,
+               max_avg_slice_s=60.0, badis_mode='V', borrowed_kb=i,
+               nova_instance=True) for i in range(1200)]
+    assert db.store_report(_report(1, 10.0, vms=vms))
+    assert db.store_report(_report(2, 20.0, vms=[
+        _vm(v.uuid, 20.0, booked_kb=7) for v in vms]))
+    assert len(db.list_vms('h1')) == 1200
+    vm = db.get_vm('vm-0700')
+    assert (vm.first_seen, vm.last_seen, vm.booked_kb, vm.nova_instance) \
+        == (10.0, 20.0, 7, False)
+    first = db.vm_samples('vm-0700')[0]
+    columns = [c.key for c in models.VMSample.__table__.columns
+               if c.key not in ('id', 'vm_id', 'host_id')]
+    assert {k: getattr(first, k) for k in columns} == {
+        k: getattr(vms[700], k) for k in columns}
