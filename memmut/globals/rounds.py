@@ -516,7 +516,8 @@ class RoundRunner:
         """Run one round now; returns a :class:`RoundResult`, never raises.
 
         ``dry_run``: plan and store only; ``None`` takes ``[consolidation]
-        dry_run``. A round asked for while another runs, or while another
+        dry_run``. A round asked for while another plans (under
+        ``round_pacing`` after_execution: runs), or while another
         controller holds the consolidation lease (:mod:`memmut.globals.
         leader`), is not started (status ``busy``, no row).
         ``started(round_id)`` is called once the round is recorded
@@ -525,10 +526,12 @@ class RoundRunner:
         if dry_run is None:
             dry_run = self.conf.consolidation.dry_run
         if not self._lock.acquire(blocking=False):
-            LOG.warning('Consolidation round not started: another round '
-                        'is running')
-            return RoundResult(None, BUSY, 'another round is running',
-                               dry_run)
+            # (under clock pacing the lock is held while a round plans,
+            # or while an emptied host is checked and switched off)
+            reason = ('another round is planning' if self.pacing == CLOCK
+                      else 'another round is running')
+            LOG.warning('Consolidation round not started: %s', reason)
+            return RoundResult(None, BUSY, reason, dry_run)
         held = [True]
 
         def release_planning():

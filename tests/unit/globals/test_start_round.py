@@ -3,6 +3,8 @@ once the round is recorded; a busy controller says so."""
 
 import threading
 
+import pytest
+
 from memmut.globals import manager
 from memmut.globals import rounds
 from memmut.globals import service as controller_service
@@ -23,15 +25,18 @@ def test_start_round_answers_with_the_recorded_round(db, clock):
     assert rnd.dry_run is True
 
 
-def test_start_round_while_another_runs_is_busy(db, clock):
-    runner = rounds.RoundRunner(round_conf(), db, clock=clock)
+@pytest.mark.parametrize('pacing, reason', [
+    ('clock', 'another round is planning'),
+    ('after_execution', 'another round is running')])
+def test_start_round_while_another_runs_is_busy(db, clock, pacing, reason):
+    runner = rounds.RoundRunner(round_conf(round_pacing=pacing), db,
+                                clock=clock)
     runner._lock.acquire()
     try:
         reply = _service(runner).start_round(dry_run=True)
     finally:
         runner._lock.release()
-    assert reply == {'round_id': None, 'busy': True,
-                     'reason': 'another round is running'}
+    assert reply == {'round_id': None, 'busy': True, 'reason': reason}
 
 
 def test_start_round_gives_up_waiting(db, clock):
