@@ -475,7 +475,8 @@ def best_fit_decreasing_factory(time_step, migration_time, params):
 
 @algorithm.parameters(cpu_threshold=0.8, ram_threshold=0.95, window=48,
                       dense_ram_fraction=0.8, dense_cpu_margin=0.1,
-                      memory_window=0, overload_fit='best')
+                      memory_window=0, overload_fit='best',
+                      overload_window=0)
 def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     """Best Fit Decreasing on the recent peaks (memmut's, issue 19).
 
@@ -507,6 +508,11 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     burst lands where the next burst has room, not on a host it will
     overflow in turn. Placing new VMs and emptying underloaded hosts
     keep the best fit, which is what frees hosts.
+
+    ``overload_window`` (0: off, ``window``) packs the VMs taken off an
+    overloaded host on their CPU peak over that many samples instead
+    (``decide.overload_window``): a VM that overflowed its host lands
+    where its bursts of the last day fit, still by best fit.
     """
     cpu_t = float(params['cpu_threshold'])
     ram_t = float(params['ram_threshold'])
@@ -516,6 +522,9 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     memory_window = int(params['memory_window'])
     if memory_window < 0:
         raise ValueError('memory_window must not be negative')
+    overload_window = int(params['overload_window'])
+    if overload_window < 0:
+        raise ValueError('overload_window must not be negative')
     overload_fit = params['overload_fit']
     if overload_fit not in FITS:
         raise ValueError('overload_fit must be one of %s'
@@ -550,4 +559,5 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     decide.usage_window = window
     decide.memory_window = memory_window
     decide.overload_fit = overload_fit
+    decide.overload_window = overload_window
     return decide

@@ -371,6 +371,10 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
     # host: the best fit (the default) or the host with the most CPU
     # left (placement.peak_best_fit_decreasing's overload_fit).
     overload_fit = getattr(algorithms.placement, 'overload_fit', 'best')
+    # And the window of CPU peaks those VMs are packed on (0: the usage
+    # window; placement.peak_best_fit_decreasing's overload_window).
+    overload_window = int(getattr(algorithms.placement, 'overload_window',
+                                  0) or 0)
 
     def packed_ram(vm_list):
         if not memory_window:
@@ -513,8 +517,10 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
     def place(vm_list, source, kind, resource, allow_inactive):
         # Each VM's CPU share: its peak over the usage window (one numpy
         # reduction for the whole list), or its last value.
+        window = (overload_window if kind == OVERLOAD and overload_window
+                  and usage_window else usage_window)
         shares = (placement_mod.peaks([v.cpu_history for v in vm_list],
-                                      usage_window) if usage_window
+                                      window) if window
                   else [_last(v.cpu_history) for v in vm_list])
         rams = packed_ram(vm_list)
         mapping = placement_mapping(vm_list, source, allow_inactive, shares,

@@ -270,6 +270,14 @@ def configurations():
                        place)
         out['wss overload_fit=worst'] = ('wss', spec, p,
                                          'placement overload_fit')
+    # The same VMs packed, still by best fit, on their CPU peak over a
+    # longer window (their bursts of the last day).
+    for w in (144, 288):
+        if place.get('overload_window') != w:
+            spec, p = vary('placement_parameters', 'overload_window', w,
+                           place)
+            out['wss overload_window=%d' % w] = (
+                'wss', spec, p, 'placement overload_window')
     # Not planner settings but references for what the defaults' CPU
     # overload is made of (issue 19, part 8): the same plans executed
     # with 4 migrations per host at a time instead of nova's 1, and
