@@ -131,7 +131,8 @@ opts = [
                     'that many last samples, and with overload_fit '
                     '"worst" the VMs taken off an overloaded host sent to '
                     'the active host with the most CPU left instead of '
-                    'the best fit), or any '
+                    'the best fit, and with overload_window > 0 packed on '
+                    'their CPU peak over that many samples), or any '
                     'algorithm registered under the '
                     'memmut.consolidation.placement entry point.'),
     cfg.StrOpt('vm_placement_parameters',
@@ -144,7 +145,7 @@ opts = [
                                '0.95, "window": 48, "dense_ram_fraction": '
                                '0.8, "dense_cpu_margin": 0.1, '
                                '"memory_window": 0, "overload_fit": '
-                               '"best"}')),
+                               '"best", "overload_window": 0}')),
     cfg.IntOpt('max_overload_moves',
                default=0,
                min=0,
