@@ -796,9 +796,11 @@ class RoundRunner:
         executor = self._executor_factory(self.conf, self.db, stop)
         share = getattr(executor, 'share_slots', None)
         if share is not None:
-            if self._slots is None:
-                from memmut.globals import executor as executor_mod
-                self._slots = executor_mod.new_slots(self.conf)
+            # (rounds executing at once may both get here first)
+            with self._executing_lock:
+                if self._slots is None:
+                    from memmut.globals import executor as executor_mod
+                    self._slots = executor_mod.new_slots(self.conf)
             share(self._slots)
         runnable, cancelled = self._power_on_activated(result, plan, data,
                                                        executor, stop)

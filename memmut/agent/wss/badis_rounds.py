@@ -102,15 +102,16 @@ class BadisRounds(estimators.Estimator):
                 # Sampled pages (page_idle, kmod: KVM): what was seen is
                 # uncertain by about 5 % of booked at n = 100, and an
                 # error would go into the correction, so it is taken at
-                # the upper end of its interval: unseen memory at least.
-                # (and the statistics are older than the sample only if
-                # they fall below its lower end)
+                # the upper end of its interval (unseen memory at least),
+                # and the statistics are older than the sample only below
+                # its lower end. (The estimate and its lower end are
+                # capped at m_cur already; the upper end is at least the
+                # estimate.)
                 high = techniques.sample_high(sample.accessed,
                                               sample.sampled, sample.span_kb)
-                self._calibrate(vm, st, min(sampled.wss_kb, m_cur), now,
-                                seen_range_kb=(
-                                    min(sampled.low_kb, m_cur),
-                                    min(max(high, sampled.wss_kb), m_cur)))
+                self._calibrate(vm, st, sampled.wss_kb, now,
+                                seen_range_kb=(sampled.low_kb,
+                                               min(high, m_cur)))
             else:
                 st.calibrated = True
         sizes = observation.BalloonSizes(
