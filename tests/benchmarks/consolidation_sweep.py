@@ -254,6 +254,19 @@ def configurations():
                                                     'n': 2})
     out['wss overload n=2'] = ('wss', spec, dataclasses.replace(
         p_aware, spec=spec), 'overload persistence')
+    # A CPU overload seen coming: Neat's local regression over the last
+    # ``length`` samples predicts the host above the threshold ``horizon``
+    # steps after a migration started now would end (diurnal's shared
+    # afternoon rise keeps filling a host while its relief waits and
+    # copies, 13 minutes on average: causes_diurnal.md).
+    for length, horizon in ((12, 1), (12, 3), (6, 1)):
+        spec = dataclasses.replace(
+            aware, overload='forecast_threshold',
+            overload_parameters={'threshold': 0.85, 'n': 1,
+                                 'length': length, 'horizon': horizon})
+        out['wss overload trend length=%d horizon=%d' % (
+            length, horizon)] = ('wss', spec, dataclasses.replace(
+                p_aware, spec=spec), 'overload trend forecast')
     # The memory-load history of a VM's first time slice counted at its
     # booking, as before [consolidation] prewarm_history's default became
     # first_estimate (the first estimate once the VM has one: part 7's
