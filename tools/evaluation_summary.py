@@ -700,6 +700,10 @@ WHY = {
                'two alternated slots',
     'badis20': 'issue 13 stop 30: pinned_used_bound on and off, W1-W5 '
                'and one slot of the pattern suite (README there)',
+    'badis21': 'issue 13 stop 33: the pattern suite at the issue\'s 120 s '
+               'runs, three lock slots: the defaults, shrink_floor and '
+               'the production ratio of time slice to round (README '
+               'there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
