@@ -160,8 +160,8 @@ class BadisParams:
     pinned_probe: bool = False
     pinned_probe_step_kb: int = 16 * MiB
     # issue 13, session 7: no shrinking again into an allocation shown to
-    # swap (see shrink_floor)
-    shrink_floor: bool = False
+    # swap (see shrink_floor); on since stop 33 (badis21)
+    shrink_floor: bool = True
     shrink_floor_fall: float = 0.15
     shrink_floor_rounds: int = 60
     # issue 13, session 8: a shortage round's demand goes this fraction

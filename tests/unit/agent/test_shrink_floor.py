@@ -95,10 +95,10 @@ def test_a_fall_of_the_working_set_releases_the_floor():
     assert out[-1][0] == TARGET.floor_kb    # down to the balloon's floor
 
 
-def test_off_by_default_changes_nothing():
+def test_on_by_default_and_switched_off_changes_nothing():
     def need(i):
         return 116 * MiB
-    assert badis.BadisParams().shrink_floor is False
+    assert badis.BadisParams().shrink_floor is True
     a = simulate(need, 25 * MiB, floor=False)
     assert not any('shrink floor' in e for _, _, _, ev in a for e in ev)
 
