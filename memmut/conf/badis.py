@@ -402,8 +402,10 @@ opts = [
                      'allocation the guest swapped at (the balloon adds '
                      'its headroom above it) until a quiet round\'s '
                      'sample falls shrink_floor_fall below the sample of '
-                     'the round that set it, or shrink_floor_rounds '
-                     'rounds pass without swap activity. Also: swap '
+                     'the round that set it, or a quiet round\'s balloon '
+                     'statistics show the guest left that fraction of the '
+                     'floor free, or shrink_floor_rounds rounds pass '
+                     'without swap activity. Also: swap '
                      'activity in two consecutive rounds is a shortage '
                      '(V -> VG) even while the balloon moves; without '
                      'this, a balloon that shrinks every round has all its '
@@ -417,7 +419,9 @@ opts = [
                  max=0.99,
                  help='Fraction by which a quiet round\'s corrected sample '
                       'must be below the sample at the bad shrink to '
-                      'release the shrink floor (a working set that fell). '
+                      'release the shrink floor (a working set that fell), '
+                      'and fraction of the floor the guest must leave free '
+                      '(balloon statistics: MemFree) to release it. '
                       'The sample of a skewed pattern or a moving hot set '
                       'varies by up to a third from round to round at a '
                       'steady working set.'),

@@ -1135,7 +1135,8 @@ def step(state, obs, params=None):
             state.floor, bad_shrink=g.bad_shrinks > state.bad_shrinks,
             m_cur_kb=swapped_at,
             sample_kb=sample.wss_kb if sample is not None else None,
-            short=obs.short, full=obs.full, params=params.floor_params)
+            short=obs.short, full=obs.full, used_kb=obs.used_kb,
+            params=params.floor_params)
         demand = floors.apply(floor, demand, obs.booked_kb)
         if floor_event:
             events.append(floor_event)

@@ -23,9 +23,21 @@ that was quiet. A later bad shrink raises it again. The floor is a
 statement about the working set at the time, so it ends when the sampled
 working set is seen to fall: a quiet round (no swap activity) whose
 corrected sample is at least ``fall`` below the sample of the round that
-set it (when that round had none, the first quiet round's sample). It
-also lapses after ``expire_rounds`` rounds without swap activity, so
-that nothing learned here stays forever.
+set it (when that round had none, the first quiet round's sample), or a
+quiet round in which the guest left at least ``fall`` of the floor free
+(it reports what it does not use through the balloon statistics: a
+guest whose program exited or freed its data needs no floor, whatever
+its samples read). It also lapses after ``expire_rounds`` rounds without
+swap activity, so that nothing learned here stays forever.
+
+Why the guest's own word as well: the reference sample can already be
+low. A shrink that meets the last swap-ins of a working set on its way
+down (a program freeing its memory while the balloon goes down) sets a
+floor at the old size while every later sample reads the new, small set:
+no sample falls below the reference, and the floor would hold memory the
+guest does not use until it lapsed (60 rounds: an hour at production's
+round interval). Found by the mutualization functional test on CI
+(stop 33).
 
 The reference sample is the one taken at the bad shrink, not the highest
 one since: samples of a moving hot set or a skewed pattern vary by a
@@ -64,7 +76,7 @@ class FloorParams:
 
 
 def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
-           params=None):
+           used_kb=None, params=None):
     """One round: ``(new_floor, event)``; ``event`` is a log line or None.
 
     ``bad_shrink``: a shrink was followed by swap-ins this round (counted
@@ -75,6 +87,8 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
     round; ``full``: the guest had no free memory to speak of. A swapping
     round with free memory reads back what was evicted before: it does
     not show that this allocation is too small, and raises nothing.
+    ``used_kb``: what the guest did not have free over the round (balloon
+    statistics; None: unknown or moving).
     """
     params = params or FloorParams()
     if bad_shrink:
@@ -97,6 +111,9 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
         return dataclasses.replace(floor, kb=kb, quiet_rounds=0), event
     quiet = floor.quiet_rounds + 1
     ref = floor.ref_kb
+    if used_kb is not None and used_kb <= (1 - params.fall) * floor.kb:
+        return Floor(), ('shrink floor %s released: the guest used %s of '
+                         'it' % (_mib(floor.kb), _mib(used_kb)))
     if sample_kb is not None:
         if ref is None:
             return Floor(floor.kb, sample_kb, quiet), None

@@ -1,6 +1,8 @@
 """The bad-shrink floor (shrink_floor.py) and Badis with it, on simulated
 rounds of a guest whose sample under-reads what it needs (issue 13)."""
 
+import dataclasses
+
 import pytest
 
 from memmut.agent.wss import badis
@@ -201,3 +203,62 @@ def test_a_bad_shrink_counted_after_the_balloon_grew_floors_the_old_size():
     assert r.bad_shrinks == 1
     assert st.floor.kb == 149 * MiB
     assert r.demand_kb >= 149 * MiB
+
+
+@pytest.mark.parametrize('used,released',
+                         [(102, True), (103, False), (None, False)])
+def test_released_when_the_guest_leaves_the_fraction_of_it_free(used,
+                                                                released):
+    # 120 at fall 0.15: released at 102 used or less, whatever the sample
+    f = floors.Floor(kb=120, ref_kb=70, quiet_rounds=3)
+    g, ev = floors.update(f, bad_shrink=False, m_cur_kb=136, sample_kb=70,
+                          short=False, used_kb=used,
+                          params=floors.FloorParams(fall=0.15))
+    assert (g.kb == 0) is released
+    assert released is (ev is not None and 'the guest used' in ev)
+
+
+def test_a_swapping_round_is_not_released_by_free_memory():
+    # it reads back what it evicted: the free memory says nothing yet
+    f = floors.Floor(kb=120, ref_kb=70, quiet_rounds=3, open=True)
+    g, _ = floors.update(f, bad_shrink=False, m_cur_kb=136, sample_kb=40,
+                         short=True, full=False, used_kb=30)
+    assert g.kb == 120
+
+
+def test_a_floor_set_as_the_working_set_falls_is_released_by_free_memory():
+    # The mutualization functional test on CI (stop 33): the balloon was
+    # cut to 254 MiB as the guest's 280 MiB program was ending; it swapped
+    # in at 254 MiB with no sample that round, so the first quiet round's
+    # sample, already the small set after the fall, became the reference
+    # and no later sample fell below it. The guest then used 60 MiB.
+    f, _ = floors.update(floors.Floor(), bad_shrink=True, m_cur_kb=254 * MiB,
+                         sample_kb=None, short=True)
+    f, _ = floors.update(f, bad_shrink=False, m_cur_kb=280 * MiB,
+                         sample_kb=40 * MiB, short=False)
+    for _ in range(5):           # samples never fall 15 % below 40 MiB
+        g, ev = floors.update(f, bad_shrink=False, m_cur_kb=280 * MiB,
+                              sample_kb=38 * MiB, short=False)
+        assert g.kb == 254 * MiB and ev is None
+        f = g
+    g, ev = floors.update(f, bad_shrink=False, m_cur_kb=280 * MiB,
+                          sample_kb=38 * MiB, short=False,
+                          used_kb=60 * MiB)
+    assert g.kb == 0 and 'released' in ev
+
+
+def test_badis_passes_the_guest_s_used_memory_to_the_floor():
+    params = badis.BadisParams(average_window=3, time_slice=4.0,
+                               shrink_swapin_window=3.0, shrink_floor=True)
+    st = badis.BadisState(mode=Mode.V, last_m_cur_kb=200 * MiB,
+                          floor=floors.Floor(kb=180 * MiB,
+                                             ref_kb=40 * MiB))
+    o = badis.Observation(
+        timestamp=1.0, m_cur_kb=200 * MiB, booked_kb=BOOKED,
+        sampled=est.TechniqueEstimate(38 * MiB, est.SOURCE_VMWARE),
+        full=False, used_kb=70 * MiB)
+    st2, r = badis.step(st, o, params)
+    assert st2.floor.kb == 0
+    assert any('released' in e for e in r.events)
+    st3, r = badis.step(st, dataclasses.replace(o, used_kb=None), params)
+    assert st3.floor.kb == 180 * MiB and r.demand_kb >= 180 * MiB
