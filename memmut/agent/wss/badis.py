@@ -98,6 +98,7 @@ import dataclasses
 import enum
 import typing
 
+from memmut.agent.wss import adaptive_slice
 from memmut.agent.wss import shrink_floor as floors
 from memmut.agent.wss import techniques
 from memmut import sizing
@@ -164,6 +165,10 @@ class BadisParams:
     shrink_floor: bool = True
     shrink_floor_fall: float = 0.15
     shrink_floor_rounds: int = 60
+    # a VM's own time slice, lengthened while shortages recur (see
+    # adaptive_slice); at most time_slice: off
+    time_slice_max: float = 0.0
+    time_slice_factor: float = 1.5
     # issue 13, session 8: a shortage round's demand goes this fraction
     # of the way from m_cur to the booking (see shortage_demand)
     shortage_grow_fraction: float = 0.0
@@ -200,6 +205,7 @@ class BadisParams:
             raise ValueError('shrink_swapin_window must not be negative')
         floors.FloorParams(fall=self.shrink_floor_fall,
                            expire_rounds=self.shrink_floor_rounds)
+        self.slice_params
         if not 0 <= self.shrink_hold_rounds <= self.shrink_hold_max_rounds:
             raise ValueError('shrink_hold_rounds must be in [0, '
                              'shrink_hold_max_rounds]')
@@ -212,6 +218,12 @@ class BadisParams:
     def floor_params(self):
         return floors.FloorParams(fall=self.shrink_floor_fall,
                                   expire_rounds=self.shrink_floor_rounds)
+
+    @property
+    def slice_params(self):
+        return adaptive_slice.SliceParams(base_s=self.time_slice,
+                                          max_s=self.time_slice_max,
+                                          factor=self.time_slice_factor)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -358,6 +370,8 @@ class BadisState:
     # bad-shrink floor (shrink_floor.py).
     last_short: bool = False
     floor: floors.Floor = floors.Floor()
+    # the VM's own time slice (time_slice_max, adaptive_slice.py)
+    slice: adaptive_slice.Slice = adaptive_slice.Slice()
     # when a shortage round last raised the demand toward the booking
     # (shortage_grow_fraction)
     jumped_at: typing.Optional[float] = None
@@ -1062,7 +1076,14 @@ def step(state, obs, params=None):
 
     # Sliding maximum of the moving average over the last time slice:
     # a monotonic queue, so the state stays small whatever the round rate.
-    horizon = obs.timestamp - params.time_slice
+    events = list(g.events)
+    slice_params = params.slice_params
+    time_slice, slice_event = adaptive_slice.update(
+        state.slice, now=obs.timestamp, short=obs.short,
+        last_short=state.last_short, shrunk=obs.shrunk, params=slice_params)
+    if slice_event:
+        events.append(slice_event)
+    horizon = obs.timestamp - time_slice.length(slice_params)
     window = [(t, a) for t, a in state.window if t > horizon and a > avg]
     window.append((obs.timestamp, avg))
     max_avg = window[0][1]
@@ -1074,7 +1095,6 @@ def step(state, obs, params=None):
     # the low samples of the rounds before the swap-ins
     demand = max(demand, min(g.floor_kb, obs.booked_kb))
 
-    events = list(g.events)
     first_at = state.first_at if state.first_at is not None else \
         obs.timestamp
     warmup = params.warmup_slices * params.time_slice
@@ -1140,6 +1160,9 @@ def step(state, obs, params=None):
         demand = floors.apply(floor, demand, obs.booked_kb)
         if floor_event:
             events.append(floor_event)
+    demand, time_slice = adaptive_slice.hold(
+        time_slice, now=obs.timestamp, demand_kb=demand, short=obs.short,
+        last_short=state.last_short, params=slice_params)
     pinned, note = r.pinned_kb, r.pinned_note
     decayed_from = state.pinned_peak_kb
     floor_kb = state.pinned_floor_kb
@@ -1246,6 +1269,7 @@ def step(state, obs, params=None):
                                if obs.sampled is not None
                                else state.last_swapin_rate_kb),
                            last_short=obs.short, floor=floor,
+                           slice=time_slice,
                            jumped_at=jumped_at, first_at=first_at,
                            last_m_cur_kb=obs.m_cur_kb,
                            **{k: v for k, v in pr.fields.items()

@@ -1,0 +1,133 @@
+"""A per-VM time slice that grows when shortages recur (issue 13).
+
+Why: Badis's demand is the maximum of the moving average over the last
+time slice, so a working set that comes back within one slice keeps its
+memory, and one that comes back later finds the balloon shrunk and swaps
+back in. A moving hot set is the case the pattern suite shows
+(``tests/benchmarks/results/badis21``): the sample sees the hot part, the
+balloon shrinks to it one slice after each rise, the set moves, the guest
+reads back what the shrink evicted, and this repeats at the period of the
+moves, every turn costing the guest its swap-ins. A longer slice for
+every VM ends the cycle but holds every fall for as long (half the
+memory saved over the suite at 60 rounds). Recurrence is a property of
+the VM, so the slice is the VM's own.
+
+What it is. A shortage *starts* in a round with swap activity after one
+without. When a shortage starts, the balloon was shrunk since the last
+shortage started (the memory the guest now lacks was given back), and
+the two starts are at most ``2 * max_s`` apart, the shortage recurs at
+that interval: the VM's slice becomes ``factor`` times the interval
+(never shorter than it was, never longer than ``max_s``). While it is
+longer than the base, the VM's demand stays at least the peak demand of
+its last shortage for one slice after that peak (:func:`hold`), and its
+max-average is taken over the VM's slice: the peak is held across the
+next recurrence. The max-average alone does not do it: a shortage of a
+round or two moves the moving average a fraction of the way, and the
+demand of those rounds (Geiger's estimate) is not in it. Each
+recurrence it still misses lengthens the slice further, by at least
+``factor``. The slice halves back toward the base after twice its
+length without a shortage starting: a VM whose working set settled
+gives its memory back at the base pace again.
+
+It changes when memory is given back, never what is estimated: the
+sample, Geiger's histogram and the corrections are untouched.
+"""
+
+import dataclasses
+import typing
+
+
+@dataclasses.dataclass(frozen=True)
+class SliceParams:
+    base_s: float = 3600.0
+    max_s: float = 0.0          # at most base_s: off
+    factor: float = 1.5
+
+    def __post_init__(self):
+        if self.base_s <= 0:
+            raise ValueError('base_s must be positive')
+        if self.max_s < 0:
+            raise ValueError('max_s must not be negative')
+        if self.factor < 1:
+            raise ValueError('factor must be at least 1')
+
+    @property
+    def on(self):
+        return self.max_s > self.base_s
+
+
+@dataclasses.dataclass(frozen=True)
+class Slice:
+    """One VM's time slice between rounds."""
+    seconds: typing.Optional[float] = None    # None: the base
+    short_at: typing.Optional[float] = None   # the last shortage's start
+    shrunk: bool = False       # the balloon shrank since
+    changed_at: typing.Optional[float] = None  # last lengthened or halved
+    # the largest demand of the last shortage (its rounds with swap
+    # activity and the one after), and when it was reached
+    peak_kb: int = 0
+    peak_at: typing.Optional[float] = None
+
+    def length(self, params):
+        return self.seconds if self.seconds is not None else params.base_s
+
+
+def update(sl, *, now, short, last_short, shrunk, params):
+    """One round: ``(new_slice, event)``; ``event`` is a log line or None.
+
+    ``short``: swap activity this round; ``last_short``: in the last
+    round; ``shrunk``: the balloon was made smaller since the last round.
+    """
+    if not params.on:
+        return sl, None
+    length = sl.length(params)
+    event = None
+    if short and not last_short:
+        seconds = sl.seconds
+        changed_at = sl.changed_at
+        if (sl.short_at is not None and (sl.shrunk or shrunk) and
+                now - sl.short_at <= 2 * params.max_s):
+            interval = now - sl.short_at
+            new = min(params.max_s, max(length, params.factor * interval))
+            if new > length:
+                seconds, changed_at = new, now
+                event = ('time slice %gs: a shortage again %gs after the '
+                         'last, the balloon shrunk between'
+                         % (new, round(interval, 1)))
+        return dataclasses.replace(sl, seconds=seconds, short_at=now,
+                                   shrunk=False,
+                                   changed_at=changed_at), event
+    shrunk = sl.shrunk or (shrunk and sl.short_at is not None)
+    seconds, changed_at = sl.seconds, sl.changed_at
+    since = max(x for x in (sl.short_at, sl.changed_at, float('-inf'))
+                if x is not None)
+    if sl.seconds is not None and now - since > 2 * length:
+        half = length / 2
+        if half <= params.base_s:
+            seconds = None
+            event = ('time slice back to %gs: no shortage for %gs'
+                     % (params.base_s, round(now - since, 1)))
+        else:
+            seconds = half
+            event = ('time slice %gs: no shortage for %gs'
+                     % (half, round(now - since, 1)))
+        changed_at = now
+    return dataclasses.replace(sl, seconds=seconds, shrunk=shrunk,
+                               changed_at=changed_at), event
+
+
+def hold(sl, *, now, demand_kb, short, last_short, params):
+    """``(demand, new_slice)``: the round's demand with the last
+    shortage's peak under it while the VM's slice is longer than the base
+    and the peak is younger than it; and the peak recorded (in a round
+    with swap activity, or the one after)."""
+    if not params.on:
+        return demand_kb, sl
+    if (sl.seconds is not None and sl.peak_at is not None and
+            now - sl.peak_at <= sl.seconds):
+        demand_kb = max(demand_kb, sl.peak_kb)
+    if short or last_short:
+        start = short and not last_short
+        if start or demand_kb >= sl.peak_kb:
+            sl = dataclasses.replace(sl, peak_kb=demand_kb, peak_at=now)
+    return demand_kb, sl

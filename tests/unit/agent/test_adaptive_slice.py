@@ -1,0 +1,202 @@
+"""A VM's own time slice, lengthened while shortages recur
+(adaptive_slice.py), alone and in Badis on simulated rounds (issue 13)."""
+
+import pytest
+
+from memmut.agent.wss import adaptive_slice as slices
+from memmut.agent.wss import badis
+from memmut.agent.wss import techniques as est
+from tests.unit.agent.test_shrink_floor import BOOKED, MiB, TARGET
+
+HOT = 100 * MiB        # what one round's sample sees
+REGION = 230 * MiB     # what the guest touches over a move
+
+
+def simulate(max_s, moves_until=10 ** 6, move=15, rounds=150):
+    """Rounds of 1 s of a moving hot set (the bench's 4 s slice): the
+    sample reads HOT; in the two rounds after the set moves (every
+    ``move`` rounds, until round ``moves_until``) the guest touches the
+    whole REGION and swaps when its allocation is below it, and Geiger's
+    histogram puts the working set at REGION. Returns per round
+    (balloon, swapped, events)."""
+    params = badis.BadisParams(average_window=3, time_slice=4.0,
+                               shrink_swapin_window=3.0,
+                               time_slice_max=max_s)
+    bal = prev = BOOKED
+    st, out = None, []
+    for i in range(rounds):
+        moving = i % move in (1, 2) and i < moves_until
+        short = moving and bal < REGION
+        o = badis.Observation(
+            timestamp=float(i), m_cur_kb=bal, booked_kb=BOOKED,
+            sampled=est.TechniqueEstimate(HOT, est.SOURCE_VMWARE),
+            ghost=(est.TechniqueEstimate(REGION, est.SOURCE_GEIGER)
+                   if short else None),
+            swapping=short, steady=bal == prev, shrunk=bal < prev,
+            shrunk_from_kb=prev if bal < prev else None, full=short)
+        st, r = badis.step(st, o, params)
+        out.append((bal, short, r.events))
+        prev = bal
+        t = badis.balloon_target(r.demand_kb, bal, BOOKED, TARGET)
+        if t:
+            bal = t[0]
+    return out, st
+
+
+def swaps(out, start=0, end=None):
+    return sum(1 for _, short, _ in out[start:end] if short)
+
+
+def events(out):
+    return [e for _, _, ev in out for e in ev]
+
+
+def test_a_moving_hot_set_stops_swapping_at_every_move():
+    fixed, _ = simulate(0.0)
+    adaptive, st = simulate(60.0)
+    # with the bench's 4 s slice the balloon is back at the hot set by
+    # every move (10 moves in 150 rounds, the first one two rounds long)
+    assert swaps(fixed) == 11
+    # with its own slice the VM is held from the first recurrence on,
+    # and each one it misses lengthens the slice (15, 30, 60 s apart)
+    assert swaps(adaptive) <= 5
+    assert swaps(adaptive, 60) <= 1
+    assert st.slice.seconds == 60.0
+    assert any(e.startswith('time slice') for e in events(adaptive))
+    assert not any(e.startswith('time slice') for e in events(fixed))
+
+
+def test_it_gives_the_memory_back_once_the_set_settles():
+    out, st = simulate(60.0, moves_until=50, rounds=400)
+    assert swaps(out, 50) == 0
+    # halved back to the base after twice its length without a shortage
+    assert st.slice.seconds is None
+    assert any('back to 4s' in e for e in events(out))
+    assert out[-1][0] <= HOT + 2 * TARGET.headroom_kb
+
+
+def test_one_shortage_does_not_lengthen_it():
+    out, st = simulate(60.0, moves_until=16)
+    assert swaps(out) == 2                  # one shortage, two rounds
+    assert st.slice.seconds is None
+    assert not any(e.startswith('time slice') for e in events(out))
+
+
+def test_the_peak_is_held_one_slice_then_given_back():
+    sl = slices.Slice(seconds=20.0, peak_kb=200, peak_at=10.0)
+    d, _ = slices.hold(sl, now=30.0, demand_kb=100, short=False,
+                       last_short=False, params=P)
+    assert d == 200
+    d, _ = slices.hold(sl, now=30.5, demand_kb=100, short=False,
+                       last_short=False, params=P)
+    assert d == 100
+    # at the base slice nothing is held
+    d, _ = slices.hold(slices.Slice(peak_kb=200, peak_at=10.0), now=11.0,
+                       demand_kb=100, short=False, last_short=False,
+                       params=P)
+    assert d == 100
+
+
+def test_the_peak_is_the_largest_demand_of_the_shortage():
+    sl = slices.Slice(peak_kb=300, peak_at=0.0)
+    _, sl = slices.hold(sl, now=50.0, demand_kb=120, short=True,
+                        last_short=False, params=P)      # a new shortage
+    assert (sl.peak_kb, sl.peak_at) == (120, 50.0)
+    _, sl = slices.hold(sl, now=51.0, demand_kb=180, short=True,
+                        last_short=True, params=P)
+    _, sl = slices.hold(sl, now=52.0, demand_kb=170, short=False,
+                        last_short=True, params=P)
+    _, sl = slices.hold(sl, now=53.0, demand_kb=250, short=False,
+                        last_short=False, params=P)      # over
+    assert (sl.peak_kb, sl.peak_at) == (180, 51.0)
+
+
+def test_off_by_default():
+    assert badis.BadisParams().slice_params.on is False
+    assert slices.SliceParams(base_s=4.0, max_s=4.0).on is False
+
+
+# -- update() on its own --
+
+P = slices.SliceParams(base_s=4.0, max_s=60.0, factor=1.5)
+
+
+def _round(sl, now, short=False, last_short=False, shrunk=False):
+    return slices.update(sl, now=now, short=short, last_short=last_short,
+                         shrunk=shrunk, params=P)
+
+
+def test_a_recurrence_after_a_shrink_sets_factor_times_the_interval():
+    sl, ev = _round(slices.Slice(), 0.0, short=True)
+    assert sl.short_at == 0.0 and sl.seconds is None and ev is None
+    sl, _ = _round(sl, 1.0, short=True, last_short=True)   # same shortage
+    assert sl.short_at == 0.0
+    sl, _ = _round(sl, 5.0, shrunk=True)
+    sl, ev = _round(sl, 10.0, short=True)
+    assert sl.seconds == 15.0 and sl.short_at == 10.0 and '10s' in ev
+    assert sl.length(P) == 15.0
+
+
+def test_no_shrink_between_no_recurrence():
+    sl, _ = _round(slices.Slice(), 0.0, short=True)
+    sl, _ = _round(sl, 5.0)
+    sl, ev = _round(sl, 10.0, short=True)
+    assert sl.seconds is None and ev is None
+
+
+def test_a_shrink_in_the_round_the_shortage_starts_counts():
+    sl, _ = _round(slices.Slice(), 0.0, short=True)
+    sl, ev = _round(sl, 10.0, short=True, shrunk=True)
+    assert sl.seconds == 15.0
+
+
+@pytest.mark.parametrize('interval,seconds', [
+    (2.0, None),        # 3 s: not longer than the base
+    (30.0, 45.0),
+    (50.0, 60.0),       # capped
+    (120.0, 60.0),      # at 2 x max_s: still a recurrence
+    (121.0, None),      # beyond: a new shortage
+])
+def test_the_interval_maps_to_the_slice(interval, seconds):
+    sl = slices.Slice(short_at=0.0, shrunk=True)
+    sl, _ = _round(sl, interval, short=True)
+    assert sl.seconds == seconds
+
+
+def test_never_shortened_by_a_quicker_recurrence():
+    sl = slices.Slice(seconds=45.0, short_at=0.0, shrunk=True,
+                      changed_at=0.0)
+    sl, ev = _round(sl, 10.0, short=True)
+    assert sl.seconds == 45.0 and ev is None
+
+
+def test_halves_after_twice_its_length_without_a_shortage():
+    sl = slices.Slice(seconds=60.0, short_at=0.0, changed_at=0.0)
+    sl, ev = _round(sl, 120.0)
+    assert sl.seconds == 60.0 and ev is None
+    sl, ev = _round(sl, 121.0)
+    assert sl.seconds == 30.0 and '30s' in ev
+    sl, ev = _round(sl, 180.0)
+    assert sl.seconds == 30.0
+    sl, ev = _round(sl, 182.0)
+    assert sl.seconds == 15.0
+    sl, _ = _round(sl, 213.0)
+    assert sl.seconds == 7.5
+    sl, ev = _round(sl, 229.0)
+    assert sl.seconds is None and 'back to 4s' in ev
+
+
+def test_off_changes_nothing():
+    off = slices.SliceParams(base_s=4.0, max_s=0.0)
+    sl = slices.Slice(short_at=0.0, shrunk=True)
+    assert slices.update(sl, now=10.0, short=True, last_short=False,
+                         shrunk=True, params=off) == (sl, None)
+
+
+def test_params_are_checked():
+    with pytest.raises(ValueError):
+        slices.SliceParams(max_s=-1)
+    with pytest.raises(ValueError):
+        slices.SliceParams(factor=0.5)
+    with pytest.raises(ValueError):
+        badis.BadisParams(time_slice_factor=0.9)
