@@ -404,7 +404,9 @@ class BadisRounds(estimators.Estimator):
                         source=source, mode=r.mode.value, timestamp=now,
                         transition=r.transition, detail=r.wss.source,
                         max_avg_window=self.badis.params.average_window,
-                        max_avg_slice_s=self.badis.params.time_slice,
+                        # the VM's own (time_slice_max lengthens it)
+                        max_avg_slice_s=state.slice.length(
+                            self.badis.params.slice_params),
                         bad_shrinks=r.bad_shrinks, pinned_kb=r.pinned_kb,
                         pinned_note=state.pinned_note,
                         pinned_at=state.pinned_at, probe_kb=r.probe_kb,

@@ -1182,3 +1182,24 @@ def test_a_sampled_back_end_caps_the_correction_after_three_rounds():
     low = techniques.sample_low(292, 1000, 1024 * MIB)
     assert p.badis.state(uuid).pinned_kb == 420 * MIB - low
     assert 'at least' in p.badis.state(uuid).pinned_note
+
+
+def test_estimates_report_the_vms_own_time_slice():
+    # time_slice_max lengthens a VM's slice while its shortages recur
+    # (adaptive_slice.py); the estimate (and the API's max_avg_slice_s)
+    # says which slice its WSS^max_avg was taken over
+    from memmut.agent.wss import adaptive_slice
+    conf = common.private_conf(
+        badis={'round_interval': 10.0, 'time_slice': 30.0,
+               'time_slice_max': 120.0},
+        simulated_hypervisor={'step_seconds': 300})
+    p, trace = sim_loop('W1', 3, conf=conf)
+    assert trace[-1][3].max_avg_slice_s == 30.0
+    uuid = trace[-1][3].uuid
+    st = p.badis.states[uuid]
+    p.badis.states[uuid] = dataclasses.replace(
+        st, slice=adaptive_slice.Slice(seconds=90.0, short_at=20.0,
+                                       changed_at=20.0))
+    clock_t = trace[-1][0] + 10
+    e = p.estimate(p.driver.list_vms(), clock_t)[uuid]
+    assert e.max_avg_slice_s == 90.0
