@@ -112,6 +112,7 @@ SOURCE_HOLD = 'hold'                 # no data this round: last estimate
 SOURCE_GEIGER_IDLE = 'geiger-idle'   # G without swap activity: m_cur
 SOURCE_SWAP_GROWTH = 'swap-growth'   # m_cur + what went to swap
 SOURCE_SHRINK_GUARD = 'shrink-guard'  # sampled, held at m_cur (guard)
+SOURCE_SHRINK_FLOOR = 'shrink-floor'  # sampled, raised to the floor
 SOURCE_PROBE = 'probe'               # a probe's swap-ins: the estimate before
 
 # Estimates that mean "short of memory now".
@@ -1070,13 +1071,36 @@ def step(state, obs, params=None):
     wss = techniques.TechniqueEstimate(
         max(0, min(g.wss.wss_kb, obs.booked_kb)),
         g.wss.source)
+    events = list(g.events)
+    floor, floor_event = state.floor, None
+    if params.shrink_floor:
+        sample = _sampled_wss(state, obs)
+        # the swap-ins of a round were mostly at its start: a balloon
+        # grown since the last round (a VG round's estimate) hides the
+        # allocation that was too small
+        swapped_at = min(x for x in (obs.m_cur_kb, obs.grew_from_kb,
+                                     state.last_m_cur_kb) if x is not None)
+        floor, floor_event = floors.update(
+            state.floor, bad_shrink=g.bad_shrinks > state.bad_shrinks,
+            m_cur_kb=swapped_at,
+            sample_kb=sample.wss_kb if sample is not None else None,
+            short=obs.short, full=obs.full, used_kb=obs.used_kb,
+            params=params.floor_params)
+        floored = floors.apply(floor, wss.wss_kb, obs.booked_kb)
+        if floored > wss.wss_kb:
+            # the guest swapped at that allocation: a lower bound of its
+            # working set that the sample missed. In the estimate, hence
+            # in WSS^max_avg, which the controller packs on: it packs the
+            # VM at the size its balloon is held at.
+            wss = techniques.TechniqueEstimate(floored, SOURCE_SHRINK_FLOOR)
+        if floor_event:
+            events.append(floor_event)
 
     recent = (state.recent + (wss.wss_kb,))[-params.average_window:]
     avg = sum(recent) // len(recent)
 
     # Sliding maximum of the moving average over the last time slice:
     # a monotonic queue, so the state stays small whatever the round rate.
-    events = list(g.events)
     slice_params = params.slice_params
     time_slice, slice_event = adaptive_slice.update(
         state.slice, now=obs.timestamp, short=obs.short,
@@ -1143,23 +1167,9 @@ def step(state, obs, params=None):
             jumped_at = obs.timestamp
     if r.skipped:
         events.append(r.skipped)
-    floor, floor_event = state.floor, None
     if params.shrink_floor:
-        sample = _sampled_wss(state, obs)
-        # the swap-ins of a round were mostly at its start: a balloon
-        # grown since the last round (a VG round's estimate) hides the
-        # allocation that was too small
-        swapped_at = min(x for x in (obs.m_cur_kb, obs.grew_from_kb,
-                                     state.last_m_cur_kb) if x is not None)
-        floor, floor_event = floors.update(
-            state.floor, bad_shrink=g.bad_shrinks > state.bad_shrinks,
-            m_cur_kb=swapped_at,
-            sample_kb=sample.wss_kb if sample is not None else None,
-            short=obs.short, full=obs.full, used_kb=obs.used_kb,
-            params=params.floor_params)
+        # the moving average still carries the rounds before the floor
         demand = floors.apply(floor, demand, obs.booked_kb)
-        if floor_event:
-            events.append(floor_event)
     demand, time_slice = adaptive_slice.hold(
         time_slice, now=obs.timestamp, demand_kb=demand, short=obs.short,
         last_short=state.last_short, params=slice_params)

@@ -94,7 +94,8 @@ def test_a_fall_of_the_working_set_releases_the_floor():
     out = simulate(need, 25 * MiB, floor=True)
     events = [e for _, _, _, ev in out for e in ev]
     assert any('released' in e for e in events)
-    assert out[-1][0] == TARGET.floor_kb    # down to the balloon's floor
+    # down to the balloon's floor (to within a move too small to make)
+    assert out[-1][0] <= TARGET.floor_kb + TARGET.min_change_kb
 
 
 def test_on_by_default_and_switched_off_changes_nothing():
@@ -262,3 +263,27 @@ def test_badis_passes_the_guest_s_used_memory_to_the_floor():
     assert any('released' in e for e in r.events)
     st3, r = badis.step(st, dataclasses.replace(o, used_kb=None), params)
     assert st3.floor.kb == 180 * MiB and r.demand_kb >= 180 * MiB
+
+
+def test_the_floor_is_a_lower_bound_of_the_estimate_and_the_max_average():
+    # load_idle after loading on TCG (badis21): the sample read 95 MiB of
+    # a 116 MiB need all run long, the floor held the balloon, and the
+    # estimate stayed 21 MiB low (8 % of booked counted against Badis,
+    # and the controller packed the VM below its balloon)
+    params = badis.BadisParams(average_window=3, time_slice=4.0,
+                               shrink_swapin_window=3.0)
+    st = badis.BadisState(mode=Mode.V, floor=floors.Floor(
+        kb=110 * MiB, ref_kb=95 * MiB, quiet_rounds=1))
+    for i in range(5):
+        o = badis.Observation(
+            timestamp=float(i), m_cur_kb=134 * MiB, booked_kb=BOOKED,
+            sampled=est.TechniqueEstimate(95 * MiB - st.pinned_kb,
+                                          est.SOURCE_VMWARE),
+            full=True)
+        st, r = badis.step(st, o, params)
+    assert r.wss.wss_kb == 110 * MiB
+    assert r.wss.source == badis.SOURCE_SHRINK_FLOOR
+    assert r.max_avg_kb == 110 * MiB and r.demand_kb == 110 * MiB
+    off = dataclasses.replace(params, shrink_floor=False)
+    _, r = badis.step(st, o, off)
+    assert r.wss.wss_kb == 95 * MiB
