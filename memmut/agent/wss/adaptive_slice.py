@@ -15,19 +15,25 @@ the VM, so the slice is the VM's own.
 What it is. A shortage *starts* in a round with swap activity after one
 without. When a shortage starts, the balloon was shrunk since the last
 shortage started (the memory the guest now lacks was given back), and
-the two starts are at most ``2 * max_s`` apart, the shortage recurs at
-that interval: the VM's slice becomes ``factor`` times the interval
-(never shorter than it was, never longer than ``max_s``). While it is
-longer than the base, the VM's demand stays at least the peak demand of
-its last shortage for one slice after that peak (:func:`hold`), and its
-max-average is taken over the VM's slice: the peak is held across the
-next recurrence. The max-average alone does not do it: a shortage of a
-round or two moves the moving average a fraction of the way, and the
-demand of those rounds (Geiger's estimate) is not in it. Each
-recurrence it still misses lengthens the slice further, by at least
-``factor``. The slice halves back toward the base after twice its
-length without a shortage starting: a VM whose working set settled
-gives its memory back at the base pace again.
+the two starts are more than the VM's slice and at most ``2 * max_s``
+apart, the shortage recurs at that interval and the slice was too short
+to hold it: the VM's slice becomes ``factor`` times the interval (never
+longer than ``max_s``). Starts closer than the slice are one episode (a
+guest loading its data at boot swaps, is grown, is trimmed and swaps
+again within seconds): a longer slice would not have kept the memory.
+While it is longer than the base, the VM's demand stays at least the
+peak demand of its last shortage for one slice after that peak
+(:func:`hold`), and its max-average is taken over the VM's slice: the
+peak is held across the next recurrence. The max-average alone does not
+do it: a shortage of a round or two moves the moving average a fraction
+of the way, and the demand of those rounds (Geiger's estimate) is not in
+it. Each recurrence it still misses lengthens the slice further, by at
+least ``factor``. The slice halves back toward the base after twice its
+length without a recurrence: a VM whose working set settled gives its
+memory back at the base pace again; shortages that start without a
+shrink before them (a guest still short at the held size, or reading
+back what was evicted long ago) do not count as recurrences and do not
+keep the slice long.
 
 It changes when memory is given back, never what is estimated: the
 sample, Geiger's histogram and the corrections are untouched.
@@ -62,7 +68,9 @@ class Slice:
     seconds: typing.Optional[float] = None    # None: the base
     short_at: typing.Optional[float] = None   # the last shortage's start
     shrunk: bool = False       # the balloon shrank since
-    changed_at: typing.Optional[float] = None  # last lengthened or halved
+    # the last recurrence, and when the slice last changed
+    recur_at: typing.Optional[float] = None
+    changed_at: typing.Optional[float] = None
     # the largest demand of the last shortage (its rounds with swap
     # activity and the one after), and when it was reached
     peak_kb: int = 0
@@ -84,22 +92,23 @@ def update(sl, *, now, short, last_short, shrunk, params):
     event = None
     if short and not last_short:
         seconds = sl.seconds
-        changed_at = sl.changed_at
-        if (sl.short_at is not None and (sl.shrunk or shrunk) and
-                now - sl.short_at <= 2 * params.max_s):
-            interval = now - sl.short_at
-            new = min(params.max_s, max(length, params.factor * interval))
+        changed_at, recur_at = sl.changed_at, sl.recur_at
+        interval = None if sl.short_at is None else now - sl.short_at
+        if (interval is not None and (sl.shrunk or shrunk) and
+                length < interval <= 2 * params.max_s):
+            recur_at = now
+            new = min(params.max_s, params.factor * interval)
             if new > length:
                 seconds, changed_at = new, now
                 event = ('time slice %gs: a shortage again %gs after the '
                          'last, the balloon shrunk between'
                          % (new, round(interval, 1)))
         return dataclasses.replace(sl, seconds=seconds, short_at=now,
-                                   shrunk=False,
+                                   shrunk=False, recur_at=recur_at,
                                    changed_at=changed_at), event
     shrunk = sl.shrunk or (shrunk and sl.short_at is not None)
     seconds, changed_at = sl.seconds, sl.changed_at
-    since = max(x for x in (sl.short_at, sl.changed_at, float('-inf'))
+    since = max(x for x in (sl.recur_at, sl.changed_at, float('-inf'))
                 if x is not None)
     if sl.seconds is not None and now - since > 2 * length:
         half = length / 2
@@ -119,15 +128,19 @@ def update(sl, *, now, short, last_short, shrunk, params):
 def hold(sl, *, now, demand_kb, short, last_short, params):
     """``(demand, new_slice)``: the round's demand with the last
     shortage's peak under it while the VM's slice is longer than the base
-    and the peak is younger than it; and the peak recorded (in a round
-    with swap activity, or the one after)."""
+    and the peak is younger than it; and the peak recorded (the round's
+    own demand, before the hold: a held peak does not renew itself, in
+    a round with swap activity or the one after)."""
     if not params.on:
         return demand_kb, sl
-    if (sl.seconds is not None and sl.peak_at is not None and
-            now - sl.peak_at <= sl.seconds):
-        demand_kb = max(demand_kb, sl.peak_kb)
+    held = (sl.seconds is not None and sl.peak_at is not None and
+            now - sl.peak_at <= sl.seconds)
     if short or last_short:
         start = short and not last_short
-        if start or demand_kb >= sl.peak_kb:
+        if (start and not (held and sl.peak_kb > demand_kb)) or \
+                demand_kb >= sl.peak_kb:
+            # a new shortage's peak, unless one still held is larger
             sl = dataclasses.replace(sl, peak_kb=demand_kb, peak_at=now)
+    if held:
+        demand_kb = max(demand_kb, sl.peak_kb)
     return demand_kb, sl

@@ -200,3 +200,43 @@ def test_params_are_checked():
         slices.SliceParams(factor=0.5)
     with pytest.raises(ValueError):
         badis.BadisParams(time_slice_factor=0.9)
+
+
+def test_a_held_peak_does_not_renew_itself():
+    # TCG, load_idle at boot (badis22 slot 1, the first version): the
+    # guest kept reading back a trickle at the held size, every such round
+    # recorded the held demand as a new peak, and the balloon stayed at
+    # 251 MiB for a 116 MiB need all run long
+    sl = slices.Slice(seconds=60.0, peak_kb=250, peak_at=0.0,
+                      short_at=0.0, changed_at=0.0)
+    for t in range(1, 100):
+        d, sl = slices.hold(sl, now=float(t), demand_kb=120,
+                            short=t % 2 == 0, last_short=t % 2 == 1,
+                            params=P)
+        assert d == (250 if t <= 60 else 120)
+    assert sl.peak_kb == 120                # the later shortages' own
+
+
+def test_shortages_closer_than_the_slice_are_one_episode():
+    sl, _ = _round(slices.Slice(), 0.0, short=True)
+    sl, _ = _round(sl, 2.0, shrunk=True)
+    sl, ev = _round(sl, 3.5, short=True)    # 3.5 s: within the 4 s slice
+    assert sl.seconds is None and ev is None and sl.recur_at is None
+
+
+def test_swapping_without_a_shrink_does_not_keep_it_long():
+    sl = slices.Slice(seconds=60.0, short_at=0.0, recur_at=0.0,
+                      changed_at=0.0)
+    for t in range(1, 122):
+        sl, _ = _round(sl, float(t), short=t % 10 == 0)
+    assert sl.seconds == 30.0               # halved at 121 s
+
+
+def test_a_guest_loading_at_boot_keeps_the_base_slice():
+    # swaps every 2-3 rounds while it loads, trimmed between; then idle
+    sl, events = slices.Slice(), []
+    for t in range(0, 12):
+        sl, ev = _round(sl, float(t), short=t % 3 == 0,
+                        last_short=t % 3 == 1, shrunk=t % 3 == 2)
+        events.append(ev)
+    assert sl.seconds is None and not any(events)
