@@ -5,7 +5,8 @@
 # `none` and `oracle` first from $REF (a git archive of one commit), then
 # each configuration in the order given: NAME `badis` runs TREE's badis
 # unlabelled (a tree without --label), any other NAME is recorded as
-# --label NAME with the [badis] options OPT=VALUE.
+# --label NAME with the [badis] options OPT=VALUE. SKIP_REF=1: no `none`
+# and `oracle` runs (OUTDIR has them already).
 set -u
 OUT=$1; shift
 REF=${REF:?archive tree for none and oracle}
@@ -23,7 +24,7 @@ run() {  # NAME TREE ESTIMATORS [bench options...]
   echo "$name rc=$?"
 }
 {
-run ref "$REF" none,oracle
+[ -n "${SKIP_REF:-}" ] || run ref "$REF" none,oracle
 for conf in "$@"; do
   set -- $conf
   name=$1 tree=$2; shift 2
