@@ -14,26 +14,26 @@ the VM, so the slice is the VM's own.
 
 What it is. A shortage *starts* in a round with swap activity after one
 without. When a shortage starts, the balloon was shrunk since the last
-shortage started (the memory the guest now lacks was given back), and
-the two starts are more than the VM's slice and at most ``2 * max_s``
-apart, the shortage recurs at that interval and the slice was too short
-to hold it: the VM's slice becomes ``factor`` times the interval (never
-longer than ``max_s``). Starts closer than the slice are one episode (a
-guest loading its data at boot swaps, is grown, is trimmed and swaps
-again within seconds): a longer slice would not have kept the memory.
-While it is longer than the base, the VM's demand stays at least the
-peak demand of its last shortage for one slice after that peak
-(:func:`hold`), and its max-average is taken over the VM's slice: the
-peak is held across the next recurrence. The max-average alone does not
-do it: a shortage of a round or two moves the moving average a fraction
-of the way, and the demand of those rounds (Geiger's estimate) is not in
-it. Each recurrence it still misses lengthens the slice further, by at
-least ``factor``. The slice halves back toward the base after twice its
-length without a recurrence: a VM whose working set settled gives its
-memory back at the base pace again; shortages that start without a
-shrink before them (a guest still short at the held size, or reading
-back what was evicted long ago) do not count as recurrences and do not
-keep the slice long.
+shortage started by at least ``min_shrink`` (10 %) of its largest size
+since (the memory the guest now lacks was given back), and the two
+starts are more than the VM's slice and at most ``2 * max_s`` apart, the
+shortage recurs at that interval and the slice was too short to hold it:
+the VM's slice becomes ``factor`` times the interval (never longer than
+``max_s``). Starts closer than the slice are one episode (a guest
+loading its data at boot swaps, is grown, is trimmed and swaps again
+within seconds): a longer slice would not have kept the memory. While it
+is longer than the base, the VM's demand stays at least the peak demand
+of its last shortage for one slice after that peak (:func:`hold`), and
+its max-average is taken over the VM's slice: the peak is held across
+the next recurrence. The max-average alone does not do it: a shortage of
+a round or two moves the moving average a fraction of the way, and the
+demand of those rounds (Geiger's estimate) is not in it. Each recurrence
+it still misses lengthens the slice further, by at least ``factor``. The
+slice halves back toward the base after twice its length without a
+recurrence: a VM whose working set settled gives its memory back at the
+base pace again; shortages that start without a shrink before them (a
+guest still short at the held size, or reading back what was evicted
+long ago) do not count as recurrences and do not keep the slice long.
 
 It changes when memory is given back, never what is estimated: the
 sample, Geiger's histogram and the corrections are untouched.
@@ -48,6 +48,9 @@ class SliceParams:
     base_s: float = 3600.0
     max_s: float = 0.0          # at most base_s: off
     factor: float = 1.5
+    # what the balloon must have gone down by, as a fraction of its
+    # largest size since the last shortage, for a shortage to recur
+    min_shrink: float = 0.1
 
     def __post_init__(self):
         if self.base_s <= 0:
@@ -56,6 +59,8 @@ class SliceParams:
             raise ValueError('max_s must not be negative')
         if self.factor < 1:
             raise ValueError('factor must be at least 1')
+        if not 0 <= self.min_shrink < 1:
+            raise ValueError('min_shrink must be in [0, 1)')
 
     @property
     def on(self):
@@ -67,7 +72,9 @@ class Slice:
     """One VM's time slice between rounds."""
     seconds: typing.Optional[float] = None    # None: the base
     short_at: typing.Optional[float] = None   # the last shortage's start
-    shrunk: bool = False       # the balloon shrank since
+    # the balloon's largest size since then, and its smallest since that
+    high_kb: int = 0
+    low_kb: typing.Optional[int] = None
     # the last recurrence, and when the slice last changed
     recur_at: typing.Optional[float] = None
     changed_at: typing.Optional[float] = None
@@ -80,21 +87,34 @@ class Slice:
         return self.seconds if self.seconds is not None else params.base_s
 
 
-def update(sl, *, now, short, last_short, shrunk, params):
+def _track(sl, m_cur_kb):
+    """The balloon's high and its low since the high, with this round."""
+    if m_cur_kb > sl.high_kb:
+        return m_cur_kb, None
+    low = m_cur_kb if sl.low_kb is None else min(sl.low_kb, m_cur_kb)
+    return sl.high_kb, low
+
+
+def update(sl, *, now, short, last_short, m_cur_kb, params):
     """One round: ``(new_slice, event)``; ``event`` is a log line or None.
 
     ``short``: swap activity this round; ``last_short``: in the last
-    round; ``shrunk``: the balloon was made smaller since the last round.
+    round; ``m_cur_kb``: the allocation this round.
     """
     if not params.on:
         return sl, None
     length = sl.length(params)
     event = None
+    high, low = _track(sl, m_cur_kb)
     if short and not last_short:
         seconds = sl.seconds
         changed_at, recur_at = sl.changed_at, sl.recur_at
         interval = None if sl.short_at is None else now - sl.short_at
-        if (interval is not None and (sl.shrunk or shrunk) and
+        # a trim of a few MiB is not memory given back (TCG, phases: a
+        # 256 -> 251 MiB trim made a phase change a recurrence)
+        shrunk = (sl.short_at is not None and low is not None and
+                  high - low >= params.min_shrink * high)
+        if (interval is not None and shrunk and
                 length < interval <= 2 * params.max_s):
             recur_at = now
             new = min(params.max_s, params.factor * interval)
@@ -104,9 +124,9 @@ def update(sl, *, now, short, last_short, shrunk, params):
                          'last, the balloon shrunk between'
                          % (new, round(interval, 1)))
         return dataclasses.replace(sl, seconds=seconds, short_at=now,
-                                   shrunk=False, recur_at=recur_at,
+                                   high_kb=m_cur_kb, low_kb=None,
+                                   recur_at=recur_at,
                                    changed_at=changed_at), event
-    shrunk = sl.shrunk or (shrunk and sl.short_at is not None)
     seconds, changed_at = sl.seconds, sl.changed_at
     since = max(x for x in (sl.recur_at, sl.changed_at, float('-inf'))
                 if x is not None)
@@ -121,8 +141,8 @@ def update(sl, *, now, short, last_short, shrunk, params):
             event = ('time slice %gs: no shortage for %gs'
                      % (half, round(now - since, 1)))
         changed_at = now
-    return dataclasses.replace(sl, seconds=seconds, shrunk=shrunk,
-                               changed_at=changed_at), event
+    return dataclasses.replace(sl, seconds=seconds, high_kb=high,
+                               low_kb=low, changed_at=changed_at), event
 
 
 def hold(sl, *, now, demand_kb, short, last_short, params):

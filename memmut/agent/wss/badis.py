@@ -1104,7 +1104,8 @@ def step(state, obs, params=None):
     slice_params = params.slice_params
     time_slice, slice_event = adaptive_slice.update(
         state.slice, now=obs.timestamp, short=obs.short,
-        last_short=state.last_short, shrunk=obs.shrunk, params=slice_params)
+        last_short=state.last_short, m_cur_kb=obs.m_cur_kb,
+        params=slice_params)
     if slice_event:
         events.append(slice_event)
     horizon = obs.timestamp - time_slice.length(slice_params)
