@@ -704,6 +704,9 @@ WHY = {
                'runs, three lock slots: the defaults, shrink_floor and '
                'the production ratio of time slice to round (README '
                'there)',
+    'badis22': 'issue 13 stop 34: the pattern suite at 120 s with the '
+               'floor in the estimate and a VM\'s own time slice, two '
+               'lock slots, and W1-W5 (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
