@@ -20,7 +20,7 @@ from memmut.agent.swap import swapdisk
 from memmut.virt.libvirt import driver
 from memmut.virt.libvirt import swapdisk as lv_swapdisk
 from tests import common
-from tests.harness.guest import parse_lines, wait_until
+from tests.harness.guest import stat_lines, wait_until
 
 libvirt = pytest.importorskip('libvirt')
 
@@ -35,7 +35,7 @@ def _quiet(g, after, polls=3):
         tail = lines[-polls:]
         return (len(tail) == polls
                 and len({d['pswpout'] for d in tail}) == 1)
-    return wait_until(lambda: parse_lines(g.log()[after:], 'GUESTSTAT'),
+    return wait_until(lambda: stat_lines(g.log()[after:]),
                       check, 60, 'swap-out to stop on %s' % g.name,
                       interval=0.5)[-1]
 

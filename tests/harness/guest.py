@@ -76,6 +76,18 @@ def parse_lines(text, prefix):
     return out
 
 
+STAT_FIELDS = ('t', 'memtotal_kb', 'memfree_kb', 'memavail_kb',
+               'swaptotal_kb', 'swapfree_kb', 'pswpin', 'pswpout')
+
+
+def stat_lines(text):
+    """The complete GUESTSTAT lines of ``text`` as dicts. A line the
+    guest kernel's console output cut in two lacks fields (CI after stop
+    33: a wait on ``pswpout`` failed with KeyError): dropped."""
+    return [d for d in parse_lines(text, 'GUESTSTAT')
+            if all(k in d for k in STAT_FIELDS)]
+
+
 def wait_until(fetch, check, timeout, what='condition', interval=0.2):
     """Call ``fetch()`` until ``check(value)`` holds; return that value."""
     deadline = time.monotonic() + timeout
@@ -197,13 +209,13 @@ class Guest:
     def guest_stats(self):
         """GUESTSTAT lines as dicts (t, memtotal_kb, memfree_kb,
         memavail_kb, swaptotal_kb, swapfree_kb, pswpin, pswpout)."""
-        return parse_lines(self.log(), 'GUESTSTAT')
+        return stat_lines(self.log())
 
     def wait_stat(self, check, timeout=30, after=0):
         """First GUESTSTAT line past ``after`` (a mark()) for which
         ``check(dict)`` holds."""
         def fetch():
-            return parse_lines(self.log()[after:], 'GUESTSTAT')
+            return stat_lines(self.log()[after:])
         found = wait_until(fetch, lambda ls: any(map(check, ls)), timeout,
                            'a matching GUESTSTAT line on %s' % self.name)
         return next(d for d in found if check(d))
