@@ -166,6 +166,8 @@ class BadisParams:
     shrink_floor: bool = True
     shrink_floor_fall: float = 0.15
     shrink_floor_rounds: int = 60
+    # the floor a lower bound of the estimate too (stop 34; off: W1-W5)
+    shrink_floor_estimate: bool = False
     # a VM's own time slice, lengthened while shortages recur (see
     # adaptive_slice); at most time_slice: off
     time_slice_max: float = 0.0
@@ -1087,7 +1089,7 @@ def step(state, obs, params=None):
             short=obs.short, full=obs.full, used_kb=obs.used_kb,
             params=params.floor_params)
         floored = floors.apply(floor, wss.wss_kb, obs.booked_kb)
-        if floored > wss.wss_kb:
+        if params.shrink_floor_estimate and floored > wss.wss_kb:
             # the guest swapped at that allocation: a lower bound of its
             # working set that the sample missed. In the estimate, hence
             # in WSS^max_avg, which the controller packs on: it packs the

@@ -271,7 +271,8 @@ def test_the_floor_is_a_lower_bound_of_the_estimate_and_the_max_average():
     # estimate stayed 21 MiB low (8 % of booked counted against Badis,
     # and the controller packed the VM below its balloon)
     params = badis.BadisParams(average_window=3, time_slice=4.0,
-                               shrink_swapin_window=3.0)
+                               shrink_swapin_window=3.0,
+                               shrink_floor_estimate=True)
     st = badis.BadisState(mode=Mode.V, floor=floors.Floor(
         kb=110 * MiB, ref_kb=95 * MiB, quiet_rounds=1))
     for i in range(5):
@@ -287,3 +288,8 @@ def test_the_floor_is_a_lower_bound_of_the_estimate_and_the_max_average():
     off = dataclasses.replace(params, shrink_floor=False)
     _, r = badis.step(st, o, off)
     assert r.wss.wss_kb == 95 * MiB
+    # the default: the floor holds the demand only
+    demand_only = dataclasses.replace(params, shrink_floor_estimate=False)
+    assert badis.BadisParams().shrink_floor_estimate is False
+    _, r = badis.step(st, o, demand_only)
+    assert r.wss.wss_kb == 95 * MiB and r.demand_kb == 110 * MiB
