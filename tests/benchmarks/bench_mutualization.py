@@ -362,7 +362,7 @@ def run_mode(mode, daemon, img, workdir, minute_s, deadline=None):
                              for n, v in vms.items()}
         rec['guest_pswpout_kb'] = {}
         for n, g in guests.items():
-            stats = guestmod.parse_lines(g.log(), 'GUESTSTAT')
+            stats = guestmod.stat_lines(g.log())
             if stats:
                 rec['guest_pswpout_kb'][n] = stats[-1]['pswpout'] * 4
         rec['swap_out_total_kb'] = sum(rec['swap_out_kb'].values())
