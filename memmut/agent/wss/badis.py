@@ -208,7 +208,7 @@ class BadisParams:
             raise ValueError('shrink_swapin_window must not be negative')
         floors.FloorParams(fall=self.shrink_floor_fall,
                            expire_rounds=self.shrink_floor_rounds)
-        self.slice_params
+        self.slice_params                # checks its parameters
         if not 0 <= self.shrink_hold_rounds <= self.shrink_hold_max_rounds:
             raise ValueError('shrink_hold_rounds must be in [0, '
                              'shrink_hold_max_rounds]')
@@ -1091,9 +1091,8 @@ def step(state, obs, params=None):
         floored = floors.apply(floor, wss.wss_kb, obs.booked_kb)
         if params.shrink_floor_estimate and floored > wss.wss_kb:
             # the guest swapped at that allocation: a lower bound of its
-            # working set that the sample missed. In the estimate, hence
-            # in WSS^max_avg, which the controller packs on: it packs the
-            # VM at the size its balloon is held at.
+            # working set that the sample missed; in WSS^max_avg too, so
+            # the controller packs the VM at the size its balloon is held
             wss = techniques.TechniqueEstimate(floored, SOURCE_SHRINK_FLOOR)
         if floor_event:
             events.append(floor_event)
