@@ -301,6 +301,22 @@ opts = [
                      'against 1.022), and the pattern suite did not '
                      'improve (doc/source/badis.rst, '
                      'tests/benchmarks/results/badis13-s3).'),
+    cfg.BoolOpt('calibration_probe',
+                default=False,
+                help='Test the pinned-page correction set by the first-sample '
+                     'calibration (calibrate_pinned) with the balloon, as '
+                     'pinned_probe does, but only while nothing has shown '
+                     'it is needed: probing stops for good once a probe is '
+                     'answered by swap activity or a VG round learns the '
+                     'correction. The calibration reads the guest\'s '
+                     'balloon statistics, which count data the guest '
+                     'loaded and then left cold as in use exactly like '
+                     'pinned pages; only shrinking the balloon tells them '
+                     'apart (the guest evicts cold data without reading it '
+                     'back). A probe that lowers the correction also lowers '
+                     'the cap of pinned_used_bound. Costs at most one '
+                     'probe\'s swap-ins per VM whose calibration was right. '
+                     'Only with on-demand allocation.'),
     cfg.IntOpt('pinned_probe_step_kb',
                default=16 * 1024,
                min=1,

@@ -161,6 +161,9 @@ class BadisParams:
     # instead of lowering the estimate (see _probe())
     pinned_probe: bool = False
     pinned_probe_step_kb: int = 16 * MiB
+    # stop 35: the probe for a calibrated correction only, until a
+    # probe or a VG round confirms it (see _probe())
+    calibration_probe: bool = False
     # issue 13, session 7: no shrinking again into an allocation shown to
     # swap (see shrink_floor); on since stop 33 (badis21)
     shrink_floor: bool = True
@@ -320,6 +323,10 @@ class BadisState:
     # the cap of pinned_used_bound never goes below it (see
     # _bound_by_used).
     pinned_calibrated_kb: int = 0
+    # The correction is the calibration's (or a probe lowered it from
+    # there) and nothing has shown it is needed yet: no VG round learned
+    # it, no probe below it was answered by swap-ins (calibration_probe).
+    pinned_unconfirmed: bool = False
     # pinned_used_bound's bounds of the last rounds in a row that gave
     # one (KiB; see _used_bounds)
     used_bounds: tuple = ()
@@ -813,6 +820,9 @@ def _recheck_pinned(state, obs, params, pinned, guarded):
 
 
 _DECAY_NOTES = ('decayed', 'lowered')
+# how a probe that lowered the correction says so (it starts with
+# 'lowered' too: a step down that a shrink followed by swap-ins undoes)
+_PROBE_NOTE = 'lowered by a balloon probe'
 
 
 # Rounds in a row whose bound a sampled (not exact) back-end needs before
@@ -949,6 +959,8 @@ class _Probe:
     fields: dict                 # BadisState fields of the probe
     probe_kb: typing.Optional[int] = None
     event: typing.Optional[str] = None
+    # the probe ended by swap activity: the correction is needed
+    confirmed: bool = False
 
 
 _PROBE_FIELDS = ('probe_pinned_kb', 'probe_size_kb', 'probe_from_kb',
@@ -992,9 +1004,19 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
       balloon did not get there, or the guest had free memory) the
       correction stays and the next probe waits twice as long.
 
+    With ``calibration_probe`` (and not ``pinned_probe``) only a
+    correction still unconfirmed (``pinned_unconfirmed``: the first-sample
+    calibration, or a probe's lowering of it) is probed, until a probe is
+    answered by swap activity or a VG round learns the correction: the
+    calibration reads balloon statistics, which count data the guest
+    loaded and left cold as in use exactly like pinned pages (issue 13:
+    load_idle from boot, 50 -> 190 MiB), and only the balloon tells them
+    apart. One probe's swap-ins per VM, not one per period.
+
     Returns a :class:`_Probe`."""
     fields = {k: getattr(state, k) for k in _PROBE_FIELDS}
-    if not params.pinned_probe:
+    if not (params.pinned_probe or state.probe_pinned_kb is not None or
+            (params.calibration_probe and state.pinned_unconfirmed)):
         return _Probe(pinned, None, fields)
 
     def ended(wait):
@@ -1006,7 +1028,8 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
     low = state.probe_pinned_kb
     if low is not None:
         if obs.short:
-            return _Probe(pinned, None, ended(longer), event=(
+            return _Probe(pinned, None, ended(longer), confirmed=True,
+                          event=(
                 'balloon probe of a pinned-page correction of %s ended by '
                 'swap activity at %s: %s kept'
                 % (_mib(low), _mib(obs.m_cur_kb), _mib(pinned))))
@@ -1019,7 +1042,7 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
                           probe_kb=state.probe_size_kb)
         if evicted:
             return _Probe(low, (
-                'lowered by a balloon probe: the guest evicted below the '
+                _PROBE_NOTE + ': the guest evicted below the '
                 'estimate of %s (balloon %s) without swap-ins for %gs'
                 % (_mib(state.probe_from_kb), _mib(state.probe_size_kb),
                    params.shrink_swapin_window)), ended(1))
@@ -1230,8 +1253,16 @@ def step(state, obs, params=None):
             probe_end_at=obs.timestamp))
     if pr.event:
         events.append(pr.event)
-    if params.pinned_probe:
+    if params.pinned_probe or params.calibration_probe:
         probe_wait = pr.fields['probe_wait']
+    unconfirmed = state.pinned_unconfirmed and not (
+        pr.confirmed or r.learned or
+        (note is not None and pinned > state.pinned_kb))
+    calibrated = state.pinned_calibrated_kb
+    if note is not None and note.startswith(_PROBE_NOTE):
+        # the calibration was shown too high: the cap of
+        # pinned_used_bound follows it down
+        calibrated = min(calibrated, pinned)
     decay_scale = state.decay_scale
     if note is not None and note.startswith(_DECAY_NOTES):
         step_from = state.pinned_kb
@@ -1254,7 +1285,8 @@ def step(state, obs, params=None):
                            learned=state.learned or r.learned, recent=recent,
                            window=tuple(window),
                            pinned_floor_kb=floor_kb,
-                           pinned_calibrated_kb=state.pinned_calibrated_kb,
+                           pinned_calibrated_kb=calibrated,
+                           pinned_unconfirmed=unconfirmed,
                            used_bounds=used_bounds,
                            swap_at=(obs.timestamp if obs.short
                                     else state.swap_at),

@@ -502,6 +502,7 @@ class BadisRounds(estimators.Estimator):
             self.badis.states[vm.uuid] = dataclasses.replace(
                 state, pinned_kb=value, pinned_at=now,
                 pinned_calibrated_kb=value,
+                pinned_unconfirmed=True,
                 pinned_note='calibrated: median of %d samples of guest '
                             'memory in use not seen by sampling (last '
                             'saw %s)' % (len(st.calibrations), seen_note))
@@ -519,6 +520,7 @@ class BadisRounds(estimators.Estimator):
             self.badis.states[vm.uuid] = dataclasses.replace(
                 state, pinned_kb=unseen, pinned_at=now,
                 pinned_calibrated_kb=unseen,
+                pinned_unconfirmed=True,
                 pinned_note='calibrated: guest memory in use not seen by '
                             'the first sample of %s' % seen_note)
             LOG.info('VM %s (%s): initial pinned-page correction %s '

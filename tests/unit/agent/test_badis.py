@@ -934,6 +934,74 @@ def test_probe_walks_a_cold_correction_down_to_its_floor():
     assert seen == sorted(seen, reverse=True)      # never rose
 
 
+# -- stop 35: the probe for an unconfirmed calibration (calibration_probe) --
+
+def _calibration_params(**kw):
+    return _probe_params(pinned_probe=False, calibration_probe=True, **kw)
+
+
+def _walk(st, params, rounds, answer):
+    """``rounds`` 1 s rounds from t = 7 s, quiet at 1000 MiB sampled 300
+    MiB; while a probe runs, its balloon size and ``answer``:
+    'evict' (cold data given up) or 'swap' (the pages were needed)."""
+    t = 7.0
+    for _ in range(rounds):
+        o = _quiet(t)
+        if st.probe_pinned_kb is not None:
+            o = dataclasses.replace(o, m_cur_kb=st.probe_size_kb,
+                                    evicted_kb=MiB, steady=False)
+            if answer == 'swap':
+                o = dataclasses.replace(o, swapping=True,
+                                        ghost=geiger(st.probe_from_kb))
+        st, _ = badis.step(st, o, params)
+        t += 1.0
+    return st
+
+
+def test_calibration_probe_walks_a_cold_calibration_down():
+    # load_idle from boot: the calibration counted 128 MiB of loaded,
+    # cold data as pinned; the probe gives it back step by step
+    params = _calibration_params()
+    st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
+    st = _walk(st, params, 200, 'evict')
+    assert st.pinned_kb == 72 * MiB
+    # the cap of pinned_used_bound follows the calibration down
+    assert st.pinned_calibrated_kb == 72 * MiB
+    assert st.pinned_note.startswith('lowered by a balloon probe')
+
+
+def test_calibration_probe_stops_once_swap_ins_confirm_it():
+    params = _calibration_params()
+    st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
+    st = _walk(st, params, 12, 'swap')           # one probe, answered
+    assert st.pinned_kb == 200 * MiB and not st.pinned_unconfirmed
+    starts = 0
+    for t in range(20, 400):
+        st, r = badis.step(st, _quiet(float(t)), params)
+        starts += r.probe_kb is not None
+    assert starts == 0                           # never again
+
+
+@pytest.mark.parametrize('state_kw', [
+    dict(pinned_unconfirmed=False),     # learned in VG, or confirmed
+    dict(pinned_unconfirmed=True, pinned_kb=72 * MiB),    # at its floor
+])
+def test_calibration_probe_only_for_an_unconfirmed_calibration(state_kw):
+    st, r = badis.step(_probe_state(**state_kw), _quiet(7.0),
+                       _calibration_params())
+    assert r.probe_kb is None and st.probe_pinned_kb is None
+
+
+def test_learning_in_vg_confirms_the_calibration():
+    params = _calibration_params()
+    st = _probe_state(pinned_unconfirmed=True, mode=Mode.VG)
+    st, _ = badis.step(st, badis.Observation(
+        timestamp=8.0, m_cur_kb=468 * MiB, booked_kb=BOOKED,
+        sampled=sampled(250 * MiB), ghost=geiger(490 * MiB),
+        swapping=True), params)
+    assert st.pinned_kb == 218 * MiB and not st.pinned_unconfirmed
+
+
 def test_learning_in_vg_ends_a_running_probe():
     params = _probe_params()
     st, _ = _start_probe(params)
