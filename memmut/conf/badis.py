@@ -313,8 +313,10 @@ opts = [
                      'loaded and then left cold as in use exactly like '
                      'pinned pages; only shrinking the balloon tells them '
                      'apart (the guest evicts cold data without reading it '
-                     'back). A probe that lowers the correction also lowers '
-                     'the cap of pinned_used_bound. Costs at most one '
+                     'back; swap-ins end a probe, swap growth alone does '
+                     'not). Once a probe has lowered it, the calibration no '
+                     'longer floors the cap of pinned_used_bound. Costs at '
+                     'most one '
                      'probe\'s swap-ins per VM whose calibration was right. '
                      'Only with on-demand allocation.'),
     cfg.IntOpt('pinned_probe_step_kb',

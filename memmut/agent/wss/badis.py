@@ -959,7 +959,7 @@ class _Probe:
     fields: dict                 # BadisState fields of the probe
     probe_kb: typing.Optional[int] = None
     event: typing.Optional[str] = None
-    # the probe ended by swap activity: the correction is needed
+    # the probe ended by swap-ins: the correction is needed
     confirmed: bool = False
 
 
@@ -995,10 +995,13 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
       demand stay as they are: a correction that is right costs no
       estimate error, only the swap-ins of one probe.
     * While it runs (``shrink_swapin_window`` seconds) the balloon is
-      held at that size. Any swap activity ends it, the correction kept
-      (it was needed; the next probe waits twice as long, up to 16
-      times). Swap-outs at an allocation below the estimate it started
-      from are the guest giving up pages (cold data, not pinned).
+      held at that size. Swap-ins end it, the correction kept (it was
+      needed; the next probe waits twice as long, up to 16 times).
+      Swap-outs at an allocation below the estimate it started from,
+      even fast enough to count as swap pressure, are the guest giving
+      up pages (cold data, not pinned): what the probe looks for (stop
+      35: the pressure used to end it, on TCG at 155 MiB for a 116 MiB
+      need).
     * At its end the lower correction is kept only if the guest so
       evicted and read nothing back; otherwise (no evictions: the
       balloon did not get there, or the guest had free memory) the
@@ -1027,14 +1030,16 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
     longer = min(16, state.probe_wait * 2)
     low = state.probe_pinned_kb
     if low is not None:
-        if obs.short:
+        if obs.swapping:
+            # read back: the pages were needed (swap growth alone is the
+            # guest evicting to meet the probe's balloon: what it is for)
             return _Probe(pinned, None, ended(longer), confirmed=True,
                           event=(
                 'balloon probe of a pinned-page correction of %s ended by '
-                'swap activity at %s: %s kept'
+                'swap-ins at %s: %s kept'
                 % (_mib(low), _mib(obs.m_cur_kb), _mib(pinned))))
         evicted = state.probe_seen_evict or (
-            obs.evicted_kb > 0 and
+            (obs.evicted_kb > 0 or obs.pressure_kb > 0) and
             obs.m_cur_kb < state.probe_from_kb - BALLOON_SLACK_KB)
         if obs.timestamp - state.probe_at < params.shrink_swapin_window:
             fields.update(probe_seen_evict=evicted)
@@ -1082,7 +1087,7 @@ def step(state, obs, params=None):
     if state is None:
         state = BadisState.initial(params)
     r = _fsm(state, obs, params)
-    if (params.pinned_probe and state.probe_pinned_kb is not None and
+    if (state.probe_pinned_kb is not None and
             state.mode is Mode.V and obs.short and
             r.wss.wss_kb <= state.probe_from_kb):
         # Swap activity while a balloon probe holds the guest at the
@@ -1260,9 +1265,10 @@ def step(state, obs, params=None):
         (note is not None and pinned > state.pinned_kb))
     calibrated = state.pinned_calibrated_kb
     if note is not None and note.startswith(_PROBE_NOTE):
-        # the calibration was shown too high: the cap of
-        # pinned_used_bound follows it down
-        calibrated = min(calibrated, pinned)
+        # the calibration was shown to count data the guest gives up: no
+        # longer a floor of pinned_used_bound's cap (which then removes
+        # the rest at once when the guest has that much free)
+        calibrated = 0
     decay_scale = state.decay_scale
     if note is not None and note.startswith(_DECAY_NOTES):
         step_from = state.pinned_kb
