@@ -375,6 +375,11 @@ class BadisState:
     probe_at: typing.Optional[float] = None
     probe_seen_evict: bool = False
     probe_end_at: typing.Optional[float] = None
+    # After a probe answered by swap-ins: until when the guest reading
+    # back what the probe made it evict is the probe's doing, and the
+    # estimate the probe started from (see step()).
+    probe_readback_until: typing.Optional[float] = None
+    probe_readback_kb: int = 0
     # The last round had swap activity (a second such round is a
     # shortage even while the balloon moves: _fsm, _noise), and the
     # bad-shrink floor (shrink_floor.py).
@@ -965,7 +970,7 @@ class _Probe:
 
 _PROBE_FIELDS = ('probe_pinned_kb', 'probe_size_kb', 'probe_from_kb',
                  'probe_at', 'probe_seen_evict', 'probe_end_at',
-                 'probe_wait')
+                 'probe_wait', 'probe_readback_until', 'probe_readback_kb')
 
 
 def _probe_due(state, obs, params):
@@ -1032,8 +1037,13 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
     if low is not None:
         if obs.swapping:
             # read back: the pages were needed (swap growth alone is the
-            # guest evicting to meet the probe's balloon: what it is for)
-            return _Probe(pinned, None, ended(longer), confirmed=True,
+            # guest evicting to meet the probe's balloon: what it is for);
+            # what it reads back next is the probe's doing too
+            return _Probe(pinned, None, dict(
+                ended(longer),
+                probe_readback_until=(obs.timestamp +
+                                      params.shrink_swapin_window),
+                probe_readback_kb=state.probe_from_kb), confirmed=True,
                           event=(
                 'balloon probe of a pinned-page correction of %s ended by '
                 'swap-ins at %s: %s kept'
@@ -1074,6 +1084,29 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
         % (_mib(low), _mib(pinned), _mib(size), _mib(wss.wss_kb))))
 
 
+def _probe_swap_kb(state, obs):
+    """The estimate a probe started from when this round's swap
+    activity is the probe's doing (see step()), else 0. While the probe
+    runs, Geiger's WSS more than what the probe took above that estimate
+    is a rise (a shortage as usual); during the read-back window every
+    swap-in is the probe's: Geiger's WSS is taken from an allocation
+    that grew back meanwhile and reads high (TCG: 200-256 MiB for a
+    156 MiB guest), so a real rise then waits out the window."""
+    if state.mode is not Mode.V or not obs.short:
+        return 0
+    if state.probe_pinned_kb is not None:
+        # a reuse distance beyond what the probe took is a rise
+        took = state.probe_from_kb - state.probe_size_kb
+        if (obs.ghost is not None and
+                obs.ghost.wss_kb > state.probe_from_kb + took):
+            return 0
+        return state.probe_from_kb
+    if (state.probe_readback_until is not None and
+            obs.timestamp <= state.probe_readback_until):
+        return state.probe_readback_kb
+    return 0
+
+
 # Balloon sizes closer than this are the same (observation.py).
 BALLOON_SLACK_KB = 1024
 
@@ -1086,17 +1119,22 @@ def step(state, obs, params=None):
     params = params or BadisParams()
     if state is None:
         state = BadisState.initial(params)
+    real = obs
+    probe_kb = _probe_swap_kb(state, obs)
+    if probe_kb:
+        # Swap activity while a balloon probe holds the guest below the
+        # estimate, or while it reads back what a probe answered by
+        # swap-ins made it evict (shrink_swapin_window): our doing, not a
+        # shortage, a bad shrink, a floor nor a recurrence. The round is
+        # read as quiet, in V, at the estimate the probe started from;
+        # only the probe itself (_probe) and the pacing see the swap
+        # activity. TCG (stop 35): read as a shortage, one 16 MiB probe
+        # of a right correction took the balloon to the booking.
+        obs = dataclasses.replace(obs, swapping=False, pressure_kb=0)
     r = _fsm(state, obs, params)
-    if (state.probe_pinned_kb is not None and
-            state.mode is Mode.V and obs.short and
-            r.wss.wss_kb <= state.probe_from_kb):
-        # Swap activity while a balloon probe holds the guest at the
-        # estimate with a lower correction: our doing, not a shortage
-        # (no more than the estimate before the probe is asked for). The
-        # probe ends (_probe) and the balloon goes back; the round keeps
-        # that estimate, in V. A rise above it is a shortage as usual.
+    if probe_kb:
         r = _Round(Mode.V, techniques.TechniqueEstimate(
-            state.probe_from_kb, SOURCE_PROBE), pinned_kb=r.pinned_kb)
+            probe_kb, SOURCE_PROBE), pinned_kb=r.pinned_kb)
     g = _guard(state, obs, params, r.wss)
     wss = techniques.TechniqueEstimate(
         max(0, min(g.wss.wss_kb, obs.booked_kb)),
@@ -1245,7 +1283,7 @@ def step(state, obs, params=None):
                    if params.pinned_used_bound else ())
     if note is None and params.pinned_used_bound:
         pinned, note = _bound_by_used(state, obs, pinned, used_bounds)
-    pr = _probe(state, obs, params, wss, r.mode, g.active, pinned,
+    pr = _probe(state, real, params, wss, r.mode, g.active, pinned,
                 demand)
     if note is None and pr.note is not None:
         pinned, note = pr.pinned_kb, pr.note
@@ -1294,7 +1332,7 @@ def step(state, obs, params=None):
                            pinned_calibrated_kb=calibrated,
                            pinned_unconfirmed=unconfirmed,
                            used_bounds=used_bounds,
-                           swap_at=(obs.timestamp if obs.short
+                           swap_at=(obs.timestamp if real.short
                                     else state.swap_at),
                            step_from_kb=step_from,
                            probing=probing, probe_evicted=evicted,

@@ -1014,6 +1014,35 @@ def test_after_a_probe_the_cap_may_go_below_the_calibration():
     assert st.pinned_note.startswith('bounded')
 
 
+def test_the_read_back_after_a_probe_is_not_a_shortage():
+    # TCG, stop 35 (phases after loading): a 16 MiB probe of a right
+    # correction was answered by swap-ins; read as a shortage, the guest
+    # reading back what the probe took (Geiger 200-256 MiB against an
+    # allocation growing back) took the balloon to the booking
+    params = _calibration_params()
+    st = _probe_state(pinned_unconfirmed=True)
+    st, r = badis.step(st, _quiet(7.0), params)
+    assert r.probe_kb == 468 * MiB
+    bad = st.bad_shrinks
+    for t, m_cur, ghost in ((8.0, 468, 480), (9.0, 520, 700),
+                            (10.0, 540, 900), (11.0, 540, 800)):
+        st, r = badis.step(st, badis.Observation(
+            timestamp=t, m_cur_kb=m_cur * MiB, booked_kb=BOOKED,
+            sampled=sampled(300 * MiB), ghost=geiger(ghost * MiB),
+            swapping=True, steady=False, shrunk=(t == 8.0),
+            shrunk_from_kb=540 * MiB), params)
+        assert r.mode is Mode.V and r.wss.wss_kb == 500 * MiB, t
+        assert r.demand_kb == 500 * MiB and not st.floor.kb
+    assert st.bad_shrinks == bad and not st.pinned_unconfirmed
+    assert st.pinned_kb == 200 * MiB
+    # after the window, swap-ins are a shortage again
+    st, r = badis.step(st, badis.Observation(
+        timestamp=12.0, m_cur_kb=540 * MiB, booked_kb=BOOKED,
+        sampled=sampled(300 * MiB), ghost=geiger(800 * MiB),
+        swapping=True), params)
+    assert r.mode is Mode.VG and r.wss.wss_kb == 800 * MiB
+
+
 @pytest.mark.parametrize('state_kw', [
     dict(pinned_unconfirmed=False),     # learned in VG, or confirmed
     dict(pinned_unconfirmed=True, pinned_kb=72 * MiB),    # at its floor
@@ -1066,7 +1095,9 @@ def test_on_demand_sets_the_probe_size_without_headroom():
 @pytest.mark.parametrize('ghost_mib, mode, wss_mib, source', [
     # the probe's own swap-ins: the estimate before it, in V
     (480, Mode.V, 500, badis.SOURCE_PROBE),
-    # above the estimate before the probe: a rise, a shortage as usual
+    # above it by no more than the probe took (32 MiB): still the probe's
+    (530, Mode.V, 500, badis.SOURCE_PROBE),
+    # above it by more than the probe took: a rise, a shortage as usual
     (560, Mode.VG, 560, est.SOURCE_GEIGER),
 ])
 def test_swap_ins_of_a_probe_are_not_a_shortage(ghost_mib, mode, wss_mib,
