@@ -380,6 +380,9 @@ class BadisState:
     # estimate the probe started from (see step()).
     probe_readback_until: typing.Optional[float] = None
     probe_readback_kb: int = 0
+    # probes in a row that lowered the correction (calibration_probe
+    # doubles its step with each)
+    probe_streak: int = 0
     # The last round had swap activity (a second such round is a
     # shortage even while the balloon moves: _fsm, _noise), and the
     # bad-shrink floor (shrink_floor.py).
@@ -970,7 +973,8 @@ class _Probe:
 
 _PROBE_FIELDS = ('probe_pinned_kb', 'probe_size_kb', 'probe_from_kb',
                  'probe_at', 'probe_seen_evict', 'probe_end_at',
-                 'probe_wait', 'probe_readback_until', 'probe_readback_kb')
+                 'probe_wait', 'probe_readback_until', 'probe_readback_kb',
+                 'probe_streak')
 
 
 def _probe_due(state, obs, params):
@@ -1027,10 +1031,11 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
             (params.calibration_probe and state.pinned_unconfirmed)):
         return _Probe(pinned, None, fields)
 
-    def ended(wait):
+    def ended(wait, streak=0):
         return dict(fields, probe_pinned_kb=None, probe_size_kb=0,
                     probe_from_kb=0, probe_at=None, probe_seen_evict=False,
-                    probe_end_at=obs.timestamp, probe_wait=wait)
+                    probe_end_at=obs.timestamp, probe_wait=wait,
+                    probe_streak=streak)
 
     longer = min(16, state.probe_wait * 2)
     low = state.probe_pinned_kb
@@ -1060,14 +1065,22 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
                 _PROBE_NOTE + ': the guest evicted below the '
                 'estimate of %s (balloon %s) without swap-ins for %gs'
                 % (_mib(state.probe_from_kb), _mib(state.probe_size_kb),
-                   params.shrink_swapin_window)), ended(1))
+                   params.shrink_swapin_window)),
+                ended(1, state.probe_streak + 1))
         return _Probe(pinned, None, ended(longer), event=(
             'balloon probe of a pinned-page correction of %s: no '
             'evictions at %s, %s kept'
             % (_mib(low), _mib(obs.m_cur_kb), _mib(pinned))))
     floor = state.pinned_floor_kb
-    step_kb = max(params.pinned_probe_step_kb,
-                  int(params.pinned_decay * (pinned - floor)))
+    if params.pinned_probe:
+        step_kb = max(params.pinned_probe_step_kb,
+                      int(params.pinned_decay * (pinned - floor)))
+    else:
+        # calibration_probe: the smallest step first, since a right
+        # calibration costs the read-back of one step (TCG: a 16 MiB step
+        # cost 26-50 MiB of swap-ins), doubled after each step that
+        # lowered it (a cold 140 MiB is given back in six probes)
+        step_kb = params.pinned_probe_step_kb << min(state.probe_streak, 16)
     if (mode is not Mode.V or obs.sampled is None or not obs.steady or
             obs.short or guarded or pinned <= floor or
             demand > wss.wss_kb + params.pinned_probe_step_kb or

@@ -940,12 +940,16 @@ def _calibration_params(**kw):
     return _probe_params(pinned_probe=False, calibration_probe=True, **kw)
 
 
-def _walk(st, params, rounds, answer):
+def _walk(st, params, rounds, answer, seen=None):
     """``rounds`` 1 s rounds from t = 7 s, quiet at 1000 MiB sampled 300
     MiB; while a probe runs, its balloon size and ``answer``:
-    'evict' (cold data given up) or 'swap' (the pages were needed)."""
+    'evict' (cold data given up) or 'swap' (the pages were needed).
+    ``seen``: a list to which each new correction (MiB) is appended."""
     t = 7.0
     for _ in range(rounds):
+        if seen is not None and (not seen or
+                                 seen[-1] != st.pinned_kb // MiB):
+            seen.append(st.pinned_kb // MiB)
         o = _quiet(t)
         if st.probe_pinned_kb is not None:
             o = dataclasses.replace(o, m_cur_kb=st.probe_size_kb,
@@ -963,8 +967,10 @@ def test_calibration_probe_walks_a_cold_calibration_down():
     # cold data as pinned; the probe gives it back step by step
     params = _calibration_params()
     st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
-    st = _walk(st, params, 200, 'evict')
-    assert st.pinned_kb == 72 * MiB
+    seen = []
+    st = _walk(st, params, 200, 'evict', seen)
+    # the smallest step first, doubled after each that lowered it
+    assert seen == [200, 184, 152, 88, 72]
     # the calibration no longer floors the cap of pinned_used_bound
     assert st.pinned_calibrated_kb == 0
     assert st.pinned_note.startswith('lowered by a balloon probe')
@@ -997,7 +1003,7 @@ def test_swap_growth_alone_does_not_end_a_probe():
             evicted_kb=8 * MiB, steady=False), params)
         # our doing: no shortage, the estimate stays where it was
         assert r.mode is Mode.V and r.wss.wss_kb == 500 * MiB
-    assert st.pinned_kb == 168 * MiB and st.pinned_unconfirmed
+    assert st.pinned_kb == 184 * MiB and st.pinned_unconfirmed
 
 
 def test_after_a_probe_the_cap_may_go_below_the_calibration():
@@ -1006,7 +1012,7 @@ def test_after_a_probe_the_cap_may_go_below_the_calibration():
     params = _calibration_params()
     st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
     st = _walk(st, params, 12, 'evict')
-    assert st.pinned_kb == 168 * MiB and st.pinned_calibrated_kb == 0
+    assert st.pinned_kb == 184 * MiB and st.pinned_calibrated_kb == 0
     st, r = badis.step(st, badis.Observation(
         timestamp=30.0, m_cur_kb=M_CUR, booked_kb=BOOKED,
         sampled=_full_sample(300 * MiB), used_kb=390 * MiB), params)
@@ -1022,9 +1028,9 @@ def test_the_read_back_after_a_probe_is_not_a_shortage():
     params = _calibration_params()
     st = _probe_state(pinned_unconfirmed=True)
     st, r = badis.step(st, _quiet(7.0), params)
-    assert r.probe_kb == 468 * MiB
+    assert r.probe_kb == 484 * MiB
     bad = st.bad_shrinks
-    for t, m_cur, ghost in ((8.0, 468, 480), (9.0, 520, 700),
+    for t, m_cur, ghost in ((8.0, 484, 490), (9.0, 520, 700),
                             (10.0, 540, 900), (11.0, 540, 800)):
         st, r = badis.step(st, badis.Observation(
             timestamp=t, m_cur_kb=m_cur * MiB, booked_kb=BOOKED,
