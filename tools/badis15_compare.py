@@ -343,6 +343,15 @@ def w1w5(slots):
         for k, v in nn.items():
             none.setdefault(k, []).append(v)
     ref = {k: statistics.mean(v) for k, v in none.items()}
+    if not ref:
+        # no `none` runs (W1-W5 of badis only): vm_over is taken against
+        # the passes of `main`, the reference configuration
+        mains = {}
+        for runs, _ in per_slot:
+            for k, r in runs.get('main', {}).items():
+                if r['passes']:
+                    mains.setdefault(k, []).append(r['passes'])
+        ref = {k: statistics.mean(v) for k, v in mains.items()}
     data = {n: [] for n in names}
     for i, (runs, _) in enumerate(per_slot):
         for n in names:
@@ -352,9 +361,11 @@ def w1w5(slots):
                                      else None))
                 data[n].append((i, key, r))
     cases = sorted({k for n in names for _, k, _ in data[n]})
-    out = ['`none` passes per slot: ' + '; '.join(
+    out = [('`none` passes per slot: ' + '; '.join(
         '%s,%s: %s' % (k[0], k[1], ', '.join(str(x) for x in v))
-        for k, v in sorted(none.items())), '',
+        for k, v in sorted(none.items()))) if none else
+           'No `none` runs: vm_over is the passes of `main` over this '
+           'run\'s (relative to the reference configuration).', '',
         'Per case: mean abs error / allowance S_more / S_less (% of booked) '
         '/ vm_over mean [min-max]; mean ± 95 % half-width over the slots.',
         '', '| case | ' + ' | '.join(names) + ' |',
@@ -381,15 +392,18 @@ def w1w5(slots):
                       'S_more': _summ([r['S_more'] for r in rs]),
                       'S_less': _summ([r['S_less'] for r in rs]),
                       'vm_over': _summ(ov),
-                      'vm_over_median': statistics.median(ov)}
+                      'vm_over_median': (statistics.median(ov) if ov
+                                         else None)}
         s = summary[n]
         rows.setdefault('runs', []).append(str(len(rs)))
         for k, label in (('err', 'mean abs error %'), ('S_more', 'S_more %'),
                          ('S_less', 'S_less %')):
-            rows.setdefault(label, []).append(discipline.fmt(s[k], '.2f'))
+            rows.setdefault(label, []).append(
+                discipline.fmt(s[k], '.2f') if s[k] else 'n/a')
         rows.setdefault('vm_over: median / worst / mean', []).append(
             '%.3f / %.3f / %s' % (s['vm_over_median'], ov[-1],
-                                  discipline.fmt(s['vm_over'], '.3f')))
+                                  discipline.fmt(s['vm_over'], '.3f'))
+            if ov else 'n/a')
     for k, v in rows.items():
         out.append('| %s | %s |' % (k, ' | '.join(v)))
     out += _paired(data, names, [('err', '.2f', 'mean abs error %'),

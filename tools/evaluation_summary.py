@@ -707,6 +707,9 @@ WHY = {
     'badis22': 'issue 13 stop 34: the pattern suite at 120 s with the '
                'floor in the estimate and a VM\'s own time slice, two '
                'lock slots, and W1-W5 (README there)',
+    'badis23': 'issue 13 stop 35: the pattern suite at 120 s with the '
+               'calibration probe and a VM\'s own time slice, one lock '
+               'slot, and W1-W5 in one slot (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',

@@ -77,3 +77,27 @@ def test_another_configuration_as_the_reference(slot):
                                            reference='zballoond')
     assert 'badis - zballoond' in '\n'.join(lines)
     assert data['configs']['badis']['paired']['saved']['mean'] == 20.0
+
+
+def _w15_run(shape, alloc, passes, err):
+    return {'shape': shape, 'alloc': alloc, 'estimator': 'badis',
+            'passes': passes, 'rows': [{'t': 0.0}],
+            'errors': {'badis': {'all': err, 'allowance': {
+                'S_more': err, 'S_less': None}}}}
+
+
+def test_w1w5_without_none_runs_is_relative_to_main(tmp_path):
+    # W1-W5 of badis only (stop 35): vm_over is main's passes over the
+    # run's, and the paired differences are to main
+    for name, passes, err in (('main', 300, 3.0), ('probe', 270, 4.0)):
+        d = tmp_path / name
+        d.mkdir()
+        with open(d / 'badis.jsonl', 'w') as f:
+            for shape in ('W1', 'W2'):
+                f.write(json.dumps(_w15_run(shape, 's', passes, err)) + '\n')
+    lines, data = badis15_compare.w1w5([str(tmp_path)])
+    assert data['none_passes'] == {}
+    assert data['configs']['probe']['vm_over_median'] == pytest.approx(
+        300 / 270)
+    assert data['configs']['main']['vm_over_median'] == 1.0
+    assert any(line.startswith('No `none` runs') for line in lines)
