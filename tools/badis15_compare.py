@@ -361,11 +361,13 @@ def w1w5(slots):
                                      else None))
                 data[n].append((i, key, r))
     cases = sorted({k for n in names for _, k, _ in data[n]})
-    out = [('`none` passes per slot: ' + '; '.join(
-        '%s,%s: %s' % (k[0], k[1], ', '.join(str(x) for x in v))
-        for k, v in sorted(none.items()))) if none else
-           'No `none` runs: vm_over is the passes of `main` over this '
-           'run\'s (relative to the reference configuration).', '',
+    head = ('No `none` runs: vm_over is the passes of `main` over this '
+            'run\'s (relative to the reference configuration).')
+    if none:
+        head = '`none` passes per slot: ' + '; '.join(
+            '%s,%s: %s' % (k[0], k[1], ', '.join(str(x) for x in v))
+            for k, v in sorted(none.items()))
+    out = [head, '',
         'Per case: mean abs error / allowance S_more / S_less (% of booked) '
         '/ vm_over mean [min-max]; mean ± 95 % half-width over the slots.',
         '', '| case | ' + ' | '.join(names) + ' |',
