@@ -367,7 +367,8 @@ def w1w5(slots):
         head = '`none` passes per slot: ' + '; '.join(
             '%s,%s: %s' % (k[0], k[1], ', '.join(str(x) for x in v))
             for k, v in sorted(none.items()))
-    out = [head, '',
+    out = [
+        head, '',
         'Per case: mean abs error / allowance S_more / S_less (% of booked) '
         '/ vm_over mean [min-max]; mean ± 95 % half-width over the slots.',
         '', '| case | ' + ' | '.join(names) + ' |',
