@@ -1108,8 +1108,10 @@ def _probe_swap_kb(state, obs):
     if state.mode is not Mode.V or not obs.short:
         return 0
     if state.probe_pinned_kb is not None:
-        # a reuse distance beyond what the probe took is a rise
-        took = state.probe_from_kb - state.probe_size_kb
+        # a reuse distance beyond what the probe took is a rise; taken
+        # down to the allocation the balloon reached, which can be below
+        # the probe's target (TCG: 4 MiB, with a 4 MiB step)
+        took = state.probe_from_kb - min(state.probe_size_kb, obs.m_cur_kb)
         if (obs.ghost is not None and
                 obs.ghost.wss_kb > state.probe_from_kb + took):
             return 0

@@ -1020,6 +1020,26 @@ def test_after_a_probe_the_cap_may_go_below_the_calibration():
     assert st.pinned_note.startswith('bounded')
 
 
+def test_what_a_probe_took_counts_down_to_where_the_balloon_went():
+    # TCG, stop 35 (phases from boot, 4 MiB step): the balloon went 4 MiB
+    # below the probe's target, and a Geiger WSS 1 MiB above the target's
+    # margin counted as a rise that grew the balloon
+    params = _calibration_params(pinned_probe_step_kb=4 * MiB)
+    st = _probe_state(pinned_unconfirmed=True)
+    st, r = badis.step(st, _quiet(7.0), params)
+    assert r.probe_kb == 496 * MiB
+    obs_ = badis.Observation(
+        timestamp=8.0, m_cur_kb=492 * MiB, booked_kb=BOOKED,
+        sampled=sampled(300 * MiB), ghost=geiger(505 * MiB),
+        swapping=True, steady=False)
+    _, r = badis.step(st, obs_, params)
+    assert r.mode is Mode.V and r.wss.wss_kb == 500 * MiB
+    # beyond what it took down to 492 MiB: a rise
+    _, r = badis.step(st, dataclasses.replace(
+        obs_, ghost=geiger(510 * MiB)), params)
+    assert r.mode is Mode.VG
+
+
 def test_the_read_back_after_a_probe_is_not_a_shortage():
     # TCG, stop 35 (phases after loading): a 16 MiB probe of a right
     # correction was answered by swap-ins; read as a shortage, the guest
