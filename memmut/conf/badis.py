@@ -307,7 +307,7 @@ opts = [
                      'calibration (calibrate_pinned) with the balloon, as '
                      'pinned_probe does, but only while nothing has shown '
                      'it is needed: probing stops for good once a probe is '
-                     'answered by swap activity or a VG round learns the '
+                     'answered by swap-ins or a VG round learns the '
                      'correction. The calibration reads the guest\'s '
                      'balloon statistics, which count data the guest '
                      'loaded and then left cold as in use exactly like '
@@ -319,8 +319,8 @@ opts = [
                      'calibration costs the read-back of the smallest '
                      'step). Once a probe has lowered it, the calibration no '
                      'longer floors the cap of pinned_used_bound. Costs at '
-                     'most one '
-                     'probe\'s swap-ins per VM whose calibration was right. '
+                     'most one probe\'s swap-ins per VM whose calibration '
+                     'was right. '
                      'Only with on-demand allocation.'),
     cfg.IntOpt('pinned_probe_step_kb',
                default=16 * 1024,

@@ -1019,7 +1019,7 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
     With ``calibration_probe`` (and not ``pinned_probe``) only a
     correction still unconfirmed (``pinned_unconfirmed``: the first-sample
     calibration, or a probe's lowering of it) is probed, until a probe is
-    answered by swap activity or a VG round learns the correction: the
+    answered by swap-ins or a VG round learns the correction: the
     calibration reads balloon statistics, which count data the guest
     loaded and left cold as in use exactly like pinned pages (issue 13:
     load_idle from boot, 50 -> 190 MiB), and only the balloon tells them
