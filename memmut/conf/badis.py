@@ -328,7 +328,11 @@ opts = [
                help='Smallest step (KiB) by which a balloon probe '
                     '(pinned_probe) lowers the pinned-page correction under '
                     'test; the default is the smallest balloon change '
-                    '(min_change_kb).'),
+                    '(min_change_kb). When the guest\'s balloon statistics '
+                    'say it uses less than the estimate, the probe asks '
+                    'for one step below what it uses instead (a balloon '
+                    'above that evicts nothing) and tests a correction '
+                    'lowered by as much.'),
     cfg.BoolOpt('stall_filter',
                 default=False,
                 help='Learn or raise no pinned-page correction in a '

@@ -976,6 +976,31 @@ def test_calibration_probe_walks_a_cold_calibration_down():
     assert st.pinned_note.startswith('lowered by a balloon probe')
 
 
+@pytest.mark.parametrize('used_mib, size_mib, low_mib', [
+    (None, 484, 184),       # unknown: one step below the estimate
+    (600, 484, 184),        # uses more than the estimate: the same
+    (450, 434, 134),        # free memory: one step below what it uses
+    (300, 372, 72),         # not below the correction's floor
+])
+def test_a_probe_goes_below_what_the_guest_uses(used_mib, size_mib,
+                                                low_mib):
+    # stop 36, TCG: 4 MiB probes above what a load-then-idle guest used
+    # evicted nothing and kept a cold 140 MiB counted as pinned
+    params = _calibration_params()
+    st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
+    used = used_mib * MiB if used_mib is not None else None
+    st, r = badis.step(st, _quiet(7.0, used_kb=used), params)
+    assert r.probe_kb == size_mib * MiB
+    assert st.probe_pinned_kb == low_mib * MiB
+    assert r.wss.wss_kb == 500 * MiB            # the estimate is kept
+    # the guest gave up cold pages there without reading them back
+    for t in (8.0, 11.0):
+        o = dataclasses.replace(_quiet(t), m_cur_kb=size_mib * MiB,
+                                evicted_kb=MiB, steady=False)
+        st, r = badis.step(st, o, params)
+    assert st.pinned_kb == low_mib * MiB
+
+
 def test_calibration_probe_stops_once_swap_ins_confirm_it():
     params = _calibration_params()
     st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
