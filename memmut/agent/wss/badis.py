@@ -1315,11 +1315,18 @@ def step(state, obs, params=None):
         pinned, note = pr.pinned_kb, pr.note
     elif note is not None and pr.fields['probe_pinned_kb'] is not None:
         # the correction changed otherwise (learned in VG...): the probe
-        # of the old one is moot
+        # of the old one is moot. Lowered to at most what it tested
+        # (pinned_used_bound: the guest gave up cold pages to it and its
+        # statistics say so) it went as a probe that lowered it would:
+        # the next step is twice as long (TCG, stop 36: the cap ended
+        # every probe of a cold calibration and the step stayed 8 MiB)
+        done = pinned <= pr.fields['probe_pinned_kb']
         pr = dataclasses.replace(pr, probe_kb=None, fields=dict(
             pr.fields, probe_pinned_kb=None, probe_size_kb=0,
             probe_from_kb=0, probe_at=None, probe_seen_evict=False,
-            probe_end_at=obs.timestamp))
+            probe_end_at=obs.timestamp,
+            probe_wait=1 if done else pr.fields['probe_wait'],
+            probe_streak=pr.fields['probe_streak'] + done))
     if pr.event:
         events.append(pr.event)
     if params.pinned_probe or params.calibration_probe:

@@ -1126,6 +1126,24 @@ def test_learning_in_vg_ends_a_running_probe():
     assert st.probe_pinned_kb is None and r.probe_kb is None
 
 
+def test_a_cap_below_a_running_probe_counts_as_its_success():
+    # stop 36, TCG: the guest gave up cold pages to the probe and the
+    # statistics' cap (pinned_used_bound) lowered the correction below
+    # what the probe tested before it ended; the next step is longer
+    params = _calibration_params(pinned_used_bound=True)
+    st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=0)
+    st, r = badis.step(st, _quiet(7.0), params)
+    assert st.probe_pinned_kb == 184 * MiB and st.probe_streak == 0
+    o = dataclasses.replace(
+        _quiet(8.0, used_kb=400 * MiB),
+        sampled=est.TechniqueEstimate(300 * MiB, est.SOURCE_VMWARE,
+                                      low_kb=300 * MiB))
+    st, r = badis.step(st, o, params)
+    assert st.pinned_kb == 100 * MiB                # 400 - 300
+    assert st.probe_pinned_kb is None and st.probe_streak == 1
+    assert st.probe_wait == 1
+
+
 def test_on_demand_sets_the_probe_size_without_headroom():
     from memmut.agent.mutualization import on_demand
     from memmut.agent.wss import estimate
