@@ -45,6 +45,9 @@ AGENT_OPTIONS = {
               'max_step_fraction': 0.125, 'max_grow_fraction': 0.5,
               'swap_in_threshold_kb': 1024, 'round_tolerance': 0.1,
               'react_to_swapping': True,
+              # the smallest balloon change, as in production (16 MiB of
+              # a guest of several GiB there; 4 MiB of 256 MiB here)
+              'pinned_probe_step_kb': 4 * MIB,
               # bad shrinks: swap-ins within 3 rounds (180 s at 60 s)
               'shrink_swapin_window': 3.0},
     'agent': {'sampling_backend': 'smaps', 'balloon_actuation': True},

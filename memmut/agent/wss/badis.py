@@ -162,8 +162,9 @@ class BadisParams:
     pinned_probe: bool = False
     pinned_probe_step_kb: int = 16 * MiB
     # stop 35: the probe for a calibrated correction only, until a
-    # probe or a VG round confirms it (see _probe())
-    calibration_probe: bool = False
+    # probe or a VG round confirms it (see _probe()); on since stop 36
+    # (badis24)
+    calibration_probe: bool = True
     # issue 13, session 7: no shrinking again into an allocation shown to
     # swap (see shrink_floor); on since stop 33 (badis21)
     shrink_floor: bool = True
@@ -987,6 +988,14 @@ def _probe_due(state, obs, params):
         params.time_slice + params.shrink_swapin_window)
 
 
+def _probes(state, params):
+    """Whether the balloon probe runs for this VM: ``pinned_probe``, or
+    ``calibration_probe`` while its correction is unconfirmed, or a
+    probe still running."""
+    return (params.pinned_probe or state.probe_pinned_kb is not None or
+            (params.calibration_probe and state.pinned_unconfirmed))
+
+
 def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
     """Test a lower pinned-page correction with the balloon
     (``pinned_probe``) instead of lowering the estimate.
@@ -1030,8 +1039,7 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
 
     Returns a :class:`_Probe`."""
     fields = {k: getattr(state, k) for k in _PROBE_FIELDS}
-    if not (params.pinned_probe or state.probe_pinned_kb is not None or
-            (params.calibration_probe and state.pinned_unconfirmed)):
+    if not _probes(state, params):
         return _Probe(pinned, None, fields)
 
     def ended(wait, streak=0):
@@ -1329,7 +1337,9 @@ def step(state, obs, params=None):
             probe_streak=pr.fields['probe_streak'] + done))
     if pr.event:
         events.append(pr.event)
-    if params.pinned_probe or params.calibration_probe:
+    if _probes(state, params):
+        # the probe paces itself; otherwise the decay's pace stands
+        # (pinned_relearn with the calibration confirmed or never set)
         probe_wait = pr.fields['probe_wait']
     unconfirmed = state.pinned_unconfirmed and not (
         pr.confirmed or r.learned or
