@@ -321,11 +321,13 @@ opts = [
                      'longer floors the cap of pinned_used_bound. Costs at '
                      'most one probe\'s swap-ins per VM whose calibration '
                      'was right. Only with on-demand allocation. On by '
-                     'default since stop 36: the load-then-idle guest of '
-                     'the pattern suite started at boot saved 47 % of its '
-                     'booking instead of 3 % (the oracle 48 %), paired '
-                     'vm_over over the suite +0.001 +- 0.018, W1-W5 no '
-                     'worse (tests/benchmarks/results/badis24).'),
+                     'default since stop 36: where the calibration of the '
+                     'pattern suite\'s load-then-idle guest counted 140 '
+                     'MiB of cold data as pinned, it saved 16-46 % of its '
+                     'booking instead of 1-3 % (the oracle 48 %); paired '
+                     'vm_over over the suite -0.007 to +0.020 (five '
+                     'versions, two slots), W1-W5 no worse '
+                     '(tests/benchmarks/results/badis23, badis24).'),
     cfg.IntOpt('pinned_probe_step_kb',
                default=16 * 1024,
                min=1,
