@@ -710,6 +710,9 @@ WHY = {
     'badis23': 'issue 13 stop 35: the pattern suite at 120 s with the '
                'calibration probe and a VM\'s own time slice, one lock '
                'slot, and W1-W5 in one slot (README there)',
+    'badis24': 'issue 13 stop 36: the calibration probe below what the '
+               'guest uses, made the default, one lock slot of the '
+               'pattern suite and W1-W5 in one slot (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
