@@ -131,7 +131,9 @@ opts = [
                     'that many last samples, and with overload_fit '
                     '"worst" the VMs taken off an overloaded host sent to '
                     'the active host with the most CPU left instead of '
-                    'the best fit, and with overload_window > 0 packed on '
+                    'the best fit, with underload_fit "worst" the same '
+                    'for the VMs of a host emptied for underload, and '
+                    'with overload_window > 0 packed on '
                     'their CPU peak over that many samples), or any '
                     'algorithm registered under the '
                     'memmut.consolidation.placement entry point.'),
@@ -145,7 +147,8 @@ opts = [
                                '0.95, "window": 48, "dense_ram_fraction": '
                                '0.8, "dense_cpu_margin": 0.1, '
                                '"memory_window": 0, "overload_fit": '
-                               '"best", "overload_window": 0}')),
+                               '"best", "overload_window": 0, '
+                               '"underload_fit": "best"}')),
     cfg.IntOpt('max_overload_moves',
                default=0,
                min=0,

@@ -476,7 +476,7 @@ def best_fit_decreasing_factory(time_step, migration_time, params):
 @algorithm.parameters(cpu_threshold=0.8, ram_threshold=0.95, window=48,
                       dense_ram_fraction=0.8, dense_cpu_margin=0.1,
                       memory_window=0, overload_fit='best',
-                      overload_window=0)
+                      overload_window=0, underload_fit='best')
 def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     """Best Fit Decreasing on the recent peaks (memmut's, issue 19).
 
@@ -509,6 +509,11 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     overflow in turn. Placing new VMs and emptying underloaded hosts
     keep the best fit, which is what frees hosts.
 
+    ``underload_fit`` (``best``: off) ``worst`` does the same for the
+    VMs of a host emptied for underload: the host is switched off either
+    way, and its VMs spread the CPU over the active hosts instead of
+    filling the fullest (bursty CPU: fewer hosts overflowing later).
+
     ``overload_window`` (0: off, ``window``) packs the VMs taken off an
     overloaded host on their CPU peak over that many samples instead
     (``decide.overload_window``): a VM that overflowed its host lands
@@ -526,9 +531,12 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     if overload_window < 0:
         raise ValueError('overload_window must not be negative')
     overload_fit = params['overload_fit']
-    if overload_fit not in FITS:
-        raise ValueError('overload_fit must be one of %s'
-                         % ', '.join(FITS))
+    underload_fit = params['underload_fit']
+    for name, fit in (('overload_fit', overload_fit),
+                      ('underload_fit', underload_fit)):
+        if fit not in FITS:
+            raise ValueError('%s must be one of %s'
+                             % (name, ', '.join(FITS)))
     dense_f = float(params['dense_ram_fraction'])
     margin = float(params['dense_cpu_margin'])
     if not 0 <= dense_f <= 1 or margin < 0:
@@ -559,5 +567,6 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     decide.usage_window = window
     decide.memory_window = memory_window
     decide.overload_fit = overload_fit
+    decide.underload_fit = underload_fit
     decide.overload_window = overload_window
     return decide

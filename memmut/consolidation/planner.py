@@ -371,6 +371,8 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
     # host: the best fit (the default) or the host with the most CPU
     # left (placement.peak_best_fit_decreasing's overload_fit).
     overload_fit = getattr(algorithms.placement, 'overload_fit', 'best')
+    # and the VMs of a host emptied for underload (underload_fit)
+    underload_fit = getattr(algorithms.placement, 'underload_fit', 'best')
     # And the window of CPU peaks those VMs are packed on (0: the usage
     # window; placement.peak_best_fit_decreasing's overload_window).
     overload_window = int(getattr(algorithms.placement, 'overload_window',
@@ -486,7 +488,7 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
         vms_cpu = {v.uuid: v.cpu_history for v in vm_list}
         vms_ram = {v.uuid: r for v, r in zip(vm_list, rams)}
         if session is not None:
-            fit = overload_fit if kind == OVERLOAD else 'best'
+            fit = overload_fit if kind == OVERLOAD else underload_fit
             kw = {'fit': fit} if fit != 'best' else {}
             if usage_window and \
                     getattr(session, 'peak_window', None) == usage_window:

@@ -283,6 +283,16 @@ def configurations():
                        place)
         out['wss overload_fit=worst'] = ('wss', spec, p,
                                          'placement overload_fit')
+    # The VMs of a host emptied for underload spread the same way (stop
+    # 36, for bursty: hosts filled to the CPU threshold by evacuations
+    # overflow at the next burst).
+    spec, p = vary('placement_parameters', 'underload_fit', 'worst', place)
+    out['wss underload_fit=worst'] = ('wss', spec, p,
+                                      'placement underload_fit')
+    spec, p = vary('placement_parameters', 'underload_fit', 'worst',
+                   dict(place, overload_fit='worst'))
+    out['wss fit=worst'] = ('wss', spec, p,
+                            'placement overload_fit + underload_fit')
     # The same VMs packed, still by best fit, on their CPU peak over a
     # longer window (their bursts of the last day).
     for w in (144, 288):

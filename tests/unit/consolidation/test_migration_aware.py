@@ -285,12 +285,30 @@ def test_overload_fit_leaves_underload_evacuations_on_best_fit():
     assert ('c', 'h3', 'h2', pl.UNDERLOAD) in moves
 
 
+@pytest.mark.parametrize('fit, destination', [('best', 'h2'),
+                                              ('worst', 'h1')])
+def test_underload_fit_spreads_an_evacuated_host(fit, destination):
+    # h3 (100 MHz) is emptied; h1 (300) and h2 (600) both take its VM:
+    # best fit h2, worst fit (the most CPU left) h1
+    spec = loader.AlgorithmSpec(placement_parameters={
+        'underload_fit': fit})
+    vms = [pl.PlannerVM('a', 'h1', [300, 300], 100.0, [100, 100]),
+           pl.PlannerVM('b', 'h2', [600, 600], 100.0, [100, 100]),
+           pl.PlannerVM('c', 'h3', [100, 100], 100.0, [100, 100])]
+    plan = pl.plan([host('h1'), host('h2'), host('h3')], vms,
+                   pl.PlanParams(spec=spec, migration_budget=0))
+    moves = [(m.vm, m.source, m.destination, m.kind)
+             for m in plan.migrations]
+    assert ('c', 'h3', destination, pl.UNDERLOAD) in moves
+
+
 def test_overload_fit_is_checked():
     alg = loader.build('placement', 'peak_best_fit_decreasing', 300, 0, {})
-    assert alg.overload_fit == 'best'
-    with pytest.raises(loader.AlgorithmError):
-        loader.build('placement', 'peak_best_fit_decreasing', 300, 0,
-                     {'overload_fit': 'first'})
+    assert alg.overload_fit == 'best' and alg.underload_fit == 'best'
+    for key in ('overload_fit', 'underload_fit'):
+        with pytest.raises(loader.AlgorithmError):
+            loader.build('placement', 'peak_best_fit_decreasing', 300, 0,
+                         {key: 'first'})
 
 
 def test_overload_window_packs_the_relieved_vm_on_its_longer_peak():
