@@ -270,28 +270,15 @@ def test_overload_fit_worst_sends_the_vm_where_most_cpu_is_left():
     assert worst.failed == []
 
 
-def test_overload_fit_leaves_underload_evacuations_on_best_fit():
+@pytest.mark.parametrize('params, destination', [
+    ({'overload_fit': 'worst'}, 'h2'),     # evacuations keep the best fit
+    ({'underload_fit': 'best'}, 'h2'),
+    ({'underload_fit': 'worst'}, 'h1'),    # the most CPU left
+])
+def test_where_an_evacuated_host_s_vm_goes(params, destination):
     # h3 (100 MHz) is emptied; h1 (300) and h2 (600) both take its VM:
-    # best fit h2 with either setting (worst fit would take h1)
-    spec = loader.AlgorithmSpec(placement_parameters={
-        'overload_fit': 'worst'})
-    vms = [pl.PlannerVM('a', 'h1', [300, 300], 100.0, [100, 100]),
-           pl.PlannerVM('b', 'h2', [600, 600], 100.0, [100, 100]),
-           pl.PlannerVM('c', 'h3', [100, 100], 100.0, [100, 100])]
-    plan = pl.plan([host('h1'), host('h2'), host('h3')], vms,
-                   pl.PlanParams(spec=spec, migration_budget=0))
-    moves = [(m.vm, m.source, m.destination, m.kind)
-             for m in plan.migrations]
-    assert ('c', 'h3', 'h2', pl.UNDERLOAD) in moves
-
-
-@pytest.mark.parametrize('fit, destination', [('best', 'h2'),
-                                              ('worst', 'h1')])
-def test_underload_fit_spreads_an_evacuated_host(fit, destination):
-    # h3 (100 MHz) is emptied; h1 (300) and h2 (600) both take its VM:
-    # best fit h2, worst fit (the most CPU left) h1
-    spec = loader.AlgorithmSpec(placement_parameters={
-        'underload_fit': fit})
+    # best fit h2, worst fit h1
+    spec = loader.AlgorithmSpec(placement_parameters=params)
     vms = [pl.PlannerVM('a', 'h1', [300, 300], 100.0, [100, 100]),
            pl.PlannerVM('b', 'h2', [600, 600], 100.0, [100, 100]),
            pl.PlannerVM('c', 'h3', [100, 100], 100.0, [100, 100])]
