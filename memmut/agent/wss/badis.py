@@ -970,6 +970,9 @@ class _Probe:
     event: typing.Optional[str] = None
     # the probe ended by swap-ins: the correction is needed
     confirmed: bool = False
+    # the probe ended without swap-ins: the allocation the guest held
+    # for its whole window (a shrink floor above it is disproved)
+    quiet_at_kb: typing.Optional[int] = None
 
 
 _PROBE_FIELDS = ('probe_pinned_kb', 'probe_size_kb', 'probe_from_kb',
@@ -1071,17 +1074,19 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
             fields.update(probe_seen_evict=evicted)
             return _Probe(pinned, None, fields,
                           probe_kb=state.probe_size_kb)
+        held = max(state.probe_size_kb, obs.m_cur_kb)
         if evicted:
             return _Probe(low, (
                 _PROBE_NOTE + ': the guest evicted below the '
                 'estimate of %s (balloon %s) without swap-ins for %gs'
                 % (_mib(state.probe_from_kb), _mib(state.probe_size_kb),
                    params.shrink_swapin_window)),
-                ended(1, state.probe_streak + 1))
+                ended(1, state.probe_streak + 1), quiet_at_kb=held)
         return _Probe(pinned, None, ended(longer), event=(
             'balloon probe of a pinned-page correction of %s: no '
             'evictions at %s, %s kept'
-            % (_mib(low), _mib(obs.m_cur_kb), _mib(pinned))))
+            % (_mib(low), _mib(obs.m_cur_kb), _mib(pinned))),
+            quiet_at_kb=held)
     floor = state.pinned_floor_kb
     if params.pinned_probe:
         step_kb = max(params.pinned_probe_step_kb,
@@ -1269,9 +1274,11 @@ def step(state, obs, params=None):
             jumped_at = obs.timestamp
     if r.skipped:
         events.append(r.skipped)
+    floor_held_kb = 0
     if params.shrink_floor:
         # the moving average still carries the rounds before the floor
-        demand = floors.apply(floor, demand, obs.booked_kb)
+        floored = floors.apply(floor, demand, obs.booked_kb)
+        floor_held_kb, demand = floored - demand, floored
     demand, time_slice = adaptive_slice.hold(
         time_slice, now=obs.timestamp, demand_kb=demand, short=obs.short,
         last_short=state.last_short, params=slice_params)
@@ -1317,8 +1324,20 @@ def step(state, obs, params=None):
                    if params.pinned_used_bound else ())
     if note is None and params.pinned_used_bound:
         pinned, note = _bound_by_used(state, obs, pinned, used_bounds)
+    # a shrink floor does not hold the probe back: a probe below it that
+    # the guest lives through shows it wrong (below)
     pr = _probe(state, real, params, wss, r.mode, g.active, pinned,
-                demand)
+                demand - floor_held_kb)
+    if (floor.kb and pr.quiet_at_kb is not None and
+            pr.quiet_at_kb < floor.kb - BALLOON_SLACK_KB):
+        # TCG, load_idle from boot (stop 36): a floor set while the guest
+        # loaded its data held the balloon 60 rounds above an allocation a
+        # probe had just shown enough
+        events.append('shrink floor %s released: a balloon probe held the '
+                      'guest at %s for %gs without swap-ins'
+                      % (_mib(floor.kb), _mib(pr.quiet_at_kb),
+                         params.shrink_swapin_window))
+        floor = floors.Floor()
     if note is None and pr.note is not None:
         pinned, note = pr.pinned_kb, pr.note
     elif note is not None and pr.fields['probe_pinned_kb'] is not None:

@@ -1013,6 +1013,28 @@ def test_calibration_probe_stops_once_swap_ins_confirm_it():
     assert starts == 0                           # never again
 
 
+@pytest.mark.parametrize('answer, released', [('evict', True),
+                                               ('swap', False)])
+def test_a_probe_below_a_shrink_floor_tests_the_floor_too(answer, released):
+    # TCG, load_idle from boot (stop 36): a floor set while the guest
+    # loaded its data held the balloon, and the probe, for 60 rounds
+    from memmut.agent.wss import shrink_floor
+    params = _calibration_params()
+    floor = shrink_floor.Floor(kb=700 * MiB, ref_kb=520 * MiB,
+                               quiet_rounds=2)
+    st = _probe_state(pinned_unconfirmed=True, floor=floor)
+    st, r = badis.step(st, _quiet(7.0), params)
+    assert r.demand_kb >= 700 * MiB            # the floor holds the demand
+    assert r.probe_kb is not None and r.probe_kb < 700 * MiB
+    st = _walk(st, params, 4, answer)
+    assert (st.floor.kb == 0) is released
+    events = ' '.join(e for e in badis.step(st, _quiet(12.0), params)[1]
+                      .events)
+    assert 'shrink floor' not in events        # nothing more to say
+    if released:
+        assert st.pinned_kb < 200 * MiB
+
+
 def test_swap_growth_alone_does_not_end_a_probe():
     # TCG, stop 35: a 36 MiB probe step made the guest write to swap fast
     # enough to count as swap pressure, with no swap-in: that is the
