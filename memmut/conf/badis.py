@@ -474,6 +474,26 @@ opts = [
                help='Rounds without swap activity after which the shrink '
                     'floor lapses (0: only a fall releases it): nothing '
                     'learned from one shortage stays forever.'),
+    cfg.IntOpt('shrink_floor_step_kb',
+               default=0,
+               min=0,
+               help='KiB by which a shrink floor is first lowered after '
+                    'shrink_floor_step_rounds rounds without swap '
+                    'activity; each later step is twice the last, and a '
+                    'step followed by swap-ins raises the floor back and '
+                    'doubles the rounds before the next (0: no steps; the '
+                    'floor holds until a fall, the guest\'s free memory or '
+                    'shrink_floor_rounds release it). Releases a floor set '
+                    'while a guest loaded its data in a few steps instead '
+                    'of shrink_floor_rounds (doc/source/badis.rst, stop '
+                    '37).'),
+    cfg.IntOpt('shrink_floor_step_rounds',
+               default=4,
+               min=1,
+               help='Rounds without swap activity before each step down '
+                    'of a shrink floor (shrink_floor_step_kb); doubled '
+                    'after a step that was followed by swap-ins, up to '
+                    'shrink_floor_rounds.'),
     cfg.FloatOpt('shrink_swapin_window',
                  default=180.0,
                  min=0.0,

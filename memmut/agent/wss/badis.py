@@ -170,6 +170,9 @@ class BadisParams:
     shrink_floor: bool = True
     shrink_floor_fall: float = 0.15
     shrink_floor_rounds: int = 60
+    # stop 37: the floor lowered step by step (see shrink_floor); 0: off
+    shrink_floor_step_kb: int = 0
+    shrink_floor_step_rounds: int = 4
     # the floor a lower bound of the estimate too (stop 34; off: W1-W5)
     shrink_floor_estimate: bool = False
     # a VM's own time slice, lengthened while shortages recur (see
@@ -210,8 +213,7 @@ class BadisParams:
             raise ValueError('stall_swapin_rate_kb must not be negative')
         if self.shrink_swapin_window < 0:
             raise ValueError('shrink_swapin_window must not be negative')
-        floors.FloorParams(fall=self.shrink_floor_fall,
-                           expire_rounds=self.shrink_floor_rounds)
+        self.floor_params                # checks its parameters
         self.slice_params                # checks its parameters
         if not 0 <= self.shrink_hold_rounds <= self.shrink_hold_max_rounds:
             raise ValueError('shrink_hold_rounds must be in [0, '
@@ -223,8 +225,11 @@ class BadisParams:
 
     @property
     def floor_params(self):
-        return floors.FloorParams(fall=self.shrink_floor_fall,
-                                  expire_rounds=self.shrink_floor_rounds)
+        return floors.FloorParams(
+            fall=self.shrink_floor_fall,
+            expire_rounds=self.shrink_floor_rounds,
+            step_kb=self.shrink_floor_step_kb,
+            step_rounds=self.shrink_floor_step_rounds)
 
     @property
     def slice_params(self):

@@ -28,7 +28,12 @@ quiet round in which the guest left at least ``fall`` of the floor free
 (it reports what it does not use through the balloon statistics: a
 guest whose program exited or freed its data needs no floor, whatever
 its samples read). It also lapses after ``expire_rounds`` rounds without
-swap activity, so that nothing learned here stays forever.
+swap activity, so that nothing learned here stays forever; and
+:mod:`.badis` releases it when a balloon probe of the calibration held
+the guest below it for a whole swap-in window without a swap-in (stop
+37: a floor set from the swap-ins of a guest loading its data held a
+load-then-idle guest's balloon 60 rounds above what a probe had just
+shown enough). The floor does not stop such a probe from starting.
 
 Why the guest's own word as well: the reference sample can already be
 low. A shrink that meets the last swap-ins of a working set on its way
@@ -38,6 +43,17 @@ no sample falls below the reference, and the floor would hold memory the
 guest does not use until it lapsed (60 rounds: an hour at production's
 round interval). Found by the mutualization functional test on CI
 (stop 33).
+
+A floor may also be lowered step by step (``step_kb``, off by default
+until measured): after ``step_rounds`` rounds without swap activity it
+goes down by a step, each step twice the last; a shrink it allows that
+is followed by swap-ins raises it back to the allocation that swapped
+(the rule above) and doubles the rounds before the next step (up to
+``expire_rounds``). A floor set while the guest loaded its data (the
+swap-ins of a growth, not of a working set the sample misses) then goes
+in a few steps, and a right one costs a step's swap-ins now and then
+instead of the whole gap at its lapse (TCG, load_idle, stop 37: a floor
+at 192 MiB held a 116 MiB guest's balloon at 208 MiB for 60 rounds).
 
 The reference sample is the one taken at the bad shrink, not the highest
 one since: samples of a moving hot set or a skewed pattern vary by a
@@ -61,18 +77,33 @@ class Floor:
     ref_kb: typing.Optional[int] = None  # sample it was set at
     quiet_rounds: int = 0                # rounds without swap activity
     open: bool = False                   # the shortage that set it goes on
+    step_kb: int = 0                     # its last step down (0: none yet)
+    since_step: int = 0                  # quiet rounds since set or stepped
+    wait: int = 1                        # step_rounds x this between steps
 
 
 @dataclasses.dataclass(frozen=True)
 class FloorParams:
     fall: float = 0.15
     expire_rounds: int = 60
+    step_kb: int = 0                     # 0: no steps down
+    step_rounds: int = 4
 
     def __post_init__(self):
         if not 0 < self.fall < 1:
             raise ValueError('fall must be in (0, 1)')
         if self.expire_rounds < 0:
             raise ValueError('expire_rounds must not be negative')
+        if self.step_kb < 0 or self.step_rounds < 1:
+            raise ValueError('step_kb must not be negative and step_rounds '
+                             'must be at least 1')
+
+    @property
+    def max_wait(self):
+        """The longest pace of the steps, in units of step_rounds."""
+        if not self.expire_rounds:
+            return 16
+        return max(1, min(16, self.expire_rounds // self.step_rounds))
 
 
 def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
@@ -95,11 +126,15 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
         kb = max(floor.kb, m_cur_kb)
         ref = sample_kb if floor.kb == 0 or floor.ref_kb is None else (
             floor.ref_kb if sample_kb is None else sample_kb)
+        # a step down that swapped: the next waits twice as long
+        wait = (min(params.max_wait, floor.wait * 2) if floor.step_kb
+                else floor.wait)
         event = ('shrink floor %s: swapped in at %s after a shrink%s'
                  % ('raised to %s' % _mib(kb) if floor.kb else
                     'set at %s' % _mib(kb), _mib(m_cur_kb),
                     '' if ref is None else ', sampled %s' % _mib(ref)))
-        return Floor(kb=kb, ref_kb=ref, quiet_rounds=0, open=True), event
+        return Floor(kb=kb, ref_kb=ref, quiet_rounds=0, open=True,
+                     wait=wait), event
     if not floor.kb:
         return floor, None
     if short:
@@ -108,7 +143,8 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
         if kb > floor.kb:
             event = ('shrink floor raised to %s: still swapping in'
                      % _mib(kb))
-        return dataclasses.replace(floor, kb=kb, quiet_rounds=0), event
+        return dataclasses.replace(floor, kb=kb, quiet_rounds=0,
+                                   since_step=0), event
     quiet = floor.quiet_rounds + 1
     ref = floor.ref_kb
     if used_kb is not None and used_kb <= (1 - params.fall) * floor.kb:
@@ -116,7 +152,9 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                          'it' % (_mib(floor.kb), _mib(used_kb)))
     if sample_kb is not None:
         if ref is None:
-            return Floor(floor.kb, sample_kb, quiet), None
+            return dataclasses.replace(
+                floor, ref_kb=sample_kb, quiet_rounds=quiet, open=False,
+                since_step=floor.since_step + 1), None
         if sample_kb <= (1 - params.fall) * ref:
             return Floor(), ('shrink floor %s released: sampled %s fell '
                              'from %s' % (_mib(floor.kb), _mib(sample_kb),
@@ -124,7 +162,18 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
     if params.expire_rounds and quiet >= params.expire_rounds:
         return Floor(), ('shrink floor %s lapsed: %d rounds without swap '
                          'activity' % (_mib(floor.kb), quiet))
-    return Floor(floor.kb, ref, quiet), None
+    since = floor.since_step + 1
+    if params.step_kb and since >= params.step_rounds * floor.wait:
+        step = floor.step_kb * 2 if floor.step_kb else params.step_kb
+        if step >= floor.kb:
+            return Floor(), ('shrink floor %s released: stepped down to '
+                             'nothing' % _mib(floor.kb))
+        kb = floor.kb - step
+        return Floor(kb, ref, quiet, step_kb=step, wait=floor.wait), (
+            'shrink floor lowered to %s: %d rounds without swap activity'
+            % (_mib(kb), since))
+    return dataclasses.replace(floor, ref_kb=ref, quiet_rounds=quiet,
+                               open=False, since_step=since), None
 
 
 def apply(floor, demand_kb, booked_kb):

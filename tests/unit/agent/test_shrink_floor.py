@@ -18,7 +18,7 @@ TARGET = badis.TargetParams(headroom_kb=16 * MiB, headroom_fraction=0.05,
                             max_step_fraction=0.125, max_grow_fraction=0.5)
 
 
-def simulate(need, under, floor, rounds=40, stall=10 * MiB):
+def simulate(need, under, floor, rounds=40, stall=10 * MiB, **kw):
     """Rounds of 1 s of a guest that needs ``need(i)`` KiB and whose
     corrected sample reads ``under`` KiB less (``stall`` less again in a
     round it swaps: it touches fewer pages while it waits). It swaps in
@@ -26,7 +26,7 @@ def simulate(need, under, floor, rounds=40, stall=10 * MiB):
     (balloon, swapped, mode, events)."""
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                shrink_swapin_window=3.0,
-                               shrink_floor=floor)
+                               shrink_floor=floor, **kw)
     bal = prev = BOOKED
     st, out = None, []
     for i in range(rounds):
@@ -293,3 +293,67 @@ def test_the_floor_is_a_lower_bound_of_the_estimate_and_the_max_average():
     assert badis.BadisParams().shrink_floor_estimate is False
     _, r = badis.step(st, o, demand_only)
     assert r.wss.wss_kb == 95 * MiB and r.demand_kb == 110 * MiB
+
+
+def _quiet_rounds(f, n, params):
+    events = []
+    for _ in range(n):
+        f, ev = floors.update(f, bad_shrink=False, m_cur_kb=136,
+                              sample_kb=70, short=False, params=params)
+        events.append(ev)
+    return f, events
+
+
+def test_steps_down_each_twice_the_last():
+    params = floors.FloorParams(expire_rounds=0, step_kb=4, step_rounds=2)
+    f = floors.Floor(kb=120, ref_kb=70)
+    seen = []
+    for _ in range(4):
+        f, events = _quiet_rounds(f, 2, params)
+        assert events[0] is None and 'lowered' in events[1]
+        seen.append(f.kb)
+    assert seen == [116, 108, 92, 60]
+    f, events = _quiet_rounds(f, 2, params)   # a 64 step: nothing left
+    assert f.kb == 0 and 'stepped down to nothing' in events[1]
+
+
+def test_a_step_that_swapped_is_taken_back_and_the_next_waits_longer():
+    params = floors.FloorParams(expire_rounds=0, step_kb=4, step_rounds=2)
+    f, _ = _quiet_rounds(floors.Floor(kb=120, ref_kb=70), 4, params)
+    assert f.kb == 108
+    # the shrink to 108 MiB swapped: back to where it swapped, one step
+    # again, after twice the rounds
+    f, ev = floors.update(f, bad_shrink=True, m_cur_kb=112, sample_kb=70,
+                          short=True, params=params)
+    assert f.kb == 112 and f.wait == 2 and f.step_kb == 0
+    f, events = _quiet_rounds(f, 4, params)
+    assert events[:3] == [None] * 3 and f.kb == 108
+    # a bad shrink not after a step (a new shortage) keeps the pace
+    g, _ = floors.update(floors.Floor(kb=120, ref_kb=70, wait=2),
+                         bad_shrink=True, m_cur_kb=100, sample_kb=70,
+                         short=True, params=params)
+    assert g.wait == 2
+
+
+def test_step_params_are_checked():
+    with pytest.raises(ValueError):
+        floors.FloorParams(step_kb=-1)
+    with pytest.raises(ValueError):
+        badis.BadisParams(shrink_floor_step_rounds=0)
+
+
+def test_a_floor_set_while_the_guest_loads_steps_down_to_its_need():
+    # TCG, load_idle from boot (stop 37): the balloon shrank while the
+    # guest still loaded its data; the floor set from those swap-ins held
+    # the balloon 90 MiB above the 116 MiB need until its lapse
+    def need(i):                        # loads 30 MiB a round, then idles
+        return (60 + 30 * i) * MiB if i < 6 else 116 * MiB
+    kw = dict(rounds=60, under=0, stall=0, shrink_floor_rounds=60)
+    held = simulate(need, floor=True, **kw)
+    stepped = simulate(need, floor=True, shrink_floor_step_kb=4 * MiB,
+                       shrink_floor_step_rounds=4, **kw)
+    assert any('shrink floor set' in ' '.join(e) for *_, e in held)
+    assert held[-1][0] >= 150 * MiB           # still held
+    assert stepped[-1][0] <= 134 * MiB        # 116 MiB + its headroom
+    assert any('shrink floor lowered' in ' '.join(e) for *_, e in stepped)
+    assert swapped(stepped, 6) == swapped(held, 6) == 0
