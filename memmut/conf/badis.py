@@ -494,6 +494,14 @@ opts = [
                     'of a shrink floor (shrink_floor_step_kb); doubled '
                     'after a step that was followed by swap-ins, up to '
                     'shrink_floor_rounds.'),
+    cfg.BoolOpt('shrink_floor_steady',
+                default=False,
+                help='Swap-ins at an allocation that did not move over the '
+                     'round, below the booking, with no memory free, set or '
+                     'raise the shrink floor too, not only swap-ins within '
+                     'shrink_swapin_window of a shrink: the shrinks that '
+                     'reached that allocation earlier went too far '
+                     '(doc/source/badis.rst, stop 37).'),
     cfg.FloatOpt('shrink_swapin_window',
                  default=180.0,
                  min=0.0,

@@ -173,6 +173,8 @@ class BadisParams:
     # stop 37: the floor lowered step by step (see shrink_floor); 0: off
     shrink_floor_step_kb: int = 0
     shrink_floor_step_rounds: int = 4
+    # stop 37: swap-ins at a steady allocation set or raise the floor too
+    shrink_floor_steady: bool = False
     # the floor a lower bound of the estimate too (stop 34; off: W1-W5)
     shrink_floor_estimate: bool = False
     # a VM's own time slice, lengthened while shortages recur (see
@@ -1192,8 +1194,16 @@ def step(state, obs, params=None):
         # allocation that was too small
         swapped_at = min(x for x in (obs.m_cur_kb, obs.grew_from_kb,
                                      state.last_m_cur_kb) if x is not None)
+        bad_shrink = g.bad_shrinks > state.bad_shrinks
+        # a hot set that moves every 4 s swapped at steady allocations the
+        # shrinks had reached 4-6 s before, outside the guard's window:
+        # the floor came up by one bad shrink a cycle, the balloon went
+        # to the booking and back down every 15 s (TCG, stop 37)
+        steady_short = (params.shrink_floor_steady and not bad_shrink and
+                        obs.swapping and obs.full and obs.steady and
+                        obs.m_cur_kb < obs.booked_kb - BALLOON_SLACK_KB)
         floor, floor_event = floors.update(
-            state.floor, bad_shrink=g.bad_shrinks > state.bad_shrinks,
+            state.floor, bad_shrink=bad_shrink, shortage=steady_short,
             m_cur_kb=swapped_at,
             sample_kb=sample.wss_kb if sample is not None else None,
             short=obs.short, full=obs.full, used_kb=obs.used_kb,

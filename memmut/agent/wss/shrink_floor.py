@@ -107,7 +107,7 @@ class FloorParams:
 
 
 def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
-           used_kb=None, params=None):
+           used_kb=None, params=None, shortage=False):
     """One round: ``(new_floor, event)``; ``event`` is a log line or None.
 
     ``bad_shrink``: a shrink was followed by swap-ins this round (counted
@@ -119,19 +119,24 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
     round with free memory reads back what was evicted before: it does
     not show that this allocation is too small, and raises nothing.
     ``used_kb``: what the guest did not have free over the round (balloon
-    statistics; None: unknown or moving).
+    statistics; None: unknown or moving). ``shortage``: swap-ins at an
+    allocation that did not move over the round, below the booking, with
+    no memory free (``shrink_floor_steady``): the allocation the shrinks
+    before it reached is too small as well, and counts as a bad shrink.
     """
     params = params or FloorParams()
-    if bad_shrink:
+    if bad_shrink or shortage:
         kb = max(floor.kb, m_cur_kb)
         ref = sample_kb if floor.kb == 0 or floor.ref_kb is None else (
             floor.ref_kb if sample_kb is None else sample_kb)
         # a step down that swapped: the next waits twice as long
         wait = (min(params.max_wait, floor.wait * 2) if floor.step_kb
                 else floor.wait)
-        event = ('shrink floor %s: swapped in at %s after a shrink%s'
+        event = ('shrink floor %s: swapped in at %s %s%s'
                  % ('raised to %s' % _mib(kb) if floor.kb else
                     'set at %s' % _mib(kb), _mib(m_cur_kb),
+                    'after a shrink' if bad_shrink else
+                    'held since a shrink',
                     '' if ref is None else ', sampled %s' % _mib(ref)))
         return Floor(kb=kb, ref_kb=ref, quiet_rounds=0, open=True,
                      wait=wait), event

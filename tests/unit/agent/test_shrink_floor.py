@@ -31,7 +31,8 @@ def simulate(need, under, floor, rounds=40, stall=10 * MiB, **kw):
     st, out = None, []
     for i in range(rounds):
         short = bal < need(i)
-        sample = max(0, need(i) - under - (stall if short else 0))
+        sample = max(0, need(i) - (under(i) if callable(under) else under)
+                     - (stall if short else 0))
         o = badis.Observation(
             timestamp=float(i), m_cur_kb=bal, booked_kb=BOOKED,
             sampled=est.TechniqueEstimate(sample, est.SOURCE_VMWARE),
@@ -357,3 +358,30 @@ def test_a_floor_set_while_the_guest_loads_steps_down_to_its_need():
     assert stepped[-1][0] <= 134 * MiB        # 116 MiB + its headroom
     assert any('shrink floor lowered' in ' '.join(e) for *_, e in stepped)
     assert swapped(stepped, 6) == swapped(held, 6) == 0
+
+
+def test_swap_ins_at_a_steady_allocation_raise_it_too():
+    # TCG, hotset from a loaded start (stop 37): the hot set moved every
+    # 4 s and the guest swapped at allocations the shrinks had reached
+    # more than the guard's 3 s before; the floor stayed at the first bad
+    # shrink's allocation and the same shortage came back every cycle
+    def need(i):                       # the rest of the data every 8 s
+        return 200 * MiB if i % 8 == 0 else 80 * MiB
+
+    def under(i):                      # sampled: the hot part only
+        return need(i) - 90 * MiB
+    kw = dict(rounds=80, stall=0)
+    main = simulate(need, under, floor=True, **kw)
+    steady = simulate(need, under, floor=True, shrink_floor_steady=True,
+                      **kw)
+    raised = [e for *_, e in steady if 'held since a shrink' in ' '.join(e)]
+    assert len(raised) >= 4
+    assert not any('held since' in ' '.join(e) for *_, e in main)
+    assert swapped(steady) < swapped(main)
+    assert steady[-1][0] >= 186 * MiB > main[-1][0]
+
+
+def test_a_steady_shortage_sets_a_floor_like_a_bad_shrink():
+    f, ev = floors.update(floors.Floor(), bad_shrink=False, shortage=True,
+                          m_cur_kb=150, sample_kb=90, short=True)
+    assert f.kb == 150 and f.open and 'held since a shrink' in ev
