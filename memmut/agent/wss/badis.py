@@ -1292,7 +1292,7 @@ def step(state, obs, params=None):
     floor_held_kb = 0
     if params.shrink_floor:
         # the moving average still carries the rounds before the floor
-        floored = floors.apply(floor, demand, obs.booked_kb)
+        floored, floor = floors.holding(floor, demand, obs.booked_kb)
         floor_held_kb, demand = floored - demand, floored
     demand, time_slice = adaptive_slice.hold(
         time_slice, now=obs.timestamp, demand_kb=demand, short=obs.short,

@@ -80,6 +80,7 @@ class Floor:
     step_kb: int = 0                     # its last step down (0: none yet)
     since_step: int = 0                  # quiet rounds since set or stepped
     wait: int = 1                        # step_rounds x this between steps
+    held: bool = False                   # it held the demand last round
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,7 +160,7 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
         if ref is None:
             return dataclasses.replace(
                 floor, ref_kb=sample_kb, quiet_rounds=quiet, open=False,
-                since_step=floor.since_step + 1), None
+                since_step=floor.since_step + floor.held), None
         if sample_kb <= (1 - params.fall) * ref:
             return Floor(), ('shrink floor %s released: sampled %s fell '
                              'from %s' % (_mib(floor.kb), _mib(sample_kb),
@@ -167,14 +168,19 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
     if params.expire_rounds and quiet >= params.expire_rounds:
         return Floor(), ('shrink floor %s lapsed: %d rounds without swap '
                          'activity' % (_mib(floor.kb), quiet))
-    since = floor.since_step + 1
+    # only rounds in which the floor held the balloon count towards a
+    # step: a step of a floor that holds nothing tests nothing (TCG,
+    # stop 37: a hot set's floor stepped down to nothing while its
+    # shortage held the balloon at the booking)
+    since = floor.since_step + floor.held
     if params.step_kb and since >= params.step_rounds * floor.wait:
         step = floor.step_kb * 2 if floor.step_kb else params.step_kb
         if step >= floor.kb:
             return Floor(), ('shrink floor %s released: stepped down to '
                              'nothing' % _mib(floor.kb))
         kb = floor.kb - step
-        return Floor(kb, ref, quiet, step_kb=step, wait=floor.wait), (
+        return Floor(kb, ref, quiet, step_kb=step, wait=floor.wait,
+                     held=floor.held), (
             'shrink floor lowered to %s: %d rounds without swap activity'
             % (_mib(kb), since))
     return dataclasses.replace(floor, ref_kb=ref, quiet_rounds=quiet,
@@ -184,3 +190,14 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
 def apply(floor, demand_kb, booked_kb):
     """The demand with the floor under it (never above the booking)."""
     return max(demand_kb, min(floor.kb, booked_kb))
+
+
+def holding(floor, demand_kb, booked_kb):
+    """``(demand, floor)``: the demand with the floor under it, and the
+    floor marked with whether it raised that demand (its steps count
+    only such rounds)."""
+    floored = apply(floor, demand_kb, booked_kb)
+    held = floored > demand_kb
+    if held != floor.held:
+        floor = dataclasses.replace(floor, held=held)
+    return floored, floor

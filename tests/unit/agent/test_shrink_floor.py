@@ -296,18 +296,31 @@ def test_the_floor_is_a_lower_bound_of_the_estimate_and_the_max_average():
     assert r.wss.wss_kb == 95 * MiB and r.demand_kb == 110 * MiB
 
 
-def _quiet_rounds(f, n, params):
+def _quiet_rounds(f, n, params, demand=0):
+    """``n`` quiet rounds, the floor applied to ``demand`` each round."""
     events = []
     for _ in range(n):
         f, ev = floors.update(f, bad_shrink=False, m_cur_kb=136,
                               sample_kb=70, short=False, params=params)
+        _, f = floors.holding(f, demand, 256)
         events.append(ev)
     return f, events
 
 
-def test_steps_down_each_twice_the_last():
+def test_only_rounds_in_which_it_holds_the_demand_count_for_a_step():
+    # TCG, hotset (stop 37): a floor stepped down to nothing while a
+    # shortage held the balloon at the booking, each step untested
     params = floors.FloorParams(expire_rounds=0, step_kb=4, step_rounds=2)
     f = floors.Floor(kb=120, ref_kb=70)
+    f, events = _quiet_rounds(f, 6, params, demand=200)
+    assert f.kb == 120 and not any(events) and not f.held
+    f, events = _quiet_rounds(f, 3, params, demand=100)
+    assert f.kb == 116 and f.held
+
+
+def test_steps_down_each_twice_the_last():
+    params = floors.FloorParams(expire_rounds=0, step_kb=4, step_rounds=2)
+    f = floors.Floor(kb=120, ref_kb=70, held=True)
     seen = []
     for _ in range(4):
         f, events = _quiet_rounds(f, 2, params)
@@ -320,13 +333,15 @@ def test_steps_down_each_twice_the_last():
 
 def test_a_step_that_swapped_is_taken_back_and_the_next_waits_longer():
     params = floors.FloorParams(expire_rounds=0, step_kb=4, step_rounds=2)
-    f, _ = _quiet_rounds(floors.Floor(kb=120, ref_kb=70), 4, params)
+    f, _ = _quiet_rounds(floors.Floor(kb=120, ref_kb=70, held=True), 4,
+                         params)
     assert f.kb == 108
     # the shrink to 108 MiB swapped: back to where it swapped, one step
     # again, after twice the rounds
     f, ev = floors.update(f, bad_shrink=True, m_cur_kb=112, sample_kb=70,
                           short=True, params=params)
     assert f.kb == 112 and f.wait == 2 and f.step_kb == 0
+    _, f = floors.holding(f, 0, 256)
     f, events = _quiet_rounds(f, 4, params)
     assert events[:3] == [None] * 3 and f.kb == 108
     # a bad shrink not after a step (a new shortage) keeps the pace
