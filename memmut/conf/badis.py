@@ -475,7 +475,7 @@ opts = [
                     'floor lapses (0: only a fall releases it): nothing '
                     'learned from one shortage stays forever.'),
     cfg.IntOpt('shrink_floor_step_kb',
-               default=0,
+               default=16 * 1024,
                min=0,
                help='KiB by which a shrink floor is first lowered after '
                     'shrink_floor_step_rounds rounds without swap '
@@ -495,7 +495,7 @@ opts = [
                     'after a step that was followed by swap-ins, up to '
                     'shrink_floor_rounds.'),
     cfg.BoolOpt('shrink_floor_steady',
-                default=False,
+                default=True,
                 help='Swap-ins at an allocation that did not move over the '
                      'round, below the booking, with no memory free, set or '
                      'raise the shrink floor too, not only swap-ins within '

@@ -170,11 +170,12 @@ class BadisParams:
     shrink_floor: bool = True
     shrink_floor_fall: float = 0.15
     shrink_floor_rounds: int = 60
-    # stop 37: the floor lowered step by step (see shrink_floor); 0: off
-    shrink_floor_step_kb: int = 0
+    # stop 37 (badis25): the floor lowered step by step (see
+    # shrink_floor; 0: off), and swap-ins at a steady allocation set or
+    # raise it too
+    shrink_floor_step_kb: int = 16 * MiB
     shrink_floor_step_rounds: int = 4
-    # stop 37: swap-ins at a steady allocation set or raise the floor too
-    shrink_floor_steady: bool = False
+    shrink_floor_steady: bool = True
     # the floor a lower bound of the estimate too (stop 34; off: W1-W5)
     shrink_floor_estimate: bool = False
     # a VM's own time slice, lengthened while shortages recur (see

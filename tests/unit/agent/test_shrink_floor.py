@@ -58,12 +58,22 @@ def test_sawtooth_of_an_under_read_base_stops_after_one_shrink():
     def need(i):
         return 116 * MiB
     without = simulate(need, 25 * MiB, floor=False)
-    with_ = simulate(need, 25 * MiB, floor=True)
+    with_ = simulate(need, 25 * MiB, floor=True, shrink_floor_step_kb=0)
     assert swapped(without, 10) >= 6
     assert swapped(with_) <= 2 and swapped(with_, 10) == 0
     assert all(bal >= 116 * MiB for bal, _, _, _ in with_[10:])
     assert any('shrink floor set at' in e for _, _, _, ev in with_
                for e in ev)
+    # with its steps (the default) a right floor is tested now and then,
+    # each test later than the last: 2-round episodes of swap-ins
+    stepped = simulate(need, 25 * MiB, floor=True, rounds=80,
+                       shrink_floor_step_kb=4 * MiB)
+    starts = [i for i, (_, short, _, _) in enumerate(stepped)
+              if short and i >= 10 and not stepped[i - 1][1]]
+    assert 1 <= len(starts) <= 3
+    assert all(b - a > a - p for p, a, b in zip([6] + starts, starts,
+                                                starts[1:]))
+    assert swapped(stepped, 10) <= 2 * len(starts)
 
 
 def test_swap_ins_while_the_balloon_shrinks_every_round_are_a_shortage():
@@ -103,6 +113,9 @@ def test_on_by_default_and_switched_off_changes_nothing():
     def need(i):
         return 116 * MiB
     assert badis.BadisParams().shrink_floor is True
+    # its steps and steady shortages since stop 37 (badis25)
+    assert badis.BadisParams().shrink_floor_steady is True
+    assert badis.BadisParams().shrink_floor_step_kb == 16 * MiB
     a = simulate(need, 25 * MiB, floor=False)
     assert not any('shrink floor' in e for _, _, _, ev in a for e in ev)
 
@@ -365,7 +378,7 @@ def test_a_floor_set_while_the_guest_loads_steps_down_to_its_need():
     def need(i):                        # loads 30 MiB a round, then idles
         return (60 + 30 * i) * MiB if i < 6 else 116 * MiB
     kw = dict(rounds=60, under=0, stall=0, shrink_floor_rounds=60)
-    held = simulate(need, floor=True, **kw)
+    held = simulate(need, floor=True, shrink_floor_step_kb=0, **kw)
     stepped = simulate(need, floor=True, shrink_floor_step_kb=4 * MiB,
                        shrink_floor_step_rounds=4, **kw)
     assert any('shrink floor set' in ' '.join(e) for *_, e in held)
@@ -386,8 +399,9 @@ def test_swap_ins_at_a_steady_allocation_raise_it_too():
     def under(i):                      # sampled: the hot part only
         return need(i) - 90 * MiB
     kw = dict(rounds=80, stall=0)
-    main = simulate(need, under, floor=True, **kw)
-    steady = simulate(need, under, floor=True, shrink_floor_steady=True,
+    main = simulate(need, under, floor=True, shrink_floor_steady=False,
+                    shrink_floor_step_kb=0, **kw)
+    steady = simulate(need, under, floor=True, shrink_floor_step_kb=0,
                       **kw)
     raised = [e for *_, e in steady if 'held since a shrink' in ' '.join(e)]
     assert len(raised) >= 4
