@@ -713,6 +713,9 @@ WHY = {
     'badis24': 'issue 13 stop 36: the calibration probe below what the '
                'guest uses, made the default, one lock slot of the '
                'pattern suite and W1-W5 in one slot (README there)',
+    'badis25': 'issue 13 stop 37: shrink floors that a probe, a step and '
+               'a steady shortage move, made the default, one lock slot '
+               'of the pattern suite and W1-W5 in one slot (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',

@@ -1013,8 +1013,8 @@ def test_calibration_probe_stops_once_swap_ins_confirm_it():
     assert starts == 0                           # never again
 
 
-@pytest.mark.parametrize('answer, released', [('evict', True),
-                                               ('swap', False)])
+@pytest.mark.parametrize('answer, released',
+                         [('evict', True), ('swap', False)])
 def test_a_probe_below_a_shrink_floor_tests_the_floor_too(answer, released):
     # TCG, load_idle from boot (stop 36): a floor set while the guest
     # loaded its data held the balloon, and the probe, for 60 rounds
