@@ -479,7 +479,7 @@ opts = [
                min=0,
                help='KiB by which a shrink floor is first lowered after '
                     'shrink_floor_step_rounds rounds without swap '
-                    'activity; each later step is twice the last, and a '
+                    'activity in which it held the balloon; each later step is twice the last, and a '
                     'step followed by swap-ins raises the floor back and '
                     'doubles the rounds before the next (0: no steps; the '
                     'floor holds until a fall, the guest\'s free memory or '
@@ -490,8 +490,9 @@ opts = [
     cfg.IntOpt('shrink_floor_step_rounds',
                default=4,
                min=1,
-               help='Rounds without swap activity before each step down '
-                    'of a shrink floor (shrink_floor_step_kb); doubled '
+               help='Rounds without swap activity, in which the floor '
+                    'held the balloon, before each step down of a shrink '
+                    'floor (shrink_floor_step_kb); doubled '
                     'after a step that was followed by swap-ins, up to '
                     'shrink_floor_rounds.'),
     cfg.BoolOpt('shrink_floor_steady',

@@ -1155,7 +1155,7 @@ def _probe_swap_kb(state, obs):
 
 
 # Balloon sizes closer than this are the same (observation.py).
-BALLOON_SLACK_KB = 1024
+BALLOON_SLACK_KB = floors.SLACK_KB
 
 
 def step(state, obs, params=None):
@@ -1344,16 +1344,10 @@ def step(state, obs, params=None):
     # the guest lives through shows it wrong (below)
     pr = _probe(state, real, params, wss, r.mode, g.active, pinned,
                 demand - floor_held_kb)
-    if (floor.kb and pr.quiet_at_kb is not None and
-            pr.quiet_at_kb < floor.kb - BALLOON_SLACK_KB):
-        # TCG, load_idle from boot (stop 36): a floor set while the guest
-        # loaded its data held the balloon 60 rounds above an allocation a
-        # probe had just shown enough
-        events.append('shrink floor %s released: a balloon probe held the '
-                      'guest at %s for %gs without swap-ins'
-                      % (_mib(floor.kb), _mib(pr.quiet_at_kb),
-                         params.shrink_swapin_window))
-        floor = floors.Floor()
+    floor, floor_event = floors.disproved(floor, pr.quiet_at_kb,
+                                          params.shrink_swapin_window)
+    if floor_event:
+        events.append(floor_event)
     if note is None and pr.note is not None:
         pinned, note = pr.pinned_kb, pr.note
     elif note is not None and pr.fields['probe_pinned_kb'] is not None:

@@ -44,9 +44,10 @@ guest does not use until it lapsed (60 rounds: an hour at production's
 round interval). Found by the mutualization functional test on CI
 (stop 33).
 
-A floor may also be lowered step by step (``step_kb``, off by default
-until measured): after ``step_rounds`` rounds without swap activity it
-goes down by a step, each step twice the last; a shrink it allows that
+A floor may also be lowered step by step (``step_kb``; Badis's default
+since stop 37, badis25): after ``step_rounds`` rounds without swap
+activity in which it held the demand (:func:`holding`) it goes down by
+a step, each step twice the last; a shrink it allows that
 is followed by swap-ins raises it back to the allocation that swapped
 (the rule above) and doubles the rounds before the next step (up to
 ``expire_rounds``). A floor set while the guest loaded its data (the
@@ -68,6 +69,8 @@ import typing
 from memmut import units
 
 _mib = units.fmt_kb
+# Balloon sizes closer than this are the same (observation.py).
+SLACK_KB = 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,3 +204,16 @@ def holding(floor, demand_kb, booked_kb):
     if held != floor.held:
         floor = dataclasses.replace(floor, held=held)
     return floored, floor
+
+
+def disproved(floor, quiet_at_kb, seconds):
+    """``(floor, event)``: the floor released when the guest held an
+    allocation below it for ``seconds`` without a swap-in (a balloon
+    probe's whole window: ``quiet_at_kb``, None when no probe ended so),
+    else unchanged with no event."""
+    if (not floor.kb or quiet_at_kb is None or
+            quiet_at_kb >= floor.kb - SLACK_KB):
+        return floor, None
+    return Floor(), ('shrink floor %s released: a balloon probe held the '
+                     'guest at %s for %gs without swap-ins'
+                     % (_mib(floor.kb), _mib(quiet_at_kb), seconds))
