@@ -479,7 +479,8 @@ opts = [
                min=0,
                help='KiB by which a shrink floor is first lowered after '
                     'shrink_floor_step_rounds rounds without swap '
-                    'activity in which it held the balloon; each later step is twice the last, and a '
+                    'activity in which it held the balloon; each later '
+                    'step is twice the last, and a '
                     'step followed by swap-ins raises the floor back and '
                     'doubles the rounds before the next (0: no steps; the '
                     'floor holds until a fall, the guest\'s free memory or '
