@@ -496,6 +496,16 @@ opts = [
                     'floor (shrink_floor_step_kb); doubled '
                     'after a step that was followed by swap-ins, up to '
                     'shrink_floor_rounds.'),
+    cfg.IntOpt('shrink_floor_raise_kb',
+               default=0,
+               min=0,
+               help='KiB above the allocation that swapped by which a '
+                    'shortage raises a shrink floor that held the '
+                    'balloon (the floor itself too low); each later such '
+                    'raise is twice the last, and a step down that swapped '
+                    'starts them again (0: the floor goes only to where '
+                    'the guest swapped, one balloon headroom a shortage). '
+                    'Never above the booking (doc/source/badis.rst).'),
     cfg.BoolOpt('shrink_floor_steady',
                 default=True,
                 help='Swap-ins at an allocation that did not move over the '

@@ -176,6 +176,9 @@ class BadisParams:
     shrink_floor_step_kb: int = 16 * MiB
     shrink_floor_step_rounds: int = 4
     shrink_floor_steady: bool = True
+    # a shortage at a floor that held the demand raises it this far above
+    # the allocation that swapped, then twice the last (0: off)
+    shrink_floor_raise_kb: int = 0
     # the floor a lower bound of the estimate too (stop 34; off: W1-W5)
     shrink_floor_estimate: bool = False
     # a VM's own time slice, lengthened while shortages recur (see
@@ -232,7 +235,8 @@ class BadisParams:
             fall=self.shrink_floor_fall,
             expire_rounds=self.shrink_floor_rounds,
             step_kb=self.shrink_floor_step_kb,
-            step_rounds=self.shrink_floor_step_rounds)
+            step_rounds=self.shrink_floor_step_rounds,
+            raise_kb=self.shrink_floor_raise_kb)
 
     @property
     def slice_params(self):
@@ -1208,7 +1212,7 @@ def step(state, obs, params=None):
             m_cur_kb=swapped_at,
             sample_kb=sample.wss_kb if sample is not None else None,
             short=obs.short, full=obs.full, used_kb=obs.used_kb,
-            params=params.floor_params)
+            params=params.floor_params, booked_kb=obs.booked_kb)
         floored = floors.apply(floor, wss.wss_kb, obs.booked_kb)
         if params.shrink_floor_estimate and floored > wss.wss_kb:
             # the guest swapped at that allocation: a lower bound of its

@@ -56,6 +56,18 @@ in a few steps, and a right one costs a step's swap-ins now and then
 instead of the whole gap at its lapse (TCG, load_idle, stop 37: a floor
 at 192 MiB held a 116 MiB guest's balloon at 208 MiB for 60 rounds).
 
+A floor the guest swaps at again may also be raised above the
+allocation that swapped (``raise_kb``): a shortage while the floor held
+the demand shows the floor itself too low, by an unknown amount. Raised
+only to where the guest swapped, it came up one balloon headroom (16
+MiB) per shortage: a moving hot set whose sample reads 96 of the 236 MiB
+it needs went through 6-7 shortages, each a swap-in burst and a balloon
+sent to the booking, before the floor reached it (TCG, hotset, stop 37).
+Each such raise is twice the last (an exponential search: as many
+shortages as the gap has doublings); it overshoots by at most the last
+raise, which the steps down then take back. The raises start again after
+a step that swapped, a search from above.
+
 The reference sample is the one taken at the bad shrink, not the highest
 one since: samples of a moving hot set or a skewed pattern vary by a
 third from round to round, and a maximum would make every low one look
@@ -84,6 +96,7 @@ class Floor:
     since_step: int = 0                  # quiet rounds since set or stepped
     wait: int = 1                        # step_rounds x this between steps
     held: bool = False                   # it held the demand last round
+    raise_kb: int = 0                    # its last raise above a shortage
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +105,7 @@ class FloorParams:
     expire_rounds: int = 60
     step_kb: int = 0                     # 0: no steps down
     step_rounds: int = 4
+    raise_kb: int = 0                    # 0: raised to the shortage only
 
     def __post_init__(self):
         if not 0 < self.fall < 1:
@@ -101,6 +115,8 @@ class FloorParams:
         if self.step_kb < 0 or self.step_rounds < 1:
             raise ValueError('step_kb must not be negative and step_rounds '
                              'must be at least 1')
+        if self.raise_kb < 0:
+            raise ValueError('raise_kb must not be negative')
 
     @property
     def max_wait(self):
@@ -111,7 +127,7 @@ class FloorParams:
 
 
 def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
-           used_kb=None, params=None, shortage=False):
+           used_kb=None, params=None, shortage=False, booked_kb=None):
     """One round: ``(new_floor, event)``; ``event`` is a log line or None.
 
     ``bad_shrink``: a shrink was followed by swap-ins this round (counted
@@ -127,23 +143,34 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
     allocation that did not move over the round, below the booking, with
     no memory free (``shrink_floor_steady``): the allocation the shrinks
     before it reached is too small as well, and counts as a bad shrink.
+    ``booked_kb``: the booking, above which no floor is raised (None:
+    no bound).
     """
     params = params or FloorParams()
     if bad_shrink or shortage:
         kb = max(floor.kb, m_cur_kb)
+        extra = _raise(floor, params)
+        if booked_kb is not None:
+            extra = max(0, min(extra, booked_kb - kb))
+        kb += extra
         ref = sample_kb if floor.kb == 0 or floor.ref_kb is None else (
             floor.ref_kb if sample_kb is None else sample_kb)
         # a step down that swapped: the next waits twice as long
         wait = (min(params.max_wait, floor.wait * 2) if floor.step_kb
                 else floor.wait)
-        event = ('shrink floor %s: swapped in at %s %s%s'
+        event = ('shrink floor %s: swapped in at %s %s%s%s'
                  % ('raised to %s' % _mib(kb) if floor.kb else
                     'set at %s' % _mib(kb), _mib(m_cur_kb),
                     'after a shrink' if bad_shrink else
                     'held since a shrink',
+                    ' where the floor held it (%s above)' % _mib(extra)
+                    if extra else '',
                     '' if ref is None else ', sampled %s' % _mib(ref)))
+        # the raises grow while the floor is too low; a step that
+        # swapped was a search from above and starts them again
+        raised = extra or (0 if floor.step_kb else floor.raise_kb)
         return Floor(kb=kb, ref_kb=ref, quiet_rounds=0, open=True,
-                     wait=wait), event
+                     wait=wait, raise_kb=raised), event
     if not floor.kb:
         return floor, None
     if short:
@@ -188,6 +215,20 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
             % (_mib(kb), since))
     return dataclasses.replace(floor, ref_kb=ref, quiet_rounds=quiet,
                                open=False, since_step=since), None
+
+
+def _raise(floor, params):
+    """How far above the allocation that swapped a shortage raises the
+    floor: nothing for a new floor, a floor still in the shortage that
+    set it, one that did not hold the demand (the estimate went low on
+    its own) or one just stepped down (the search from above); else
+    ``raise_kb``, then twice the last raise: a floor the guest keeps
+    swapping at is too low by an unknown amount, and doubling finds it in
+    as many shortages as the gap has doublings, not headrooms."""
+    if (not params.raise_kb or not floor.kb or floor.open or
+            not floor.held or floor.step_kb):
+        return 0
+    return floor.raise_kb * 2 if floor.raise_kb else params.raise_kb
 
 
 def apply(floor, demand_kb, booked_kb):

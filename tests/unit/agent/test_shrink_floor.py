@@ -414,3 +414,70 @@ def test_a_steady_shortage_sets_a_floor_like_a_bad_shrink():
     f, ev = floors.update(floors.Floor(), bad_shrink=False, shortage=True,
                           m_cur_kb=150, sample_kb=90, short=True)
     assert f.kb == 150 and f.open and 'held since a shrink' in ev
+
+
+def test_a_shortage_at_a_held_floor_raises_it_twice_as_far_each_time():
+    params = floors.FloorParams(expire_rounds=0, raise_kb=8)
+    f = floors.Floor(kb=120, ref_kb=70, quiet_rounds=3, held=True)
+    extras = []
+    for _ in range(3):
+        m_cur = f.kb + 16                       # floor + the headroom
+        f, ev = floors.update(f, bad_shrink=False, shortage=True,
+                              m_cur_kb=m_cur, sample_kb=70, short=True,
+                              params=params, booked_kb=256)
+        extras.append(f.kb - m_cur)
+        assert 'where the floor held it' in ev
+        f = dataclasses.replace(f, open=False, held=True)
+    assert extras == [8, 16, 32]
+    # never above the booking
+    f, _ = floors.update(f, bad_shrink=True, m_cur_kb=f.kb + 16,
+                         sample_kb=70, short=True, params=params,
+                         booked_kb=256)
+    assert f.kb == 256
+
+
+@pytest.mark.parametrize('floor', [
+    floors.Floor(),                                      # a new floor
+    floors.Floor(kb=120, ref_kb=70, held=False),         # it held nothing
+    floors.Floor(kb=120, ref_kb=70, held=True, open=True),  # same shortage
+    floors.Floor(kb=120, ref_kb=70, held=True, step_kb=4),  # a step swapped
+])
+def test_a_floor_is_raised_only_to_the_shortage_unless_it_held_it(floor):
+    params = floors.FloorParams(expire_rounds=0, raise_kb=8)
+    f, ev = floors.update(floor, bad_shrink=True, m_cur_kb=136,
+                          sample_kb=70, short=True, params=params,
+                          booked_kb=256)
+    assert f.kb == 136 and 'where the floor held' not in ev
+    assert f.raise_kb == 0
+    # and off by default
+    g, _ = floors.update(dataclasses.replace(floor, open=False, held=True,
+                                             step_kb=0),
+                         bad_shrink=True, m_cur_kb=136, sample_kb=70,
+                         short=True, booked_kb=256)
+    assert g.kb == 136
+
+
+def test_raise_params_are_checked():
+    with pytest.raises(ValueError):
+        floors.FloorParams(raise_kb=-1)
+    with pytest.raises(ValueError):
+        badis.BadisParams(shrink_floor_raise_kb=-1)
+
+
+def test_raises_bring_a_hot_set_s_floor_up_in_fewer_shortages():
+    # TCG, hotset from a loaded start (stop 37): the sample reads 96 of
+    # the 236 MiB a moving hot set needs; the floor came up one headroom
+    # (16 MiB) per 15 s cycle, 6-7 shortages before it held the guest
+    def need(i):                       # the rest of the data every 10 s
+        return 236 * MiB if i % 10 == 0 else 120 * MiB
+
+    def under(i):
+        return need(i) - 96 * MiB
+    kw = dict(rounds=150, stall=0, shrink_floor_step_kb=0)
+    plain = simulate(need, under, floor=True, **kw)
+    raised = simulate(need, under, floor=True,
+                      shrink_floor_raise_kb=16 * MiB, **kw)
+    assert any('where the floor held' in ' '.join(e) for *_, e in raised)
+    assert not any('where the floor held' in ' '.join(e)
+                   for *_, e in plain)
+    assert swapped(raised) < swapped(plain)
