@@ -97,6 +97,7 @@ class Floor:
     wait: int = 1                        # step_rounds x this between steps
     held: bool = False                   # it held the demand last round
     raise_kb: int = 0                    # its last raise above a shortage
+    swapped_kb: int = 0                  # kb less its raise (0: kb)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,6 +156,12 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
         kb += extra
         ref = sample_kb if floor.kb == 0 or floor.ref_kb is None else (
             floor.ref_kb if sample_kb is None else sample_kb)
+        if extra and floor.ref_kb is not None and sample_kb is not None:
+            # the sample of a round that swapped in heavily counts the
+            # pages it brought back (TCG, hotset: 138 MiB against 95 the
+            # round after, which then read as a fall and released a
+            # floor just raised to the need): keep the lower reference
+            ref = min(floor.ref_kb, sample_kb)
         # a step down that swapped: the next waits twice as long
         wait = (min(params.max_wait, floor.wait * 2) if floor.step_kb
                 else floor.wait)
@@ -170,7 +177,8 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
         # swapped was a search from above and starts them again
         raised = extra or (0 if floor.step_kb else floor.raise_kb)
         return Floor(kb=kb, ref_kb=ref, quiet_rounds=0, open=True,
-                     wait=wait, raise_kb=raised), event
+                     wait=wait, raise_kb=raised,
+                     swapped_kb=kb - extra if extra else 0), event
     if not floor.kb:
         return floor, None
     if short:
@@ -183,7 +191,12 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                                    since_step=0), event
     quiet = floor.quiet_rounds + 1
     ref = floor.ref_kb
-    if used_kb is not None and used_kb <= (1 - params.fall) * floor.kb:
+    # against where the guest swapped, not the raise above it: the
+    # balloon just grown by the raise is free until the guest swaps its
+    # pages back in (TCG, hotset: a floor raised to 150 MiB released two
+    # rounds later, the guest using 127 MiB of it)
+    if used_kb is not None and used_kb <= (1 - params.fall) * (
+            floor.swapped_kb or floor.kb):
         return Floor(), ('shrink floor %s released: the guest used %s of '
                          'it' % (_mib(floor.kb), _mib(used_kb)))
     if sample_kb is not None:

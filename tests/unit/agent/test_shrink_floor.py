@@ -481,3 +481,36 @@ def test_raises_bring_a_hot_set_s_floor_up_in_fewer_shortages():
     assert not any('where the floor held' in ' '.join(e)
                    for *_, e in plain)
     assert swapped(raised) < swapped(plain)
+
+
+def test_a_raised_floor_is_not_released_by_the_memory_the_raise_freed():
+    # TCG, hotset (stop 38): raised 16 MiB above where the guest swapped
+    # (134 MiB), the floor was released two rounds later by the guest's
+    # free memory: the balloon the raise had grown, not yet swapped back
+    params = floors.FloorParams(expire_rounds=0, raise_kb=16)
+    f = floors.Floor(kb=118, ref_kb=100, quiet_rounds=3, held=True)
+    f, _ = floors.update(f, bad_shrink=True, m_cur_kb=134, sample_kb=101,
+                         short=True, params=params, booked_kb=256)
+    assert f.kb == 150 and f.swapped_kb == 134
+    f, ev = floors.update(f, bad_shrink=False, m_cur_kb=166, sample_kb=100,
+                          short=False, used_kb=127, params=params)
+    assert f.kb == 150 and ev is None
+    # what the guest swapped at is still the test
+    f, ev = floors.update(f, bad_shrink=False, m_cur_kb=166, sample_kb=100,
+                          short=False, used_kb=110, params=params)
+    assert f.kb == 0 and 'released: the guest used' in ev
+
+
+def test_a_raise_keeps_the_lower_reference_sample():
+    # TCG, hotset (stop 38): the sample of the round that swapped in at
+    # 235 MiB read 138 MiB, the next quiet one 95 MiB: a "fall" that
+    # released the floor the raise had just brought to the need
+    params = floors.FloorParams(expire_rounds=0, raise_kb=16)
+    f = floors.Floor(kb=200, ref_kb=99, quiet_rounds=3, held=True)
+    f, _ = floors.update(f, bad_shrink=False, shortage=True, m_cur_kb=216,
+                         sample_kb=138, short=True, params=params,
+                         booked_kb=256)
+    assert f.kb == 232 and f.ref_kb == 99
+    f, ev = floors.update(f, bad_shrink=False, m_cur_kb=248, sample_kb=96,
+                          short=False, params=params)
+    assert f.kb == 232 and ev is None
