@@ -205,7 +205,8 @@ def one_run(factory, libvirtd, name, start, estimator, seconds):
             res['failed'] = '%s; guest console: %s' % (
                 failure or 'workload did not finish',
                 '; '.join(died[:3]) or 'no OOM/panic line')
-        if estimator not in ('none', badis_run.ORACLE) and \
+        if estimator not in ('none', badis_run.ORACLE,
+                             badis_run.OBSERVE) and \
                 pattern.well_defined:
             res['errors'] = wss_accuracy.errors(rows, estimator, booked)
             res['oracle_saved_pct'] = oracle_saved_pct(rows, booked)
@@ -376,7 +377,11 @@ def main(argv=None):
              'real program; its image needs redis-server and redis-tools '
              'on the host) only when named')
     p.add_argument('--starts', default=','.join(STARTS))
-    p.add_argument('--estimators', default='none,badis')
+    p.add_argument('--estimators', default='none,badis',
+                   help='none, badis, zballoond, selfballoon, oracle (the '
+                        'balloon at the true working set), observe (Badis '
+                        'sampling with the balloon left at the booking: '
+                        'what sampling alone costs the guest)')
     p.add_argument('--seconds', type=float, default=40.0)
     p.add_argument('--parallel', type=int, default=2)
     p.add_argument('--out', default=RESULTS)

@@ -28,6 +28,11 @@ ACTIVE = ('none', 'badis', 'zballoond', 'selfballoon')
 # the guest on this bed (reclaim and swap-out under TCG), whatever the
 # estimate: the floor under every estimator's vm_over.
 ORACLE = 'oracle'
+# Not an estimator either: Badis sampling and estimating as in a
+# ``badis`` run, the balloon left at the booking. Its vm_over is what the
+# test bed's sampling costs the guest (smaps and clear_refs of the whole
+# QEMU process every round on TCG), apart from what the estimate costs.
+OBSERVE = 'observe'
 
 # Scaled-down Badis: 1 s rounds instead of 60 s, max-average over 3
 # estimates and a 4 s slice instead of 5 and 1 h (the schedules' steps last
@@ -162,10 +167,11 @@ class Run:
                 conf, memstore_monitor(g, conf.memstore.ghost_percentile)))
         self.pipeline = pipeline.EstimationPipeline(
             conf, self.driver, committed=committed,
-            estimator='none' if estimator == ORACLE else estimator,
+            estimator={ORACLE: 'none', OBSERVE: 'badis'}.get(
+                estimator, estimator),
             swap=swap)
         self.shadows = {}
-        if estimator == 'badis':
+        if estimator in ('badis', OBSERVE):
             self.shadows = {s: pipeline.EstimationPipeline(
                 conf, self.driver, estimator=s) for s in SHADOWS}
         self.actuator = on_demand.OnDemandController(conf, self.driver)
@@ -186,8 +192,9 @@ class Run:
         est = self.pipeline.estimate(vms, now)
         if self.estimator == ORACLE:
             est = self._oracle(vm, now)
-        for uuid, target, reason in self.actuator.step(vms, est):
-            self.moves.append((now, target, reason))
+        if self.estimator != OBSERVE:
+            for uuid, target, reason in self.actuator.step(vms, est):
+                self.moves.append((now, target, reason))
         row = {'t': now, 'balloon_kb': vm.balloon_kb,
                'truth_kb': current_wss_mib(self.g.log(), self.sched) * MIB +
                self.base,
