@@ -502,8 +502,8 @@ opts = [
                help='KiB above the allocation that swapped by which a '
                     'shortage raises a shrink floor that held the '
                     'balloon (the floor itself too low); each later such '
-                    'raise is twice the last, and a step down that swapped '
-                    'starts them again (0: the floor goes only to where '
+                    'raise is twice the last while the floor lasts (0: '
+                    'the floor goes only to where '
                     'the guest swapped, one balloon headroom a shortage). '
                     'Never above the booking (doc/source/badis.rst).'),
     cfg.BoolOpt('shrink_floor_steady',

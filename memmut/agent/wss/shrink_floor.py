@@ -64,9 +64,10 @@ MiB) per shortage: a moving hot set whose sample reads 96 of the 236 MiB
 it needs went through 6-7 shortages, each a swap-in burst and a balloon
 sent to the booking, before the floor reached it (TCG, hotset, stop 37).
 Each such raise is twice the last (an exponential search: as many
-shortages as the gap has doublings); it overshoots by at most the last
-raise, which the steps down then take back. The raises start again after
-a step that swapped, a search from above.
+shortages as the gap has doublings) for as long as the floor lives; it
+overshoots by at most the last raise, which the steps down then take
+back. A step down that swapped is raised back without a raise above it
+(the level before the step held).
 
 The reference sample is the one taken at the bad shrink, not the highest
 one since: samples of a moving hot set or a skewed pattern vary by a
@@ -173,9 +174,11 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                     ' where the floor held it (%s above)' % _mib(extra)
                     if extra else '',
                     '' if ref is None else ', sampled %s' % _mib(ref)))
-        # the raises grow while the floor is too low; a step that
-        # swapped was a search from above and starts them again
-        raised = extra or (0 if floor.step_kb else floor.raise_kb)
+        # the raises grow for as long as the floor lives: the steps down
+        # between the shortages of a hot set that moves every 15 s came
+        # every 2 s and, restarting them, kept each raise at its first
+        # (TCG, stop 38)
+        raised = extra or floor.raise_kb
         return Floor(kb=kb, ref_kb=ref, quiet_rounds=0, open=True,
                      wait=wait, raise_kb=raised,
                      swapped_kb=kb - extra if extra else 0), event
@@ -223,7 +226,7 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                              'nothing' % _mib(floor.kb))
         kb = floor.kb - step
         return Floor(kb, ref, quiet, step_kb=step, wait=floor.wait,
-                     held=floor.held), (
+                     held=floor.held, raise_kb=floor.raise_kb), (
             'shrink floor lowered to %s: %d rounds without swap activity'
             % (_mib(kb), since))
     return dataclasses.replace(floor, ref_kb=ref, quiet_rounds=quiet,
@@ -234,8 +237,8 @@ def _raise(floor, params):
     """How far above the allocation that swapped a shortage raises the
     floor: nothing for a new floor, a floor still in the shortage that
     set it, one that did not hold the demand (the estimate went low on
-    its own) or one just stepped down (the search from above); else
-    ``raise_kb``, then twice the last raise: a floor the guest keeps
+    its own) or one just stepped down (the level before the step held);
+    else ``raise_kb``, then twice the last raise: a floor the guest keeps
     swapping at is too low by an unknown amount, and doubling finds it in
     as many shortages as the gap has doublings, not headrooms."""
     if (not params.raise_kb or not floor.kb or floor.open or

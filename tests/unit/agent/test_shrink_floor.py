@@ -514,3 +514,26 @@ def test_a_raise_keeps_the_lower_reference_sample():
     f, ev = floors.update(f, bad_shrink=False, m_cur_kb=248, sample_kb=96,
                           short=False, params=params)
     assert f.kb == 232 and ev is None
+
+
+def test_the_raises_keep_doubling_across_steps_down():
+    # TCG, hotset (stop 38): steps every 2 s between shortages every 15 s
+    # restarted the raises, each stayed at its first 16 MiB
+    params = floors.FloorParams(expire_rounds=0, step_kb=4, step_rounds=2,
+                                raise_kb=8)
+    f = floors.Floor(kb=120, ref_kb=70, quiet_rounds=3, held=True)
+    f, _ = floors.update(f, bad_shrink=True, m_cur_kb=136, sample_kb=70,
+                         short=True, params=params, booked_kb=256)
+    assert f.kb == 144
+    f, _ = _quiet_rounds(floors.Floor(**dict(
+        dataclasses.asdict(f), open=False, held=True)), 2, params)
+    assert f.kb == 140 and f.step_kb == 4
+    # the step swapped: back to where it swapped, no raise above it
+    f, _ = floors.update(f, bad_shrink=True, m_cur_kb=156, sample_kb=70,
+                         short=True, params=params, booked_kb=256)
+    assert f.kb == 156
+    f = dataclasses.replace(f, open=False, held=True)
+    f, _ = floors.update(f, bad_shrink=False, shortage=True, m_cur_kb=172,
+                         sample_kb=70, short=True, params=params,
+                         booked_kb=256)
+    assert f.kb == 172 + 16                    # the second raise
