@@ -716,6 +716,10 @@ WHY = {
     'badis25': 'issue 13 stop 37: shrink floors that a probe, a step and '
                'a steady shortage move, made the default, one lock slot '
                'of the pattern suite and W1-W5 in one slot (README there)',
+    'badis26': 'issue 13 stop 38: shrink-floor raises and the floor in '
+               'the estimate (both left off), a second full slot of the '
+               'defaults and an observe run (what sampling costs), W1-W5 '
+               'in one slot (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
