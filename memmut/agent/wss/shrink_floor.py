@@ -161,7 +161,9 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
             # the sample of a round that swapped in heavily counts the
             # pages it brought back (TCG, hotset: 138 MiB against 95 the
             # round after, which then read as a fall and released a
-            # floor just raised to the need): keep the lower reference
+            # floor just raised to the need): keep the lower reference.
+            # Only after a raise: without the option the reference rule
+            # stays the one the defaults were measured with.
             ref = min(floor.ref_kb, sample_kb)
         # a step down that swapped: the next waits twice as long
         wait = (min(params.max_wait, floor.wait * 2) if floor.step_kb
