@@ -468,6 +468,16 @@ opts = [
                      '% before), but W1-W5\'s estimate error rose where the '
                      'floor outlives a step down (doc/source/badis.rst, '
                      'stop 34).'),
+    cfg.BoolOpt('shrink_floor_estimate_confirmed',
+                default=False,
+                help='Make the shrink floor a lower bound of the '
+                     'working-set estimate and of WSS^max_avg once a '
+                     'shortage confirmed it: the guest swapped again while '
+                     'the floor held its balloon (a step down that swapped, '
+                     'a shortage at the floor). A floor learned from one '
+                     'bad shrink bounds only the balloon\'s demand. '
+                     'shrink_floor_estimate counts every floor '
+                     '(doc/source/badis.rst, stop 39).'),
     cfg.IntOpt('shrink_floor_rounds',
                default=60,
                min=0,

@@ -181,6 +181,8 @@ class BadisParams:
     shrink_floor_raise_kb: int = 0
     # the floor a lower bound of the estimate too (stop 34; off: W1-W5)
     shrink_floor_estimate: bool = False
+    # only a floor a later shortage confirmed (shrink_floor.tested)
+    shrink_floor_estimate_confirmed: bool = False
     # a VM's own time slice, lengthened while shortages recur (see
     # adaptive_slice); at most time_slice: off
     time_slice_max: float = 0.0
@@ -1214,7 +1216,9 @@ def step(state, obs, params=None):
             short=obs.short, full=obs.full, used_kb=obs.used_kb,
             params=params.floor_params, booked_kb=obs.booked_kb)
         floored = floors.apply(floor, wss.wss_kb, obs.booked_kb)
-        if params.shrink_floor_estimate and floored > wss.wss_kb:
+        counted = params.shrink_floor_estimate or (
+            params.shrink_floor_estimate_confirmed and floor.confirmed)
+        if counted and floored > wss.wss_kb:
             # the guest swapped at that allocation: a lower bound of its
             # working set that the sample missed; in WSS^max_avg too, so
             # the controller packs the VM at the size its balloon is held

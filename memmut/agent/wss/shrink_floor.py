@@ -99,6 +99,7 @@ class Floor:
     held: bool = False                   # it held the demand last round
     raise_kb: int = 0                    # its last raise above a shortage
     swapped_kb: int = 0                  # kb less its raise (0: kb)
+    confirmed: bool = False              # a shortage came while it held
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,7 +184,8 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
         raised = extra or floor.raise_kb
         return Floor(kb=kb, ref_kb=ref, quiet_rounds=0, open=True,
                      wait=wait, raise_kb=raised,
-                     swapped_kb=kb - extra if extra else 0), event
+                     swapped_kb=kb - extra if extra else 0,
+                     confirmed=floor.confirmed or tested(floor)), event
     if not floor.kb:
         return floor, None
     if short:
@@ -228,11 +230,22 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                              'nothing' % _mib(floor.kb))
         kb = floor.kb - step
         return Floor(kb, ref, quiet, step_kb=step, wait=floor.wait,
-                     held=floor.held, raise_kb=floor.raise_kb), (
+                     held=floor.held, raise_kb=floor.raise_kb,
+                     confirmed=floor.confirmed), (
             'shrink floor lowered to %s: %d rounds without swap activity'
             % (_mib(kb), since))
     return dataclasses.replace(floor, ref_kb=ref, quiet_rounds=quiet,
                                open=False, since_step=since), None
+
+
+def tested(floor):
+    """Whether a shortage now tests the floor itself: one that held the
+    demand (the balloon sat where the floor put it, not where the
+    estimate did) after the shortage that set or raised it had ended.
+    A shortage then shows the guest needs at least the floor: what a
+    floor only learned from one bad shrink does not show (a sweep whose
+    working set stepped down after it, W1-W5)."""
+    return bool(floor.kb and floor.held and not floor.open)
 
 
 def _raise(floor, params):
@@ -243,8 +256,7 @@ def _raise(floor, params):
     else ``raise_kb``, then twice the last raise: a floor the guest keeps
     swapping at is too low by an unknown amount, and doubling finds it in
     as many shortages as the gap has doublings, not headrooms."""
-    if (not params.raise_kb or not floor.kb or floor.open or
-            not floor.held or floor.step_kb):
+    if not params.raise_kb or not tested(floor) or floor.step_kb:
         return 0
     return floor.raise_kb * 2 if floor.raise_kb else params.raise_kb
 
