@@ -187,6 +187,15 @@ def configurations():
     spec, p = vary('placement_parameters', 'dense_cpu_margin', 0.2, place)
     out['wss dense_margin=0.2'] = ('wss', spec, p,
                                    'placement dense_cpu_margin')
+    # Memory headroom at placement (stop 39, for memory_spikes: a host
+    # filled to 0.95 of its memory on working sets overflows when its
+    # VMs' working sets rise together).
+    for r in (0.85, 0.9):
+        if r != place['ram_threshold']:
+            spec, p = vary('placement_parameters', 'ram_threshold', r,
+                           place)
+            out['wss ram_threshold=%g' % r] = ('wss', spec, p,
+                                               'placement ram_threshold')
     # The forecast windows (samples of 300 s; a window longer than the
     # history, history_length samples, is the history).
     for w in (96, 288):
