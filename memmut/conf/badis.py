@@ -469,7 +469,7 @@ opts = [
                      'floor outlives a step down (doc/source/badis.rst, '
                      'stop 34).'),
     cfg.BoolOpt('shrink_floor_estimate_confirmed',
-                default=False,
+                default=True,
                 help='Make the shrink floor a lower bound of the '
                      'working-set estimate and of WSS^max_avg once a '
                      'shortage confirmed it: the guest swapped again while '

@@ -266,12 +266,16 @@ def apply(floor, demand_kb, booked_kb):
     return max(demand_kb, min(floor.kb, booked_kb))
 
 
-def holding(floor, demand_kb, booked_kb):
+def holding(floor, demand_kb, booked_kb, lifted=False):
     """``(demand, floor)``: the demand with the floor under it, and the
     floor marked with whether it raised that demand (its steps count
-    only such rounds)."""
+    only such rounds). ``lifted``: the floor raised this round's
+    working-set estimate (counted in it): the demand, whose average
+    carries the floored estimates, is then the floor's doing too (else
+    a floor counted in the estimate would never hold, step down or be
+    tested again)."""
     floored = apply(floor, demand_kb, booked_kb)
-    held = floored > demand_kb
+    held = floored > demand_kb or bool(lifted and floor.kb)
     if held != floor.held:
         floor = dataclasses.replace(floor, held=held)
     return floored, floor

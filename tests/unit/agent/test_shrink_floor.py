@@ -286,7 +286,8 @@ def test_the_floor_is_a_lower_bound_of_the_estimate_and_the_max_average():
     # and the controller packed the VM below its balloon)
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                shrink_swapin_window=3.0,
-                               shrink_floor_estimate=True)
+                               shrink_floor_estimate=True,
+                               shrink_floor_step_kb=0)   # no step down
     st = badis.BadisState(mode=Mode.V, floor=floors.Floor(
         kb=110 * MiB, ref_kb=95 * MiB, quiet_rounds=1))
     for i in range(5):
@@ -570,7 +571,7 @@ def test_only_a_confirmed_floor_counts_in_the_estimate():
     params = badis.BadisParams(average_window=1, time_slice=4.0,
                                shrink_swapin_window=3.0,
                                shrink_floor_estimate_confirmed=True)
-    assert badis.BadisParams().shrink_floor_estimate_confirmed is False
+    assert badis.BadisParams().shrink_floor_estimate_confirmed is True
 
     def run(floor):
         st = badis.BadisState(mode=Mode.V, floor=floor)
@@ -587,3 +588,27 @@ def test_only_a_confirmed_floor_counts_in_the_estimate():
     assert r.wss.wss_kb == 110 * MiB
     assert r.wss.source == badis.SOURCE_SHRINK_FLOOR
     assert r.max_avg_kb == 110 * MiB
+
+
+def test_a_confirmed_floor_in_the_estimate_still_holds_and_steps_down():
+    # the demand's average carries the floored estimates, so it reaches
+    # the floor on its own: the floor lifting the estimate is what holds
+    # it (else a confirmed floor would never step down or be tested)
+    params = badis.BadisParams(average_window=3, time_slice=4.0,
+                               shrink_swapin_window=3.0,
+                               shrink_floor_step_kb=8 * MiB,
+                               shrink_floor_step_rounds=2)
+    st = badis.BadisState(mode=Mode.V, floor=floors.Floor(
+        kb=110 * MiB, ref_kb=95 * MiB, quiet_rounds=1, confirmed=True))
+    seen = []
+    for i in range(8):
+        o = badis.Observation(
+            timestamp=float(i), m_cur_kb=134 * MiB, booked_kb=BOOKED,
+            sampled=est.TechniqueEstimate(95 * MiB - st.pinned_kb,
+                                          est.SOURCE_VMWARE),
+            full=True)
+        st, r = badis.step(st, o, params)
+        seen.append(st.floor.kb // MiB)
+        # held while above the sample, so its steps go on
+        assert st.floor.held is (st.floor.kb > 95 * MiB)
+    assert seen[:5] == [110, 110, 102, 102, 86] and seen[-1] == 86
