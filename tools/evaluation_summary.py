@@ -720,6 +720,10 @@ WHY = {
                'the estimate (both left off), a second full slot of the '
                'defaults and an observe run (what sampling costs), W1-W5 '
                'in one slot (README there)',
+    'badis27': 'issue 13 stop 39: a shrink floor counted in the estimate '
+               'once a shortage confirmed it, made the default; two lock '
+               'slots of the pattern suite and two of W1-W5 (README '
+               'there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',

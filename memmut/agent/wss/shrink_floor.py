@@ -69,6 +69,17 @@ overshoots by at most the last raise, which the steps down then take
 back. A step down that swapped is raised back without a raise above it
 (the level before the step held).
 
+A floor is *confirmed* (:func:`tested`) when a shortage comes while it
+held the demand, after the shortage that set it had ended: the guest
+swapped at the floor (or at a step below it) although its own sample
+asked for less, so its working set is at least the floor. Only then does
+:mod:`.badis` count the floor in the working-set estimate (and the
+max-average the controller packs on) by default: a floor from one bad
+shrink may be the last swap-ins of a working set on its way down (a
+W1-W5 sweep's step), and counted in the estimate it held the estimate
+above the truth (stop 34-38), while the floors of a guest whose sample
+under-reads are confirmed within seconds (stop 39, badis27).
+
 The reference sample is the one taken at the bad shrink, not the highest
 one since: samples of a moving hot set or a skewed pattern vary by a
 third from round to round, and a maximum would make every low one look
