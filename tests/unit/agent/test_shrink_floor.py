@@ -279,6 +279,16 @@ def test_badis_passes_the_guest_s_used_memory_to_the_floor():
     assert st3.floor.kb == 180 * MiB and r.demand_kb >= 180 * MiB
 
 
+def _under_read(st, i):
+    """Round ``i`` of load_idle after loading (badis21): a balloon of 134
+    MiB, a sample of 95 MiB for a need of 116."""
+    return badis.Observation(
+        timestamp=float(i), m_cur_kb=134 * MiB, booked_kb=BOOKED,
+        sampled=est.TechniqueEstimate(95 * MiB - st.pinned_kb,
+                                      est.SOURCE_VMWARE),
+        full=True)
+
+
 def test_the_floor_is_a_lower_bound_of_the_estimate_and_the_max_average():
     # load_idle after loading on TCG (badis21): the sample read 95 MiB of
     # a 116 MiB need all run long, the floor held the balloon, and the
@@ -291,11 +301,7 @@ def test_the_floor_is_a_lower_bound_of_the_estimate_and_the_max_average():
     st = badis.BadisState(mode=Mode.V, floor=floors.Floor(
         kb=110 * MiB, ref_kb=95 * MiB, quiet_rounds=1))
     for i in range(5):
-        o = badis.Observation(
-            timestamp=float(i), m_cur_kb=134 * MiB, booked_kb=BOOKED,
-            sampled=est.TechniqueEstimate(95 * MiB - st.pinned_kb,
-                                          est.SOURCE_VMWARE),
-            full=True)
+        o = _under_read(st, i)
         st, r = badis.step(st, o, params)
     assert r.wss.wss_kb == 110 * MiB
     assert r.wss.source == badis.SOURCE_SHRINK_FLOOR
@@ -575,10 +581,7 @@ def test_only_a_confirmed_floor_counts_in_the_estimate():
 
     def run(floor):
         st = badis.BadisState(mode=Mode.V, floor=floor)
-        o = badis.Observation(
-            timestamp=0.0, m_cur_kb=134 * MiB, booked_kb=BOOKED,
-            sampled=est.TechniqueEstimate(95 * MiB, est.SOURCE_VMWARE),
-            full=True)
+        o = _under_read(st, 0)
         return badis.step(st, o, params)[1]
 
     r = run(floors.Floor(kb=110 * MiB, ref_kb=95 * MiB, quiet_rounds=1))
@@ -602,11 +605,7 @@ def test_a_confirmed_floor_in_the_estimate_still_holds_and_steps_down():
         kb=110 * MiB, ref_kb=95 * MiB, quiet_rounds=1, confirmed=True))
     seen = []
     for i in range(8):
-        o = badis.Observation(
-            timestamp=float(i), m_cur_kb=134 * MiB, booked_kb=BOOKED,
-            sampled=est.TechniqueEstimate(95 * MiB - st.pinned_kb,
-                                          est.SOURCE_VMWARE),
-            full=True)
+        o = _under_read(st, i)
         st, r = badis.step(st, o, params)
         seen.append(st.floor.kb // MiB)
         # held while above the sample, so its steps go on
