@@ -286,7 +286,7 @@ def holding(floor, demand_kb, booked_kb, lifted=False):
     a floor counted in the estimate would never hold, step down or be
     tested again)."""
     floored = apply(floor, demand_kb, booked_kb)
-    held = floored > demand_kb or bool(lifted and floor.kb)
+    held = floored > demand_kb or lifted
     if held != floor.held:
         floor = dataclasses.replace(floor, held=held)
     return floored, floor
