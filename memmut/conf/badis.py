@@ -520,6 +520,16 @@ opts = [
                     'the floor goes only to where '
                     'the guest swapped, one balloon headroom a shortage). '
                     'Never above the booking (doc/source/badis.rst).'),
+    cfg.BoolOpt('shrink_floor_low_reference',
+                default=False,
+                help='A shortage of a live shrink floor keeps the lower of '
+                     'the floor\'s reference sample and the shortage '
+                     'round\'s sample (which counts the pages the guest '
+                     'swapped back in), so that the next quiet round\'s '
+                     'sample does not read as a fallen working set and '
+                     'release the floor. Without it only a shortage that '
+                     'raised the floor above the allocation that swapped '
+                     '(shrink_floor_raise_kb) keeps the lower one.'),
     cfg.BoolOpt('shrink_floor_steady',
                 default=True,
                 help='Swap-ins at an allocation that did not move over the '

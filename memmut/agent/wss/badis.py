@@ -179,6 +179,9 @@ class BadisParams:
     # a shortage at a floor that held the demand raises it this far above
     # the allocation that swapped, then twice the last (0: off)
     shrink_floor_raise_kb: int = 0
+    # every shortage of a live floor keeps the lower reference sample,
+    # not only one that raised it (stop 40)
+    shrink_floor_low_reference: bool = False
     # the floor a lower bound of the estimate too (stop 34; off: W1-W5)
     shrink_floor_estimate: bool = False
     # only a floor a later shortage confirmed (shrink_floor.tested):
@@ -239,7 +242,8 @@ class BadisParams:
             expire_rounds=self.shrink_floor_rounds,
             step_kb=self.shrink_floor_step_kb,
             step_rounds=self.shrink_floor_step_rounds,
-            raise_kb=self.shrink_floor_raise_kb)
+            raise_kb=self.shrink_floor_raise_kb,
+            low_reference=self.shrink_floor_low_reference)
 
     @property
     def slice_params(self):

@@ -120,6 +120,7 @@ class FloorParams:
     step_kb: int = 0                     # 0: no steps down
     step_rounds: int = 4
     raise_kb: int = 0                    # 0: raised to the shortage only
+    low_reference: bool = False          # every shortage keeps the lower
 
     def __post_init__(self):
         if not 0 < self.fall < 1:
@@ -169,13 +170,15 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
         kb += extra
         ref = sample_kb if floor.kb == 0 or floor.ref_kb is None else (
             floor.ref_kb if sample_kb is None else sample_kb)
-        if extra and floor.ref_kb is not None and sample_kb is not None:
+        if ((extra or params.low_reference) and floor.ref_kb is not None
+                and sample_kb is not None):
             # the sample of a round that swapped in heavily counts the
             # pages it brought back (TCG, hotset: 138 MiB against 95 the
             # round after, which then read as a fall and released a
             # floor just raised to the need): keep the lower reference.
-            # Only after a raise: without the option the reference rule
-            # stays the one the defaults were measured with.
+            # After a raise, or on every shortage of a live floor with
+            # low_reference (stop 40: a confirmed floor of the hot set
+            # released by "sampled 91 MiB fell from 109")
             ref = min(floor.ref_kb, sample_kb)
         # a step down that swapped: the next waits twice as long
         wait = (min(params.max_wait, floor.wait * 2) if floor.step_kb

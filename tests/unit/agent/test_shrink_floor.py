@@ -523,6 +523,36 @@ def test_a_raise_keeps_the_lower_reference_sample():
     assert f.kb == 232 and ev is None
 
 
+@pytest.mark.parametrize('low', [False, True])
+def test_low_reference_keeps_the_lower_sample_on_any_shortage(low):
+    # TCG, hotset from a loaded start (stop 39): a confirmed floor of 181
+    # MiB released by "sampled 91 MiB fell from 109" -- the 109 MiB a
+    # shortage round's sample, which counts what the guest swapped back
+    params = floors.FloorParams(expire_rounds=0, low_reference=low)
+    f = floors.Floor(kb=181, ref_kb=95, quiet_rounds=3, held=True)
+    f, _ = floors.update(f, bad_shrink=False, shortage=True, m_cur_kb=170,
+                         sample_kb=109, short=True, params=params,
+                         booked_kb=256)
+    assert f.kb == 181 and f.ref_kb == (95 if low else 109)
+    f, ev = floors.update(f, bad_shrink=False, m_cur_kb=181, sample_kb=91,
+                          short=False, params=params)
+    if low:
+        assert f.kb == 181 and ev is None
+    else:
+        assert f.kb == 0 and 'fell from 109' in ev
+    # a working set that did fall still releases it
+    f, ev = floors.update(floors.Floor(kb=181, ref_kb=95, quiet_rounds=3),
+                          bad_shrink=False, m_cur_kb=181, sample_kb=80,
+                          short=False, params=params)
+    assert f.kb == 0 and 'fell from 95' in ev
+
+
+def test_badis_passes_low_reference_to_the_floor():
+    assert not badis.BadisParams().floor_params.low_reference
+    assert badis.BadisParams(
+        shrink_floor_low_reference=True).floor_params.low_reference
+
+
 def test_the_raises_keep_doubling_across_steps_down():
     # TCG, hotset (stop 38): steps every 2 s between shortages every 15 s
     # restarted the raises, each stayed at its first 16 MiB
