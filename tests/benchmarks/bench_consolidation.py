@@ -514,6 +514,12 @@ def main(argv=None):
                     help='first synthetic seed of the sweep (seeds the '
                     'configurations were not chosen on: a held-out '
                     'check)')
+    ap.add_argument('--sweep-warm-days', type=float, default=0.0,
+                    help='synthetic traces that many days longer, the '
+                    'sweep starting after them: every VM present at the '
+                    'start has that much history, as on the Bitbrains '
+                    'windows after the first (0: every VM new at the '
+                    'start)')
     ap.add_argument('--sweep-configs', default='',
                     help='only the sweep configurations whose names '
                     'contain one of these comma-separated words (plus '

@@ -43,7 +43,6 @@ import numpy as np
 
 from memmut.simulator import engine
 from memmut.simulator import quality
-from memmut.simulator import synthetic
 from memmut.simulator import trace as trace_mod
 from memmut.consolidation import wss as wss_mod
 from tests.benchmarks import consolidation_sweep as sweep
@@ -137,9 +136,7 @@ def main(argv=None):
     for group, label, tr, start, steps in sweep.inputs(
             real, args.window_days, args.seeds):
         if isinstance(tr, tuple):
-            profile, n_vms, seed = tr
-            tr = synthetic.generate(n_vms, sweep.SYNTHETIC_DAYS, seed,
-                                    profile=profile)
+            tr = sweep.synthetic_trace(tr)
         s = dataclasses.replace(base, start_steps=start,
                                 duration_steps=steps)
         r = ladder(tr, s, start, steps)

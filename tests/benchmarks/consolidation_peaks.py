@@ -29,7 +29,6 @@ import sys
 import numpy as np
 
 from memmut.simulator import engine
-from memmut.simulator import synthetic
 from memmut.simulator import trace as trace_mod
 from tests import common
 from tests.benchmarks import bench_consolidation as bench
@@ -74,9 +73,7 @@ def run(inputs, every, config='wss default'):
     out = []
     for group, label, tr, start, steps in inputs:
         if isinstance(tr, tuple):
-            profile, n_vms, seed = tr
-            tr = synthetic.generate(n_vms, sweep.SYNTHETIC_DAYS, seed,
-                                    profile=profile)
+            tr = sweep.synthetic_trace(tr)
         s = dataclasses.replace(base, spec=spec, plan=plan,
                                 start_steps=start, duration_steps=steps)
         now, peak = [], []

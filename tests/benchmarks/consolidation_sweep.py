@@ -62,6 +62,7 @@ from tests.benchmarks import discipline
 SYNTHETIC = (('default', 300), ('bursty', 300), ('memory_spikes', 300),
              ('dense', 1200), ('diurnal', 300))
 SYNTHETIC_DAYS = 3.0
+SYNTHETIC_STEP = 300.0
 
 GOALS = {
     'migrations_per_vm_day': ('<=', 0.15, 1, ''),
@@ -351,9 +352,14 @@ def configurations():
     return out
 
 
-def inputs(real, window_days, seeds, first_seed=0):
+def inputs(real, window_days, seeds, first_seed=0, warm_days=0.0):
     """(group, label, trace, start_steps, duration_steps); the synthetic
-    profiles with ``seeds`` seeds from ``first_seed`` on."""
+    profiles with ``seeds`` seeds from ``first_seed`` on, as
+    ``(profile, n_vms, seed, days, warm_days)`` for
+    :func:`synthetic_trace`. ``warm_days``: each synthetic trace is
+    that much longer and the run starts after it, its VMs then having
+    that much history (a warm start, like the Bitbrains windows after
+    the first; 0: every VM new at the start)."""
     out = []
     if real is not None:
         n = int(round(window_days * 86400.0 / real.step))
@@ -361,11 +367,30 @@ def inputs(real, window_days, seeds, first_seed=0):
             out.append(('bitbrains', 'days %g-%g' % (k * window_days,
                                                      (k + 1) * window_days),
                         real, k * n, n))
+    warm = int(round(warm_days * 86400.0 / SYNTHETIC_STEP))
+    days = int(round(SYNTHETIC_DAYS * 86400.0 / SYNTHETIC_STEP))
     for profile, n_vms in SYNTHETIC:
         for seed in range(first_seed, first_seed + seeds):
             out.append(('synthetic ' + profile, 'seed %d' % seed,
-                        (profile, n_vms, seed), 0, 0))
+                        (profile, n_vms, seed, SYNTHETIC_DAYS, warm_days),
+                        warm, days if warm else 0))
     return out
+
+
+def synthetic_trace(key):
+    """The synthetic trace of an input's ``(profile, n_vms, seed, days,
+    warm_days)``."""
+    profile, n_vms, seed, days, warm_days = key
+    return synthetic.generate(n_vms, days + warm_days, seed,
+                              profile=profile, step=SYNTHETIC_STEP)
+
+
+def describe(key):
+    """An input's synthetic trace in words (the JSON's ``inputs``)."""
+    profile, n_vms, seed, days, warm_days = key
+    return ('synthetic(profile=%s, vms=%d, days=%g, seed=%d%s)'
+            % (profile, n_vms, days, seed,
+               ', after %g warm days' % warm_days if warm_days else ''))
 
 
 def esv_paired(rows, group, wss='wss default',
@@ -562,10 +587,10 @@ def spread(summary, keys=('migrations_per_vm_day', 'cpu_overload',
 
 
 def run(real, base, window_days, seeds, seed, rec, log=sys.stderr,
-        only='', first_seed=0):
+        only='', first_seed=0, warm_days=0.0):
     """Every configuration on every input; returns the result dict."""
     configs = selected(configurations(), only)
-    ins = inputs(real, window_days, seeds, first_seed)
+    ins = inputs(real, window_days, seeds, first_seed, warm_days)
     cases = [[c, i] for c in sorted(configs) for i in range(len(ins))]
     order = rec.order(cases, repeats=1, name='sweep')
     traces = {}
@@ -577,9 +602,7 @@ def run(real, base, window_days, seeds, seed, rec, log=sys.stderr,
         extra = configs[cname][4] if len(configs[cname]) > 4 else {}
         if isinstance(tr, tuple):
             if tr not in traces:
-                profile, n_vms, s = tr
-                traces[tr] = synthetic.generate(n_vms, SYNTHETIC_DAYS, s,
-                                                profile=profile)
+                traces[tr] = synthetic_trace(tr)
             tr = traces[tr]
         s = dataclasses.replace(base, spec=spec, plan=plan,
                                 start_steps=start, duration_steps=steps,
@@ -636,9 +659,7 @@ def run(real, base, window_days, seeds, seed, rec, log=sys.stderr,
             for mode, spec, plan, what in [c[:4]]},
         'inputs': [{'group': g, 'input': lab,
                     'trace': (t.source if not isinstance(t, tuple) else
-                              'synthetic(profile=%s, vms=%d, days=%g, '
-                              'seed=%d)' % (t[0], t[1], SYNTHETIC_DAYS,
-                                            t[2])),
+                              describe(t)),
                     'start_steps': s0, 'steps': n}
                    for g, lab, t, s0, n in ins],
         'summary': summary,
@@ -855,7 +876,8 @@ def main(real, base, args, rec, out_dir, command):
     name = getattr(args, 'sweep_name', None) or 'tradeoff'
     result = run(real, base, args.window_days, args.sweep_seeds, args.seed,
                  rec, only=getattr(args, 'sweep_configs', '') or '',
-                 first_seed=getattr(args, 'sweep_first_seed', 0))
+                 first_seed=getattr(args, 'sweep_first_seed', 0),
+                 warm_days=getattr(args, 'sweep_warm_days', 0.0))
     rec.finish()
     result['command'] = command
     result['discipline'] = rec.as_dict()

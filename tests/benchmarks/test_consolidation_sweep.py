@@ -59,3 +59,16 @@ def test_paired_differences_pair_each_input_with_the_default():
     assert len(row) == 1
     hosts = row[0].split('|')[2].strip()
     assert hosts.startswith('+0.50 ± ') and hosts.endswith('(n=3) *')
+
+
+def test_a_warm_start_runs_the_same_days_after_the_history(monkeypatch):
+    monkeypatch.setattr(sweep, 'SYNTHETIC', [('memory_spikes', 20)])
+    monkeypatch.setattr(sweep, 'SYNTHETIC_DAYS', 1.0)
+    (cold,) = sweep.inputs(None, 6.0, 1)
+    (warm,) = sweep.inputs(None, 6.0, 1, warm_days=0.5)
+    assert cold[3:] == (0, 0)            # the whole trace, from its start
+    assert warm[3:] == (144, 288)        # half a day of history, then a day
+    assert sweep.synthetic_trace(cold[2]).n_steps == 288
+    assert sweep.synthetic_trace(warm[2]).n_steps == 432
+    assert 'after 0.5 warm days' in sweep.describe(warm[2])
+    assert 'warm' not in sweep.describe(cold[2])
