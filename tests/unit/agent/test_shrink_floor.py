@@ -508,6 +508,31 @@ def test_a_raised_floor_is_not_released_by_the_memory_the_raise_freed():
     assert f.kb == 0 and 'released: the guest used' in ev
 
 
+def test_a_raised_floor_stepped_down_keeps_where_the_guest_swapped():
+    # TCG, hotset (stop 40): raised 64 MiB above where the guest swapped
+    # (135 MiB), stepped down once to 192 MiB, then released by a guest
+    # that used 162 MiB, its pages swapped out at 135 MiB still out
+    params = floors.FloorParams(expire_rounds=0, raise_kb=64, step_kb=8,
+                                step_rounds=1)
+    f = floors.Floor(kb=118, ref_kb=93, quiet_rounds=3, held=True)
+    f, _ = floors.update(f, bad_shrink=True, m_cur_kb=135, sample_kb=93,
+                         short=True, params=params, booked_kb=256)
+    assert f.kb == 199 and f.swapped_kb == 135
+    f = dataclasses.replace(f, held=True, open=False)
+    f, ev = floors.update(f, bad_shrink=False, m_cur_kb=256, sample_kb=93,
+                          short=False, params=params)
+    assert f.kb == 191 and f.swapped_kb == 135 and 'lowered' in ev
+    f, ev = floors.update(f, bad_shrink=False, m_cur_kb=232, sample_kb=93,
+                          short=False, used_kb=162, params=params)
+    assert f.kb == 175 and f.swapped_kb == 135 and 'released' not in ev
+    # a step below where it swapped makes the floor itself the test
+    f = floors.Floor(kb=140, ref_kb=93, held=True, swapped_kb=135,
+                     since_step=1, step_kb=0)
+    f, _ = floors.update(f, bad_shrink=False, m_cur_kb=150, sample_kb=93,
+                         short=False, params=params)
+    assert f.kb == 132 and f.swapped_kb == 132
+
+
 def test_a_raise_keeps_the_lower_reference_sample():
     # TCG, hotset (stop 38): the sample of the round that swapped in at
     # 235 MiB read 138 MiB, the next quiet one 95 MiB: a "fall" that
