@@ -290,12 +290,18 @@ def holding(floor, demand_kb, booked_kb, lifted=False):
     """``(demand, floor)``: the demand with the floor under it, and the
     floor marked with whether it raised that demand (its steps count
     only such rounds). ``lifted``: the floor raised this round's
-    working-set estimate (counted in it): the demand, whose average
-    carries the floored estimates, is then the floor's doing too (else
-    a floor counted in the estimate would never hold, step down or be
-    tested again)."""
+    working-set estimate (counted in it): a demand at the floor, whose
+    average carries the floored estimates, is then the floor's doing
+    too (else a floor counted in the estimate would never hold, step
+    down or be tested again); a demand above it is not."""
     floored = apply(floor, demand_kb, booked_kb)
-    held = floored > demand_kb or lifted
+    # a lifted floor holds only while the demand sits at it: a demand
+    # above it (the max-average still carrying a shortage's estimates)
+    # puts the balloon there, and steps of the floor under it test
+    # nothing (TCG, hotset, stop 40: stepped 231 -> 104 MiB in 28 s
+    # with the balloon at 238-256 MiB, then released to a swap storm)
+    held = floored > demand_kb or (lifted and
+                                   demand_kb <= floor.kb + SLACK_KB)
     if held != floor.held:
         floor = dataclasses.replace(floor, held=held)
     return floored, floor

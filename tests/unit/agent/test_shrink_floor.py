@@ -651,18 +651,24 @@ def test_only_a_confirmed_floor_counts_in_the_estimate():
 def test_a_confirmed_floor_in_the_estimate_still_holds_and_steps_down():
     # the demand's average carries the floored estimates, so it reaches
     # the floor on its own: the floor lifting the estimate is what holds
-    # it (else a confirmed floor would never step down or be tested)
+    # it (else a confirmed floor would never step down or be tested);
+    # but only once the demand is down at it: while the max-average
+    # still carries the estimates before a step, the balloon is where
+    # the demand put it and a step of the floor would test nothing
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                shrink_swapin_window=3.0,
                                shrink_floor_step_kb=8 * MiB,
                                shrink_floor_step_rounds=2)
     st = badis.BadisState(mode=Mode.V, floor=floors.Floor(
         kb=110 * MiB, ref_kb=95 * MiB, quiet_rounds=1, confirmed=True))
-    seen = []
-    for i in range(8):
+    seen, held = [], []
+    for i in range(16):
         o = _under_read(st, i)
         st, r = badis.step(st, o, params)
         seen.append(st.floor.kb // MiB)
-        # held while above the sample, so its steps go on
-        assert st.floor.held is (st.floor.kb > 95 * MiB)
-    assert seen[:5] == [110, 110, 102, 102, 86] and seen[-1] == 86
+        held.append(st.floor.held)
+    assert seen == [110] * 2 + [102] * 7 + [86] * 7
+    # 2-6: the max-average (110) above the stepped floor (102)
+    assert held[:9] == [True, True] + [False] * 5 + [True, True]
+    # under the sample (95 MiB), the floor lifts nothing: not held
+    assert not any(held[9:])
