@@ -482,6 +482,20 @@ opts = [
                      'sample under-reads at the same throughput; '
                      'shrink_floor_estimate counts every floor '
                      '(doc/source/badis.rst, stop 39).'),
+    cfg.BoolOpt('shrink_floor_hold_at_demand',
+                default=False,
+                help='A shrink floor counted in the working-set estimate '
+                     '(shrink_floor_estimate_confirmed) holds the '
+                     'balloon, and so steps down and can be raised, only '
+                     'while the demand sits at it, not while the '
+                     'max-average above it still carries the rounds '
+                     'before a shortage (the balloon is then where the '
+                     'demand put it and a step of the floor tests '
+                     'nothing). On the pattern suite it kept a moving hot '
+                     'set from stepping its floor away under a high '
+                     'balloon; on W1-W5 the steps, waiting for the '
+                     'max-average, held a stepped-down sweep up '
+                     '(doc/source/badis.rst, stop 40).'),
     cfg.IntOpt('shrink_floor_rounds',
                default=60,
                min=0,

@@ -187,6 +187,9 @@ class BadisParams:
     # only a floor a later shortage confirmed (shrink_floor.tested):
     # the suite's gain without W1-W5's loss (stop 39, badis27)
     shrink_floor_estimate_confirmed: bool = True
+    # a lifted floor holds (and steps down) only while the demand sits
+    # at it (stop 40, badis28: the hot set better, W5 worse; off)
+    shrink_floor_hold_at_demand: bool = False
     # a VM's own time slice, lengthened while shortages recur (see
     # adaptive_slice); at most time_slice: off
     time_slice_max: float = 0.0
@@ -1308,8 +1311,9 @@ def step(state, obs, params=None):
     floor_held_kb = 0
     if params.shrink_floor:
         # the moving average still carries the rounds before the floor
-        floored, floor = floors.holding(floor, demand, obs.booked_kb,
-                                        lifted=lifted)
+        floored, floor = floors.holding(
+            floor, demand, obs.booked_kb, lifted=lifted,
+            at_demand=params.shrink_floor_hold_at_demand)
         floor_held_kb, demand = floored - demand, floored
     demand, time_slice = adaptive_slice.hold(
         time_slice, now=obs.timestamp, demand_kb=demand, short=obs.short,

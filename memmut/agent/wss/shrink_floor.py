@@ -286,22 +286,25 @@ def apply(floor, demand_kb, booked_kb):
     return max(demand_kb, min(floor.kb, booked_kb))
 
 
-def holding(floor, demand_kb, booked_kb, lifted=False):
+def holding(floor, demand_kb, booked_kb, lifted=False, at_demand=False):
     """``(demand, floor)``: the demand with the floor under it, and the
     floor marked with whether it raised that demand (its steps count
     only such rounds). ``lifted``: the floor raised this round's
     working-set estimate (counted in it): a demand at the floor, whose
     average carries the floored estimates, is then the floor's doing
     too (else a floor counted in the estimate would never hold, step
-    down or be tested again); a demand above it is not."""
+    down or be tested again). ``at_demand``: a lifted floor holds only
+    while the demand sits at it, not while the max-average above it
+    still carries the rounds before (``shrink_floor_hold_at_demand``)."""
     floored = apply(floor, demand_kb, booked_kb)
-    # a lifted floor holds only while the demand sits at it: a demand
-    # above it (the max-average still carrying a shortage's estimates)
-    # puts the balloon there, and steps of the floor under it test
-    # nothing (TCG, hotset, stop 40: stepped 231 -> 104 MiB in 28 s
-    # with the balloon at 238-256 MiB, then released to a swap storm)
-    held = floored > demand_kb or (lifted and
-                                   demand_kb <= floor.kb + SLACK_KB)
+    # at_demand: a demand above a lifted floor (the max-average still
+    # carrying a shortage's estimates) puts the balloon there, and steps
+    # of the floor under it test nothing (TCG, hotset, stop 40: stepped
+    # 231 -> 104 MiB in 28 s with the balloon at 238-256 MiB, then
+    # released to a swap storm); but the steps then wait a time slice,
+    # which holds a sweep's stepped-down set up (W5, stop 40)
+    held = floored > demand_kb or (lifted and (
+        not at_demand or demand_kb <= floor.kb + SLACK_KB))
     if held != floor.held:
         floor = dataclasses.replace(floor, held=held)
     return floored, floor

@@ -648,25 +648,37 @@ def test_only_a_confirmed_floor_counts_in_the_estimate():
     assert r.max_avg_kb == 110 * MiB
 
 
-def test_a_confirmed_floor_in_the_estimate_still_holds_and_steps_down():
-    # the demand's average carries the floored estimates, so it reaches
-    # the floor on its own: the floor lifting the estimate is what holds
-    # it (else a confirmed floor would never step down or be tested);
-    # but only once the demand is down at it: while the max-average
-    # still carries the estimates before a step, the balloon is where
-    # the demand put it and a step of the floor would test nothing
+def _confirmed_floor_rounds(n, **kw):
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                shrink_swapin_window=3.0,
                                shrink_floor_step_kb=8 * MiB,
-                               shrink_floor_step_rounds=2)
+                               shrink_floor_step_rounds=2, **kw)
     st = badis.BadisState(mode=Mode.V, floor=floors.Floor(
         kb=110 * MiB, ref_kb=95 * MiB, quiet_rounds=1, confirmed=True))
     seen, held = [], []
-    for i in range(16):
+    for i in range(n):
         o = _under_read(st, i)
         st, r = badis.step(st, o, params)
         seen.append(st.floor.kb // MiB)
         held.append(st.floor.held)
+    return seen, held
+
+
+def test_a_confirmed_floor_in_the_estimate_still_holds_and_steps_down():
+    # the demand's average carries the floored estimates, so it reaches
+    # the floor on its own: the floor lifting the estimate is what holds
+    # it (else a confirmed floor would never step down or be tested)
+    seen, held = _confirmed_floor_rounds(8)
+    assert seen[:5] == [110, 110, 102, 102, 86] and seen[-1] == 86
+    # held while above the sample (95 MiB), so its steps go on
+    assert held == [kb > 95 for kb in seen]
+
+
+def test_held_at_the_demand_only_the_steps_wait_for_the_max_average():
+    # shrink_floor_hold_at_demand: while the max-average still carries
+    # the estimates before a step, the balloon is where the demand put
+    # it and a step of the floor would test nothing
+    seen, held = _confirmed_floor_rounds(16, shrink_floor_hold_at_demand=True)
     assert seen == [110] * 2 + [102] * 7 + [86] * 7
     # 2-6: the max-average (110) above the stepped floor (102)
     assert held[:9] == [True, True] + [False] * 5 + [True, True]
