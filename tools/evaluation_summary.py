@@ -724,6 +724,11 @@ WHY = {
                'once a shortage confirmed it, made the default; two lock '
                'slots of the pattern suite and two of W1-W5 (README '
                'there)',
+    'badis28': 'issue 13 stop 40: the floor\'s reference sample, the '
+               'working-set curve again, raises that hold, floors held '
+               'at the demand (options, off), what a swap-in costs the '
+               'bed; hot set and load-then-idle in nine lock slots, '
+               'W1-W5 (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
