@@ -508,15 +508,23 @@ def test_a_raised_floor_is_not_released_by_the_memory_the_raise_freed():
     assert f.kb == 0 and 'released: the guest used' in ev
 
 
+def _raised(params, kb, ref_kb, m_cur_kb):
+    """A floor that held the balloon, after a bad shrink to ``m_cur_kb``
+    (the sample at its reference)."""
+    f = floors.Floor(kb=kb, ref_kb=ref_kb, quiet_rounds=3, held=True)
+    f, _ = floors.update(f, bad_shrink=True, m_cur_kb=m_cur_kb,
+                         sample_kb=ref_kb, short=True, params=params,
+                         booked_kb=256)
+    return f
+
+
 def test_a_raised_floor_stepped_down_keeps_where_the_guest_swapped():
     # TCG, hotset (stop 40): raised 64 MiB above where the guest swapped
     # (135 MiB), stepped down once to 192 MiB, then released by a guest
     # that used 162 MiB, its pages swapped out at 135 MiB still out
     params = floors.FloorParams(expire_rounds=0, raise_kb=64, step_kb=8,
                                 step_rounds=1)
-    f = floors.Floor(kb=118, ref_kb=93, quiet_rounds=3, held=True)
-    f, _ = floors.update(f, bad_shrink=True, m_cur_kb=135, sample_kb=93,
-                         short=True, params=params, booked_kb=256)
+    f = _raised(params, 118, 93, 135)
     assert f.kb == 199 and f.swapped_kb == 135
     f = dataclasses.replace(f, held=True, open=False)
     f, ev = floors.update(f, bad_shrink=False, m_cur_kb=256, sample_kb=93,
@@ -583,9 +591,7 @@ def test_the_raises_keep_doubling_across_steps_down():
     # restarted the raises, each stayed at its first 16 MiB
     params = floors.FloorParams(expire_rounds=0, step_kb=4, step_rounds=2,
                                 raise_kb=8)
-    f = floors.Floor(kb=120, ref_kb=70, quiet_rounds=3, held=True)
-    f, _ = floors.update(f, bad_shrink=True, m_cur_kb=136, sample_kb=70,
-                         short=True, params=params, booked_kb=256)
+    f = _raised(params, 120, 70, 136)
     assert f.kb == 144
     f, _ = _quiet_rounds(floors.Floor(**dict(
         dataclasses.asdict(f), open=False, held=True)), 2, params)
