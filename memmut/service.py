@@ -45,6 +45,8 @@ def prepare(argv, conf=None, project=DOMAIN, defaults=None, cli_opts=None,
     if problems:
         config_error(problems)
     logging.setup(conf, project)
+    for line in validate.warnings(conf):
+        LOG.warning('%s', line)
     return conf
 
 

@@ -79,11 +79,23 @@ opts = [
                help=_PARAMS % ('memory_underload_detection',
                                'as for underload_detection')),
     cfg.StrOpt('memory_overload_detection',
-               default='threshold',
+               default='forecast_threshold',
                help='Overload detection algorithm applied to each host\'s '
-                    'memory load (see memory_underload_detection).'),
+                    'memory load (see memory_underload_detection). The '
+                    'default, forecast_threshold with a period of 288 '
+                    'samples (a day of 300 s rounds), also counts a host '
+                    'overloaded when its VMs grew together within the hour '
+                    'after this time yesterday and would fill it again: '
+                    'recurring memory spikes (backups, batch jobs) are '
+                    'relieved before they come back, not after (issue 19; '
+                    'doc/source/simulator.rst, "Warm starts of the '
+                    'synthetic profiles"). It needs history_length of at '
+                    'least the period; with another interval, scale period '
+                    'and lead to keep a day and an hour. "threshold" '
+                    '{"threshold": 0.95}: the behaviour before.'),
     cfg.StrOpt('memory_overload_detection_parameters',
-               default='{"threshold": 0.95}',
+               default='{"threshold": 0.95, "period": 288, "lead": 12, '
+                       '"seasonal": "rise"}',
                help=_PARAMS % ('memory_overload_detection',
                                'as for overload_detection; memmut sets '
                                'the threshold to 0.95 of the host\'s '
@@ -138,7 +150,7 @@ opts = [
                     'algorithm registered under the '
                     'memmut.consolidation.placement entry point.'),
     cfg.StrOpt('vm_placement_parameters',
-               default='{}',
+               default='{"memory_window": 288}',
                help=_PARAMS % ('vm_placement',
                                'best_fit_decreasing {"cpu_threshold": 0.8, '
                                '"ram_threshold": 0.95, "last_n_vm_cpu": '

@@ -57,6 +57,23 @@ def _cross_checks(conf):
                % (conf.mutualization.guaranteed_headroom_kb, b.headroom_kb))
 
 
+def warnings(conf):
+    """Settings that are valid but do not do what they seem to; call after
+    :func:`problems` found none."""
+    from memmut.consolidation import planner
+    length = conf.consolidation.history_length
+    effective = planner.PlanParams.from_conf(conf).spec.effective()
+    for role, option in (('overload', 'overload_detection'),
+                         ('memory_overload', 'memory_overload_detection')):
+        name, params = effective[role]
+        period = int(params.get('period', 0) or 0)
+        if name == 'forecast_threshold' and period > length:
+            yield ('[consolidation] %s_parameters: period %d is longer than '
+                   'history_length %d: the seasonal part of the forecast '
+                   'never sees a whole period and never fires'
+                   % (option, period, length))
+
+
 def problems(conf):
     """Every problem of ``conf``'s memmut options, one line each."""
     found = []

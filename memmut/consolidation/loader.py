@@ -101,6 +101,13 @@ def build(role, name, time_step, migration_time, params=None):
                                 json.dumps(merged, sort_keys=True), e))
 
 
+# The memory overload default: the host's memory above 0.95, or its
+# newest load plus its VMs' rise over the hour that followed this time
+# yesterday (288 samples of 300 s) above it.
+SEASONAL_MEMORY_OVERLOAD = {'threshold': 0.95, 'period': 288, 'lead': 12,
+                            'seasonal': 'rise'}
+
+
 @dataclasses.dataclass(frozen=True)
 class AlgorithmSpec:
     """Names and parameters of one consolidation set-up.
@@ -110,8 +117,11 @@ class AlgorithmSpec:
     recent peak is low too (``forecast_threshold``), selection of the VMs
     whose departure keeps the host under its targets longest
     (``longest_relief``), placement on the VMs' and hosts' recent peaks
-    with CPU headroom on memory-dense hosts
-    (``peak_best_fit_decreasing``). :meth:`neat` is the set before it:
+    with CPU headroom on memory-dense hosts and room for each VM's memory
+    peak of the last day (``peak_best_fit_decreasing``, ``memory_window``
+    288), memory overload also when the VMs' rise at this time yesterday
+    would fill the host (``forecast_threshold``, seasonal ``rise``).
+    :meth:`neat` is the set before it:
     Neat's detection and placement with memmut's selection.
     """
     underload: str = 'forecast_threshold'
@@ -125,13 +135,19 @@ class AlgorithmSpec:
     memory_underload: str = 'forecast_threshold'
     memory_underload_parameters: dict = dataclasses.field(
         default_factory=dict)
-    memory_overload: str = 'threshold'
+    # A host is also overloaded when its VMs rose together within the
+    # hour after this time yesterday (issue 19, stop 41): recurring
+    # memory spikes of groups of VMs are relieved before they come back.
+    memory_overload: str = 'forecast_threshold'
     memory_overload_parameters: dict = dataclasses.field(
-        default_factory=lambda: {'threshold': 0.95})
+        default_factory=lambda: dict(SEASONAL_MEMORY_OVERLOAD))
     vm_selection: str = 'longest_relief'
     vm_selection_parameters: dict = dataclasses.field(default_factory=dict)
     placement: str = 'peak_best_fit_decreasing'
-    placement_parameters: dict = dataclasses.field(default_factory=dict)
+    # Room for each VM's memory peak of the last day, so the VMs moved
+    # apart for a recurring spike are not packed together again.
+    placement_parameters: dict = dataclasses.field(
+        default_factory=lambda: {'memory_window': 288})
 
     @classmethod
     def neat(cls):
@@ -140,8 +156,11 @@ class AlgorithmSpec:
         return cls(underload='last_n_average_threshold',
                    overload_parameters={},
                    memory_underload='last_n_average_threshold',
+                   memory_overload='threshold',
+                   memory_overload_parameters={'threshold': 0.95},
                    vm_selection='minimum_migration_time_per_cpu',
-                   placement='best_fit_decreasing')
+                   placement='best_fit_decreasing',
+                   placement_parameters={})
 
     # field -> its [consolidation] option; ``<field>_parameters`` comes
     # from ``<option>_parameters``.

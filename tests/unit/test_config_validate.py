@@ -61,3 +61,13 @@ def test_young_vm_policy_parameters_are_checked(tmp_path):
     conf = load(tmp_path, '[consolidation]\nyoung_vm_policy = prior\n'
                           'young_vm_policy_parameters = {"quantile": 0.5}\n')
     assert validate.problems(conf) == []
+
+
+def test_a_seasonal_forecast_longer_than_the_history_is_a_warning(tmp_path):
+    assert list(validate.warnings(load(tmp_path, ''))) == []
+    conf = load(tmp_path, '[consolidation]\nhistory_length = 100\n')
+    assert validate.problems(conf) == []
+    (found,) = validate.warnings(conf)
+    assert found.startswith('[consolidation] memory_overload_detection_'
+                            'parameters: period 288 is longer than '
+                            'history_length 100')

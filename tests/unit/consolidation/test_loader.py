@@ -59,7 +59,11 @@ def test_spec_from_conf():
     eff = spec.effective()
     assert eff['overload'] == ('otf', {'otf': 0.2, 'threshold': 1.0,
                                        'limit': 10})
-    assert eff['memory_overload'] == ('threshold', {'threshold': 0.95})
+    assert eff['memory_overload'] == (
+        'forecast_threshold',
+        {'threshold': 0.95, 'n': 1, 'length': 12, 'horizon': 0,
+         'period': 288, 'lead': 12, 'seasonal': 'rise'})
+    assert eff['placement'][1]['memory_window'] == 288
     algos = loader.build_all(spec, 300, 30)
     assert algos.vm_selection({'a': [1]}, {'a': 1})[0] == ['a']
     params = planner.PlanParams.from_conf(conf)
@@ -84,3 +88,17 @@ def test_migration_time_is_mean_memory_over_bandwidth():
 def test_default_selection_is_memmuts():
     assert loader.AlgorithmSpec().vm_selection in \
         loader.available('vm_selection')
+
+
+def test_option_defaults_are_the_spec_defaults():
+    # The simulator and the benchmarks use AlgorithmSpec(); the controller
+    # reads the options: both must plan alike.
+    conf = common.private_conf()
+    assert loader.AlgorithmSpec.from_conf(conf) == loader.AlgorithmSpec()
+    conf.reset()
+
+
+def test_neat_set_keeps_the_plain_memory_threshold():
+    eff = loader.AlgorithmSpec.neat().effective()
+    assert eff['memory_overload'] == ('threshold', {'threshold': 0.95})
+    assert eff['placement'][0] == 'best_fit_decreasing'

@@ -2,11 +2,13 @@
 execution through an executor (a fake here; nova in
 tests/functional/nova), failures recorded instead of raised."""
 
+import json
 import threading
 import time
 
 import pytest
 
+from memmut.consolidation import loader
 from memmut.consolidation import planner
 from memmut.db import api as db_api
 from memmut.globals import executor as executor_mod
@@ -475,6 +477,33 @@ def test_packing_on_wss_sees_no_overload_where_booked_does(db, clock):
                              clock=clock).run(dry_run=True)
     assert wss.plan.overloaded == {} and wss.migrations == []
     assert wss.status == 'completed'
+
+
+def test_a_recurring_memory_spike_is_relieved_before_it_comes_back(
+        db, clock):
+    # A "day" of 2 hours (24 rounds of 300 s; the default's 288 scaled):
+    # the 3 VMs grow together from 1000 to 1400 MiB at minute 80 of each
+    # day (after their first time slice). At minute 72 of the second day
+    # the host is at 0.73 of its memory; yesterday's rise within the lead
+    # would take it above 0.95.
+    def wss(t):
+        return (1400 if 80 * 60 <= t % 7200 < 100 * 60 else 1000) << 10
+    populate(db, clock, {
+        'h1': (8, 4 * GIB_KB, [VMSpec(u, booked_kb=3 * GIB_KB // 2,
+                                      wss_kb=wss) for u in 'abc']),
+        'h2': (8, 8 * GIB_KB, [])}, duration=7200 + 72 * 60)
+    seasonal = rounds.RoundRunner(round_conf(
+        history_length=24,
+        memory_overload_detection_parameters=json.dumps(
+            dict(loader.SEASONAL_MEMORY_OVERLOAD, period=24, lead=3))),
+        db, clock=clock).run(dry_run=True)
+    assert seasonal.plan.overloaded == {'h1': 'memory'}
+    assert [m.dest_host for m in seasonal.migrations] == ['h2']
+    plain = rounds.RoundRunner(round_conf(
+        history_length=24, memory_overload_detection='threshold',
+        memory_overload_detection_parameters='{"threshold": 0.95}'),
+        db, clock=clock).run(dry_run=True)
+    assert plain.plan.overloaded == {} and plain.migrations == []
 
 
 def test_both_resources_are_stored_as_cpu_plus_memory(db, clock):
