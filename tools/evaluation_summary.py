@@ -729,6 +729,10 @@ WHY = {
                'at the demand (options, off), what a swap-in costs the '
                'bed; hot set and load-then-idle in nine lock slots, '
                'W1-W5 (README there)',
+    'badis29': 'issue 13 stop 41: the three floor options together '
+               '(all3) and the raises alone (rfix) beside the defaults '
+               'on the whole pattern suite in alternated lock slots, '
+               'W1-W5 (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
