@@ -296,6 +296,40 @@ def _host_sums(vm_list):
     return _sum_right_aligned(cpus), _sum_right_aligned(mems)
 
 
+def _backfilled(series_list, summed):
+    """The host's history as the overload detectors see it: each VM's
+    history extended back to the longest with its earliest value.
+
+    Right-aligned sums (``summed``) count a VM that arrived within the
+    history as a rise of the host's load at its arrival; a forecast that
+    reads the history's slope (``loess``, ``forecast_threshold``'s
+    regression) or the rise at this time yesterday (its seasonal part)
+    would then relieve a host for VMs that merely came. Extended, a VM
+    contributes no change before its history starts: its level counts,
+    it rose only if it rose. Where every history has one length this is
+    ``summed`` itself (the same array)."""
+    lens = [len(s) for s in series_list]
+    if not lens or min(lens) == max(lens):
+        return summed
+    n = max(lens)
+    out = np.array(summed, dtype=float)
+    for s, k in zip(series_list, lens):
+        if k and k < n:
+            out[:n - k] += float(s[0])
+    return out
+
+
+def _take_off(acc, series, n, backfill=False):
+    """Remove a VM's history from a host's summed history ``acc`` of
+    ``n`` samples in place, right-aligned (``backfill``: and its earliest
+    value from the samples before it, as :func:`_backfilled` added)."""
+    s = np.asarray(series, dtype=float)
+    if len(s):
+        acc[len(acc) - len(s):] -= s
+        if backfill and len(s) < n:
+            acc[:n - len(s)] -= s[0]
+
+
 def _last(history):
     return float(history[-1]) if len(history) else 0.0
 
@@ -404,6 +438,7 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
 
     # -- 1. detection ---------------------------------------------------
     cpu_hist, mem_hist = {}, {}
+    over_hist = {}      # host -> (CPU, memory) as the overload detectors see
     cpu_use, ram_use = {}, {}
     for name in sorted(on):
         h = by_name[name]
@@ -414,6 +449,9 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
             cpu, mem = sums.host_sums(name, hv, _host_sums,
                                       _sum_right_aligned)
         cpu_hist[name], mem_hist[name] = cpu, mem
+        cpu_o = _backfilled([v.cpu_history for v in hv], cpu)
+        mem_o = _backfilled([v.mem_history for v in hv], mem)
+        over_hist[name] = (cpu_o, mem_o)
         # = sum of the VMs' last CPU values (see _sum_right_aligned)
         cpu_use[name] = (_peak(cpu, usage_window) if usage_window
                          else float(cpu[-1]) if len(cpu) else 0.0)
@@ -424,9 +462,9 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
         state = dict(h.state or {})
         cu, mu = cpu / h.cpu_mhz, mem / h.ram
         over_c, state['cpu_overload'] = algorithms.cpu_overload(
-            cu, state.get('cpu_overload'))
+            cpu_o / h.cpu_mhz, state.get('cpu_overload'))
         over_m, state['memory_overload'] = algorithms.memory_overload(
-            mu, state.get('memory_overload'))
+            mem_o / h.ram, state.get('memory_overload'))
         under_c, state['cpu_underload'] = algorithms.cpu_underload(
             cu, state.get('cpu_underload'))
         under_m, state['memory_underload'] = algorithms.memory_underload(
@@ -563,6 +601,7 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
         for v in on[name]:
             (reserve if dwelling(v) else candidates)[v.uuid] = v
         cpu, mem = cpu_hist[name].copy(), mem_hist[name].copy()
+        cpu_o, mem_o = (np.array(x, dtype=float) for x in over_hist[name])
         selected = []
         selection_state = None
         while (candidates or reserve) and (
@@ -584,15 +623,14 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
             for u in chosen:
                 v = candidates.pop(u)
                 selected.append(v)
-                for acc, series in ((cpu, v.cpu_history),
-                                    (mem, v.mem_history)):
-                    s = np.asarray(series, dtype=float)
-                    if len(s):
-                        acc[len(acc) - len(s):] -= s
+                for acc, acc_o, series in ((cpu, cpu_o, v.cpu_history),
+                                           (mem, mem_o, v.mem_history)):
+                    _take_off(acc, series, len(acc))
+                    _take_off(acc_o, series, len(acc_o), backfill=True)
             still_c, _ = algorithms.cpu_overload(
-                cpu / h.cpu_mhz, state.get('cpu_overload'))
+                cpu_o / h.cpu_mhz, state.get('cpu_overload'))
             still_m, _ = algorithms.memory_overload(
-                mem / h.ram, state.get('memory_overload'))
+                mem_o / h.ram, state.get('memory_overload'))
             if not (still_c or still_m):
                 break
         if selected:

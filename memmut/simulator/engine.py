@@ -461,9 +461,14 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
                 name, max(0.01 * model.cpu_mhz, model.cpu_mhz - r_cpu[i]),
                 max(0.01 * model.memory_mb, model.memory_mb - r_mem[i]),
                 active=bool(busy[i]), state=states.get(name)))
+        # A VM's histories start at its first step, as the controller's
+        # hold only the samples since the VM exists: the planner's
+        # overload forecasts must not read its arrival as a rise (the
+        # zeros before it would be).
+        begin = np.maximum(lo, trace.first)
         vms = [planner.PlannerVM(trace.names[v], pool.names[pool.where[v]],
-                                 cpu[v, lo:t + 1], float(d_mem[v, t]),
-                                 m_mem[v, lo:t + 1],
+                                 cpu[v, begin[v]:t + 1], float(d_mem[v, t]),
+                                 m_mem[v, begin[v]:t + 1],
                                  int(n_rounds - moved_in[v])
                                  if moved_in[v] >= 0 else None,
                                  history_end=t)
@@ -471,10 +476,10 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
         if first_estimate:
             for vm in vms:
                 v = vm_index[vm.uuid]
-                k = warm_at[v] - lo      # first warm sample in the window
+                k = warm_at[v] - begin[v]   # first warm sample in it
                 if 0 < k and warm_at[v] <= t:
                     h = vm.mem_history.copy()
-                    h[max(0, trace.first[v] - lo):k] = h[k]
+                    h[:k] = h[k]
                     # changed samples: not a window of a growing series
                     vm.mem_history, vm.history_end = h, None
         plan_inputs[:] = [hosts, vms]

@@ -141,6 +141,14 @@ def configurations():
         'booked default': ('booked', aware, p_aware, 'default'),
         'wss default': ('wss', aware, p_aware, 'default'),
     }
+    # The defaults before stop 41: memory overload on the last value
+    # alone, no day-long memory window in the placement.
+    pre41 = dataclasses.replace(
+        aware, memory_overload='threshold',
+        memory_overload_parameters={'threshold': 0.95},
+        placement_parameters=dict(place, memory_window=0))
+    out['wss pre-41'] = ('wss', pre41, dataclasses.replace(
+        p_aware, spec=pre41), 'defaults before stop 41')
     # The first migration-aware defaults (4 and 8 hour forecasts on 100
     # samples of history, no memory forecast in the placement).
     params = dict(under, window=96)

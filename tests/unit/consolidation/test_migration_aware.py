@@ -99,6 +99,56 @@ def test_forecast_overload_factory_with_a_period():
                      {'period': -1})
 
 
+def _seasonal_memory_params(**kw):
+    spec = loader.AlgorithmSpec(memory_overload_parameters=dict(
+        loader.SEASONAL_MEMORY_OVERLOAD, period=6, lead=2))
+    return pl.PlanParams(spec=spec, **kw)
+
+
+@pytest.mark.parametrize('young_len', [5, 4, 1])
+def test_a_vm_that_arrived_is_no_rise_for_the_overload_forecast(young_len):
+    # h1 (1000 MiB): a has 10 samples at 500 MiB, b arrived young_len
+    # samples ago at 400 MiB: 900 MiB now (0.9), flat since b came.
+    # Summed right-aligned, b's arrival reads as a 400 MiB rise within
+    # the window of one period ago (samples 5 and 6 before the newest),
+    # which the seasonal forecast would add to today's 0.9.
+    hosts = [pl.PlannerHost('h1', 1000.0, 1000.0),
+             pl.PlannerHost('h2', 1000.0, 1000.0)]
+    vms = [pl.PlannerVM('a', 'h1', [100.0] * 10, 500.0, [500.0] * 10),
+           pl.PlannerVM('b', 'h1', [100.0] * young_len, 400.0,
+                        [400.0] * young_len),
+           pl.PlannerVM('c', 'h2', [100.0] * 10, 300.0, [300.0] * 10)]
+    plan = pl.plan(hosts, vms, _seasonal_memory_params())
+    assert plan.overloaded == {} and plan.migrations == []
+
+
+def test_a_rise_of_the_vms_one_period_ago_still_counts():
+    # The same host, both VMs there all along; b grew from 100 to 400
+    # MiB 5 samples ago, within the window: 0.9 + 0.3 > 0.95. b leaves:
+    # what is left, a alone, is flat at 0.5.
+    hosts = [pl.PlannerHost('h1', 1000.0, 1000.0),
+             pl.PlannerHost('h2', 1000.0, 1000.0)]
+    vms = [pl.PlannerVM('a', 'h1', [100.0] * 10, 500.0, [500.0] * 10),
+           pl.PlannerVM('b', 'h1', [100.0] * 10, 400.0,
+                        [100.0] * 5 + [400.0] * 5),
+           pl.PlannerVM('c', 'h2', [100.0] * 10, 300.0, [300.0] * 10)]
+    plan = pl.plan(hosts, vms, _seasonal_memory_params())
+    assert plan.overloaded == {'h1': 'memory'}
+    assert [(m.vm, m.destination) for m in plan.migrations] == [('b', 'h2')]
+
+
+def test_backfilled_sum_extends_each_history_with_its_first_value():
+    series = [[1.0, 2.0, 3.0], [5.0], []]
+    summed = pl._sum_right_aligned(series)
+    assert pl._backfilled(series, summed).tolist() == [6.0, 7.0, 8.0]
+    same = [[1.0, 2.0], [3.0, 4.0]]
+    summed = pl._sum_right_aligned(same)
+    assert pl._backfilled(same, summed) is summed
+    acc = pl._backfilled(series, pl._sum_right_aligned(series))
+    pl._take_off(acc, [5.0], 3, backfill=True)
+    assert acc.tolist() == [1.0, 2.0, 3.0]
+
+
 def test_longest_relief_picks_the_vm_behind_the_peaks():
     # Host 1000 MHz, target 800. Host history over 4 samples: a peaks at
     # samples 1-2 and is idle at the last one, b and c are steady.
