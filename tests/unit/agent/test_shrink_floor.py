@@ -405,7 +405,9 @@ def test_swap_ins_at_a_steady_allocation_raise_it_too():
 
     def under(i):                      # sampled: the hot part only
         return need(i) - 90 * MiB
-    kw = dict(rounds=80, stall=0)
+    # the floor goes to each shortage only (no raises above it: those
+    # are test_a_shortage_at_a_held_floor_raises_*'s)
+    kw = dict(rounds=80, stall=0, shrink_floor_raise_kb=0)
     main = simulate(need, under, floor=True, shrink_floor_steady=False,
                     shrink_floor_step_kb=0, **kw)
     steady = simulate(need, under, floor=True, shrink_floor_step_kb=0,
@@ -481,7 +483,8 @@ def test_raises_bring_a_hot_set_s_floor_up_in_fewer_shortages():
     def under(i):
         return need(i) - 96 * MiB
     kw = dict(rounds=150, stall=0, shrink_floor_step_kb=0)
-    plain = simulate(need, under, floor=True, **kw)
+    plain = simulate(need, under, floor=True, shrink_floor_raise_kb=0,
+                     **kw)
     raised = simulate(need, under, floor=True,
                       shrink_floor_raise_kb=16 * MiB, **kw)
     assert any('where the floor held' in ' '.join(e) for *_, e in raised)
