@@ -319,15 +319,16 @@ def _backfilled(series_list, summed):
     return out
 
 
-def _take_off(acc, series, n, backfill=False):
-    """Remove a VM's history from a host's summed history ``acc`` of
-    ``n`` samples in place, right-aligned (``backfill``: and its earliest
-    value from the samples before it, as :func:`_backfilled` added)."""
+def _take_off(acc, series, backfill=False):
+    """Remove a VM's history from a host's summed history ``acc`` in
+    place, right-aligned (``backfill``: and its earliest value from the
+    samples before it, as :func:`_backfilled` added)."""
     s = np.asarray(series, dtype=float)
     if len(s):
-        acc[len(acc) - len(s):] -= s
-        if backfill and len(s) < n:
-            acc[:n - len(s)] -= s[0]
+        start = len(acc) - len(s)
+        acc[start:] -= s
+        if backfill and start > 0:
+            acc[:start] -= s[0]
 
 
 def _last(history):
@@ -625,8 +626,8 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
                 selected.append(v)
                 for acc, acc_o, series in ((cpu, cpu_o, v.cpu_history),
                                            (mem, mem_o, v.mem_history)):
-                    _take_off(acc, series, len(acc))
-                    _take_off(acc_o, series, len(acc_o), backfill=True)
+                    _take_off(acc, series)
+                    _take_off(acc_o, series, backfill=True)
             still_c, _ = algorithms.cpu_overload(
                 cpu_o / h.cpu_mhz, state.get('cpu_overload'))
             still_m, _ = algorithms.memory_overload(

@@ -145,7 +145,7 @@ def test_backfilled_sum_extends_each_history_with_its_first_value():
     summed = pl._sum_right_aligned(same)
     assert pl._backfilled(same, summed) is summed
     acc = pl._backfilled(series, pl._sum_right_aligned(series))
-    pl._take_off(acc, [5.0], 3, backfill=True)
+    pl._take_off(acc, [5.0], backfill=True)
     assert acc.tolist() == [1.0, 2.0, 3.0]
 
 
