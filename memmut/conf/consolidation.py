@@ -6,7 +6,11 @@ group = cfg.OptGroup('consolidation',
 
 _PARAMS = ('JSON object of parameters for %s; the keys given override '
            'the algorithm\'s defaults (Neat\'s), unknown keys are an '
-           'error. Defaults: %s.')
+           'error. Windows, periods and leads of memmut\'s algorithms are '
+           'a number of samples (one per interval) or a duration such as '
+           '"1d", "4h", "15min" or "90s", converted with the interval '
+           '(a duration stays the same time when the interval changes; '
+           'a number of samples does not). Defaults: %s.')
 
 _OVERLOAD_DEFAULT = ('memmut\'s default reacts at 0.85 of the host\'s '
                      'CPU, earlier than the algorithm\'s own 0.9 (issue '
@@ -29,10 +33,10 @@ _OVERLOAD_HELP = _OVERLOAD_DEFAULT + _PARAMS % (
     '90, 100], "bruteforce_step": 0.5, '
     '"learning_steps": 10}; forecast_threshold '
     '{"threshold": 0.9, "n": 1, "length": 12, '
-    '"horizon": 0, "period": 0, "lead": 12, "seasonal": "rise"} (period '
-    '> 0: also overloaded when the current load plus the host\'s rise '
-    'within the lead samples after the same time one period ago, e.g. '
-    '288 samples: yesterday, exceeds the threshold; "peak": when that '
+    '"horizon": 0, "period": 0, "lead": "1h", "seasonal": "rise"} '
+    '(period > 0: also overloaded when the current load plus the host\'s '
+    'rise within the lead after the same time one period ago, e.g. '
+    '"1d": yesterday, exceeds the threshold; "peak": when that '
     'window\'s level did)')
 
 opts = [
@@ -52,8 +56,8 @@ opts = [
                                'threshold {"threshold": 0.3}; '
                                'last_n_average_threshold {"threshold": '
                                '0.5, "n": 2}; forecast_threshold '
-                               '{"threshold": 0.5, "n": 2, "window": 288, '
-                               '"peak_threshold": 0.5}')),
+                               '{"threshold": 0.5, "n": 2, "window": '
+                               '"1d", "peak_threshold": 0.5}')),
     cfg.StrOpt('overload_detection',
                default='threshold',
                help='Overload detection algorithm applied to each host\'s '
@@ -82,20 +86,21 @@ opts = [
                default='forecast_threshold',
                help='Overload detection algorithm applied to each host\'s '
                     'memory load (see memory_underload_detection). The '
-                    'default, forecast_threshold with a period of 288 '
-                    'samples (a day of 300 s rounds), also counts a host '
+                    'default, forecast_threshold with a period of a day '
+                    '("1d"), also counts a host '
                     'overloaded when its VMs grew together within the hour '
                     'after this time yesterday and would fill it again: '
                     'recurring memory spikes (backups, batch jobs) are '
                     'relieved before they come back, not after (issue 19; '
                     'doc/source/simulator.rst, "Warm starts of the '
-                    'synthetic profiles"). It needs history_length of at '
-                    'least the period; with another interval, scale period '
-                    'and lead to keep a day and an hour. "threshold" '
-                    '{"threshold": 0.95}: the behaviour before.'),
+                    'synthetic profiles"). It needs a history_length of '
+                    'at least the period in samples (288 at the default '
+                    'interval; the services warn at start when it is '
+                    'shorter). "threshold" {"threshold": 0.95}: the '
+                    'behaviour before.'),
     cfg.StrOpt('memory_overload_detection_parameters',
-               default='{"threshold": 0.95, "period": 288, "lead": 12, '
-                       '"seasonal": "rise"}',
+               default='{"threshold": 0.95, "period": "1d", "lead": '
+                       '"1h", "seasonal": "rise"}',
                help=_PARAMS % ('memory_overload_detection',
                                'as for overload_detection; memmut sets '
                                'the threshold to 0.95 of the host\'s '
@@ -129,7 +134,7 @@ opts = [
                                'minimum_migration_time_max_cpu and '
                                'minimum_migration_time_per_cpu '
                                '{"last_n": 2}; random {"seed": null}; '
-                               'longest_relief {"window": 12, '
+                               'longest_relief {"window": "1h", '
                                '"cpu_target": 0.8, "ram_target": 0.9, '
                                '"last_n": 2}')),
     cfg.StrOpt('vm_placement',
@@ -140,23 +145,25 @@ opts = [
                     'hosts\' recent CPU peaks, with a lower CPU threshold '
                     'on hosts whose memory is nearly full, and with '
                     'memory_window > 0 room kept for the memory peaks of '
-                    'that many last samples, and with overload_fit '
+                    'that window (the default: a day), and with '
+                    'overload_fit '
                     '"worst" the VMs taken off an overloaded host sent to '
                     'the active host with the most CPU left instead of '
                     'the best fit, with underload_fit "worst" the same '
                     'for the VMs of a host emptied for underload, and '
                     'with overload_window > 0 packed on '
-                    'their CPU peak over that many samples), or any '
+                    'their CPU peak over that window), or any '
                     'algorithm registered under the '
                     'memmut.consolidation.placement entry point.'),
     cfg.StrOpt('vm_placement_parameters',
-               default='{"memory_window": 288}',
+               default='{"memory_window": "1d"}',
                help=_PARAMS % ('vm_placement',
                                'best_fit_decreasing {"cpu_threshold": 0.8, '
                                '"ram_threshold": 0.95, "last_n_vm_cpu": '
                                '2}; peak_best_fit_decreasing '
                                '{"cpu_threshold": 0.8, "ram_threshold": '
-                               '0.95, "window": 48, "dense_ram_fraction": '
+                               '0.95, "window": "4h", '
+                               '"dense_ram_fraction": '
                                '0.8, "dense_cpu_margin": 0.1, '
                                '"memory_window": 0, "overload_fit": '
                                '"best", "overload_window": 0, '
@@ -286,7 +293,10 @@ opts = [
                     'Neat used 100). 288: a day of 300 s samples, which '
                     'the underload forecast (forecast_threshold\'s '
                     'window) needs to see a daily peak; a window longer '
-                    'than the history is the history.'),
+                    'than the history is the history. With another '
+                    'interval, keep it a day (86400 / interval): the '
+                    'services warn at start when a forecast\'s period is '
+                    'longer than the history.'),
     cfg.FloatOpt('network_migration_bandwidth',
                  default=10.0,
                  min=0.001,

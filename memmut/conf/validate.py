@@ -8,6 +8,7 @@ exit with one clear line on the first problems instead of a traceback.
 """
 
 import configparser
+import json
 
 from oslo_config import cfg
 
@@ -30,6 +31,7 @@ def _raw_value(where, group, name):
 def _plugin_checks(conf):
     """Options that name a plug-in must name a registered one, and the
     consolidation algorithms' parameters must be theirs."""
+    from memmut.consolidation import loader
     from memmut.consolidation import planner
     from memmut import plugins
     policy = conf.mutualization.policy
@@ -38,7 +40,11 @@ def _plugin_checks(conf):
         yield ('[mutualization] policy: unknown policy %r (known: %s)'
                % (policy, ', '.join(sorted(known))))
     try:
-        planner.PlanParams.from_conf(conf).spec.effective()
+        spec = planner.PlanParams.from_conf(conf).spec
+        spec.effective()
+        # built once here, so that a bad value (a duration that is none)
+        # stops the service at start, not at its first round
+        loader.build_all(spec, conf.consolidation.interval, 0.0)
     except ValueError as e:
         yield '[consolidation] %s' % e
     from memmut.consolidation import young
@@ -60,18 +66,24 @@ def _cross_checks(conf):
 def warnings(conf):
     """Settings that are valid but do not do what they seem to; call after
     :func:`problems` found none."""
+    from memmut.consolidation import algorithm
     from memmut.consolidation import planner
-    length = conf.consolidation.history_length
+    c = conf.consolidation
+    length = c.history_length
     effective = planner.PlanParams.from_conf(conf).spec.effective()
     for role, option in (('overload', 'overload_detection'),
                          ('memory_overload', 'memory_overload_detection')):
         name, params = effective[role]
-        period = int(params.get('period', 0) or 0)
-        if name == 'forecast_threshold' and period > length:
-            yield ('[consolidation] %s_parameters: period %d is longer than '
-                   'history_length %d: the seasonal part of the forecast '
-                   'never sees a whole period and never fires'
-                   % (option, period, length))
+        if name != 'forecast_threshold' or not params.get('period'):
+            continue
+        period = algorithm.samples(params, 'period', c.interval)
+        if period > length:
+            yield ('[consolidation] %s_parameters: period %s is %d samples '
+                   'of %d s, longer than history_length %d: the seasonal '
+                   'part of the forecast never sees a whole period and '
+                   'never fires (set history_length to at least %d)'
+                   % (option, json.dumps(params['period']), period,
+                      c.interval, length, period))
 
 
 def problems(conf):

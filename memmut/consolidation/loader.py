@@ -21,7 +21,8 @@ memmut touches its module and ``setup.cfg`` only.
 
 Parameters come from JSON objects (``[consolidation] *_parameters``); the
 keys given override the algorithm's defaults (Neat's), unknown keys are an
-error.
+error. Windows and periods of memmut's algorithms are counts of history
+samples or durations such as ``"1d"`` (:func:`.algorithm.samples`).
 """
 
 import dataclasses
@@ -103,9 +104,10 @@ def build(role, name, time_step, migration_time, params=None):
 
 # The memory overload default: the host's memory above 0.95, or its
 # newest load plus its VMs' rise over the hour that followed this time
-# yesterday (288 samples of 300 s) above it.
-SEASONAL_MEMORY_OVERLOAD = {'threshold': 0.95, 'period': 288, 'lead': 12,
-                            'seasonal': 'rise'}
+# yesterday above it. Durations, not samples: a day stays a day whatever
+# the [consolidation] interval (algorithm.samples).
+SEASONAL_MEMORY_OVERLOAD = {'threshold': 0.95, 'period': '1d',
+                            'lead': '1h', 'seasonal': 'rise'}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,7 +121,7 @@ class AlgorithmSpec:
     (``longest_relief``), placement on the VMs' and hosts' recent peaks
     with CPU headroom on memory-dense hosts and room for each VM's memory
     peak of the last day (``peak_best_fit_decreasing``, ``memory_window``
-    288), memory overload also when the VMs' rise at this time yesterday
+    ``"1d"``), memory overload also when the VMs' rise at this time yesterday
     would fill the host (``forecast_threshold``, seasonal ``rise``).
     :meth:`neat` is the set before it:
     Neat's detection and placement with memmut's selection.
@@ -147,7 +149,7 @@ class AlgorithmSpec:
     # Room for each VM's memory peak of the last day, so the VMs moved
     # apart for a recurring spike are not packed together again.
     placement_parameters: dict = dataclasses.field(
-        default_factory=lambda: {'memory_window': 288})
+        default_factory=lambda: {'memory_window': '1d'})
 
     @classmethod
     def neat(cls):

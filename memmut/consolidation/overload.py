@@ -354,23 +354,24 @@ def otf_factory(time_step, migration_time, params):
 SEASONAL = {'peak': seasonal_peak, 'rise': seasonal_rise}
 
 
-# period 0: no seasonal part (see seasonal_peak); lead 12: an hour of
-# 300 s samples, time to move a host's VMs before a recurring peak.
+# period 0: no seasonal part (see seasonal_peak); lead an hour: time to
+# move a host's VMs before a recurring peak. n, length, period and lead
+# are samples or durations (algorithm.samples).
 @algorithm.parameters(threshold=0.9, n=1, length=12, horizon=0, period=0,
-                      lead=12, seasonal='rise')
+                      lead='1h', seasonal='rise')
 def forecast_threshold_factory(time_step, migration_time, params):
     threshold = float(params['threshold'])
     recent = stateless(forecast_threshold, threshold,
-                       positive(params, 'n'), int(params['length']),
+                       algorithm.samples(params, 'n', time_step, 1),
+                       algorithm.samples(params, 'length', time_step),
                        float(params['horizon']),
                        _steps(time_step, migration_time))
-    period, lead = int(params['period']), int(params['lead'])
+    period = algorithm.samples(params, 'period', time_step)
+    lead = algorithm.samples(params, 'lead', time_step)
     seasonal = SEASONAL.get(params['seasonal'])
     if seasonal is None:
         raise ValueError('seasonal must be one of %s'
                          % ', '.join(sorted(SEASONAL)))
-    if period < 0 or lead < 0:
-        raise ValueError('period and lead must not be negative')
     if period and lead > period:
         raise ValueError('lead must not exceed period')
     if not period:

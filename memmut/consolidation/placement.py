@@ -473,7 +473,7 @@ def best_fit_decreasing_factory(time_step, migration_time, params):
 # Neat's defaults (Terracotta's config; neat.conf used cpu 0.95).
 
 
-@algorithm.parameters(cpu_threshold=0.8, ram_threshold=0.95, window=48,
+@algorithm.parameters(cpu_threshold=0.8, ram_threshold=0.95, window='4h',
                       dense_ram_fraction=0.8, dense_cpu_margin=0.1,
                       memory_window=0, overload_fit='best',
                       overload_window=0, underload_fit='best')
@@ -518,18 +518,16 @@ def peak_best_fit_decreasing_factory(time_step, migration_time, params):
     overloaded host on their CPU peak over that many samples instead
     (``decide.overload_window``): a VM that overflowed its host lands
     where its bursts of the last day fit, still by best fit.
+
+    ``window``, ``memory_window`` and ``overload_window`` are counts of
+    samples or durations (:func:`memmut.consolidation.algorithm.samples`).
     """
     cpu_t = float(params['cpu_threshold'])
     ram_t = float(params['ram_threshold'])
-    window = int(params['window'])
-    if window < 1:
-        raise ValueError('window must be at least 1')
-    memory_window = int(params['memory_window'])
-    if memory_window < 0:
-        raise ValueError('memory_window must not be negative')
-    overload_window = int(params['overload_window'])
-    if overload_window < 0:
-        raise ValueError('overload_window must not be negative')
+    window = algorithm.samples(params, 'window', time_step, 1)
+    memory_window = algorithm.samples(params, 'memory_window', time_step)
+    overload_window = algorithm.samples(params, 'overload_window',
+                                        time_step)
     overload_fit = params['overload_fit']
     underload_fit = params['underload_fit']
     for name, fit in (('overload_fit', overload_fit),

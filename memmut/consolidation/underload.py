@@ -66,12 +66,14 @@ def last_n_average_threshold_factory(time_step, migration_time, params):
                      positive(params, 'n'))
 
 
-# window 288: a day of 300 s samples, so a daily peak is in the
+# window a day (288 samples of 300 s), so a daily peak is in the
 # forecast (an 8-hour window emptied hosts at night that the day refilled).
-@algorithm.parameters(threshold=0.5, n=2, window=288, peak_threshold=0.5)
+# n and window are samples or durations (algorithm.samples).
+@algorithm.parameters(threshold=0.5, n=2, window='1d', peak_threshold=0.5)
 def forecast_threshold_factory(time_step, migration_time, params):
     return stateless(forecast_threshold, float(params['threshold']),
-                     positive(params, 'n'), positive(params, 'window'),
+                     algorithm.samples(params, 'n', time_step, 1),
+                     algorithm.samples(params, 'window', time_step, 1),
                      float(params['peak_threshold']))
 
 

@@ -176,16 +176,15 @@ def longest_relief(window, cpu_target, ram_target, vms_cpu, vms_ram,
     return chosen
 
 
-@algorithm.parameters(window=12, cpu_target=0.8, ram_target=0.9,
+@algorithm.parameters(window='1h', cpu_target=0.8, ram_target=0.9,
                       last_n=2)
 def longest_relief_factory(time_step, migration_time, params):
     """Host-aware: the planner passes the host's capacities and
     histories (``decide.host_aware``); without them (a caller that does
     not know the host) it falls back to
-    :func:`minimum_migration_time_per_cpu`."""
-    window = int(params['window'])
-    if window < 1:
-        raise ValueError('window must be at least 1')
+    :func:`minimum_migration_time_per_cpu`. ``window``: samples or a
+    duration (:func:`memmut.consolidation.algorithm.samples`)."""
+    window = algorithm.samples(params, 'window', time_step, 1)
     cpu_t, ram_t = float(params['cpu_target']), float(params['ram_target'])
     last_n = _last_n(params)
 

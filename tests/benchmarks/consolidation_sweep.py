@@ -51,6 +51,7 @@ import time
 
 import numpy as np
 
+from memmut.consolidation import algorithm
 from memmut.consolidation import loader
 from memmut.consolidation import move_order
 from memmut.consolidation import planner
@@ -205,20 +206,25 @@ def configurations():
                            place)
             out['wss ram_threshold=%g' % r] = ('wss', spec, p,
                                                'placement ram_threshold')
+
     # The forecast windows (samples of 300 s; a window longer than the
-    # history, history_length samples, is the history).
+    # history, history_length samples, is the history). The defaults may
+    # be durations: compared in samples.
+    def in_samples(params, key):
+        return algorithm.samples(params, key, SYNTHETIC_STEP)
+
     for w in (96, 288):
-        if w != place['window']:
+        if w != in_samples(place, 'window'):
             spec, p = vary('placement_parameters', 'window', w, place)
             out['wss place_window=%d' % w] = ('wss', spec, p,
                                               'placement window')
     for w in (96, 144):
-        if w != under['window']:
+        if w != in_samples(under, 'window'):
             spec, p = vary_underload('window', w)
             out['wss under_window=%d' % w] = (
                 'wss', spec, p, 'underload forecast window')
     for w in (0, 288):
-        if w != place['memory_window']:
+        if w != in_samples(place, 'memory_window'):
             spec, p = vary('placement_parameters', 'memory_window', w,
                            place)
             out['wss memory_window=%d' % w] = (

@@ -69,5 +69,34 @@ def test_a_seasonal_forecast_longer_than_the_history_is_a_warning(tmp_path):
     assert validate.problems(conf) == []
     (found,) = validate.warnings(conf)
     assert found.startswith('[consolidation] memory_overload_detection_'
-                            'parameters: period 288 is longer than '
-                            'history_length 100')
+                            'parameters: period "1d" is 288 samples of '
+                            '300 s, longer than history_length 100')
+    assert found.endswith('(set history_length to at least 288)')
+    # a day at one round a minute is 1440 samples: the default history
+    # (288) is too short, a history of a day is not
+    conf = load(tmp_path, '[consolidation]\ninterval = 60\n')
+    (found,) = validate.warnings(conf)
+    assert 'is 1440 samples of 60 s' in found
+    conf = load(tmp_path, '[consolidation]\ninterval = 60\n'
+                          'history_length = 1440\n')
+    assert list(validate.warnings(conf)) == []
+    # a period in samples stays samples
+    conf = load(tmp_path, '[consolidation]\ninterval = 60\n'
+                          'memory_overload_detection_parameters = '
+                          '{"period": 288, "lead": 12}\n')
+    assert list(validate.warnings(conf)) == []
+
+
+def test_a_bad_duration_stops_the_service_at_start(tmp_path):
+    conf = load(tmp_path, '[consolidation]\n'
+                          'vm_placement_parameters = '
+                          '{"memory_window": "a day"}\n')
+    (found,) = validate.problems(conf)
+    assert found.startswith('[consolidation] placement algorithm '
+                            "'peak_best_fit_decreasing': bad parameters")
+    assert "memory_window: 'a day' is not a duration" in found
+    conf = load(tmp_path, '[consolidation]\n'
+                          'underload_detection_parameters = '
+                          '{"window": 0}\n')
+    (found,) = validate.problems(conf)
+    assert 'window must be at least 1 sample' in found

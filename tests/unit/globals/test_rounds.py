@@ -479,9 +479,11 @@ def test_packing_on_wss_sees_no_overload_where_booked_does(db, clock):
     assert wss.status == 'completed'
 
 
+@pytest.mark.parametrize('period, lead', [(24, 3), ('2h', '15min')])
 def test_a_recurring_memory_spike_is_relieved_before_it_comes_back(
-        db, clock):
-    # A "day" of 2 hours (24 rounds of 300 s; the default's 288 scaled):
+        db, clock, period, lead):
+    # A "day" of 2 hours (24 rounds of 300 s; the default's 288 scaled),
+    # in samples or as durations the round converts with its interval:
     # the 3 VMs grow together from 1000 to 1400 MiB at minute 80 of each
     # day (after their first time slice). At minute 72 of the second day
     # the host is at 0.73 of its memory; yesterday's rise within the lead
@@ -495,7 +497,8 @@ def test_a_recurring_memory_spike_is_relieved_before_it_comes_back(
     seasonal = rounds.RoundRunner(round_conf(
         history_length=24,
         memory_overload_detection_parameters=json.dumps(
-            dict(loader.SEASONAL_MEMORY_OVERLOAD, period=24, lead=3))),
+            dict(loader.SEASONAL_MEMORY_OVERLOAD, period=period,
+                 lead=lead))),
         db, clock=clock).run(dry_run=True)
     assert seasonal.plan.overloaded == {'h1': 'memory'}
     assert [m.dest_host for m in seasonal.migrations] == ['h2']
