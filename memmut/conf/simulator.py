@@ -90,6 +90,20 @@ opts = [
                          'the end, and the next one starts [consolidation] '
                          'interval seconds after the last of them ended')],
                help='When the simulated consolidation rounds run.'),
+    cfg.StrOpt('history_resolution',
+               default='interval',
+               choices=[('interval', 'one sample per [consolidation] '
+                                     'interval, as the controller bins '
+                                     'its reports: CPU averaged over the '
+                                     'interval, WSS^max_avg at its end'),
+                        ('trace', 'every sample of the trace, whatever '
+                                  'the interval (finer than the '
+                                  'controller has when the interval is '
+                                  'longer than the trace step; the '
+                                  'behaviour before 2026-11-30)')],
+               help='The histories the simulated planner reads. The same '
+                    'when the interval is the trace step (300 s for '
+                    'Bitbrains and the synthetic traces).'),
     cfg.FloatOpt('migration_cpu_mhz',
                  default=1300.0,
                  min=0.0,

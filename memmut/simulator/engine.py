@@ -110,6 +110,13 @@ CLOCK = 'clock'
 AFTER_EXECUTION = 'after_execution'
 ROUND_PACINGS = (CLOCK, AFTER_EXECUTION)
 
+# The planner's histories: a sample per round interval, as the controller
+# builds them from the database (memmut.globals.rounds), or per trace
+# step (finer than the controller has when the interval is longer).
+INTERVAL = 'interval'
+TRACE = 'trace'
+HISTORY_RESOLUTIONS = (INTERVAL, TRACE)
+
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
@@ -160,9 +167,18 @@ class Settings:
     # earlier moves still copy, or, as memmut's controller does, only
     # ``interval`` seconds after the last round's moves have all ended.
     round_pacing: str = 'clock'
+    # The histories the planner reads (HISTORY_RESOLUTIONS): one sample
+    # per ``interval``, as memmut's controller bins its reports (CPU
+    # averaged over the interval, WSS^max_avg at its end), or every
+    # trace step whatever the interval (the behaviour before).
+    history_resolution: str = 'interval'
 
     def __post_init__(self):
         move_order_mod.check(self.move_order)
+        if self.history_resolution not in HISTORY_RESOLUTIONS:
+            raise ValueError('history_resolution must be one of %s, not %r'
+                             % (', '.join(HISTORY_RESOLUTIONS),
+                                self.history_resolution))
         if self.round_pacing not in ROUND_PACINGS:
             raise ValueError('round_pacing must be one of %s, not %r'
                              % (', '.join(ROUND_PACINGS),
@@ -229,6 +245,35 @@ def round_steps(s0, end, step, interval):
             while next_t <= t * step + 1e-6:
                 next_t += interval
     return out
+
+
+def history_steps(settings, step):
+    """Trace steps per sample of the planner's histories: the round
+    interval in steps (rounded, at least 1) under ``interval``
+    resolution, 1 under ``trace``."""
+    if settings.history_resolution == TRACE:
+        return 1
+    return max(1, int(round(settings.interval / step)))
+
+
+def at_interval(x, k, reduce):
+    """A window of trace steps ``x`` (its last the newest) as the
+    controller's history at one sample per ``k`` steps: blocks of ``k``
+    steps ending at the newest (the oldest partial when ``x`` starts
+    inside it), each reduced to its mean (``reduce`` ``'mean'``: CPU,
+    which the controller averages over an interval) or its last value
+    (``'last'``: WSS^max_avg, which it takes at the interval's end)."""
+    if k == 1:
+        return x
+    rem = len(x) % k
+    blocks = x[rem:].reshape(-1, k)
+    if reduce == 'mean':
+        body = blocks.mean(axis=1)
+        head = [x[:rem].mean()] if rem else []
+    else:
+        body = blocks[:, -1]
+        head = [x[rem - 1]] if rem else []
+    return np.concatenate([np.asarray(head, dtype=body.dtype), body])
 
 
 def shortfall(alloc, use, ok):
@@ -333,7 +378,10 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
     here = alive[:, s0]
     mt = loader.migration_time(d_mem[here, s0] if here.any()
                                else trace.booked, settings.bandwidth_mb_s)
-    algos = loader.build_all(settings.spec, step, mt)
+    # The planner's histories have a sample every k trace steps, and
+    # its algorithms convert their durations with that time step.
+    hk = history_steps(settings, step)
+    algos = loader.build_all(settings.spec, step * hk, mt)
     pool = _Pool(trace, model)
     n_h = len(pool.names)
     sched = migration.Scheduler(settings.bandwidth_mb_s,
@@ -419,7 +467,8 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
                 {pool.names[h]: model.memory_mb for h in on},
                 {pool.names[h]: model.cpu_mhz for h in off},
                 {pool.names[h]: model.memory_mb for h in off},
-                {trace.names[v]: cpu[v, lo:t + 1] for v in vms},
+                {trace.names[v]: at_interval(cpu[v, lo:t + 1], hk, 'mean')
+                 for v in vms},
                 {trace.names[v]: d_mem[v, t] for v in vms})
             return mapping
 
@@ -466,22 +515,28 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
         # overload forecasts must not read its arrival as a rise (the
         # zeros before it would be).
         begin = np.maximum(lo, trace.first)
-        vms = [planner.PlannerVM(trace.names[v], pool.names[pool.where[v]],
-                                 cpu[v, begin[v]:t + 1], float(d_mem[v, t]),
-                                 m_mem[v, begin[v]:t + 1],
-                                 int(n_rounds - moved_in[v])
-                                 if moved_in[v] >= 0 else None,
-                                 history_end=t)
-               for v in placed if v not in fly]
-        if first_estimate:
-            for vm in vms:
-                v = vm_index[vm.uuid]
+        # Blocks of hk steps ending at t are numbered the same from round
+        # to round when the rounds keep to the grid of hk steps from s0
+        # (clock pacing); elsewhere they are not a growing series.
+        end_id = (t - s0) // hk if (t - s0) % hk == 0 else None
+        vms = []
+        for v in placed:
+            if v in fly:
+                continue
+            mem_h, end_v = m_mem[v, begin[v]:t + 1], end_id
+            if first_estimate:
                 k = warm_at[v] - begin[v]   # first warm sample in it
                 if 0 < k and warm_at[v] <= t:
-                    h = vm.mem_history.copy()
-                    h[:k] = h[k]
+                    mem_h = mem_h.copy()
+                    mem_h[:k] = mem_h[k]
                     # changed samples: not a window of a growing series
-                    vm.mem_history, vm.history_end = h, None
+                    end_v = None
+            vms.append(planner.PlannerVM(
+                trace.names[v], pool.names[pool.where[v]],
+                at_interval(cpu[v, begin[v]:t + 1], hk, 'mean'),
+                float(d_mem[v, t]), at_interval(mem_h, hk, 'last'),
+                int(n_rounds - moved_in[v]) if moved_in[v] >= 0 else None,
+                history_end=end_v))
         plan_inputs[:] = [hosts, vms]
         return planner.plan_round(hosts, vms, algos, settings.plan, sums,
                                   ledger.spent(t * step))
@@ -493,7 +548,7 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
 
     for k, t in enumerate(range(s0, end)):
         t_start = t * step
-        lo = max(0, t - big_l + 1)
+        lo = max(0, t - big_l * hk + 1)
         gone = (pool.where >= 0) & (trace.last < t)
         if gone.any():
             sched.cancel(np.flatnonzero(gone).tolist())
@@ -771,6 +826,7 @@ def settings_from_conf(conf, duration_hours=0.0, step=300.0,
         migration_incoming_concurrency=s.migration_incoming_concurrency,
         migration_parallel=s.migration_parallel,
         round_pacing=s.round_pacing,
+        history_resolution=s.history_resolution,
         migration_cpu_mhz=s.migration_cpu_mhz,
         missing_carry_seconds=s.missing_carry_seconds,
         prewarm_history=c.prewarm_history,

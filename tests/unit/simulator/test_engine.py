@@ -185,3 +185,42 @@ def test_observer_sees_every_round_and_migration_unchanged():
     assert started and all(f.start >= f.planned for f in started)
     last = [d for e, d in events if e == 'interval'][-1]
     assert len(last['where']) == t.n_vms
+
+
+def test_at_interval_bins_steps_as_the_controller_does():
+    x = np.arange(1.0, 8.0)              # steps 1..7, the newest last
+    assert engine.at_interval(x, 1, 'mean') is x
+    # blocks of 3 ending at the newest: [1], [2 3 4], [5 6 7]
+    assert list(engine.at_interval(x, 3, 'mean')) == [1.0, 3.0, 6.0]
+    assert list(engine.at_interval(x, 3, 'last')) == [1.0, 4.0, 7.0]
+    assert list(engine.at_interval(x[1:], 3, 'last')) == [4.0, 7.0]
+    assert list(engine.at_interval(x[:0], 3, 'mean')) == []
+
+
+def test_history_steps_follow_the_interval_unless_trace():
+    assert engine.history_steps(engine.Settings(interval=1800.0), 300) == 6
+    assert engine.history_steps(engine.Settings(interval=300.0), 300) == 1
+    assert engine.history_steps(engine.Settings(
+        interval=1800.0, history_resolution='trace'), 300) == 1
+    with pytest.raises(ValueError, match='history_resolution'):
+        engine.Settings(history_resolution='hourly')
+
+
+def test_the_planner_reads_histories_at_the_round_interval():
+    # A VM alternates 100 and 700 MHz every 300 s step; with rounds every
+    # 600 s the controller's history is the mean per interval (400 MHz,
+    # half as many samples), the trace's every step.
+    t = make_trace(np.full((2, 40), 1.0), [2, 2])
+    t.cpu[0, 0::2], t.cpu[0, 1::2] = 100.0, 700.0
+    seen = {}
+    for res in ('interval', 'trace'):
+        events = []
+        engine.simulate(t, 'wss', engine.Settings(
+            interval=600.0, history_resolution=res, history_length=10),
+            observer=lambda e, **d: events.append((e, d)))
+        plans = [d for e, d in events if e == 'plan']
+        vm = [v for v in plans[-1]['vms'] if v.uuid == 'vm0'][0]
+        seen[res] = vm.cpu_history
+    assert len(seen['interval']) == 10 and set(seen['interval']) == {400.0}
+    assert len(seen['trace']) == 10
+    assert set(seen['trace']) == {100.0, 700.0}
