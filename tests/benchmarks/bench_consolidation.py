@@ -573,8 +573,14 @@ def main(argv=None):
     variants = {}
     if not args.skip_variants:
         variants = {
+            # rounds every 30 min, planning on histories binned to the
+            # interval as the controller's (the default), and on every
+            # trace step's (finer than the controller has: the variant
+            # as it was measured before 2026-11-30)
             'interval_1800s': dataclasses.replace(settings,
                                                   interval=1800.0),
+            'interval_1800s_trace': dataclasses.replace(
+                settings, interval=1800.0, history_resolution='trace'),
             'wss_error_badis': dataclasses.replace(
                 settings, wss_error=quality.error_model_from_file(
                     BADIS_RESULTS)),
