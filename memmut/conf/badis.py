@@ -548,6 +548,27 @@ opts = [
                      'release the floor. Without it only a shortage that '
                      'raised the floor above the allocation that swapped '
                      '(shrink_floor_raise_kb) keeps the lower one.'),
+    cfg.IntOpt('swapin_budget_kb_s',
+               default=0,
+               min=0,
+               help='Swap-in budget (KiB/s; 0: off): while a VM\'s swap-in '
+                    'rate, averaged over swapin_budget_rounds rounds, is '
+                    'above this, Badis does not shrink its balloon (growth '
+                    'on shortage goes on); shrinks resume when the average '
+                    'falls under half of it. Swap-ins of a working set that '
+                    'rose above the size before the last shrink do not '
+                    'count. The working set of a skewed or moving pattern '
+                    'is the smallest allocation at which the guest swaps in '
+                    'less than a bound (swapin_bound_kb_s is the same idea '
+                    'for ws_curve): this stops the shrink-swap-grow cycles '
+                    'of such patterns once they have cost that much '
+                    '(doc/source/badis.rst, "The swap-in budget").'),
+    cfg.FloatOpt('swapin_budget_rounds',
+                 default=30.0,
+                 min=0.001,
+                 help='Time constant of the swap-in budget\'s average, in '
+                      'rounds of round_interval (30: half an hour at 60 s '
+                      'rounds).'),
     cfg.BoolOpt('shrink_floor_steady',
                 default=True,
                 help='Swap-ins at an allocation that did not move over the '

@@ -100,6 +100,7 @@ import typing
 
 from memmut.agent.wss import adaptive_slice
 from memmut.agent.wss import shrink_floor as floors
+from memmut.agent.wss import swapin_budget
 from memmut.agent.wss import techniques
 from memmut import sizing
 from memmut import units
@@ -208,6 +209,12 @@ class BadisParams:
     # stop 30: the correction never stays above what the guest has not
     # free minus what sampling saw (see _bound_by_used)
     pinned_used_bound: bool = True
+    # stop 42: no shrink while the VM's swap-in rate, averaged over
+    # swapin_budget_rounds rounds, is above this (KiB/s; 0: off; see
+    # swapin_budget)
+    swapin_budget_kb_s: int = 0
+    swapin_budget_rounds: float = 30.0
+    round_interval: float = 60.0
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
 
@@ -228,6 +235,9 @@ class BadisParams:
             raise ValueError('pinned_probe_step_kb must be positive')
         if self.stall_swapin_rate_kb < 0:
             raise ValueError('stall_swapin_rate_kb must not be negative')
+        if self.swapin_budget_kb_s < 0 or self.swapin_budget_rounds <= 0:
+            raise ValueError('swapin_budget_kb_s must not be negative and '
+                             'swapin_budget_rounds must be positive')
         if self.shrink_swapin_window < 0:
             raise ValueError('shrink_swapin_window must not be negative')
         self.floor_params                # checks its parameters
@@ -421,6 +431,7 @@ class BadisState:
     # the first round seen for this VM (warmup_slices)
     first_at: typing.Optional[float] = None
     last_m_cur_kb: typing.Optional[int] = None
+    budget: swapin_budget.Budget = swapin_budget.Budget()
 
     @classmethod
     def initial(cls, params=None, pinned_floor_kb=0, now=None):
@@ -1317,6 +1328,16 @@ def step(state, obs, params=None):
             floor, demand, obs.booked_kb, lifted=lifted,
             at_demand=params.shrink_floor_hold_at_demand)
         floor_held_kb, demand = floored - demand, floored
+    budget, budget_event = swapin_budget.update(
+        state.budget, swapin_kb=obs.swapin_kb, interval_s=obs.interval_s,
+        rise=(obs.ghost is not None and g.shrink_from_kb is not None and
+              obs.ghost.wss_kb > g.shrink_from_kb),
+        limit_kb_s=params.swapin_budget_kb_s,
+        window_s=params.swapin_budget_rounds * params.round_interval)
+    if budget_event:
+        events.append(budget_event)
+    if budget.over:
+        demand = max(demand, hold_demand(obs.m_cur_kb, params))
     demand, time_slice = adaptive_slice.hold(
         time_slice, now=obs.timestamp, demand_kb=demand, short=obs.short,
         last_short=state.last_short, params=slice_params)
@@ -1453,7 +1474,7 @@ def step(state, obs, params=None):
                            last_short=obs.short, floor=floor,
                            slice=time_slice,
                            jumped_at=jumped_at, first_at=first_at,
-                           last_m_cur_kb=obs.m_cur_kb,
+                           last_m_cur_kb=obs.m_cur_kb, budget=budget,
                            **{k: v for k, v in pr.fields.items()
                               if k != 'probe_wait'})
     return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,
