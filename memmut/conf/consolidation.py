@@ -285,6 +285,22 @@ opts = [
                     'two samples of the histories the algorithms read '
                     '(Neat\'s local_manager_interval and '
                     'data_collector_interval).'),
+    cfg.StrOpt('cpu_interval_statistic',
+               default='mean',
+               choices=[('mean', 'the CPU a VM used over the interval '
+                                 'divided by its length (Neat\'s)'),
+                        ('peak', 'the highest CPU rate between two of '
+                                 'its agent\'s reports within the '
+                                 'interval')],
+               help='How a VM\'s CPU over one interval becomes the one '
+                    'value the algorithms read. The mean of a long '
+                    'interval hides the peaks within it: simulated on '
+                    'the Bitbrains windows, rounds every 1800 s on means '
+                    'overloaded the hosts\' CPU 7.5 times as long as '
+                    'rounds every 300 s (doc/source/simulator.rst, '
+                    '"Rounds every 30 minutes"). At the default interval '
+                    'the two differ only by what happens between two '
+                    'reports.'),
     cfg.IntOpt('history_length',
                default=288,
                min=1,

@@ -139,15 +139,28 @@ def _bin_index(timestamps, end, interval):
     return np.maximum(0, np.floor((end - t) / interval + 1e-9)).astype(int)
 
 
-def cpu_history(samples, end, interval, length, core_mhz):
+# How an interval's CPU samples become its one value in the history.
+CPU_MEAN = 'mean'
+CPU_PEAK = 'peak'
+CPU_STATISTICS = (CPU_MEAN, CPU_PEAK)
+
+
+def cpu_history(samples, end, interval, length, core_mhz,
+                statistic=CPU_MEAN):
     """CPU use in MHz per interval, oldest first (intervals with data).
 
     ``samples``: raw samples and rolled-up intervals (their CPU seconds
     count in the planner interval of their newest sample: exactly the
     raw figures when the intervals line up, within one interval
-    otherwise)."""
+    otherwise). ``statistic``: ``mean``, the CPU used over the
+    interval's time (Neat's), or ``peak``, the highest rate between two
+    consecutive samples within it (a rolled-up interval counts at its
+    mean: its samples are gone)."""
+    if statistic not in CPU_STATISTICS:
+        raise ValueError('unknown CPU statistic %r' % (statistic,))
     used = np.zeros(length)
     spent = np.zeros(length)
+    peak = np.zeros(length)
     prev = None
     for cur in samples:
         # A rolled-up interval (memmut.db.api.RollupRow) brings its own
@@ -171,8 +184,12 @@ def cpu_history(samples, end, interval, length, core_mhz):
         if k < length:
             used[k] += dcpu_s
             spent[k] += dt
+            peak[k] = max(peak[k], dcpu_s / dt)
     have = spent > 0
-    values = np.where(have, used / np.where(have, spent, 1.0), 0.0)
+    if statistic == CPU_PEAK:
+        values = peak
+    else:
+        values = np.where(have, used / np.where(have, spent, 1.0), 0.0)
     return [float(v * core_mhz) for v in values[have][::-1]]
 
 
@@ -347,7 +364,8 @@ def build_input(conf, db, now, states=None, wake=False, in_flight=None):
         samples = [r for r in series.get(vm.uuid, ())
                    if r.timestamp >= end - span]
         booked = vm.booked_kb / 1024.0
-        cpu = cpu_history(samples, end, interval, length, core)
+        cpu = cpu_history(samples, end, interval, length, core,
+                          c.cpu_interval_statistic)
         if c.memory_basis == 'booked':
             mem = [booked] * max(1, len(cpu))
             ram = booked

@@ -172,9 +172,16 @@ class Settings:
     # averaged over the interval, WSS^max_avg at its end), or every
     # trace step whatever the interval (the behaviour before).
     history_resolution: str = 'interval'
+    # How an interval's CPU becomes its one history sample, as the
+    # controller's ``[consolidation] cpu_interval_statistic``: ``mean``
+    # or ``peak`` (the highest trace step within it).
+    cpu_interval_statistic: str = 'mean'
 
     def __post_init__(self):
         move_order_mod.check(self.move_order)
+        if self.cpu_interval_statistic not in ('mean', 'peak'):
+            raise ValueError('cpu_interval_statistic must be mean or '
+                             'peak, not %r' % self.cpu_interval_statistic)
         if self.history_resolution not in HISTORY_RESOLUTIONS:
             raise ValueError('history_resolution must be one of %s, not %r'
                              % (', '.join(HISTORY_RESOLUTIONS),
@@ -261,8 +268,10 @@ def at_interval(x, k, reduce):
     controller's history at one sample per ``k`` steps: blocks of ``k``
     steps ending at the newest (the oldest partial when ``x`` starts
     inside it), each reduced to its mean (``reduce`` ``'mean'``: CPU,
-    which the controller averages over an interval) or its last value
-    (``'last'``: WSS^max_avg, which it takes at the interval's end)."""
+    which the controller averages over an interval by default), its
+    largest value (``'peak'``: CPU with ``cpu_interval_statistic =
+    peak``) or its last value (``'last'``: WSS^max_avg, which it takes
+    at the interval's end)."""
     if k == 1:
         return x
     rem = len(x) % k
@@ -270,6 +279,9 @@ def at_interval(x, k, reduce):
     if reduce == 'mean':
         body = blocks.mean(axis=1)
         head = [x[:rem].mean()] if rem else []
+    elif reduce == 'peak':
+        body = blocks.max(axis=1)
+        head = [x[:rem].max()] if rem else []
     else:
         body = blocks[:, -1]
         head = [x[rem - 1]] if rem else []
@@ -381,6 +393,7 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
     # The planner's histories have a sample every k trace steps, and
     # its algorithms convert their durations with that time step.
     hk = history_steps(settings, step)
+    cpu_stat = settings.cpu_interval_statistic
     algos = loader.build_all(settings.spec, step * hk, mt)
     pool = _Pool(trace, model)
     n_h = len(pool.names)
@@ -467,7 +480,7 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
                 {pool.names[h]: model.memory_mb for h in on},
                 {pool.names[h]: model.cpu_mhz for h in off},
                 {pool.names[h]: model.memory_mb for h in off},
-                {trace.names[v]: at_interval(cpu[v, lo:t + 1], hk, 'mean')
+                {trace.names[v]: at_interval(cpu[v, lo:t + 1], hk, cpu_stat)
                  for v in vms},
                 {trace.names[v]: d_mem[v, t] for v in vms})
             return mapping
@@ -533,7 +546,7 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
                     end_v = None
             vms.append(planner.PlannerVM(
                 trace.names[v], pool.names[pool.where[v]],
-                at_interval(cpu[v, begin[v]:t + 1], hk, 'mean'),
+                at_interval(cpu[v, begin[v]:t + 1], hk, cpu_stat),
                 float(d_mem[v, t]), at_interval(mem_h, hk, 'last'),
                 int(n_rounds - moved_in[v]) if moved_in[v] >= 0 else None,
                 history_end=end_v))
@@ -827,6 +840,7 @@ def settings_from_conf(conf, duration_hours=0.0, step=300.0,
         migration_parallel=s.migration_parallel,
         round_pacing=s.round_pacing,
         history_resolution=s.history_resolution,
+        cpu_interval_statistic=c.cpu_interval_statistic,
         migration_cpu_mhz=s.migration_cpu_mhz,
         missing_carry_seconds=s.missing_carry_seconds,
         prewarm_history=c.prewarm_history,

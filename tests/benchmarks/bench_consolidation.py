@@ -581,6 +581,10 @@ def main(argv=None):
                                                   interval=1800.0),
             'interval_1800s_trace': dataclasses.replace(
                 settings, interval=1800.0, history_resolution='trace'),
+            # the interval's CPU peak instead of its mean
+            # ([consolidation] cpu_interval_statistic = peak)
+            'interval_1800s_peak': dataclasses.replace(
+                settings, interval=1800.0, cpu_interval_statistic='peak'),
             'wss_error_badis': dataclasses.replace(
                 settings, wss_error=quality.error_model_from_file(
                     BADIS_RESULTS)),

@@ -118,6 +118,18 @@ def test_cpu_history_is_cpu_time_per_second_per_interval():
         [1000.0, 1000.0]
 
 
+def test_cpu_history_peak_is_the_busiest_stretch_of_each_interval():
+    # 100 s at 0.2 core then 100 s at 1.8 cores, twice: the mean of each
+    # 200 s interval is 1 core, its peak 1.8
+    samples = [S(0, 0), S(100, 20), S(200, 200), S(300, 220), S(400, 400)]
+    assert rounds.cpu_history(samples, 400.0, 200.0, 2, 1000.0) == \
+        [1000.0, 1000.0]
+    assert rounds.cpu_history(samples, 400.0, 200.0, 2, 1000.0,
+                              'peak') == [1800.0, 1800.0]
+    with pytest.raises(ValueError, match='unknown CPU statistic'):
+        rounds.cpu_history(samples, 400.0, 200.0, 2, 1000.0, 'max')
+
+
 def test_cpu_history_skips_counter_resets_and_host_changes():
     samples = [S(0, 100), S(100, 200), S(200, 5),          # QEMU restarted
                S(300, 55, host_id=2), S(400, 105, host_id=2)]

@@ -193,6 +193,7 @@ def test_at_interval_bins_steps_as_the_controller_does():
     # blocks of 3 ending at the newest: [1], [2 3 4], [5 6 7]
     assert list(engine.at_interval(x, 3, 'mean')) == [1.0, 3.0, 6.0]
     assert list(engine.at_interval(x, 3, 'last')) == [1.0, 4.0, 7.0]
+    assert list(engine.at_interval(x[::-1], 3, 'peak')) == [7.0, 6.0, 3.0]
     assert list(engine.at_interval(x[1:], 3, 'last')) == [4.0, 7.0]
     assert list(engine.at_interval(x[:0], 3, 'mean')) == []
 
@@ -224,3 +225,12 @@ def test_the_planner_reads_histories_at_the_round_interval():
     assert len(seen['interval']) == 10 and set(seen['interval']) == {400.0}
     assert len(seen['trace']) == 10
     assert set(seen['trace']) == {100.0, 700.0}
+    events = []
+    engine.simulate(t, 'wss', engine.Settings(
+        interval=600.0, history_length=10, cpu_interval_statistic='peak'),
+        observer=lambda e, **d: events.append((e, d)))
+    vm = [v for v in [d for e, d in events if e == 'plan'][-1]['vms']
+          if v.uuid == 'vm0'][0]
+    assert set(vm.cpu_history) == {700.0}
+    with pytest.raises(ValueError, match='cpu_interval_statistic'):
+        engine.Settings(cpu_interval_statistic='max')
