@@ -746,6 +746,7 @@ class _Guard:
     next_hold: int
     events: tuple
     floor_kb: int = 0            # what demand may not fall below (active)
+    rise: bool = False           # the swap-ins are a rise, not a shrink's
 
 
 def _guard(state, obs, params, wss):
@@ -807,7 +808,7 @@ def _guard(state, obs, params, wss):
                       shrink_at=shrink_at, shrink_from_kb=shrink_from,
                       shrink_counted=counted, bad_shrinks=bad,
                       hold_rounds=0, guard_kb=0, next_hold=next_hold,
-                      events=tuple(events))
+                      events=tuple(events), rise=rise)
     held = False
     floor = min(guard_kb, obs.m_cur_kb)
     if (active and wss.source not in SHORTAGE_SOURCES and
@@ -819,7 +820,7 @@ def _guard(state, obs, params, wss):
                   bad_shrinks=bad, hold_rounds=hold,
                   guard_kb=guard_kb if hold or swapping else 0,
                   next_hold=next_hold, events=tuple(events),
-                  floor_kb=floor if active else 0)
+                  floor_kb=floor if active else 0, rise=rise)
 
 
 def _recheck_pinned(state, obs, params, pinned, guarded):
@@ -1330,8 +1331,7 @@ def step(state, obs, params=None):
         floor_held_kb, demand = floored - demand, floored
     budget, budget_event = swapin_budget.update(
         state.budget, swapin_kb=obs.swapin_kb, interval_s=obs.interval_s,
-        rise=(obs.ghost is not None and g.shrink_from_kb is not None and
-              obs.ghost.wss_kb > g.shrink_from_kb),
+        rise=g.rise,
         limit_kb_s=params.swapin_budget_kb_s,
         window_s=params.swapin_budget_rounds * params.round_interval)
     if budget_event:
