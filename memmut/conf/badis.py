@@ -577,6 +577,17 @@ opts = [
                      'shrink_swapin_window of a shrink: the shrinks that '
                      'reached that allocation earlier went too far '
                      '(doc/source/badis.rst, stop 37).'),
+    cfg.BoolOpt('shrink_rise_from_descent',
+                default=True,
+                help='Swap-ins after a shrink count as a rise of the working '
+                     'set (not a bad shrink) only when Geiger puts the '
+                     'working set above the allocation before the first '
+                     'step of the descent that led there (steps less than '
+                     'shrink_swapin_window apart), not merely above the '
+                     'last step\'s start. False: the last step\'s start '
+                     '(before stop 43), under which a guest that swapped '
+                     'three steps down often counted no bad shrink and got '
+                     'no shrink floor.'),
     cfg.FloatOpt('shrink_swapin_window',
                  default=180.0,
                  min=0.0,

@@ -212,6 +212,9 @@ class BadisParams:
     # stop 42: no shrink while the VM's swap-in rate, averaged over
     # swapin_budget_rounds rounds, is above this (KiB/s; 0: off; see
     # swapin_budget)
+    # stop 43: the rise test compares with the size before the first step
+    # of a descent, not its last step (see _guard())
+    shrink_rise_from_descent: bool = True
     swapin_budget_kb_s: int = 0
     swapin_budget_rounds: float = 30.0
     round_interval: float = 60.0
@@ -778,8 +781,18 @@ def _guard(state, obs, params, wss):
         next_hold = base_hold            # the last shrink held: unwind
         shrink_at = None
     if obs.shrunk:
+        # A descent in steps (max_step_fraction of the booking a round) is
+        # one shrink for the rise test below: the guest had the size
+        # before its first step. Compared with the last step's start, a
+        # guest that swaps three steps down read as a rise whenever
+        # Geiger put it above the step before (Zipf, badis30: no bad
+        # shrink counted, no floor, the same dip every minute).
+        if (params.shrink_rise_from_descent and shrink_at is not None and
+                not counted and shrink_from is not None):
+            shrink_from = max(shrink_from, obs.shrunk_from_kb)
+        else:
+            shrink_from = obs.shrunk_from_kb
         shrink_at, counted = obs.timestamp, False
-        shrink_from = obs.shrunk_from_kb
     active = hold > 0
     # Swap-ins that Geiger puts above the size before the shrink are a
     # rise of the working set, not the shrink's doing.

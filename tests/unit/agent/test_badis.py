@@ -648,6 +648,51 @@ def test_bad_shrinks_counted(t_swap, ghost_mib, counted):
     assert r.bad_shrinks == counted
 
 
+@pytest.mark.parametrize('from_descent, ghost_mib, counted', [
+    # Geiger between the last step's start (850) and the size before the
+    # descent (1000): the descent's doing, a bad shrink
+    (True, 950, 1),
+    # the rule before stop 43: above the last step's start reads as a rise
+    (False, 950, 0),
+    # above the size before the descent: a rise either way
+    (True, 1100, 0),
+    # below both: counted either way
+    (False, 800, 1),
+])
+def test_a_descent_in_steps_is_one_shrink_for_the_rise_test(
+        from_descent, ghost_mib, counted):
+    params = _params(pinned_relearn=False, shrink_guard=False,
+                     shrink_rise_from_descent=from_descent)
+    st = badis.BadisState()
+    # 1000 -> 925 -> 850 -> 775, one step a round, no swap-ins between
+    for t, (frm, to) in enumerate(((1000, 925), (925, 850), (850, 775))):
+        st, r = badis.step(st, dataclasses.replace(
+            _quiet(float(t)), m_cur_kb=to * MiB, steady=False,
+            shrunk=True, shrunk_from_kb=frm * MiB), params)
+        assert r.bad_shrinks == 0
+    st, r = badis.step(st, badis.Observation(
+        timestamp=3.0, m_cur_kb=775 * MiB, booked_kb=BOOKED,
+        ghost=geiger(ghost_mib * MiB), swapping=True), params)
+    assert r.bad_shrinks == counted
+
+
+def test_a_descent_ends_with_the_swapin_window():
+    """Steps further apart than shrink_swapin_window are separate
+    shrinks: the first one held, the second is judged on its own."""
+    params = _params(pinned_relearn=False, shrink_guard=False)
+    st = badis.BadisState()
+    st, _ = badis.step(st, dataclasses.replace(
+        _quiet(0.0), m_cur_kb=900 * MiB, steady=False, shrunk=True,
+        shrunk_from_kb=M_CUR), params)
+    st, _ = badis.step(st, dataclasses.replace(
+        _quiet(10.0), m_cur_kb=800 * MiB, steady=False, shrunk=True,
+        shrunk_from_kb=900 * MiB), params)
+    st, r = badis.step(st, badis.Observation(
+        timestamp=11.0, m_cur_kb=800 * MiB, booked_kb=BOOKED,
+        ghost=geiger(950 * MiB), swapping=True), params)
+    assert r.bad_shrinks == 0            # above 900: a rise
+
+
 @pytest.mark.parametrize('guard, hold, wss_mib', [
     (False, 2, 300),      # main: the round after swap-ins takes the sample
     (True, 2, 1000),      # held at the allocation the guest swapped at
