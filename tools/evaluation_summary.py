@@ -733,6 +733,13 @@ WHY = {
                '(all3) and the raises alone (rfix) beside the defaults '
                'on the whole pattern suite in alternated lock slots, '
                'W1-W5 (README there)',
+    'badis30': 'issue 13 stop 42: the swap-in budget (left off) beside '
+               'the defaults on the whole pattern suite in two alternated '
+               'lock slots, W1-W5 (README there)',
+    'badis31': 'issue 13 stop 43: a descent in steps as one shrink for '
+               'the rise test, on and off, on the whole pattern suite in '
+               'two alternated lock slots, an observe run, W1-W5 (README '
+               'there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',

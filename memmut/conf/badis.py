@@ -548,6 +548,18 @@ opts = [
                      'release the floor. Without it only a shortage that '
                      'raised the floor above the allocation that swapped '
                      '(shrink_floor_raise_kb) keeps the lower one.'),
+    cfg.BoolOpt('shrink_floor_step_back',
+                default=False,
+                help='Swap activity after a step down of a shrink floor '
+                     'that held the demand takes the step back, restarts '
+                     'the steps at shrink_floor_step_kb and doubles the '
+                     'wait before the next one, whether or not the guest '
+                     'has memory free in that round. Without it only a '
+                     'shrink followed by swap-ins, or swap-ins with no '
+                     'memory free, move the floor, and a moving hot set '
+                     'that reads back, after the balloon grew again, the '
+                     'pages evicted at a step lets the steps go on '
+                     'doubling.'),
     cfg.IntOpt('swapin_budget_kb_s',
                default=0,
                min=0,

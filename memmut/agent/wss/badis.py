@@ -185,6 +185,8 @@ class BadisParams:
     # every shortage of a live floor keeps the lower reference sample,
     # not only one that raised it (stop 40)
     shrink_floor_low_reference: bool = False
+    # stop 43: swap-ins after a floor's step down take the step back
+    shrink_floor_step_back: bool = False
     # the floor a lower bound of the estimate too (stop 34; off: W1-W5)
     shrink_floor_estimate: bool = False
     # only a floor a later shortage confirmed (shrink_floor.tested):
@@ -261,7 +263,8 @@ class BadisParams:
             step_kb=self.shrink_floor_step_kb,
             step_rounds=self.shrink_floor_step_rounds,
             raise_kb=self.shrink_floor_raise_kb,
-            low_reference=self.shrink_floor_low_reference)
+            low_reference=self.shrink_floor_low_reference,
+            step_back=self.shrink_floor_step_back)
 
     @property
     def slice_params(self):

@@ -121,6 +121,7 @@ class FloorParams:
     step_rounds: int = 4
     raise_kb: int = 0                    # 0: raised to the shortage only
     low_reference: bool = False          # every shortage keeps the lower
+    step_back: bool = False              # any swap-ins take a step back
 
     def __post_init__(self):
         if not 0 < self.fall < 1:
@@ -202,6 +203,24 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                      confirmed=floor.confirmed or tested(floor)), event
     if not floor.kb:
         return floor, None
+    if short and params.step_back and floor.step_kb and floor.held:
+        # swap-ins after a step down that held the demand answer the
+        # step, whether or not the guest has memory free now: a moving
+        # hot set reads back, at an allocation the balloon already grew,
+        # the pages evicted at the step (TCG, hotset, badis30: steps of
+        # 4, 8, 16, 32 and 64 MiB went on through two such rounds, down
+        # to 71 MiB for a 236 MiB need). Taken back, the next step
+        # starts small again and waits twice as long.
+        kb = floor.kb + floor.step_kb
+        if booked_kb is not None:
+            kb = min(kb, booked_kb)
+        return dataclasses.replace(
+            floor, kb=kb, quiet_rounds=0, since_step=0, step_kb=0,
+            wait=min(params.max_wait, floor.wait * 2),
+            swapped_kb=min(floor.swapped_kb, kb) if floor.swapped_kb
+            else 0), (
+            'shrink floor back to %s: swapped in after its step down'
+            % _mib(kb))
     if short:
         kb = max(floor.kb, m_cur_kb) if floor.open and full else floor.kb
         event = None

@@ -371,6 +371,44 @@ def test_a_step_that_swapped_is_taken_back_and_the_next_waits_longer():
     assert g.wait == 2
 
 
+@pytest.mark.parametrize('step_back, kb, step_kb', [
+    (True, 116, 0),        # taken back, the steps restart small
+    (False, 108, 8),       # before: the next step doubles to 16
+])
+def test_swap_ins_with_memory_free_after_a_step_take_it_back(step_back, kb,
+                                                              step_kb):
+    # TCG, hotset (badis30): the balloon grew again and the guest, with
+    # memory free, read back the pages evicted at the step
+    params = floors.FloorParams(expire_rounds=0, step_kb=4, step_rounds=2,
+                                step_back=step_back)
+    f, _ = _quiet_rounds(floors.Floor(kb=120, ref_kb=70, held=True), 4,
+                         params)
+    assert f.kb == 108 and f.step_kb == 8 and f.held
+    f, ev = floors.update(f, bad_shrink=False, m_cur_kb=150, sample_kb=70,
+                          short=True, full=False, params=params,
+                          booked_kb=256)
+    assert (f.kb, f.step_kb) == (kb, step_kb)
+    assert f.wait == (2 if step_back else 1)
+    assert ('back to' in (ev or '')) is step_back
+
+
+def test_a_step_that_held_nothing_is_not_taken_back():
+    params = floors.FloorParams(expire_rounds=0, step_kb=4, step_rounds=2,
+                                step_back=True)
+    f, _ = _quiet_rounds(floors.Floor(kb=120, ref_kb=70, held=True), 2,
+                         params)
+    f = dataclasses.replace(f, held=False)   # the estimate was above it
+    g, ev = floors.update(f, bad_shrink=False, m_cur_kb=150, sample_kb=70,
+                          short=True, full=False, params=params)
+    assert g.kb == f.kb and ev is None
+
+
+def test_badis_passes_step_back_to_the_floor():
+    assert not badis.BadisParams().floor_params.step_back
+    assert badis.BadisParams(
+        shrink_floor_step_back=True).floor_params.step_back
+
+
 def test_step_params_are_checked():
     with pytest.raises(ValueError):
         floors.FloorParams(step_kb=-1)
