@@ -375,8 +375,8 @@ def test_a_step_that_swapped_is_taken_back_and_the_next_waits_longer():
     (True, 116, 0),        # taken back, the steps restart small
     (False, 108, 8),       # before: the next step doubles to 16
 ])
-def test_swap_ins_with_memory_free_after_a_step_take_it_back(step_back, kb,
-                                                              step_kb):
+def test_swap_ins_with_memory_free_after_a_step_take_it_back(
+        step_back, kb, step_kb):
     # TCG, hotset (badis30): the balloon grew again and the guest, with
     # memory free, read back the pages evicted at the step
     params = floors.FloorParams(expire_rounds=0, step_kb=4, step_rounds=2,
