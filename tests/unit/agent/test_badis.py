@@ -560,6 +560,19 @@ def _params(**kw):
     return badis.BadisParams(**base)
 
 
+def _shrunk(t, to_kb, from_kb=M_CUR):
+    """A quiet round right after the balloon shrank to ``to_kb``."""
+    return dataclasses.replace(_quiet(t), m_cur_kb=to_kb, steady=False,
+                               shrunk=True, shrunk_from_kb=from_kb)
+
+
+def _swapping(t, m_cur_kb, ghost_kb):
+    """A round with swap-ins, Geiger reading ``ghost_kb``."""
+    return badis.Observation(timestamp=t, m_cur_kb=m_cur_kb,
+                             booked_kb=BOOKED, ghost=geiger(ghost_kb),
+                             swapping=True)
+
+
 @pytest.mark.parametrize('relearn, evidence, t, expect_mib', [
     # main: the correction never falls in quiet rounds
     (False, False, 1.0, 500),
@@ -639,12 +652,9 @@ def test_bad_shrink_restores_the_decayed_correction(evidence, pinned_mib,
 def test_bad_shrinks_counted(t_swap, ghost_mib, counted):
     params = _params(pinned_relearn=False, shrink_guard=False)
     st = badis.BadisState()
-    st, _ = badis.step(st, dataclasses.replace(
-        _quiet(0.0), m_cur_kb=900 * MiB, steady=False, shrunk=True,
-        shrunk_from_kb=M_CUR), params)
-    st, r = badis.step(st, badis.Observation(
-        timestamp=t_swap, m_cur_kb=900 * MiB, booked_kb=BOOKED,
-        ghost=geiger(ghost_mib * MiB), swapping=True), params)
+    st, _ = badis.step(st, _shrunk(0.0, 900 * MiB), params)
+    st, r = badis.step(st, _swapping(t_swap, 900 * MiB, ghost_mib * MiB),
+                       params)
     assert r.bad_shrinks == counted
 
 
@@ -666,13 +676,11 @@ def test_a_descent_in_steps_is_one_shrink_for_the_rise_test(
     st = badis.BadisState()
     # 1000 -> 925 -> 850 -> 775, one step a round, no swap-ins between
     for t, (frm, to) in enumerate(((1000, 925), (925, 850), (850, 775))):
-        st, r = badis.step(st, dataclasses.replace(
-            _quiet(float(t)), m_cur_kb=to * MiB, steady=False,
-            shrunk=True, shrunk_from_kb=frm * MiB), params)
+        st, r = badis.step(st, _shrunk(float(t), to * MiB, frm * MiB),
+                           params)
         assert r.bad_shrinks == 0
-    st, r = badis.step(st, badis.Observation(
-        timestamp=3.0, m_cur_kb=775 * MiB, booked_kb=BOOKED,
-        ghost=geiger(ghost_mib * MiB), swapping=True), params)
+    st, r = badis.step(st, _swapping(3.0, 775 * MiB, ghost_mib * MiB),
+                       params)
     assert r.bad_shrinks == counted
 
 
@@ -681,15 +689,9 @@ def test_a_descent_ends_with_the_swapin_window():
     shrinks: the first one held, the second is judged on its own."""
     params = _params(pinned_relearn=False, shrink_guard=False)
     st = badis.BadisState()
-    st, _ = badis.step(st, dataclasses.replace(
-        _quiet(0.0), m_cur_kb=900 * MiB, steady=False, shrunk=True,
-        shrunk_from_kb=M_CUR), params)
-    st, _ = badis.step(st, dataclasses.replace(
-        _quiet(10.0), m_cur_kb=800 * MiB, steady=False, shrunk=True,
-        shrunk_from_kb=900 * MiB), params)
-    st, r = badis.step(st, badis.Observation(
-        timestamp=11.0, m_cur_kb=800 * MiB, booked_kb=BOOKED,
-        ghost=geiger(950 * MiB), swapping=True), params)
+    st, _ = badis.step(st, _shrunk(0.0, 900 * MiB), params)
+    st, _ = badis.step(st, _shrunk(10.0, 800 * MiB, 900 * MiB), params)
+    st, r = badis.step(st, _swapping(11.0, 800 * MiB, 950 * MiB), params)
     assert r.bad_shrinks == 0            # above 900: a rise
 
 
