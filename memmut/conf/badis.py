@@ -560,6 +560,17 @@ opts = [
                      'that reads back, after the balloon grew again, the '
                      'pages evicted at a step lets the steps go on '
                      'doubling.'),
+    cfg.IntOpt('shrink_slow_start_kb',
+               default=0,
+               min=0,
+               help='Slow start for shrinks (KiB; 0: off): a descent of the '
+                    'balloon begins with a step of this size below where '
+                    'the balloon is and doubles it each round it goes on '
+                    'without swap activity; any swap activity, or a round '
+                    'whose demand does not fall, starts the next descent '
+                    'small again. An estimate that under-reads then meets '
+                    'its first swap-ins a few MiB down instead of a '
+                    'quarter of the booking down. Growth is not limited.'),
     cfg.IntOpt('swapin_budget_kb_s',
                default=0,
                min=0,

@@ -100,6 +100,7 @@ import typing
 
 from memmut.agent.wss import adaptive_slice
 from memmut.agent.wss import shrink_floor as floors
+from memmut.agent.wss import slow_start
 from memmut.agent.wss import swapin_budget
 from memmut.agent.wss import techniques
 from memmut import sizing
@@ -219,6 +220,8 @@ class BadisParams:
     shrink_rise_from_descent: bool = True
     swapin_budget_kb_s: int = 0
     swapin_budget_rounds: float = 30.0
+    # stop 43: the first step of a descent (KiB; 0: off; see slow_start)
+    shrink_slow_start_kb: int = 0
     round_interval: float = 60.0
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
@@ -438,6 +441,7 @@ class BadisState:
     first_at: typing.Optional[float] = None
     last_m_cur_kb: typing.Optional[int] = None
     budget: swapin_budget.Budget = swapin_budget.Budget()
+    descent: slow_start.Descent = slow_start.Descent()
 
     @classmethod
     def initial(cls, params=None, pinned_floor_kb=0, now=None):
@@ -1354,6 +1358,13 @@ def step(state, obs, params=None):
         events.append(budget_event)
     if budget.over:
         demand = max(demand, hold_demand(obs.m_cur_kb, params))
+    demand, descent, pace_event = slow_start.pace(
+        state.descent, demand_kb=demand,
+        hold_kb=hold_demand(obs.m_cur_kb, params),
+        swapping=obs.swapping or obs.short,
+        first_kb=params.shrink_slow_start_kb)
+    if pace_event:
+        events.append(pace_event)
     demand, time_slice = adaptive_slice.hold(
         time_slice, now=obs.timestamp, demand_kb=demand, short=obs.short,
         last_short=state.last_short, params=slice_params)
@@ -1491,6 +1502,7 @@ def step(state, obs, params=None):
                            slice=time_slice,
                            jumped_at=jumped_at, first_at=first_at,
                            last_m_cur_kb=obs.m_cur_kb, budget=budget,
+                           descent=descent,
                            **{k: v for k, v in pr.fields.items()
                               if k != 'probe_wait'})
     return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,

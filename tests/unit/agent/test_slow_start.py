@@ -1,0 +1,72 @@
+"""Slow start for shrinks (slow_start.py) and Badis with it (issue 13)."""
+
+from memmut.agent.wss import badis
+from memmut.agent.wss import slow_start
+from memmut.agent.wss import techniques as est
+
+MiB = 1024
+
+
+def _descend(demands, hold_kb=200 * MiB, first_kb=4 * MiB, swapping=()):
+    """Paced demands of rounds whose raw demand is ``demands[i]``, the
+    balloon following the paced demand (hold = the last paced one)."""
+    d, out, hold = slow_start.Descent(), [], hold_kb
+    for i, raw in enumerate(demands):
+        paced, d, _ = slow_start.pace(d, demand_kb=raw, hold_kb=hold,
+                                      swapping=i in swapping,
+                                      first_kb=first_kb)
+        out.append(paced // MiB)
+        hold = paced
+    return out
+
+
+def test_a_descent_starts_small_and_doubles():
+    assert _descend([100 * MiB] * 6) == [196, 188, 172, 140, 100, 100]
+
+
+def test_off_changes_nothing():
+    assert _descend([100 * MiB] * 3, first_kb=0) == [100, 100, 100]
+
+
+def test_swap_activity_starts_the_next_descent_small():
+    # round 2 swaps (the guard holds the demand): the next descent
+    # starts again at 4 MiB, not at 16
+    demands = [100 * MiB, 100 * MiB, 188 * MiB, 100 * MiB, 100 * MiB]
+    assert _descend(demands, swapping={2}) == [196, 188, 188, 184, 176]
+    assert _descend(demands) == [196, 188, 188, 184, 176]
+    # a swapping round's own demand is the guard's and the floor's
+    # business: not paced
+    paced, d, _ = slow_start.pace(slow_start.Descent(16 * MiB),
+                                  demand_kb=100 * MiB, hold_kb=200 * MiB,
+                                  swapping=True, first_kb=4 * MiB)
+    assert paced == 100 * MiB and d.step_kb == 0
+
+
+def test_a_round_that_does_not_fall_restarts_it():
+    d = slow_start.Descent(step_kb=64 * MiB)
+    paced, d, ev = slow_start.pace(d, demand_kb=250 * MiB,
+                                   hold_kb=200 * MiB, swapping=False,
+                                   first_kb=4 * MiB)
+    assert paced == 250 * MiB and d.step_kb == 0 and ev is None
+
+
+def test_a_fall_within_the_allowance_is_not_paced():
+    paced, d, ev = slow_start.pace(slow_start.Descent(), demand_kb=198 * MiB,
+                                   hold_kb=200 * MiB, swapping=False,
+                                   first_kb=4 * MiB)
+    assert paced == 198 * MiB and ev is None and d.step_kb == 4 * MiB
+
+
+def test_badis_paces_its_demand_below_the_balloon():
+    params = badis.BadisParams(shrink_slow_start_kb=4 * MiB,
+                               headroom_kb=16 * MiB, headroom_fraction=0.05)
+    obs = badis.Observation(
+        timestamp=0.0, m_cur_kb=256 * MiB, booked_kb=256 * MiB,
+        sampled=est.TechniqueEstimate(100 * MiB, est.SOURCE_VMWARE),
+        steady=True)
+    _, r = badis.step(None, obs, params)
+    hold = badis.hold_demand(256 * MiB, params)
+    assert r.demand_kb == hold - 4 * MiB
+    assert any('slow start' in e for e in r.events)
+    _, r = badis.step(None, obs, badis.BadisParams(headroom_kb=16 * MiB))
+    assert r.demand_kb < hold - 4 * MiB
