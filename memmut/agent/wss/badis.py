@@ -1361,7 +1361,7 @@ def step(state, obs, params=None):
     demand, descent, pace_event = slow_start.pace(
         state.descent, demand_kb=demand,
         hold_kb=hold_demand(obs.m_cur_kb, params),
-        swapping=obs.swapping or obs.short,
+        swapping=obs.swapping or obs.short, shrunk=obs.shrunk,
         first_kb=params.shrink_slow_start_kb)
     if pace_event:
         events.append(pace_event)

@@ -7,21 +7,31 @@ from memmut.agent.wss import techniques as est
 MiB = 1024
 
 
-def _descend(demands, hold_kb=200 * MiB, first_kb=4 * MiB, swapping=()):
+def _descend(demands, hold_kb=200 * MiB, first_kb=4 * MiB, swapping=(),
+             still=()):
     """Paced demands of rounds whose raw demand is ``demands[i]``, the
-    balloon following the paced demand (hold = the last paced one)."""
-    d, out, hold = slow_start.Descent(), [], hold_kb
+    balloon following the paced demand (hold = the last paced one)
+    except in the rounds of ``still``, where it did not move."""
+    d, out, hold, shrunk = slow_start.Descent(), [], hold_kb, False
     for i, raw in enumerate(demands):
         paced, d, _ = slow_start.pace(d, demand_kb=raw, hold_kb=hold,
                                       swapping=i in swapping,
-                                      first_kb=first_kb)
+                                      shrunk=shrunk, first_kb=first_kb)
         out.append(paced // MiB)
-        hold = paced
+        shrunk = i not in still and paced < hold
+        if shrunk:
+            hold = paced
     return out
 
 
 def test_a_descent_starts_small_and_doubles():
     assert _descend([100 * MiB] * 6) == [196, 188, 172, 140, 100, 100]
+
+
+def test_the_step_doubles_only_once_the_balloon_moved():
+    # the max-average held the balloon for two rounds: still 4 MiB steps
+    assert _descend([100 * MiB] * 5, still={0, 1}) == [196, 196, 196, 188,
+                                                       172]
 
 
 def test_off_changes_nothing():
@@ -38,7 +48,8 @@ def test_swap_activity_starts_the_next_descent_small():
     # business: not paced
     paced, d, _ = slow_start.pace(slow_start.Descent(16 * MiB),
                                   demand_kb=100 * MiB, hold_kb=200 * MiB,
-                                  swapping=True, first_kb=4 * MiB)
+                                  swapping=True, shrunk=True,
+                                  first_kb=4 * MiB)
     assert paced == 100 * MiB and d.step_kb == 0
 
 
@@ -46,14 +57,14 @@ def test_a_round_that_does_not_fall_restarts_it():
     d = slow_start.Descent(step_kb=64 * MiB)
     paced, d, ev = slow_start.pace(d, demand_kb=250 * MiB,
                                    hold_kb=200 * MiB, swapping=False,
-                                   first_kb=4 * MiB)
+                                   shrunk=True, first_kb=4 * MiB)
     assert paced == 250 * MiB and d.step_kb == 0 and ev is None
 
 
 def test_a_fall_within_the_allowance_is_not_paced():
     paced, d, ev = slow_start.pace(slow_start.Descent(), demand_kb=198 * MiB,
                                    hold_kb=200 * MiB, swapping=False,
-                                   first_kb=4 * MiB)
+                                   shrunk=False, first_kb=4 * MiB)
     assert paced == 198 * MiB and ev is None and d.step_kb == 4 * MiB
 
 
