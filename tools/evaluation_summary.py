@@ -738,8 +738,9 @@ WHY = {
                'lock slots, W1-W5 (README there)',
     'badis31': 'issue 13 stop 43: a descent in steps as one shrink for '
                'the rise test, on and off, on the whole pattern suite in '
-               'two alternated lock slots, an observe run, W1-W5 (README '
-               'there)',
+               'two alternated lock slots, an observe run, the floor\'s '
+               'step back and slow start for shrinks (off), W1-W5 '
+               '(README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
