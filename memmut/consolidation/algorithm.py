@@ -11,6 +11,14 @@ given as durations (:func:`samples`).
 
 import re
 
+# How an interval's CPU samples become its one history value, read by
+# the controller (memmut.globals.rounds.cpu_history) and modelled by the
+# simulator (memmut.simulator.engine.at_interval): ``[consolidation]
+# cpu_interval_statistic``.
+CPU_MEAN = 'mean'
+CPU_PEAK = 'peak'
+CPU_STATISTICS = (CPU_MEAN, CPU_PEAK)
+
 
 def parameters(**defaults):
     """Declare a factory's parameters and their defaults (Neat's)."""

@@ -66,6 +66,7 @@ import typing
 import numpy as np
 from oslo_log import log as logging
 
+from memmut.consolidation import algorithm
 from memmut.consolidation import move_order
 from memmut.consolidation import planner
 from memmut.consolidation import young as young_mod
@@ -139,10 +140,9 @@ def _bin_index(timestamps, end, interval):
     return np.maximum(0, np.floor((end - t) / interval + 1e-9)).astype(int)
 
 
-# How an interval's CPU samples become its one value in the history.
-CPU_MEAN = 'mean'
-CPU_PEAK = 'peak'
-CPU_STATISTICS = (CPU_MEAN, CPU_PEAK)
+CPU_MEAN = algorithm.CPU_MEAN
+CPU_PEAK = algorithm.CPU_PEAK
+CPU_STATISTICS = algorithm.CPU_STATISTICS
 
 
 def cpu_history(samples, end, interval, length, core_mhz,

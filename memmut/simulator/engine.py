@@ -65,6 +65,7 @@ import time
 
 import numpy as np
 
+from memmut.consolidation import algorithm
 from memmut.consolidation import budget
 from memmut.consolidation import history_sums
 from memmut.consolidation import loader
@@ -179,9 +180,10 @@ class Settings:
 
     def __post_init__(self):
         move_order_mod.check(self.move_order)
-        if self.cpu_interval_statistic not in ('mean', 'peak'):
-            raise ValueError('cpu_interval_statistic must be mean or '
-                             'peak, not %r' % self.cpu_interval_statistic)
+        if self.cpu_interval_statistic not in algorithm.CPU_STATISTICS:
+            raise ValueError('cpu_interval_statistic must be one of %s, '
+                             'not %r' % (', '.join(algorithm.CPU_STATISTICS),
+                                         self.cpu_interval_statistic))
         if self.history_resolution not in HISTORY_RESOLUTIONS:
             raise ValueError('history_resolution must be one of %s, not %r'
                              % (', '.join(HISTORY_RESOLUTIONS),

@@ -212,12 +212,12 @@ class BadisParams:
     # stop 30: the correction never stays above what the guest has not
     # free minus what sampling saw (see _bound_by_used)
     pinned_used_bound: bool = True
-    # stop 42: no shrink while the VM's swap-in rate, averaged over
-    # swapin_budget_rounds rounds, is above this (KiB/s; 0: off; see
-    # swapin_budget)
     # stop 43: the rise test compares with the size before the first step
     # of a descent, not its last step (see _guard())
     shrink_rise_from_descent: bool = True
+    # stop 42: no shrink while the VM's swap-in rate, averaged over
+    # swapin_budget_rounds rounds, is above this (KiB/s; 0: off; see
+    # swapin_budget)
     swapin_budget_kb_s: int = 0
     swapin_budget_rounds: float = 30.0
     # stop 43: the first step of a descent (KiB; 0: off; see slow_start)
@@ -1356,11 +1356,11 @@ def step(state, obs, params=None):
         window_s=params.swapin_budget_rounds * params.round_interval)
     if budget_event:
         events.append(budget_event)
+    hold_kb = hold_demand(obs.m_cur_kb, params)
     if budget.over:
-        demand = max(demand, hold_demand(obs.m_cur_kb, params))
+        demand = max(demand, hold_kb)
     demand, descent, pace_event = slow_start.pace(
-        state.descent, demand_kb=demand,
-        hold_kb=hold_demand(obs.m_cur_kb, params),
+        state.descent, demand_kb=demand, hold_kb=hold_kb,
         swapping=obs.swapping or obs.short, shrunk=obs.shrunk,
         first_kb=params.shrink_slow_start_kb)
     if pace_event:

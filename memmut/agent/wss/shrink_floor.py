@@ -216,9 +216,7 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
             kb = min(kb, booked_kb)
         return dataclasses.replace(
             floor, kb=kb, quiet_rounds=0, since_step=0, step_kb=0,
-            wait=min(params.max_wait, floor.wait * 2),
-            swapped_kb=min(floor.swapped_kb, kb) if floor.swapped_kb
-            else 0), (
+            wait=min(params.max_wait, floor.wait * 2)), (
             'shrink floor back to %s: swapped in after its step down'
             % _mib(kb))
     if short:
