@@ -73,6 +73,15 @@ def ops(g):
                for d in g.workload_lines() if d['event'] == 'end')
 
 
+def progress(g):
+    """memwork's progress lines (at most one a second per step):
+    ``[t, step, ops so far in the step]``, to see when a run lost its
+    throughput (a probe, a rise, a shrink) rather than only how much."""
+    return [[d.get('t'), d.get('step'), d.get('ops')]
+            for d in g.workload_lines()
+            if d['event'] == 'pass' and d.get('ops') is not None]
+
+
 def run_ops(r):
     """A recorded run's operations (runs recorded before seq's were
     counted: passes x pages)."""
@@ -196,6 +205,7 @@ def one_run(factory, libvirtd, name, start, estimator, seconds):
                'booked_kb': booked, 'base_kb': base, 'passes': passes,
                'ops': ops(g), 'wall_s': round(run.wall, 1),
                'moves': len(run.moves), 'rows': rows,
+               'progress': progress(g),
                'saved_pct': saved_pct(rows, booked),
                'bad_shrinks': max([0] + [r.get('bad_shrinks', 0)
                                          for r in rows])}
@@ -402,8 +412,18 @@ def main(argv=None):
                    help='record the badis runs under this name instead of '
                         '"badis" (two configurations or commits in one '
                         'result file, e.g. with --keep-other-runs)')
+    p.add_argument('--log', default=None, metavar='FILE',
+                   help='append the agent loops\' log (INFO: Badis '
+                        'events, probes, floors; each line names its '
+                        'guest) to FILE')
     args = p.parse_args(argv)
     badis_run.set_badis_options(args.badis_option)
+    if args.log:
+        import logging
+        logging.basicConfig(
+            filename=args.log, level=logging.INFO,
+            format='%(asctime)s.%(msecs)03d %(name)s %(message)s',
+            datefmt='%H:%M:%S')
     if args.report_only:
         with open(os.path.join(args.out, 'patterns.jsonl')) as f:
             runs = [json.loads(x) for x in f if x.strip()]
