@@ -339,6 +339,23 @@ opts = [
                     'for one step below what it uses instead (a balloon '
                     'above that evicts nothing) and tests a correction '
                     'lowered by as much.'),
+    cfg.FloatOpt('probe_readback_fraction',
+                 default=0.0,
+                 min=0.0,
+                 max=1.0,
+                 help='A balloon probe of the pinned-page correction '
+                      '(pinned_probe, calibration_probe) counts as '
+                      'answered by swap-ins, and the correction as needed, '
+                      'only once the guest has read back at least this '
+                      'fraction of what it evicted since the probe began; '
+                      'below it the probe runs to the end of its '
+                      'shrink_swapin_window and, if the guest evicted, '
+                      'lowers the correction. A right correction leaves '
+                      'the guest only pages in use to evict, and it reads '
+                      'them back at once; cold data counted as pinned is '
+                      'evicted and stays out, and a first page read back '
+                      'should not keep it counted for good. 0: any swap '
+                      'activity answers the probe.'),
     cfg.BoolOpt('stall_filter',
                 default=False,
                 help='Learn or raise no pinned-page correction in a '

@@ -167,6 +167,10 @@ class BadisParams:
     # probe or a VG round confirms it (see _probe()); on since stop 36
     # (badis24)
     calibration_probe: bool = True
+    # stop 44: a probe is answered by swap-ins only once the guest read
+    # back this fraction of what it evicted since the probe began (0:
+    # any swap activity; see _probe())
+    probe_readback_fraction: float = 0.0
     # issue 13, session 7: no shrinking again into an allocation shown to
     # swap (see shrink_floor); on since stop 33 (badis21)
     shrink_floor: bool = True
@@ -241,6 +245,8 @@ class BadisParams:
             raise ValueError('pinned_decay must be in [0, 1]')
         if self.pinned_probe_step_kb <= 0:
             raise ValueError('pinned_probe_step_kb must be positive')
+        if not 0 <= self.probe_readback_fraction <= 1:
+            raise ValueError('probe_readback_fraction must be in [0, 1]')
         if self.stall_swapin_rate_kb < 0:
             raise ValueError('stall_swapin_rate_kb must not be negative')
         if self.swapin_budget_kb_s < 0 or self.swapin_budget_rounds <= 0:
@@ -427,6 +433,10 @@ class BadisState:
     # probes in a row that lowered the correction (calibration_probe
     # doubles its step with each)
     probe_streak: int = 0
+    # what the guest read back and evicted since the running probe
+    # began (KiB; probe_readback_fraction)
+    probe_in_kb: int = 0
+    probe_out_kb: int = 0
     # The last round had swap activity (a second such round is a
     # shortage even while the balloon moves: _fsm, _noise), and the
     # bad-shrink floor (shrink_floor.py).
@@ -1034,7 +1044,7 @@ class _Probe:
 _PROBE_FIELDS = ('probe_pinned_kb', 'probe_size_kb', 'probe_from_kb',
                  'probe_at', 'probe_seen_evict', 'probe_end_at',
                  'probe_wait', 'probe_readback_until', 'probe_readback_kb',
-                 'probe_streak')
+                 'probe_streak', 'probe_in_kb', 'probe_out_kb')
 
 
 def _probe_due(state, obs, params):
@@ -1105,12 +1115,15 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
         return dict(fields, probe_pinned_kb=None, probe_size_kb=0,
                     probe_from_kb=0, probe_at=None, probe_seen_evict=False,
                     probe_end_at=obs.timestamp, probe_wait=wait,
-                    probe_streak=streak)
+                    probe_streak=streak, probe_in_kb=0, probe_out_kb=0)
 
     longer = min(16, state.probe_wait * 2)
     low = state.probe_pinned_kb
     if low is not None:
-        if obs.swapping:
+        read_kb = state.probe_in_kb + obs.swapin_kb
+        out_kb = state.probe_out_kb + obs.evicted_kb
+        fields.update(probe_in_kb=read_kb, probe_out_kb=out_kb)
+        if obs.swapping and probe_answered(read_kb, out_kb, params):
             # read back: the pages were needed (swap growth alone is the
             # guest evicting to meet the probe's balloon: what it is for);
             # what it reads back next is the probe's doing too
@@ -1132,11 +1145,14 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
                           probe_kb=state.probe_size_kb)
         held = max(state.probe_size_kb, obs.m_cur_kb)
         if evicted:
+            read = ('without swap-ins' if not read_kb else
+                    'reading back %s of the %s it evicted'
+                    % (_mib(read_kb), _mib(out_kb)))
             return _Probe(low, (
                 _PROBE_NOTE + ': the guest evicted below the '
-                'estimate of %s (balloon %s) without swap-ins for %gs'
+                'estimate of %s (balloon %s) %s for %gs'
                 % (_mib(state.probe_from_kb), _mib(state.probe_size_kb),
-                   params.shrink_swapin_window)),
+                   read, params.shrink_swapin_window)),
                 ended(1, state.probe_streak + 1), quiet_at_kb=held)
         return _Probe(pinned, None, ended(longer), event=(
             'balloon probe of a pinned-page correction of %s: no '
@@ -1170,11 +1186,28 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
         low = pinned - (wss.wss_kb - size)
     fields.update(probe_pinned_kb=low, probe_size_kb=size,
                   probe_from_kb=wss.wss_kb, probe_at=obs.timestamp,
-                  probe_seen_evict=False)
+                  probe_seen_evict=False, probe_in_kb=0, probe_out_kb=0)
     return _Probe(pinned, None, fields, probe_kb=size, event=(
         'balloon probe of a pinned-page correction of %s (now %s): '
         'balloon %s, estimate kept at %s'
         % (_mib(low), _mib(pinned), _mib(size), _mib(wss.wss_kb))))
+
+
+def probe_answered(read_kb, out_kb, params):
+    """Whether a running probe's swap activity says the correction is
+    needed: the guest read back at least ``probe_readback_fraction`` of
+    what it evicted since the probe began (any read-back when it is 0 or
+    nothing evicted was counted).
+
+    A right correction leaves the probe only pages in use to evict, and
+    the guest reads them back within a round or two (TCG, phases: 8 of
+    about 21 MiB in the first swapping round, 14-23 MiB in all). Cold data
+    counted as pinned is evicted and stays out: a guest that read back 3
+    of the 26 MiB a probe made it write (load-then-idle from boot,
+    stop 44) had ended that probe, and kept a 140 MiB cold correction for
+    good, on its first page read back."""
+    fraction = params.probe_readback_fraction
+    return fraction <= 0 or out_kb <= 0 or read_kb >= fraction * out_kb
 
 
 def _probe_swap_kb(state, obs):

@@ -1060,6 +1060,63 @@ def test_calibration_probe_stops_once_swap_ins_confirm_it():
     assert starts == 0                           # never again
 
 
+# -- stop 44: a probe answered by what the guest reads back, not by its
+# first page (probe_readback_fraction) --
+
+def _probe_rounds(params, rounds):
+    """A calibration probe started at t = 7 s, then ``rounds`` of
+    (t, swapin_kb, evicted_kb) at the probe's balloon size: the state
+    after them and the rounds' results."""
+    st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
+    st, r = badis.step(st, _quiet(7.0), params)
+    size, results = st.probe_size_kb, []
+    for t, read, out in rounds:
+        o = badis.Observation(
+            timestamp=t, m_cur_kb=size, booked_kb=BOOKED,
+            sampled=sampled(300 * MiB), swapping=read > 0,
+            ghost=geiger(st.probe_from_kb) if read else None,
+            swapin_kb=read, evicted_kb=out, steady=False)
+        st, r = badis.step(st, o, params)
+        results.append(r)
+    return st, results
+
+
+@pytest.mark.parametrize('fraction, rounds, pinned_mib, confirmed', [
+    # off: the first page read back keeps the correction for good
+    (0.0, [(8.0, 3 * MiB, 26 * MiB), (11.0, 0, 0)], 200, True),
+    # cold data: 3 of the 26 MiB evicted came back; lowered by a step
+    (0.25, [(8.0, 3 * MiB, 26 * MiB), (11.0, 0, 0)], 184, False),
+    # hot pages: 8 of 21 MiB in the first round, the rest the next
+    (0.25, [(8.0, 8 * MiB, 21 * MiB), (9.0, 8 * MiB, 0)], 200, True),
+    # reaching the fraction over two rounds answers it as well
+    (0.25, [(8.0, 2 * MiB, 16 * MiB), (9.0, 3 * MiB, 4 * MiB)], 200, True),
+    # read-back with no eviction counted: answered (as before)
+    (0.25, [(8.0, 1 * MiB, 0)], 200, True),
+])
+def test_a_probe_is_answered_by_what_the_guest_reads_back(
+        fraction, rounds, pinned_mib, confirmed):
+    params = _calibration_params(probe_readback_fraction=fraction)
+    st, results = _probe_rounds(params, rounds)
+    assert st.pinned_kb == pinned_mib * MiB
+    assert st.pinned_unconfirmed is not confirmed
+    assert st.probe_pinned_kb is None            # the probe has ended
+    assert st.probe_in_kb == st.probe_out_kb == 0
+    for r in results[:-1]:
+        # while it runs, its swap activity is not a shortage
+        assert r.mode is Mode.V and r.wss.wss_kb == 500 * MiB
+    if not confirmed:
+        assert 'reading back 3 MiB of the 26 MiB' in st.pinned_note
+
+
+def test_probe_answered_bounds():
+    params = _calibration_params(probe_readback_fraction=0.5)
+    assert badis.probe_answered(5, 10, params)
+    assert not badis.probe_answered(4, 10, params)
+    assert badis.probe_answered(1, 0, params)
+    with pytest.raises(ValueError):
+        _calibration_params(probe_readback_fraction=1.5)
+
+
 @pytest.mark.parametrize('answer, released',
                          [('evict', True), ('swap', False)])
 def test_a_probe_below_a_shrink_floor_tests_the_floor_too(answer, released):
