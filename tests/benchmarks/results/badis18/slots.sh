@@ -6,7 +6,8 @@
 # each configuration in the order given: NAME `badis` runs TREE's badis
 # unlabelled (a tree without --label), any other NAME is recorded as
 # --label NAME with the [badis] options OPT=VALUE. SKIP_REF=1: no `none`
-# and `oracle` runs (OUTDIR has them already).
+# and `oracle` runs (OUTDIR has them already). Each configuration's agent
+# log goes to OUTDIR/NAME.log (bench_patterns --log, since stop 44).
 set -u
 OUT=$1; shift
 REF=${REF:?archive tree for none and oracle}
@@ -20,7 +21,8 @@ run() {  # NAME TREE ESTIMATORS [bench options...]
   local name=$1 tree=$2 est=$3; shift 3
   load "$name from $tree (commit $(cat "$tree/COMMIT")): $*"
   (cd "$tree" && PYTHONPATH=$tree $PY -m tests.benchmarks.bench_patterns \
-      $ARGS --estimators "$est" "$@") > "$OUT/$name.stdout" 2>&1
+      $ARGS --estimators "$est" --log "$OUT/$name.log" "$@") \
+      > "$OUT/$name.stdout" 2>&1
   echo "$name rc=$?"
 }
 {
