@@ -398,6 +398,18 @@ opts = [
                       'are unchanged, so the first quiet round gives the '
                       'excess back. 0: grow by the shortage estimate '
                       'only.'),
+    cfg.FloatOpt('shortage_grow_out_ratio',
+                 default=0.0,
+                 min=0.0,
+                 help='With shortage_grow_fraction: the jump towards the '
+                      'booking only in a short round whose swap-outs are '
+                      'at least this many times its swap-ins, i.e. new '
+                      'data pushing old data out (a rise of the working '
+                      'set). A shortage at a size the balloon was shrunk '
+                      'to, or a hot set moving onto data it left, reads '
+                      'back about as much as it evicts; a jump there is '
+                      'given back at the next quiet round and the guest '
+                      'evicts again. 0: every short round.'),
     cfg.FloatOpt('warmup_slices',
                  default=0.0,
                  min=0.0,

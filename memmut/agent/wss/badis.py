@@ -207,6 +207,10 @@ class BadisParams:
     # issue 13, session 8: a shortage round's demand goes this fraction
     # of the way from m_cur to the booking (see shortage_demand)
     shortage_grow_fraction: float = 0.0
+    # stop 44: the jump only in a round whose swap-outs are at least this
+    # many times its swap-ins (new data pushing old out: a rise; 0: any
+    # short round; see fresh_allocation())
+    shortage_grow_out_ratio: float = 0.0
     # issue 13, session 8: no shrink in a VM's first warmup_slices x
     # time_slice (see step); the balloon's headroom, to hold it there
     warmup_slices: float = 0.0
@@ -247,6 +251,8 @@ class BadisParams:
             raise ValueError('pinned_probe_step_kb must be positive')
         if not 0 <= self.probe_readback_fraction <= 1:
             raise ValueError('probe_readback_fraction must be in [0, 1]')
+        if self.shortage_grow_out_ratio < 0:
+            raise ValueError('shortage_grow_out_ratio must not be negative')
         if self.stall_swapin_rate_kb < 0:
             raise ValueError('stall_swapin_rate_kb must not be negative')
         if self.swapin_budget_kb_s < 0 or self.swapin_budget_rounds <= 0:
@@ -561,6 +567,24 @@ def shortage_demand(obs, fraction):
     back."""
     gap = max(0, obs.booked_kb - obs.m_cur_kb)
     return obs.m_cur_kb + int(fraction * gap)
+
+
+def fresh_allocation(obs, out_ratio):
+    """Whether a short round looks like new data pushing old data out:
+    the guest wrote to swap at least ``out_ratio`` times what it read
+    back (always True when ``out_ratio`` is 0).
+
+    A rise of the working set by new allocations (phases' second step
+    on TCG: 80 MiB more data at 40 s) first evicts and reads little back;
+    a shortage at a size we shrank to, or a hot set moving onto data it
+    left, reads back about what it evicts (every page it brings in pushes
+    one out). Only the first is worth a jump towards the booking
+    (``shortage_grow_fraction``): on the second the jump is given back at
+    the next quiet round and the guest evicts again (the hot set lost
+    4-5 % with the jump on every short round, badis32)."""
+    if out_ratio <= 0:
+        return True
+    return obs.evicted_kb > 0 and obs.evicted_kb >= out_ratio * obs.swapin_kb
 
 
 def hold_demand(m_cur_kb, params):
@@ -1363,7 +1387,8 @@ def step(state, obs, params=None):
         # estimate, not below it
         demand = max(demand, wss.wss_kb)
     if (params.shortage_grow_fraction and obs.short and
-            wss.source in SHORTAGE_SOURCES):
+            wss.source in SHORTAGE_SOURCES and
+            fresh_allocation(obs, params.shortage_grow_out_ratio)):
         jump = shortage_demand(obs, params.shortage_grow_fraction)
         if jump > demand:
             events.append('shortage: demand %s, %d%% of the way from %s to '

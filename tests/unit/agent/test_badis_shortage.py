@@ -156,3 +156,55 @@ def test_a_round_that_ends_in_vg_does_not_shrink_into_a_rise():
     assert mode is badis.Mode.VG
     assert target is None or target[0] >= 192 * MiB
     assert any('VG: no shrink' in e for e in events)
+
+
+def simulate_ratio(need, out_ratio, read_back):
+    """simulate() with shortage_grow_fraction 0.5 and ``out_ratio``;
+    while short the guest reads back ``read_back`` KiB per round besides
+    evicting EVICTED."""
+    params = badis.BadisParams(average_window=3, time_slice=4.0,
+                               shrink_swapin_window=3.0,
+                               shortage_grow_fraction=0.5,
+                               shortage_grow_out_ratio=out_ratio)
+    bal = prev = 171 * MiB
+    st, jumps = None, 0
+    for i in range(20):
+        short = bal < need(i)
+        o = badis.Observation(
+            timestamp=float(i), m_cur_kb=bal, booked_kb=BOOKED,
+            sampled=est.TechniqueEstimate(min(bal, need(i)),
+                                          est.SOURCE_VMWARE_REFERENCED),
+            swapping=short, steady=bal == prev, full=short,
+            pressure_kb=EVICTED if short else 0,
+            evicted_kb=EVICTED if short else 0,
+            swapin_kb=read_back if short else 0,
+            grew_from_kb=prev if bal > prev else None,
+            shrunk=bal < prev, shrunk_from_kb=prev if bal < prev else None)
+        st, r = badis.step(st, o, params)
+        jumps += any('of the way from' in e for e in r.events)
+        prev = bal
+        t = badis.balloon_target(r.demand_kb, bal, BOOKED, TARGET)
+        if t:
+            bal = t[0]
+    return jumps
+
+
+def test_the_jump_only_when_new_data_pushes_old_out():
+    # a rise by new allocations: 10 MiB evicted, 1 MiB read back
+    assert simulate_ratio(rise, 2.0, MiB) >= 1
+    # as much read back as evicted (a moving hot set): no jump
+    assert simulate_ratio(rise, 2.0, EVICTED) == 0
+    # 0: every short round, as before
+    assert simulate_ratio(rise, 0.0, EVICTED) >= 1
+
+
+def test_fresh_allocation():
+    o = badis.Observation(timestamp=0.0, m_cur_kb=156 * MiB,
+                          booked_kb=BOOKED, evicted_kb=8 * MiB,
+                          swapin_kb=2 * MiB)
+    assert badis.fresh_allocation(o, 4.0)
+    assert not badis.fresh_allocation(o, 5.0)
+    assert badis.fresh_allocation(o, 0.0)
+    none = badis.Observation(timestamp=0.0, m_cur_kb=156 * MiB,
+                             booked_kb=BOOKED)
+    assert not badis.fresh_allocation(none, 2.0)
