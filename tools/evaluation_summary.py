@@ -741,6 +741,11 @@ WHY = {
                'two alternated lock slots, an observe run, the floor\'s '
                'step back and slow start for shrinks (off), W1-W5 '
                '(README there)',
+    'badis32': 'issue 13 stop 44: the probe read-back fraction (off) '
+               'and slow start with it, beside the defaults, and a short '
+               'round\'s demand half-way to the booking, on the whole '
+               'pattern suite in two lock slots with agent logs and '
+               'memwork progress; W1-W5 (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
