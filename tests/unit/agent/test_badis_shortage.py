@@ -9,17 +9,25 @@ from tests.unit.agent.test_shrink_floor import BOOKED, MiB, TARGET
 EVICTED = 10 * MiB          # what the guest evicts per round while short
 
 
-def simulate(need, fraction, rounds=20, start=171 * MiB):
+def simulate(need, fraction, rounds=20, start=171 * MiB, out_ratio=0.0,
+             read_back=None):
     """Rounds of 1 s of a guest that needs ``need(i)`` KiB, sampled right
     when it has what it needs; while short it swaps and evicts EVICTED
-    per round. Returns per round (balloon, short, demand, events)."""
+    per round, and with ``read_back`` (KiB) the swap monitor counts that
+    read back and EVICTED written per short round
+    (``shortage_grow_out_ratio``). Returns per round (balloon, short,
+    demand, events)."""
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                shrink_swapin_window=3.0,
-                               shortage_grow_fraction=fraction)
+                               shortage_grow_fraction=fraction,
+                               shortage_grow_out_ratio=out_ratio)
     bal = prev = start
     st, out = None, []
     for i in range(rounds):
         short = bal < need(i)
+        traffic = {}
+        if read_back is not None and short:
+            traffic = dict(evicted_kb=EVICTED, swapin_kb=read_back)
         o = badis.Observation(
             timestamp=float(i), m_cur_kb=bal, booked_kb=BOOKED,
             sampled=est.TechniqueEstimate(min(bal, need(i)),
@@ -27,7 +35,8 @@ def simulate(need, fraction, rounds=20, start=171 * MiB):
             swapping=short, steady=bal == prev, full=short,
             pressure_kb=EVICTED if short else 0,
             grew_from_kb=prev if bal > prev else None,
-            shrunk=bal < prev, shrunk_from_kb=prev if bal < prev else None)
+            shrunk=bal < prev, shrunk_from_kb=prev if bal < prev else None,
+            **traffic)
         st, r = badis.step(st, o, params)
         out.append((bal, short, r.demand_kb, r.events))
         prev = bal
@@ -158,44 +167,20 @@ def test_a_round_that_ends_in_vg_does_not_shrink_into_a_rise():
     assert any('VG: no shrink' in e for e in events)
 
 
-def simulate_ratio(need, out_ratio, read_back):
-    """simulate() with shortage_grow_fraction 0.5 and ``out_ratio``;
-    while short the guest reads back ``read_back`` KiB per round besides
-    evicting EVICTED."""
-    params = badis.BadisParams(average_window=3, time_slice=4.0,
-                               shrink_swapin_window=3.0,
-                               shortage_grow_fraction=0.5,
-                               shortage_grow_out_ratio=out_ratio)
-    bal = prev = 171 * MiB
-    st, jumps = None, 0
-    for i in range(20):
-        short = bal < need(i)
-        o = badis.Observation(
-            timestamp=float(i), m_cur_kb=bal, booked_kb=BOOKED,
-            sampled=est.TechniqueEstimate(min(bal, need(i)),
-                                          est.SOURCE_VMWARE_REFERENCED),
-            swapping=short, steady=bal == prev, full=short,
-            pressure_kb=EVICTED if short else 0,
-            evicted_kb=EVICTED if short else 0,
-            swapin_kb=read_back if short else 0,
-            grew_from_kb=prev if bal > prev else None,
-            shrunk=bal < prev, shrunk_from_kb=prev if bal < prev else None)
-        st, r = badis.step(st, o, params)
-        jumps += any('of the way from' in e for e in r.events)
-        prev = bal
-        t = badis.balloon_target(r.demand_kb, bal, BOOKED, TARGET)
-        if t:
-            bal = t[0]
-    return jumps
+def jumps(need, out_ratio, read_back):
+    """Rounds of simulate() at shortage_grow_fraction 0.5 that jumped."""
+    rounds = simulate(need, 0.5, out_ratio=out_ratio, read_back=read_back)
+    return sum(any('of the way from' in e for e in events)
+               for _, _, _, events in rounds)
 
 
 def test_the_jump_only_when_new_data_pushes_old_out():
     # a rise by new allocations: 10 MiB evicted, 1 MiB read back
-    assert simulate_ratio(rise, 2.0, MiB) >= 1
+    assert jumps(rise, 2.0, MiB) >= 1
     # as much read back as evicted (a moving hot set): no jump
-    assert simulate_ratio(rise, 2.0, EVICTED) == 0
+    assert jumps(rise, 2.0, EVICTED) == 0
     # 0: every short round, as before
-    assert simulate_ratio(rise, 0.0, EVICTED) >= 1
+    assert jumps(rise, 0.0, EVICTED) >= 1
 
 
 def test_fresh_allocation():
