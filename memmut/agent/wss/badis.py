@@ -1224,12 +1224,12 @@ def probe_answered(read_kb, out_kb, params):
     nothing evicted was counted).
 
     A right correction leaves the probe only pages in use to evict, and
-    the guest reads them back within a round or two (TCG, phases: 8 of
-    about 21 MiB in the first swapping round, 14-23 MiB in all). Cold data
-    counted as pinned is evicted and stays out: a guest that read back 3
-    of the 26 MiB a probe made it write (load-then-idle from boot,
-    stop 44) had ended that probe, and kept a 140 MiB cold correction for
-    good, on its first page read back."""
+    the guest reads them back within a round or two (TCG, phases: 8 MiB
+    within a second of a probe that took the balloon 21 MiB down, 14-23
+    MiB in all). Cold data counted as pinned is evicted and stays out: a
+    load-then-idle guest from boot read back 3 MiB after a probe that took
+    the balloon 26 MiB down (stop 44); its first page read back had ended
+    the probe, and a 140 MiB cold correction was kept for good."""
     fraction = params.probe_readback_fraction
     return fraction <= 0 or out_kb <= 0 or read_kb >= fraction * out_kb
 
