@@ -416,12 +416,17 @@ def main(argv=None):
                    help='append the agent loops\' log (INFO: Badis '
                         'events, probes, floors; each line names its '
                         'guest) to FILE')
+    p.add_argument('--log-level', default='INFO',
+                   choices=('DEBUG', 'INFO', 'WARNING'),
+                   help='with --log: DEBUG adds each round\'s sample, swap '
+                        'reading (KiB read back and written), estimate '
+                        'and demand')
     args = p.parse_args(argv)
     badis_run.set_badis_options(args.badis_option)
     if args.log:
         import logging
         logging.basicConfig(
-            filename=args.log, level=logging.INFO,
+            filename=args.log, level=getattr(logging, args.log_level),
             format='%(asctime)s.%(msecs)03d %(name)s %(message)s',
             datefmt='%H:%M:%S')
     if args.report_only:
