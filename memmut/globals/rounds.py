@@ -140,13 +140,8 @@ def _bin_index(timestamps, end, interval):
     return np.maximum(0, np.floor((end - t) / interval + 1e-9)).astype(int)
 
 
-CPU_MEAN = algorithm.CPU_MEAN
-CPU_PEAK = algorithm.CPU_PEAK
-CPU_STATISTICS = algorithm.CPU_STATISTICS
-
-
 def cpu_history(samples, end, interval, length, core_mhz,
-                statistic=CPU_MEAN):
+                statistic=algorithm.CPU_MEAN):
     """CPU use in MHz per interval, oldest first (intervals with data).
 
     ``samples``: raw samples and rolled-up intervals (their CPU seconds
@@ -156,7 +151,7 @@ def cpu_history(samples, end, interval, length, core_mhz,
     interval's time (Neat's), or ``peak``, the highest rate between two
     consecutive samples within it (a rolled-up interval counts at its
     mean: its samples are gone)."""
-    if statistic not in CPU_STATISTICS:
+    if statistic not in algorithm.CPU_STATISTICS:
         raise ValueError('unknown CPU statistic %r' % (statistic,))
     used = np.zeros(length)
     spent = np.zeros(length)
@@ -186,7 +181,7 @@ def cpu_history(samples, end, interval, length, core_mhz,
             spent[k] += dt
             peak[k] = max(peak[k], dcpu_s / dt)
     have = spent > 0
-    if statistic == CPU_PEAK:
+    if statistic == algorithm.CPU_PEAK:
         values = peak
     else:
         values = np.where(have, used / np.where(have, spent, 1.0), 0.0)

@@ -278,10 +278,10 @@ def at_interval(x, k, reduce):
         return x
     rem = len(x) % k
     blocks = x[rem:].reshape(-1, k)
-    if reduce == 'mean':
+    if reduce == algorithm.CPU_MEAN:
         body = blocks.mean(axis=1)
         head = [x[:rem].mean()] if rem else []
-    elif reduce == 'peak':
+    elif reduce == algorithm.CPU_PEAK:
         body = blocks.max(axis=1)
         head = [x[:rem].max()] if rem else []
     else:
