@@ -784,10 +784,15 @@ mod tests {
 
     struct Store(Mutex<Slow>);
 
+    /// The device's size, known without its mutex (as the real export's
+    /// is): the reading thread validates every request against it, and a
+    /// lock here would queue it behind the slow WRITE being stored.
+    const STORE_SIZE: u64 = 1 << 20;
+
     impl Backend for Store {
         type Layers = Slow;
         fn size(&self) -> u64 {
-            lock(&self.0).size()
+            STORE_SIZE
         }
         fn lock(&self) -> MutexGuard<'_, Slow> {
             lock(&self.0)
@@ -796,7 +801,7 @@ mod tests {
 
     fn store(read_ms: u64, write_ms: u64) -> Arc<Store> {
         Arc::new(Store(Mutex::new(Slow {
-            mem: MemDevice::new(1 << 20),
+            mem: MemDevice::new(STORE_SIZE as usize),
             read_delay: Duration::from_millis(read_ms),
             write_delay: Duration::from_millis(write_ms),
         })))
@@ -925,10 +930,17 @@ mod tests {
         // the WRITE being stored is done, not after all eight
         let st = store(0, 60);
         let (mut c, h) = serve(st.clone(), 8 << 20);
+        // the nine requests in one send: the server has them all at once,
+        // whatever the scheduler does to this thread
+        let (mut all, mut sink) = UnixStream::pair().unwrap();
         for i in 0..8u64 {
-            request(&mut c, CMD_WRITE, 1 + i, i * 4096, 4096, &[7; 4096]);
+            request(&mut all, CMD_WRITE, 1 + i, i * 4096, 4096, &[7; 4096]);
         }
-        request(&mut c, CMD_READ, 100, 512 << 10, 4096, &[]);
+        request(&mut all, CMD_READ, 100, 512 << 10, 4096, &[]);
+        drop(all);
+        let mut burst = Vec::new();
+        sink.read_to_end(&mut burst).unwrap();
+        c.write_all(&burst).unwrap();
         let order: Vec<u64> = (0..9)
             .map(|_| reply(&mut c, |k| if k == 100 { 4096 } else { 0 }).1)
             .collect();

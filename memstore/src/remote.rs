@@ -1757,11 +1757,17 @@ mod tests {
             }
             most = std::cmp::max(most, t.next().cached_bytes());
         }
+        // the three thirds make the bound (63 pages); POSIX_FADV_DONTNEED
+        // is best effort, and a page another CPU still holds in its LRU
+        // batch stays cached a moment longer: a few pages of slack (the
+        // control case below caches every page written)
+        const SLACK_PAGES: u64 = 4;
         assert!(
-            most <= window * PAGE_SIZE,
-            "{} bytes of the file were cached, the window is {}",
+            most <= (window + SLACK_PAGES) * PAGE_SIZE,
+            "{} bytes of the file were cached, the window is {} (+{} pages of slack)",
             most,
-            window * PAGE_SIZE
+            window * PAGE_SIZE,
+            SLACK_PAGES
         );
         assert_eq!(t.counters.remote_skipped_pages, 0);
         assert_eq!(t.counters.remote_writeback_errors, 0);
