@@ -2153,7 +2153,9 @@ mod tests {
         for p in 0..8 {
             assert!(buf[p * PAGE..(p + 1) * PAGE].iter().all(|&b| b == p as u8 + 1));
         }
-        assert!(start.elapsed() < DEFAULT_TIMEOUT + Duration::from_millis(100));
+        // one failure, no retries: within one timeout (200 ms), with room
+        // for a loaded 2-CPU machine
+        assert!(start.elapsed() < 3 * DEFAULT_TIMEOUT, "{:?}", start.elapsed());
         assert_eq!(t.remote_pages(), 0, "detached at the first failure");
         assert_eq!(t.gone()[0].state, "failed");
         assert_eq!(t.counters.remote_detaches, 1);
