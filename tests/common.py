@@ -1,5 +1,8 @@
 """Helpers shared by unit and functional tests."""
 
+import importlib.util
+import os
+
 from oslo_config import cfg
 
 from memmut import conf as memmut_conf
@@ -19,3 +22,14 @@ def private_conf(**groups):
             conf.set_override(k, v, group=None if group == 'DEFAULT'
                               else group)
     return conf
+
+
+def tool_module(name):
+    """The script ``tools/NAME.py`` loaded as a module (tools/ is not a
+    package: its scripts run by path)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), 'tools', name + '.py')
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

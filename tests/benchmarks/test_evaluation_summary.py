@@ -1,18 +1,13 @@
 """tools/evaluation_summary.py: the issue-20 table from result files,
 on synthetic files."""
 
-import importlib.util
 import json
-import os
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PATH = os.path.join(os.path.dirname(os.path.dirname(HERE)), 'tools',
-                    'evaluation_summary.py')
-_spec = importlib.util.spec_from_file_location('evaluation_summary', PATH)
-es = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(es)
+from tests import common
+
+es = common.tool_module('evaluation_summary')
 
 VERSIONS = {'qemu': '7.2', 'memmut_commit': 'abc'}
 

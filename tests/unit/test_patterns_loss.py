@@ -1,14 +1,9 @@
 """tools/patterns_loss.py: operations lost per window against the none
 run, from memwork's progress lines."""
-import importlib.util
-import os
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    'patterns_loss', os.path.join(HERE, '..', '..', 'tools',
-                                  'patterns_loss.py'))
-patterns_loss = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(patterns_loss)
+from tests import common
+
+patterns_loss = common.tool_module('patterns_loss')
 
 
 def test_cumulative_chains_the_steps():

@@ -1,15 +1,11 @@
 """tools/patterns_tradeoff.py: the trade-off points of a pattern-suite
 comparison."""
-import importlib.util
-import json
-import os
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    'patterns_tradeoff', os.path.join(HERE, '..', '..', 'tools',
-                                      'patterns_tradeoff.py'))
-patterns_tradeoff = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(patterns_tradeoff)
+import json
+
+from tests import common
+
+patterns_tradeoff = common.tool_module('patterns_tradeoff')
 
 
 def _compare():
