@@ -119,6 +119,9 @@ class BadisRounds(estimators.Estimator):
             interval_start_kb=(st.interval_balloon if sample is not None
                                else None))
         st.last_balloon = m_cur
+        # against the interval's beginning, before the curve starts the
+        # next interval below
+        used = steady_used_kb(guest_used_kb(vm), st.used_at_begin, m_cur)
         if curve and st.sampling:
             # the next round's interval, for Badis, starts now (the
             # accessed state was not cleared)
@@ -127,7 +130,6 @@ class BadisRounds(estimators.Estimator):
         evicted_at = sizes.evicted_at_kb
         reading = self._evicting_at(
             self.pipeline.swap_reading(vm, evicted_at), evicted_at, m_cur)
-        used = steady_used_kb(guest_used_kb(vm), st.used_at_begin, m_cur)
         obs = observation.observe(now, vm.booked_kb, sizes, sampled, reading,
                                   self._full(vm, m_cur),
                                   sampled_round=sample is not None,

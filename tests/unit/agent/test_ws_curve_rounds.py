@@ -215,3 +215,44 @@ def test_fall_detect_follows_a_fall_in_the_pipeline():
     assert followed and followed[0] <= 11.5
     assert all(kb <= 1000 * 4 + 8 for t, kb in with_fd.items()
                if t >= followed[0])
+
+
+def _used_seen(curve, unused_at):
+    """The ``used_kb`` of every Observation the pipeline gave Badis over
+    12 s of the slow sweep, the guest's MemFree ``unused_at(t)`` KiB."""
+    conf = te.conf_with(round_interval=1.0, calibrate_pinned=False,
+                        ws_curve=curve, ws_curve_rounds=8,
+                        swapin_bound_kb_s=256)
+    d = te.FakeDriver()
+    guest = simulated.ReferenceStream(sweep_refs(13), PAGES)
+    s = simulated.StreamSampler({'u-1': guest})
+    choice = sampling.SamplerChoice(conf, d, samplers={'stream': s})
+    choice.setting = 'stream'
+    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
+    seen = []
+    observe = p.badis.observe
+
+    def record(uuid, obs):
+        seen.append(obs.used_kb)
+        return observe(uuid, obs)
+
+    p.badis.observe = record
+    t = 0.0
+    while t <= 12.0:
+        guest.advance(t)
+        p.estimate([te.info(booked=PAGES * 4, balloon=PAGES * 4,
+                            dtype='qemu',
+                            stats={'unused': unused_at(t)})], t)
+        t = round(t + 0.25, 2)
+    return seen
+
+
+def test_memory_in_use_moving_during_the_interval_is_not_reported():
+    # the guest allocates 4 MiB a second: more than STEADY_IN_USE_KB
+    # (4 MiB) moves within every 1 s round
+    moving = lambda t: 30 * MIB - int(5 * MIB * t)   # noqa: E731
+    steady = lambda t: 20 * MIB                       # noqa: E731
+    for curve in (False, True):
+        assert set(_used_seen(curve, moving)[2:]) == {None}, curve
+        got = [u for u in _used_seen(curve, steady)[2:] if u is not None]
+        assert got and set(got) == {PAGES * 4 - 20 * MIB}, curve
