@@ -432,6 +432,17 @@ opts = [
                      'sample before any swap activity can shrink the '
                      'balloon into it. Shrinking resumes once VG hands '
                      'over to V. Off: the demand alone decides.'),
+    cfg.BoolOpt('no_shrink_while_allocating',
+                default=False,
+                help='A round during whose sampled interval the guest\'s '
+                     'memory not free (balloon statistics actual - '
+                     'unused) rose by more than 4 MiB or 2 % of the '
+                     'allocation never shrinks the VM: the guest is '
+                     'allocating (loading its data, a working set '
+                     'rising), and the sample and the moving average '
+                     'describe the memory it had, not the memory it is '
+                     'taking. Needs the guest\'s balloon statistics; '
+                     'growing is not held. Off: the demand alone decides.'),
     cfg.BoolOpt('pinned_used_bound',
                 default=True,
                 help='Cap the pinned-page correction, in a quiet round '

@@ -217,6 +217,9 @@ class BadisParams:
     # issue 13, session 10: a round that ends in VG never shrinks (see
     # step); off by default until measured on the suite
     vg_no_shrink: bool = False
+    # stop 45: no shrink in a round whose guest was allocating while the
+    # sample ran (Observation.allocating; see step)
+    no_shrink_while_allocating: bool = False
     # stop 30: the correction never stays above what the guest has not
     # free minus what sampling saw (see _bound_by_used)
     pinned_used_bound: bool = True
@@ -315,7 +318,9 @@ class Observation:
     see :func:`stalled`; ``used_kb`` the memory the guest had not free
     (balloon statistics ``actual`` - ``unused``) over the sampled interval,
     None when it did not report it or it moved during the interval (see
-    :func:`_bound_by_used`).
+    :func:`_bound_by_used`); ``allocating`` whether that memory rose
+    by more than the statistics' noise during the interval (the guest
+    was taking memory while the sample ran).
     """
     timestamp: float
     m_cur_kb: int
@@ -333,6 +338,7 @@ class Observation:
     swapin_kb: int = 0
     interval_s: typing.Optional[float] = None
     used_kb: typing.Optional[int] = None
+    allocating: bool = False
 
     def __post_init__(self):
         if self.m_cur_kb < 0 or self.booked_kb <= 0:
@@ -1378,6 +1384,17 @@ def step(state, obs, params=None):
                           'the sample %s)' % (
                               _mib(obs.m_cur_kb), _mib(max_avg),
                               _mib(wss.wss_kb)))
+            demand = hold
+    if params.no_shrink_while_allocating and obs.allocating:
+        # the sample and the moving average are of the memory the guest
+        # had; it is taking more (badis33: Zipf from boot shrank 256 ->
+        # 190 MiB in the three rounds its data was still loading, and
+        # read 9 MiB back)
+        hold = hold_demand(obs.m_cur_kb, params)
+        if hold > demand:
+            events.append('allocating: no shrink below %s (memory in use '
+                          'rose during the sampled interval)'
+                          % _mib(obs.m_cur_kb))
             demand = hold
     jumped_at = state.jumped_at
     if (jumped_at is not None and

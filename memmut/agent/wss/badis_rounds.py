@@ -121,7 +121,9 @@ class BadisRounds(estimators.Estimator):
         st.last_balloon = m_cur
         # against the interval's beginning, before the curve starts the
         # next interval below
-        used = steady_used_kb(guest_used_kb(vm), st.used_at_begin, m_cur)
+        used_now = guest_used_kb(vm)
+        used = steady_used_kb(used_now, st.used_at_begin, m_cur)
+        rising = allocating(used_now, st.used_at_begin, m_cur)
         if curve and st.sampling:
             # the next round's interval, for Badis, starts now (the
             # accessed state was not cleared)
@@ -133,7 +135,7 @@ class BadisRounds(estimators.Estimator):
         obs = observation.observe(now, vm.booked_kb, sizes, sampled, reading,
                                   self._full(vm, m_cur),
                                   sampled_round=sample is not None,
-                                  used_kb=used)
+                                  used_kb=used, allocating=rising)
         r = self.badis.observe(vm.uuid, obs)
         if self.badis.state(vm.uuid).sampling_wanted(self.badis.params):
             if not st.sampling:
@@ -641,6 +643,16 @@ def steady_used_kb(used_kb, used_at_begin_kb, balloon_kb):
     if _moved(used_kb, used_at_begin_kb, balloon_kb):
         return None
     return used_kb
+
+
+def allocating(used_kb, used_at_begin_kb, balloon_kb):
+    """Whether the guest's memory not free rose during the sampled
+    interval by more than the noise of its statistics (see
+    :func:`_moved`): it was taking memory while the sample ran."""
+    if used_kb is None or used_at_begin_kb is None:
+        return False
+    return (used_kb > used_at_begin_kb and
+            _moved(used_kb, used_at_begin_kb, balloon_kb))
 
 
 def calibration_unsafe(in_use_kb, in_use_at_begin_kb, seen_kb, balloon_kb):

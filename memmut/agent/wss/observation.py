@@ -90,7 +90,7 @@ def pressure_kb(reading, shrunk):
 
 
 def observe(now, booked_kb, sizes, sampled, reading, full, sampled_round,
-            used_kb=None):
+            used_kb=None, allocating=False):
     """The :class:`badis.Observation` of a round.
 
     ``sampled`` is the access-sampling estimate (None: none this round),
@@ -98,7 +98,8 @@ def observe(now, booked_kb, sizes, sampled, reading, full, sampled_round,
     memory to speak of; ``sampled_round`` False for a round run on swap
     activity between two regular rounds (it has Geiger's reading only and
     learns no pinned-page correction); ``used_kb`` what the guest had
-    not free over the sampled interval (None: unknown or moving).
+    not free over the sampled interval (None: unknown or moving),
+    ``allocating`` whether it rose beyond the noise in that interval.
     """
     return badis.Observation(
         timestamp=now, m_cur_kb=sizes.m_cur_kb, booked_kb=booked_kb,
@@ -109,4 +110,5 @@ def observe(now, booked_kb, sizes, sampled, reading, full, sampled_round,
         shrunk=sizes.shrunk, shrunk_from_kb=sizes.shrunk_from_kb,
         evicted_kb=reading.out_kb, swapin_kb=reading.in_kb,
         interval_s=reading.seconds,
-        used_kb=used_kb if sampled_round else None)
+        used_kb=used_kb if sampled_round else None,
+        allocating=allocating and sampled_round)

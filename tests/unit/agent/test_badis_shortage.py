@@ -193,3 +193,36 @@ def test_fresh_allocation():
     none = badis.Observation(timestamp=0.0, m_cur_kb=156 * MiB,
                              booked_kb=BOOKED)
     assert not badis.fresh_allocation(none, 2.0)
+
+
+def loading(no_shrink_while_allocating, allocating=True):
+    """Rounds at the booking of a guest that has loaded 100 MiB and is
+    still loading (its memory in use rising, ``allocating``): the
+    targets of the rounds (None: no change)."""
+    params = badis.BadisParams(
+        average_window=3, time_slice=4.0, headroom_kb=16 * MiB,
+        headroom_fraction=0.05,
+        no_shrink_while_allocating=no_shrink_while_allocating)
+    st, targets = None, []
+    for i in range(6):
+        o = badis.Observation(
+            timestamp=float(i), m_cur_kb=BOOKED, booked_kb=BOOKED,
+            sampled=est.TechniqueEstimate(100 * MiB,
+                                          est.SOURCE_VMWARE_REFERENCED),
+            full=False, allocating=allocating)
+        st, r = badis.step(st, o, params)
+        targets.append((badis.balloon_target(r.demand_kb, BOOKED, BOOKED,
+                                             TARGET), r.events))
+    return targets
+
+
+def test_no_shrink_while_the_guest_allocates():
+    # off: the 100 MiB sample shrinks the loading guest
+    assert any(t is not None and t[0] < BOOKED for t, _ in loading(False))
+    held = loading(True)
+    assert all(t is None or t[0] >= BOOKED for t, _ in held)
+    assert any('allocating: no shrink' in e for _, ev in held for e in ev)
+    # the option alone holds nothing: a guest that stopped allocating
+    # shrinks
+    assert any(t is not None and t[0] < BOOKED
+               for t, _ in loading(True, allocating=False))

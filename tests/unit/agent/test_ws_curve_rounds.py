@@ -256,3 +256,45 @@ def test_memory_in_use_moving_during_the_interval_is_not_reported():
         assert set(_used_seen(curve, moving)[2:]) == {None}, curve
         got = [u for u in _used_seen(curve, steady)[2:] if u is not None]
         assert got and set(got) == {PAGES * 4 - 20 * MIB}, curve
+
+
+def test_allocating_is_a_rise_beyond_the_noise():
+    from memmut.agent.wss import badis_rounds as br
+    balloon = 256 * MIB
+    # 2 % of 256 MiB (5.1 MiB) is the noise here
+    assert br.allocating(106 * MIB, 100 * MIB, balloon)
+    assert not br.allocating(104 * MIB, 100 * MIB, balloon)
+    # freeing is not allocating; unknown is not either
+    assert not br.allocating(90 * MIB, 100 * MIB, balloon)
+    assert not br.allocating(None, 100 * MIB, balloon)
+    assert not br.allocating(106 * MIB, None, balloon)
+
+
+def test_the_pipeline_tells_badis_the_guest_allocates():
+    conf_kw = dict(round_interval=1.0, calibrate_pinned=False,
+                   swapin_bound_kb_s=256)
+    conf = te.conf_with(**conf_kw)
+    d = te.FakeDriver()
+    guest = simulated.ReferenceStream(sweep_refs(9), PAGES)
+    s = simulated.StreamSampler({'u-1': guest})
+    choice = sampling.SamplerChoice(conf, d, samplers={'stream': s})
+    choice.setting = 'stream'
+    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
+    seen = []
+    observe = p.badis.observe
+
+    def record(uuid, obs):
+        seen.append((obs.timestamp, obs.allocating))
+        return observe(uuid, obs)
+
+    p.badis.observe = record
+    t = 0.0
+    while t <= 8.0:
+        guest.advance(t)
+        # MemFree falls 8 MiB a second for 4 s, then stays
+        unused = 38 * MIB - int(8 * MIB * min(t, 4.0))
+        p.estimate([te.info(booked=PAGES * 4 * 10, balloon=PAGES * 4 * 10,
+                            dtype='qemu', stats={'unused': unused})], t)
+        t = round(t + 0.25, 2)
+    assert any(a for ts, a in seen if 1.0 < ts <= 4.0)
+    assert not any(a for ts, a in seen if ts >= 5.5)
