@@ -746,6 +746,10 @@ WHY = {
                'round\'s demand half-way to the booking, on the whole '
                'pattern suite in two lock slots with agent logs and '
                'memwork progress; W1-W5 (README there)',
+    'badis33': 'issue 13 stop 45: the time slice\'s trade-off (4, 12 '
+               'and 30 s on the bench\'s 1 s rounds) and no shrink while '
+               'the guest allocates (off), on the whole pattern suite in '
+               'alternated lock slots (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',

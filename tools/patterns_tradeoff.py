@@ -138,7 +138,12 @@ def main(argv=None):
         return 2
     print(table(pts))
     if args.out:
-        plot(pts, args.out, args.title)
+        try:
+            plot(pts, args.out, args.title)
+        except ImportError as e:
+            print('no plot: %s (matplotlib is in the py3 tox environment)'
+                  % e)
+            return 2
         print('wrote %s' % args.out)
     return 0
 
