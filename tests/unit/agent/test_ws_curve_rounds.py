@@ -217,14 +217,14 @@ def test_fall_detect_follows_a_fall_in_the_pipeline():
                if t >= followed[0])
 
 
-def _used_seen(curve, unused_at):
-    """The ``used_kb`` of every Observation the pipeline gave Badis over
-    12 s of the slow sweep, the guest's MemFree ``unused_at(t)`` KiB."""
+def _observations(curve, unused_at, seconds=12.0, booked=PAGES * 4):
+    """Every Observation the pipeline gave Badis over ``seconds`` of the
+    slow sweep, the guest's MemFree ``unused_at(t)`` KiB."""
     conf = te.conf_with(round_interval=1.0, calibrate_pinned=False,
                         ws_curve=curve, ws_curve_rounds=8,
                         swapin_bound_kb_s=256)
     d = te.FakeDriver()
-    guest = simulated.ReferenceStream(sweep_refs(13), PAGES)
+    guest = simulated.ReferenceStream(sweep_refs(seconds + 1), PAGES)
     s = simulated.StreamSampler({'u-1': guest})
     choice = sampling.SamplerChoice(conf, d, samplers={'stream': s})
     choice.setting = 'stream'
@@ -233,18 +233,21 @@ def _used_seen(curve, unused_at):
     observe = p.badis.observe
 
     def record(uuid, obs):
-        seen.append(obs.used_kb)
+        seen.append(obs)
         return observe(uuid, obs)
 
     p.badis.observe = record
     t = 0.0
-    while t <= 12.0:
+    while t <= seconds:
         guest.advance(t)
-        p.estimate([te.info(booked=PAGES * 4, balloon=PAGES * 4,
-                            dtype='qemu',
+        p.estimate([te.info(booked=booked, balloon=booked, dtype='qemu',
                             stats={'unused': unused_at(t)})], t)
         t = round(t + 0.25, 2)
     return seen
+
+
+def _used_seen(curve, unused_at):
+    return [o.used_kb for o in _observations(curve, unused_at)]
 
 
 def test_memory_in_use_moving_during_the_interval_is_not_reported():
@@ -271,30 +274,9 @@ def test_allocating_is_a_rise_beyond_the_noise():
 
 
 def test_the_pipeline_tells_badis_the_guest_allocates():
-    conf_kw = dict(round_interval=1.0, calibrate_pinned=False,
-                   swapin_bound_kb_s=256)
-    conf = te.conf_with(**conf_kw)
-    d = te.FakeDriver()
-    guest = simulated.ReferenceStream(sweep_refs(9), PAGES)
-    s = simulated.StreamSampler({'u-1': guest})
-    choice = sampling.SamplerChoice(conf, d, samplers={'stream': s})
-    choice.setting = 'stream'
-    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
-    seen = []
-    observe = p.badis.observe
-
-    def record(uuid, obs):
-        seen.append((obs.timestamp, obs.allocating))
-        return observe(uuid, obs)
-
-    p.badis.observe = record
-    t = 0.0
-    while t <= 8.0:
-        guest.advance(t)
-        # MemFree falls 8 MiB a second for 4 s, then stays
-        unused = 38 * MIB - int(8 * MIB * min(t, 4.0))
-        p.estimate([te.info(booked=PAGES * 4 * 10, balloon=PAGES * 4 * 10,
-                            dtype='qemu', stats={'unused': unused})], t)
-        t = round(t + 0.25, 2)
-    assert any(a for ts, a in seen if 1.0 < ts <= 4.0)
-    assert not any(a for ts, a in seen if ts >= 5.5)
+    # MemFree falls 8 MiB a second for 4 s, then stays
+    seen = _observations(
+        False, lambda t: 38 * MIB - int(8 * MIB * min(t, 4.0)),
+        seconds=8.0, booked=PAGES * 4 * 10)
+    assert any(o.allocating for o in seen if 1.0 < o.timestamp <= 4.0)
+    assert not any(o.allocating for o in seen if o.timestamp >= 5.5)
