@@ -600,6 +600,16 @@ def hold_demand(m_cur_kb, params):
         m_cur_kb, params.headroom_kb, params.headroom_fraction))
 
 
+def _no_shrink(demand, obs, params, events, event):
+    """``demand`` raised to keep the balloon where it is, with ``event``
+    logged when that holds it (never a grow)."""
+    hold = hold_demand(obs.m_cur_kb, params)
+    if hold > demand:
+        events.append(event)
+        return hold
+    return demand
+
+
 def _hold(state, obs):
     """No usable data this round: keep the last estimate."""
     if state.recent:
@@ -1378,24 +1388,20 @@ def step(state, obs, params=None):
         # swaps): the max-average still carries the lower samples before
         # a rise, and shrinking on it shrinks into the rise. VG -> V
         # (quiet rounds, sample under the threshold) lets it shrink.
-        hold = hold_demand(obs.m_cur_kb, params)
-        if hold > demand:
-            events.append('VG: no shrink below %s (max-average %s lags '
-                          'the sample %s)' % (
-                              _mib(obs.m_cur_kb), _mib(max_avg),
-                              _mib(wss.wss_kb)))
-            demand = hold
+        demand = _no_shrink(demand, obs, params, events,
+                            'VG: no shrink below %s (max-average %s lags '
+                            'the sample %s)' % (
+                                _mib(obs.m_cur_kb), _mib(max_avg),
+                                _mib(wss.wss_kb)))
     if params.no_shrink_while_allocating and obs.allocating:
         # the sample and the moving average are of the memory the guest
         # had; it is taking more (badis33: Zipf from boot shrank 256 ->
         # 190 MiB in the three rounds its data was still loading, and
         # read 9 MiB back)
-        hold = hold_demand(obs.m_cur_kb, params)
-        if hold > demand:
-            events.append('allocating: no shrink below %s (memory in use '
-                          'rose during the sampled interval)'
-                          % _mib(obs.m_cur_kb))
-            demand = hold
+        demand = _no_shrink(demand, obs, params, events,
+                            'allocating: no shrink below %s (memory in use '
+                            'rose during the sampled interval)'
+                            % _mib(obs.m_cur_kb))
     jumped_at = state.jumped_at
     if (jumped_at is not None and
             obs.timestamp - jumped_at <= params.time_slice):
