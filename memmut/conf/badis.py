@@ -213,6 +213,18 @@ opts = [
                     'balloon is not shrunk while calibrating. With '
                     'ws_curve the unseen memory is counted against the '
                     'longest window read so far.'),
+    cfg.BoolOpt('calibration_rebase',
+                default=False,
+                help='When the pinned-page calibration (calibrate_pinned) '
+                     'raises the correction, raise the estimates already '
+                     'in the moving average and its max-average window by '
+                     'the same amount: they were sampled with the lower '
+                     'correction. Without it the first rounds after the '
+                     'calibration average those estimates with the new '
+                     'one and may shrink the balloon below what the '
+                     'calibration just showed the guest uses (issue 13: '
+                     'Zipf from boot, 256 -> 224 MiB and 35 MiB read '
+                     'back).'),
     cfg.BoolOpt('pinned_relearn',
                 default=False,
                 help='Re-estimate the pinned-page correction in quiet '

@@ -610,6 +610,30 @@ def _no_shrink(demand, obs, params, events, event):
     return demand
 
 
+def raise_pinned(state, pinned_kb, booked_kb, rebase=False, **changes):
+    """``state`` with the pinned-page correction set to ``pinned_kb``
+    (and ``changes``). ``rebase``: when that raises it, the estimates the
+    moving average and its max-average window already hold are raised by
+    the same amount, up to ``booked_kb``.
+
+    Why: they are the samples of earlier rounds corrected with the lower
+    value, which the new one says was short by as much: the same pages
+    went unseen then. Left as they were, the first rounds after a
+    calibration average them with the new estimate and shrink below what
+    the guest was just shown to use (TCG, badis33: Zipf's correction
+    calibrated 50 -> 97 MiB in the fourth round, the estimate 235 MiB, the
+    demand the average with three earlier rounds, 205 MiB; the balloon went
+    256 -> 224 MiB and the guest read back 35 MiB over the next ten
+    seconds; Zipf 1.2 and phases the same in every slot)."""
+    rise = pinned_kb - state.pinned_kb
+    if rebase and rise > 0:
+        changes['recent'] = tuple(min(booked_kb, e + rise)
+                                  for e in state.recent)
+        changes['window'] = tuple((t, min(booked_kb, a + rise))
+                                  for t, a in state.window)
+    return dataclasses.replace(state, pinned_kb=pinned_kb, **changes)
+
+
 def _hold(state, obs):
     """No usable data this round: keep the last estimate."""
     if state.recent:

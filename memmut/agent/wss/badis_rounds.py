@@ -503,13 +503,10 @@ class BadisRounds(estimators.Estimator):
                         ws_curve.robust_offset(st.calibrations))
             if value == state.pinned_kb:
                 return
-            self.badis.states[vm.uuid] = dataclasses.replace(
-                state, pinned_kb=value, pinned_at=now,
-                pinned_calibrated_kb=value,
-                pinned_unconfirmed=True,
-                pinned_note='calibrated: median of %d samples of guest '
-                            'memory in use not seen by sampling (last '
-                            'saw %s)' % (len(st.calibrations), seen_note))
+            self._calibrated(vm, state, value, now,
+                             'calibrated: median of %d samples of guest '
+                             'memory in use not seen by sampling (last '
+                             'saw %s)' % (len(st.calibrations), seen_note))
             LOG.info('VM %s (%s): initial pinned-page correction %s -> %s '
                      '(median over %d of %d calibration rounds of guest '
                      'memory in use, balloon actual - usable, not seen by '
@@ -521,17 +518,28 @@ class BadisRounds(estimators.Estimator):
             # Not a floor: it also counts data the guest loaded and left
             # cold, so it decays like a learned correction
             # ([badis] pinned_decay).
-            self.badis.states[vm.uuid] = dataclasses.replace(
-                state, pinned_kb=unseen, pinned_at=now,
-                pinned_calibrated_kb=unseen,
-                pinned_unconfirmed=True,
-                pinned_note='calibrated: guest memory in use not seen by '
-                            'the first sample of %s' % seen_note)
+            self._calibrated(vm, state, unseen, now,
+                             'calibrated: guest memory in use not seen by '
+                             'the first sample of %s' % seen_note)
             LOG.info('VM %s (%s): initial pinned-page correction %s '
                      '(guest memory in use, balloon actual - usable, not '
                      'seen by the first sample of %s); it decays while '
                      'the VM does not swap', vm.name, vm.uuid,
                      _mib(unseen), seen_note)
+
+    def _calibrated(self, vm, state, value, now, note):
+        """Store a calibrated correction (``[badis] calibration_rebase``:
+        with the moving average's estimates raised by its rise)."""
+        rebase = self.conf.badis.calibration_rebase
+        self.badis.states[vm.uuid] = badis.raise_pinned(
+            state, value, vm.booked_kb, rebase=rebase, pinned_at=now,
+            pinned_calibrated_kb=value, pinned_unconfirmed=True,
+            pinned_note=note)
+        if rebase and value > state.pinned_kb and state.recent:
+            LOG.info('VM %s (%s): the %d estimates of the moving average '
+                     'raised by the calibration\'s %s (sampled with the '
+                     'lower correction)', vm.name, vm.uuid,
+                     len(state.recent), _mib(value - state.pinned_kb))
 
     def _sampler(self, vm, st):
         if not st.decided:

@@ -589,6 +589,52 @@ def test_calibration_waits_while_memory_in_use_moves(caplog):
     assert p.badis.state('u-1').pinned_kb == 124 * MIB
 
 
+@pytest.mark.parametrize('rebase', [False, True])
+def test_calibration_rebase_raises_the_averaged_estimates(rebase, caplog):
+    # issue 13 (badis33): the calibration came in the guest's fourth
+    # round, after estimates corrected with the kernel reservation alone;
+    # averaged with them, the demand fell below what the guest was just
+    # shown to use
+    caplog.set_level(logging.INFO)
+    p, sampler = fixed_pipeline(250 * MIB, vg_threshold=0.99,
+                                calibration_rebase=rebase)
+
+    def stats(in_use):
+        return {'actual': 1024 * MIB, 'available': 974 * MIB,
+                'usable': (1024 - in_use) * MIB, 'swap_in': 0,
+                'swap_out': 0}
+    p.estimate([info(balloon=1024 * MIB, stats=stats(100))], 0.0)
+    p.estimate([info(balloon=1024 * MIB, stats=stats(274))], 10.0)
+    sampler.accessed_kb = 300 * MIB
+    p.estimate([info(balloon=1024 * MIB, stats=stats(424))], 20.0)
+    assert p.badis.state('u-1').recent == (300 * MIB, 350 * MIB)
+    e = p.estimate([info(balloon=1024 * MIB, stats=stats(424))], 30.0)
+    assert p.badis.state('u-1').pinned_kb == 124 * MIB
+    assert e['u-1'].wss_kb == 424 * MIB
+    if rebase:
+        # 300 + 50 and 250 + 50 were short of the same 74 MiB
+        assert p.badis.state('u-1').recent == (
+            374 * MIB, 424 * MIB, 424 * MIB)
+        assert e['u-1'].demand_kb == (374 + 424 + 424) * MIB // 3
+        assert 'moving average raised by the calibration' in caplog.text
+    else:
+        assert e['u-1'].demand_kb == (300 + 350 + 424) * MIB // 3
+        assert 'moving average raised' not in caplog.text
+
+
+def test_raise_pinned_shifts_only_on_a_rise_and_caps_at_the_booking():
+    state = badis.BadisState(pinned_kb=50, recent=(100, 200),
+                             window=((1.0, 150), (2.0, 120)))
+    up = badis.raise_pinned(state, 80, 220, rebase=True, pinned_at=3.0)
+    assert up.pinned_kb == 80 and up.pinned_at == 3.0
+    assert up.recent == (130, 220)              # 230 capped
+    assert up.window == ((1.0, 180), (2.0, 150))
+    down = badis.raise_pinned(state, 30, 220, rebase=True)
+    assert down.pinned_kb == 30 and down.recent == state.recent
+    off = badis.raise_pinned(state, 80, 220)
+    assert off.recent == state.recent and off.window == state.window
+
+
 def test_calibration_unsafe_reasons():
     f = badis_rounds.calibration_unsafe
     assert f(None, 100 * MIB, 50 * MIB, 1024 * MIB) is None
