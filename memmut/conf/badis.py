@@ -548,6 +548,18 @@ opts = [
                      'balloon; on W1-W5 the steps, waiting for the '
                      'max-average, held a stepped-down sweep up '
                      '(doc/source/badis.rst, stop 40).'),
+    cfg.BoolOpt('shrink_floor_hold_in_use',
+                default=False,
+                help='With shrink_floor: a floor one of whose steps down '
+                     '(shrink_floor_step_kb) was answered by swap-ins '
+                     'neither steps down again nor lapses '
+                     '(shrink_floor_rounds) in a round in which the guest '
+                     'reports more than 1 - shrink_floor_fall of it in use '
+                     '(balloon actual - usable: page cache not counted). '
+                     'A floor the steps have found is then not tested '
+                     'again by swap-in bursts while the guest\'s own '
+                     'figures support it; steps and lapse resume once '
+                     'they do not (issue 13).'),
     cfg.IntOpt('shrink_floor_rounds',
                default=60,
                min=0,

@@ -200,6 +200,9 @@ class BadisParams:
     # a lifted floor holds (and steps down) only while the demand sits
     # at it (stop 40, badis28: the hot set better, W5 worse; off)
     shrink_floor_hold_at_demand: bool = False
+    # stop 46: a floor a step down of which swapped neither steps down nor
+    # lapses while the guest uses it (shrink_floor._held_in_use)
+    shrink_floor_hold_in_use: bool = False
     # a VM's own time slice, lengthened while shortages recur (see
     # adaptive_slice); at most time_slice: off
     time_slice_max: float = 0.0
@@ -282,7 +285,8 @@ class BadisParams:
             step_rounds=self.shrink_floor_step_rounds,
             raise_kb=self.shrink_floor_raise_kb,
             low_reference=self.shrink_floor_low_reference,
-            step_back=self.shrink_floor_step_back)
+            step_back=self.shrink_floor_step_back,
+            hold_in_use=self.shrink_floor_hold_in_use)
 
     @property
     def slice_params(self):
@@ -320,7 +324,9 @@ class Observation:
     None when it did not report it or it moved during the interval (see
     :func:`_bound_by_used`); ``allocating`` whether that memory rose
     by more than the statistics' noise during the interval (the guest
-    was taking memory while the sample ran).
+    was taking memory while the sample ran); ``in_use_kb`` what it
+    reports in use now, page cache not counted (``actual`` - ``usable``,
+    MemAvailable; None: unknown).
     """
     timestamp: float
     m_cur_kb: int
@@ -339,6 +345,7 @@ class Observation:
     interval_s: typing.Optional[float] = None
     used_kb: typing.Optional[int] = None
     allocating: bool = False
+    in_use_kb: typing.Optional[int] = None
 
     def __post_init__(self):
         if self.m_cur_kb < 0 or self.booked_kb <= 0:
@@ -1354,7 +1361,8 @@ def step(state, obs, params=None):
             m_cur_kb=swapped_at,
             sample_kb=sample.wss_kb if sample is not None else None,
             short=obs.short, full=obs.full, used_kb=obs.used_kb,
-            params=params.floor_params, booked_kb=obs.booked_kb)
+            params=params.floor_params, booked_kb=obs.booked_kb,
+            in_use_kb=obs.in_use_kb)
         floored = floors.apply(floor, wss.wss_kb, obs.booked_kb)
         counted = params.shrink_floor_estimate or (
             params.shrink_floor_estimate_confirmed and floor.confirmed)

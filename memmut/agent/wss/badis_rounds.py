@@ -135,7 +135,8 @@ class BadisRounds(estimators.Estimator):
         obs = observation.observe(now, vm.booked_kb, sizes, sampled, reading,
                                   self._full(vm, m_cur),
                                   sampled_round=sample is not None,
-                                  used_kb=used, allocating=rising)
+                                  used_kb=used, allocating=rising,
+                                  in_use_kb=guest_in_use_kb(vm))
         r = self.badis.observe(vm.uuid, obs)
         if self.badis.state(vm.uuid).sampling_wanted(self.badis.params):
             if not st.sampling:

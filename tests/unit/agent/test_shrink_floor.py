@@ -18,11 +18,13 @@ TARGET = badis.TargetParams(headroom_kb=16 * MiB, headroom_fraction=0.05,
                             max_step_fraction=0.125, max_grow_fraction=0.5)
 
 
-def simulate(need, under, floor, rounds=40, stall=10 * MiB, **kw):
+def simulate(need, under, floor, rounds=40, stall=10 * MiB, in_use=False,
+             **kw):
     """Rounds of 1 s of a guest that needs ``need(i)`` KiB and whose
     corrected sample reads ``under`` KiB less (``stall`` less again in a
     round it swaps: it touches fewer pages while it waits). It swaps in
-    every round its allocation is below its need. Returns per round
+    every round its allocation is below its need; ``in_use``: it reports
+    what it holds of its need in use. Returns per round
     (balloon, swapped, mode, events)."""
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                shrink_swapin_window=3.0,
@@ -37,7 +39,8 @@ def simulate(need, under, floor, rounds=40, stall=10 * MiB, **kw):
             timestamp=float(i), m_cur_kb=bal, booked_kb=BOOKED,
             sampled=est.TechniqueEstimate(sample, est.SOURCE_VMWARE),
             swapping=short, steady=bal == prev, shrunk=bal < prev,
-            shrunk_from_kb=prev if bal < prev else None, full=short)
+            shrunk_from_kb=prev if bal < prev else None, full=short,
+            in_use_kb=min(need(i), bal) if in_use else None)
         st, r = badis.step(st, o, params)
         out.append((bal, short, r.mode, r.events))
         prev = bal
@@ -731,3 +734,87 @@ def test_held_at_the_demand_only_the_steps_wait_for_the_max_average():
     assert held[:9] == [True, True] + [False] * 5 + [True, True]
     # under the sample (95 MiB), the floor lifts nothing: not held
     assert not any(held[9:])
+
+
+def _in_use_rounds(f, n, params, in_use):
+    """``n`` quiet rounds holding the demand, the guest using ``in_use``."""
+    events = []
+    for _ in range(n):
+        f, ev = floors.update(f, bad_shrink=False, m_cur_kb=136,
+                              sample_kb=70, short=False, params=params,
+                              in_use_kb=in_use)
+        _, f = floors.holding(f, 0, 256)
+        events.append(ev)
+    return f, events
+
+
+def _step_swapped(params):
+    """A floor at 120 whose first step down (to 116) swapped."""
+    f, _ = _in_use_rounds(floors.Floor(kb=120, ref_kb=70, held=True), 2,
+                          params, in_use=None)
+    assert f.kb == 116 and f.step_kb == 4
+    f, _ = floors.update(f, bad_shrink=True, m_cur_kb=120, sample_kb=70,
+                         short=True, params=params)
+    assert f.kb == 120 and f.step_swapped
+    _, f = floors.holding(f, 0, 256)
+    return f
+
+
+@pytest.mark.parametrize('hold', [False, True])
+def test_a_floor_whose_step_swapped_holds_while_the_guest_uses_it(hold):
+    # TCG, load_idle (badis33): a floor at 118-121 MiB, the guest using
+    # 117 MiB of it, stepped down and swapped back every 30-40 s
+    params = floors.FloorParams(expire_rounds=10, step_kb=4,
+                                step_rounds=2, hold_in_use=hold)
+    f = _step_swapped(params)
+    f, events = _in_use_rounds(f, 30, params, in_use=117)
+    if hold:
+        assert f.kb == 120 and f.in_use_held
+        assert 'held: the guest uses 117 KiB' in events[0]
+        assert events[1:] == [None] * 29    # said once
+    else:
+        assert f.kb != 120                  # stepped down or lapsed
+    # the guest no longer uses it: steps (and the lapse) resume
+    f, events = _in_use_rounds(f, 12, params, in_use=90)
+    assert f.kb != 120 and not f.in_use_held
+
+
+def test_a_floor_no_step_of_which_swapped_steps_down_whatever_the_use():
+    # a floor set while the guest loaded data it then left cold: the guest
+    # uses all of it (the cold data), and only the steps find its need
+    params = floors.FloorParams(expire_rounds=0, step_kb=4, step_rounds=2,
+                                hold_in_use=True)
+    f = floors.Floor(kb=120, ref_kb=70, held=True)
+    f, events = _in_use_rounds(f, 4, params, in_use=119)
+    assert f.kb == 108 and not f.in_use_held
+
+
+def test_badis_passes_hold_in_use_and_the_guest_s_use_to_the_floor():
+    params = badis.BadisParams(shrink_floor_hold_in_use=True)
+    assert params.floor_params.hold_in_use
+    assert not badis.BadisParams().floor_params.hold_in_use
+    f = floors.Floor(kb=120 * MiB, ref_kb=70 * MiB, step_swapped=True,
+                     held=True)
+    st = dataclasses.replace(badis.BadisState.initial(params), floor=f)
+    o = badis.Observation(
+        timestamp=100.0, m_cur_kb=136 * MiB, booked_kb=BOOKED,
+        sampled=est.TechniqueEstimate(70 * MiB, est.SOURCE_VMWARE),
+        full=False, in_use_kb=117 * MiB)
+    st, r = badis.step(st, o, params)
+    assert st.floor.in_use_held
+    assert any('held: the guest uses' in e for e in r.events)
+
+
+def test_held_in_use_a_found_floor_stops_costing_a_burst_a_minute():
+    # load_idle after loading, on the bench's sizing: 118 MiB needed, the
+    # sample 26 MiB under it, the floor's steps as in the benchmark
+    def need(i):
+        return 118 * MiB
+    kw = dict(rounds=240, in_use=True, shrink_floor_step_kb=4 * MiB)
+    before = simulate(need, 26 * MiB, floor=True, **kw)
+    held = simulate(need, 26 * MiB, floor=True,
+                    shrink_floor_hold_in_use=True, **kw)
+    # the first shortages find the floor alike; then only the held one
+    # stops swapping
+    assert swapped(held, 60) == 0 < swapped(before, 60)
+    assert sum(b for b, _, _, _ in held[60:]) / 180 < 140 * MiB
