@@ -141,6 +141,11 @@ class VMReport(Message):
     pinned_kb: typing.Optional[int] = None
     pinned_note: typing.Optional[str] = None
     pinned_at: typing.Optional[float] = None
+    # Badis's shrink floor (0: none), its last change in words and when
+    # (agent clock); None from other estimators and agents before RPC 1.6.
+    shrink_floor_kb: typing.Optional[int] = None
+    shrink_floor_note: typing.Optional[str] = None
+    shrink_floor_at: typing.Optional[float] = None
     # Local mutualization (seed 004 ch.3), None/0 when it is off: the VM's
     # role (server: gave memory, client: holds more than Mem_init,
     # neutral), Mem_init, and what it lent to the pool / borrowed beyond

@@ -177,6 +177,10 @@ class AgentManager:
                     pinned_kb=est.pinned_kb if est else None,
                     pinned_note=(est.pinned_note or None) if est else None,
                     pinned_at=est.pinned_at if est else None,
+                    shrink_floor_kb=est.shrink_floor_kb if est else None,
+                    shrink_floor_note=((est.shrink_floor_note or None)
+                                       if est else None),
+                    shrink_floor_at=est.shrink_floor_at if est else None,
                     mut_role=mut.role if mut else None,
                     mem_init_kb=mut.mem_init_kb if mut else None,
                     lent_kb=mut.lent_kb if mut else 0,

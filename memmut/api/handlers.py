@@ -20,6 +20,7 @@ from memmut.db import api as db_api
 WSS_MAX_AVG = '1.1'   # microversion that adds wss_max_avg_kb, badis_mode
 PINNED = '1.2'        # microversion that adds pinned_kb, _note, _at
 ROLLUPS = '1.3'       # microversion that adds rolled-up history entries
+SHRINK_FLOOR = '1.4'  # microversion that adds shrink_floor_kb, _note, _at
 
 
 def iso(t):
@@ -135,6 +136,10 @@ def _sample_fields(req, s):
         view['pinned_kb'] = s.pinned_kb if s else None
         view['pinned_note'] = s.pinned_note if s else None
         view['pinned_at'] = iso(s.pinned_at) if s else None
+    if req.microversion.matches(SHRINK_FLOOR):
+        view['shrink_floor_kb'] = s.shrink_floor_kb if s else None
+        view['shrink_floor_note'] = s.shrink_floor_note if s else None
+        view['shrink_floor_at'] = iso(s.shrink_floor_at) if s else None
     return view
 
 

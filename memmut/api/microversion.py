@@ -36,6 +36,12 @@ VERSIONS = [
             '``wss_max_avg_kb``, ``cpu_used_s``, ``cpu_spent_s``, '
             '``cpu_mean_cores``, ``cpu_peak_cores``; dated by its newest '
             'sample).'),
+    ('1.4', 'VMs and their history carry Badis\'s shrink floor: what the '
+            'demand may not fall below since a shrink was followed by '
+            'swap-ins (``shrink_floor_kb``, 0 for none), why it last '
+            'changed (``shrink_floor_note``) and when '
+            '(``shrink_floor_at``), null where the agent did not report '
+            'them (other estimators, older agents).'),
 ]
 __doc__ += '\n'.join('* %s - %s' % v for v in VERSIONS)
 

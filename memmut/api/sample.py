@@ -51,6 +51,11 @@ def seed(db):
                              'learned in VG: swapping at 6.00 GiB, '
                              'sampled 5.70 GiB')[i],
                 pinned_at=(T0 - 7200, T0 - 900)[i],
+                shrink_floor_kb=(0, 6 << 20)[i],
+                shrink_floor_note=(None, 'shrink floor set at 6.00 GiB: '
+                                         'swapped in at 6.00 GiB after a '
+                                         'shrink, sampled 5.70 GiB')[i],
+                shrink_floor_at=(None, T0 - 900)[i],
                 wss_estimator='badis/page_idle+memstore',
                 mut_role=('server', 'client')[i], mem_init_kb=8 << 20,
                 lent_kb=(2 << 20, 0)[i], borrowed_kb=(0, 2 << 20)[i])

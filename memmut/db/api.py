@@ -778,7 +778,9 @@ def _sample_row(vm_id, host_id, s):
         wss_max_avg_kb=s.wss_max_avg_kb, max_avg_window=s.max_avg_window,
         max_avg_slice_s=s.max_avg_slice_s, badis_mode=s.badis_mode,
         pinned_kb=s.pinned_kb, pinned_note=s.pinned_note,
-        pinned_at=s.pinned_at, mut_role=s.mut_role,
+        pinned_at=s.pinned_at, shrink_floor_kb=s.shrink_floor_kb,
+        shrink_floor_note=s.shrink_floor_note,
+        shrink_floor_at=s.shrink_floor_at, mut_role=s.mut_role,
         mem_init_kb=s.mem_init_kb, lent_kb=s.lent_kb,
         borrowed_kb=s.borrowed_kb)
 

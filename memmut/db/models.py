@@ -177,6 +177,12 @@ class VMSample(Base):
     pinned_note: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
         sa.Text)
     pinned_at: orm.Mapped[typing.Optional[float]]
+    # Badis's shrink floor (0: none), why and when it last changed
+    # (migration 0008; NULL from other estimators and older agents).
+    shrink_floor_kb: orm.Mapped[typing.Optional[int]]
+    shrink_floor_note: orm.Mapped[typing.Optional[str]] = (
+        orm.mapped_column(sa.Text))
+    shrink_floor_at: orm.Mapped[typing.Optional[float]]
     # Local mutualization (seed 004 ch.3); NULL/0 when it is off.
     mut_role: orm.Mapped[typing.Optional[str]] = orm.mapped_column(
         sa.String(16))

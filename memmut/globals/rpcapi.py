@@ -31,6 +31,11 @@ API version history:
   allocation as failed instead of released. Older controllers ignore both
   fields (the GMC then chooses largest first, and releases); upgrade
   controllers first.
+* 1.6 - ``report``: each VM carries Badis's shrink floor
+  (``shrink_floor_kb``: what its demand may not fall below since a shrink
+  swapped, 0 for none), why and when it last changed
+  (``shrink_floor_note``, ``shrink_floor_at``). Older controllers ignore
+  the new fields; upgrade controllers first.
 """
 
 from oslo_log import log as logging
@@ -40,7 +45,7 @@ from memmut import rpc
 
 LOG = logging.getLogger(__name__)
 
-VERSION = '1.5'
+VERSION = '1.6'
 
 
 class ControllerAPI:

@@ -461,6 +461,10 @@ class BadisState:
     # bad-shrink floor (shrink_floor.py).
     last_short: bool = False
     floor: floors.Floor = floors.Floor()
+    # the floor's last change in words and when (shown per VM, as the
+    # pinned-page correction's)
+    floor_note: str = ''
+    floor_at: typing.Optional[float] = None
     # the VM's own time slice (time_slice_max, adaptive_slice.py)
     slice: adaptive_slice.Slice = adaptive_slice.Slice()
     # when a shortage round last raised the demand toward the booking
@@ -1374,6 +1378,7 @@ def step(state, obs, params=None):
             wss = techniques.TechniqueEstimate(floored, SOURCE_SHRINK_FLOOR)
         if floor_event:
             events.append(floor_event)
+    floor_note = floor_event
 
     recent = (state.recent + (wss.wss_kb,))[-params.average_window:]
     avg = sum(recent) // len(recent)
@@ -1531,6 +1536,7 @@ def step(state, obs, params=None):
                                           params.shrink_swapin_window)
     if floor_event:
         events.append(floor_event)
+        floor_note = floor_event
     if note is None and pr.note is not None:
         pinned, note = pr.pinned_kb, pr.note
     elif note is not None and pr.fields['probe_pinned_kb'] is not None:
@@ -1612,6 +1618,9 @@ def step(state, obs, params=None):
                                if obs.sampled is not None
                                else state.last_swapin_rate_kb),
                            last_short=obs.short, floor=floor,
+                           floor_note=floor_note or state.floor_note,
+                           floor_at=(obs.timestamp if floor_note
+                                     else state.floor_at),
                            slice=time_slice,
                            jumped_at=jumped_at, first_at=first_at,
                            last_m_cur_kb=obs.m_cur_kb, budget=budget,

@@ -414,7 +414,10 @@ class BadisRounds(estimators.Estimator):
                             self.badis.params.slice_params),
                         bad_shrinks=r.bad_shrinks, pinned_kb=r.pinned_kb,
                         pinned_note=state.pinned_note,
-                        pinned_at=state.pinned_at, probe_kb=r.probe_kb,
+                        pinned_at=state.pinned_at,
+                        shrink_floor_kb=state.floor.kb,
+                        shrink_floor_note=state.floor_note,
+                        shrink_floor_at=state.floor_at, probe_kb=r.probe_kb,
                         events=tuple(r.events), held=r.held)
 
     def _evicting(self, reading):

@@ -44,6 +44,11 @@ class Estimate:
     pinned_kb: typing.Optional[int] = None
     pinned_note: str = ''
     pinned_at: typing.Optional[float] = None
+    # Badis: the shrink floor (what the demand may not fall below since a
+    # shrink swapped; 0: none), its last change in words and when.
+    shrink_floor_kb: typing.Optional[int] = None
+    shrink_floor_note: str = ''
+    shrink_floor_at: typing.Optional[float] = None
     # Badis: the round's decisions in words (a shrink followed by
     # swap-ins and the hold it set, a pinned-page correction changed or
     # kept, a probe), as logged; ``held``: the shrink guard held the

@@ -13,7 +13,7 @@ FIELDS = [('UUID', 'uuid'), ('Name', 'name'), ('Host', 'host'),
 # entry shows those it has, ``kind`` first.
 HISTORY_KEYS = ('kind', 'timestamp', 'balloon_kb', 'wss_kb', 'wss_max_avg_kb',
                 'max_avg_window', 'max_avg_slice_s', 'badis_mode',
-                'pinned_kb', 'role',
+                'pinned_kb', 'shrink_floor_kb', 'role',
                 'lent_kb', 'borrowed_kb', 'swap_in_kb', 'swap_out_kb',
                 'interval_start', 'interval_end', 'samples', 'wss_max_kb',
                 'cpu_mean_cores', 'cpu_peak_cores')

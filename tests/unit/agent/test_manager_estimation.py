@@ -49,6 +49,9 @@ def test_reports_carry_estimates_and_balloons_follow(clock, caplog):
     assert last.pinned_kb == state.pinned_kb
     assert last.pinned_note == (state.pinned_note or None)
     assert last.pinned_at == state.pinned_at
+    assert last.shrink_floor_kb == state.floor.kb
+    assert last.shrink_floor_note == (state.floor_note or None)
+    assert last.shrink_floor_at == state.floor_at
 
 
 def test_estimation_only_leaves_balloons_alone(clock):

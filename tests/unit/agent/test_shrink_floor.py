@@ -278,8 +278,12 @@ def test_badis_passes_the_guest_s_used_memory_to_the_floor():
     st2, r = badis.step(st, o, params)
     assert st2.floor.kb == 0
     assert any('released' in e for e in r.events)
+    # the floor's last change is kept with when, to be shown per VM
+    assert 'released: the guest used' in st2.floor_note
+    assert st2.floor_at == 1.0
     st3, r = badis.step(st, dataclasses.replace(o, used_kb=None), params)
     assert st3.floor.kb == 180 * MiB and r.demand_kb >= 180 * MiB
+    assert (st3.floor_note, st3.floor_at) == ('', None)
 
 
 def _under_read(st, i):

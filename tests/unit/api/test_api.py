@@ -50,7 +50,7 @@ def test_version_document_and_microversion_headers(api):
     assert resp.headers['Vary'] == microversion.HEADER
     resp, _ = api.request('GET', '/hosts',
                           headers={microversion.HEADER: 'memmut latest'})
-    assert resp.headers[microversion.HEADER] == 'memmut 1.3'
+    assert resp.headers[microversion.HEADER] == 'memmut 1.4'
     resp, doc = api.request('GET', '/hosts',
                             headers={microversion.HEADER: 'memmut 9.0'})
     assert resp.status_int == 406
@@ -143,6 +143,27 @@ def test_vm_shows_what_badis_learned_from_1_2(api):
                          headers={microversion.HEADER: 'memmut 1.2'})
     assert (doc['vm']['pinned_kb'], doc['vm']['pinned_note'],
             doc['vm']['pinned_at']) == (None, None, None)
+
+
+def test_vm_shows_the_shrink_floor_from_1_4(api):
+    uuid = sample.VMS[1][0]
+    _, doc = api.request('GET', '/vms/%s' % uuid,
+                         headers={microversion.HEADER: 'memmut 1.3'})
+    assert 'shrink_floor_kb' not in doc['vm']
+    _, doc = api.request('GET', '/vms/%s' % uuid,
+                         headers={microversion.HEADER: 'memmut 1.4'})
+    vm = doc['vm']
+    assert vm['shrink_floor_kb'] == 6 << 20
+    assert vm['shrink_floor_note'].startswith('shrink floor set at')
+    assert vm['shrink_floor_at'] == '2026-11-24T11:45:00+00:00'
+    _, doc = api.request('GET', '/vms/%s/history?limit=1' % uuid,
+                         headers={microversion.HEADER: 'memmut 1.4'})
+    assert doc['history'][0]['shrink_floor_kb'] == 6 << 20
+    # no floor: 0, and no note yet
+    _, doc = api.request('GET', '/vms/%s' % sample.VMS[0][0],
+                         headers={microversion.HEADER: 'memmut 1.4'})
+    assert (doc['vm']['shrink_floor_kb'], doc['vm']['shrink_floor_note'],
+            doc['vm']['shrink_floor_at']) == (0, None, None)
 
 
 V13 = {microversion.HEADER: 'memmut 1.3'}

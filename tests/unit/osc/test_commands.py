@@ -107,6 +107,23 @@ def test_vm_show_what_badis_learned():
                                            'pinned_kb': 73728}]
 
 
+def test_vm_show_the_shrink_floor():
+    vm = dict(VM, shrink_floor_kb=122880,
+              shrink_floor_at='2026-12-01T10:00:00+00:00',
+              shrink_floor_note='shrink floor set at 120 MiB: swapped in '
+                                'at 120 MiB after a shrink')
+    out, _, _ = run(vms.ShowVM, ['u1', '-f', 'json'], vm=vm)
+    doc = json.loads(out)
+    assert doc['shrink_floor_kb'] == 122880
+    assert doc['shrink_floor_note'].startswith('shrink floor set at')
+    history = [{'timestamp': 't', 'shrink_floor_kb': 122880,
+                'shrink_floor_note': 'long', 'state': 'running'}]
+    out, _, _ = run(vms.ShowVM, ['u1', '--history', '-f', 'json'], vm=vm,
+                    vm_history=history)
+    assert json.loads(out)['history'] == [{'timestamp': 't',
+                                           'shrink_floor_kb': 122880}]
+
+
 def test_vm_show_history_with_rollups():
     # microversion 1.3: the history goes on with rolled-up intervals, each
     # marked kind rollup and showing its own figures
@@ -132,9 +149,9 @@ def test_vm_show_history_with_rollups():
                                               kind='rollup')
 
 
-def test_client_asks_for_the_microversion_with_rollups():
+def test_client_asks_for_the_newest_microversion():
     from memmut.api import microversion
-    assert client_mod.MICROVERSION == str(microversion.MAX_VERSION) == '1.3'
+    assert client_mod.MICROVERSION == str(microversion.MAX_VERSION) == '1.4'
 
 
 @pytest.mark.parametrize('argv,dry_run', [([], None), (['--dry-run'], True),
