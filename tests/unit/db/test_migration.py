@@ -64,9 +64,13 @@ def test_0003_closes_reclaimed_and_unknown_states(tmp_path):
     migration.downgrade(url, '0002')
 
 
-def test_0007_keeps_old_samples_with_null_pinned_fields(tmp_path):
+def _old_sample_upgraded(tmp_path, revision, columns, extra=None):
+    """A database at ``revision`` with one VM sample (``extra``: more of
+    its columns, name -> SQL literal), upgraded to the head: the sample's
+    ``columns`` there, and the database's URL."""
     url = 'sqlite:///%s' % (tmp_path / 'm.sqlite')
-    migration.upgrade(url, '0006')
+    migration.upgrade(url, revision)
+    extra = extra or {}
     engine = db_api.create_engine(url)
     with engine.begin() as conn:
         conn.execute(sa.text(
@@ -79,51 +83,41 @@ def test_0007_keeps_old_samples_with_null_pinned_fields(tmp_path):
         conn.execute(sa.text(
             "INSERT INTO vm_samples (vm_id, host_id, timestamp, state, "
             "booked_kb, balloon_kb, memory_stats, cpu_time_ns, lent_kb, "
-            "borrowed_kb) VALUES (1, 1, 0, 'running', 1, 1, '{}', 0, 0, 0)"))
+            "borrowed_kb%s) VALUES (1, 1, 0, 'running', 1, 1, '{}', 0, 0, "
+            "0%s)" % (''.join(', ' + k for k in extra),
+                      ''.join(', ' + v for v in extra.values()))))
     engine.dispose()
     migration.upgrade(url)
     engine = db_api.create_engine(url)
     with engine.connect() as conn:
         row = conn.execute(sa.text(
-            'SELECT pinned_kb, pinned_note, pinned_at FROM vm_samples')
-        ).one()
+            'SELECT %s FROM vm_samples' % ', '.join(columns))).one()
     engine.dispose()
-    assert tuple(row) == (None, None, None)
-    migration.downgrade(url, '0006')
+    return tuple(row), url
+
+
+def _sample_columns(url):
     engine = db_api.create_engine(url)
     cols = {c['name'] for c in sa.inspect(engine).get_columns('vm_samples')}
     engine.dispose()
+    return cols
+
+
+def test_0007_keeps_old_samples_with_null_pinned_fields(tmp_path):
+    row, url = _old_sample_upgraded(
+        tmp_path, '0006', ('pinned_kb', 'pinned_note', 'pinned_at'))
+    assert row == (None, None, None)
+    migration.downgrade(url, '0006')
+    cols = _sample_columns(url)
     assert 'pinned_kb' not in cols and 'balloon_kb' in cols
 
 
 def test_0008_keeps_old_samples_with_null_shrink_floor_fields(tmp_path):
-    url = 'sqlite:///%s' % (tmp_path / 'm.sqlite')
-    migration.upgrade(url, '0007')
-    engine = db_api.create_engine(url)
-    with engine.begin() as conn:
-        conn.execute(sa.text(
-            "INSERT INTO hosts (name, reservoir_kb, created_at, updated_at) "
-            "VALUES ('h', 0, 0, 0)"))
-        conn.execute(sa.text(
-            "INSERT INTO vms (uuid, name, host_id, booked_kb, "
-            "nova_instance, state, first_seen, last_seen) VALUES "
-            "('u', 'n', 1, 1, 0, 'running', 0, 0)"))
-        conn.execute(sa.text(
-            "INSERT INTO vm_samples (vm_id, host_id, timestamp, state, "
-            "booked_kb, balloon_kb, memory_stats, cpu_time_ns, lent_kb, "
-            "borrowed_kb, pinned_kb) VALUES (1, 1, 0, 'running', 1, 1, "
-            "'{}', 0, 0, 0, 7)"))
-    engine.dispose()
-    migration.upgrade(url)
-    engine = db_api.create_engine(url)
-    with engine.connect() as conn:
-        row = conn.execute(sa.text(
-            'SELECT pinned_kb, shrink_floor_kb, shrink_floor_note, '
-            'shrink_floor_at FROM vm_samples')).one()
-    engine.dispose()
-    assert tuple(row) == (7, None, None, None)
+    row, url = _old_sample_upgraded(
+        tmp_path, '0007', ('pinned_kb', 'shrink_floor_kb',
+                           'shrink_floor_note', 'shrink_floor_at'),
+        extra={'pinned_kb': '7'})
+    assert row == (7, None, None, None)
     migration.downgrade(url, '0007')
-    engine = db_api.create_engine(url)
-    cols = {c['name'] for c in sa.inspect(engine).get_columns('vm_samples')}
-    engine.dispose()
+    cols = _sample_columns(url)
     assert 'shrink_floor_kb' not in cols and 'pinned_kb' in cols
