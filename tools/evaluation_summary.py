@@ -750,6 +750,10 @@ WHY = {
                'and 30 s on the bench\'s 1 s rounds) and no shrink while '
                'the guest allocates (off), on the whole pattern suite in '
                'alternated lock slots (README there)',
+    'badis34': 'issue 13 stop 46: the calibration\'s rise in the moving '
+               'average and floors held by the guest\'s use (both off), '
+               'on the whole pattern suite in four lock slots, W1-W5 '
+               '(README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
