@@ -285,7 +285,8 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
         return Floor(kb, ref, quiet, step_kb=step, wait=floor.wait,
                      held=floor.held, raise_kb=floor.raise_kb,
                      swapped_kb=swapped,
-                     confirmed=floor.confirmed), (
+                     confirmed=floor.confirmed,
+                     step_swapped=floor.step_swapped), (
             'shrink floor lowered to %s: %d rounds without swap activity'
             % (_mib(kb), since))
     return dataclasses.replace(floor, ref_kb=ref, quiet_rounds=quiet,

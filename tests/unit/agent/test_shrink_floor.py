@@ -778,9 +778,17 @@ def test_a_floor_whose_step_swapped_holds_while_the_guest_uses_it(hold):
         assert events[1:] == [None] * 29    # said once
     else:
         assert f.kb != 120                  # stepped down or lapsed
-    # the guest no longer uses it: steps (and the lapse) resume
-    f, events = _in_use_rounds(f, 12, params, in_use=90)
-    assert f.kb != 120 and not f.in_use_held
+    if not hold:
+        return
+    # the guest no longer uses it: the steps resume (at the pace the
+    # swapped step doubled)
+    f, events = _in_use_rounds(f, 4, params, in_use=90)
+    assert f.kb == 116 and not f.in_use_held
+    # a step does not forget that an earlier one swapped: the guest using
+    # the stepped-down floor holds it again
+    assert f.step_swapped
+    f, _ = _in_use_rounds(f, 12, params, in_use=110)
+    assert f.kb == 116 and f.in_use_held
 
 
 def test_a_floor_no_step_of_which_swapped_steps_down_whatever_the_use():
