@@ -132,14 +132,14 @@ def _sample_fields(req, s):
         for key in ('wss_max_avg_kb', 'max_avg_window', 'max_avg_slice_s',
                     'badis_mode'):
             view[key] = getattr(s, key) if s else None
-    if req.microversion.matches(PINNED):
-        view['pinned_kb'] = s.pinned_kb if s else None
-        view['pinned_note'] = s.pinned_note if s else None
-        view['pinned_at'] = iso(s.pinned_at) if s else None
-    if req.microversion.matches(SHRINK_FLOOR):
-        view['shrink_floor_kb'] = s.shrink_floor_kb if s else None
-        view['shrink_floor_note'] = s.shrink_floor_note if s else None
-        view['shrink_floor_at'] = iso(s.shrink_floor_at) if s else None
+    # what Badis learned: a value, why it last changed and when
+    for version, learned in ((PINNED, 'pinned'),
+                             (SHRINK_FLOOR, 'shrink_floor')):
+        if req.microversion.matches(version):
+            for key in (learned + '_kb', learned + '_note'):
+                view[key] = getattr(s, key) if s else None
+            view[learned + '_at'] = (iso(getattr(s, learned + '_at'))
+                                     if s else None)
     return view
 
 
