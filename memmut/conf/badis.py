@@ -560,6 +560,20 @@ opts = [
                      'again by swap-in bursts while the guest\'s own '
                      'figures support it; steps and lapse resume once '
                      'they do not (issue 13).'),
+    cfg.BoolOpt('shrink_floor_held_shortage',
+                default=False,
+                help='With shrink_floor: swap-ins with no memory free, at '
+                     'an allocation that did not shrink since the last '
+                     'round, while the floor held the demand (after the '
+                     'shortage that set it ended) are a shortage of the '
+                     'floor, which is raised (shrink_floor_raise_kb), '
+                     'also in a round run on swap activity between two '
+                     'sampled ones and when Geiger reads the swap-ins as '
+                     'a rise of the working set. Without it such a round '
+                     'leaves the floor where it is, and a moving hot set '
+                     'whose sample reads a fraction of its need goes '
+                     'through one more shrink-and-swap cycle per missed '
+                     'round (issue 13).'),
     cfg.IntOpt('shrink_floor_rounds',
                default=60,
                min=0,

@@ -203,6 +203,9 @@ class BadisParams:
     # stop 46: a floor a step down of which swapped neither steps down nor
     # lapses while the guest uses it (shrink_floor._held_in_use)
     shrink_floor_hold_in_use: bool = False
+    # stop 47: swap-ins at a floor that held the demand raise it, whatever
+    # the round (run on swap activity, Geiger reading a rise)
+    shrink_floor_held_shortage: bool = False
     # a VM's own time slice, lengthened while shortages recur (see
     # adaptive_slice); at most time_slice: off
     time_slice_max: float = 0.0
@@ -1314,6 +1317,26 @@ def _probe_swap_kb(state, obs):
 BALLOON_SLACK_KB = floors.SLACK_KB
 
 
+def held_shortage(floor, obs):
+    """Whether this round's swap-ins are a shortage of a floor that held
+    the demand (``shrink_floor_held_shortage``): the guest swapped with
+    no memory free at an allocation the balloon did not shrink to since
+    the last round, below the booking, while the floor (no longer in the
+    shortage that set it) put the balloon there.
+
+    Why: the steady-shortage rule needs a round sampled at a steady
+    allocation, and the guard counts a bad shrink only when Geiger does
+    not read a rise; a moving hot set, whose Geiger reads its whole data
+    and whose swap-ins wake a round between two sampled ones, met
+    neither at its floor and went through one more shrink-and-swap cycle
+    per miss (TCG, badis34, hotset once loaded: shortages at 12 s and 26 s
+    left the floor at 192-204 MiB for a need of 236; the raise came at
+    57 s)."""
+    return bool(floors.tested(floor) and obs.swapping and obs.full and
+                not obs.shrunk and
+                obs.m_cur_kb < obs.booked_kb - BALLOON_SLACK_KB)
+
+
 def step(state, obs, params=None):
     """One Badis round for one VM: ``(new_state, result)``.
 
@@ -1360,6 +1383,9 @@ def step(state, obs, params=None):
         steady_short = (params.shrink_floor_steady and not bad_shrink and
                         obs.swapping and obs.full and obs.steady and
                         obs.m_cur_kb < obs.booked_kb - BALLOON_SLACK_KB)
+        if (params.shrink_floor_held_shortage and not bad_shrink and
+                not steady_short):
+            steady_short = held_shortage(state.floor, obs)
         floor, floor_event = floors.update(
             state.floor, bad_shrink=bad_shrink, shortage=steady_short,
             m_cur_kb=swapped_at,

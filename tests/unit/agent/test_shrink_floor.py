@@ -830,3 +830,65 @@ def test_held_in_use_a_found_floor_stops_costing_a_burst_a_minute():
     # stops swapping
     assert swapped(held, 60) == 0 < swapped(before, 60)
     assert sum(b for b, _, _, _ in held[60:]) / 180 < 140 * MiB
+
+
+def _held_floor_round(held_shortage, **obs_kw):
+    """A floor of 192 MiB that held the demand meets swap-ins at 208 MiB
+    (the floor + the headroom) in a round run on swap activity: no
+    sample, not steady, and Geiger reading the whole booking (a rise of
+    the working set, so the guard counts no bad shrink). The hot set of
+    badis34 once loaded."""
+    params = badis.BadisParams(
+        average_window=3, time_slice=4.0, shrink_swapin_window=3.0,
+        shrink_floor_held_shortage=held_shortage)
+    floor = floors.Floor(kb=192 * MiB, ref_kb=81 * MiB, quiet_rounds=6,
+                         held=True, since_step=2)
+    state = badis.BadisState(pinned_kb=50 * MiB, floor=floor,
+                             last_m_cur_kb=208 * MiB)
+    o = dict(timestamp=100.0, m_cur_kb=208 * MiB, booked_kb=BOOKED,
+             ghost=est.TechniqueEstimate(BOOKED, est.SOURCE_GEIGER),
+             swapping=True, steady=False, full=True)
+    o.update(obs_kw)
+    st, r = badis.step(state, badis.Observation(**o), params)
+    return st.floor, r
+
+
+def test_swap_ins_at_a_floor_that_held_raise_it_in_any_round():
+    f, r = _held_floor_round(True)
+    # to where it swapped and the first raise above it (64 MiB), capped
+    # at the booking
+    assert f.kb == BOOKED and f.confirmed
+    assert any('where the floor held it' in e for e in r.events)
+    # without the option the round leaves the floor where it was
+    g, r = _held_floor_round(False)
+    assert g.kb == 192 * MiB
+    assert not any('shrink floor' in e for e in r.events)
+    assert badis.BadisParams().shrink_floor_held_shortage is False
+
+
+@pytest.mark.parametrize('obs_kw', [
+    dict(full=False),                  # read back with memory free
+    dict(shrunk=True, shrunk_from_kb=224 * MiB),   # the guard's to judge
+    dict(m_cur_kb=BOOKED),             # at the booking: nothing to raise
+    dict(swapping=False),
+])
+def test_only_swap_ins_without_free_memory_at_an_unshrunk_floor_count(
+        obs_kw):
+    f, _ = _held_floor_round(True, **obs_kw)
+    assert f.kb <= 192 * MiB or obs_kw.get('m_cur_kb') == BOOKED
+    assert not f.confirmed
+
+
+@pytest.mark.parametrize('floor', [
+    floors.Floor(),                                           # none
+    floors.Floor(kb=192 * MiB, ref_kb=81 * MiB, held=False),  # held nothing
+    floors.Floor(kb=192 * MiB, ref_kb=81 * MiB, held=True, open=True),
+])
+def test_a_held_shortage_needs_a_floor_that_held_after_its_own_shortage(
+        floor):
+    o = badis.Observation(timestamp=1.0, m_cur_kb=208 * MiB,
+                          booked_kb=BOOKED, swapping=True, full=True,
+                          steady=False)
+    assert not badis.held_shortage(floor, o)
+    held = floors.Floor(kb=192 * MiB, ref_kb=81 * MiB, held=True)
+    assert badis.held_shortage(held, o)
