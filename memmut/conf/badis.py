@@ -562,14 +562,15 @@ opts = [
                      'they do not (issue 13).'),
     cfg.BoolOpt('shrink_floor_held_shortage',
                 default=False,
-                help='With shrink_floor: swap-ins with no memory free, at '
-                     'an allocation that did not shrink since the last '
-                     'round, while the floor held the demand (after the '
-                     'shortage that set it ended) are a shortage of the '
-                     'floor, which is raised (shrink_floor_raise_kb), '
-                     'also in a round run on swap activity between two '
-                     'sampled ones and when Geiger reads the swap-ins as '
-                     'a rise of the working set. Without it such a round '
+                help='With shrink_floor: swap-ins at an allocation that '
+                     'did not shrink since the last round, while the floor '
+                     'held the demand (after the shortage that set it '
+                     'ended) are a shortage of the floor, which is raised '
+                     '(shrink_floor_raise_kb), whether or not the guest\'s '
+                     'balloon statistics showed memory free, also in a '
+                     'round run on swap activity between two sampled ones '
+                     'and when Geiger reads the swap-ins as a rise of the '
+                     'working set. Without it such a round '
                      'leaves the floor where it is, and a moving hot set '
                      'whose sample reads a fraction of its need goes '
                      'through one more shrink-and-swap cycle per missed '
