@@ -575,6 +575,18 @@ opts = [
                      'whose sample reads a fraction of its need goes '
                      'through one more shrink-and-swap cycle per missed '
                      'round (issue 13).'),
+    cfg.BoolOpt('shrink_floor_step_moved',
+                default=False,
+                help='With shrink_floor_step_kb: a step down of a shrink '
+                     'floor is twice the last one only when the balloon '
+                     'went down since the last one was taken; otherwise '
+                     'it is the same size. A floor whose headroom keeps '
+                     'the balloon at the booking, or one under the '
+                     'guard\'s hold, holds the demand while the balloon '
+                     'does not move, and its doubling steps, testing '
+                     'nothing, took a floor at the booking down by 124 '
+                     'MiB in five steps before the balloon fell 100 MiB '
+                     'at once (issue 13).'),
     cfg.IntOpt('shrink_floor_rounds',
                default=60,
                min=0,

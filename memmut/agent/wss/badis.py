@@ -206,6 +206,9 @@ class BadisParams:
     # stop 47: swap-ins at a floor that held the demand raise it, whatever
     # the round (run on swap activity, Geiger reading a rise)
     shrink_floor_held_shortage: bool = False
+    # stop 47: a floor's step down doubles only if the last one moved the
+    # balloon (shrink_floor._moved)
+    shrink_floor_step_moved: bool = False
     # a VM's own time slice, lengthened while shortages recur (see
     # adaptive_slice); at most time_slice: off
     time_slice_max: float = 0.0
@@ -289,7 +292,8 @@ class BadisParams:
             raise_kb=self.shrink_floor_raise_kb,
             low_reference=self.shrink_floor_low_reference,
             step_back=self.shrink_floor_step_back,
-            hold_in_use=self.shrink_floor_hold_in_use)
+            hold_in_use=self.shrink_floor_hold_in_use,
+            step_moved=self.shrink_floor_step_moved)
 
     @property
     def slice_params(self):

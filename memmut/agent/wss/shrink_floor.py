@@ -113,6 +113,7 @@ class Floor:
     confirmed: bool = False              # a shortage came while it held
     step_swapped: bool = False           # a step down of it swapped
     in_use_held: bool = False            # held by the guest's use (below)
+    step_at_kb: int = 0                  # the allocation at its last step
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,6 +126,7 @@ class FloorParams:
     low_reference: bool = False          # every shortage keeps the lower
     step_back: bool = False              # any swap-ins take a step back
     hold_in_use: bool = False            # no step nor lapse while used
+    step_moved: bool = False             # double a step only if it moved
 
     def __post_init__(self):
         if not 0 < self.fall < 1:
@@ -272,7 +274,8 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
     # shortage held the balloon at the booking)
     since = floor.since_step + floor.held
     if params.step_kb and since >= params.step_rounds * floor.wait:
-        step = floor.step_kb * 2 if floor.step_kb else params.step_kb
+        step = (floor.step_kb * 2 if _moved(floor, m_cur_kb, params)
+                else floor.step_kb or params.step_kb)
         if step >= floor.kb:
             return Floor(), ('shrink floor %s released: stepped down to '
                              'nothing' % _mib(floor.kb))
@@ -286,11 +289,28 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                      held=floor.held, raise_kb=floor.raise_kb,
                      swapped_kb=swapped,
                      confirmed=floor.confirmed,
-                     step_swapped=floor.step_swapped), (
+                     step_swapped=floor.step_swapped,
+                     step_at_kb=m_cur_kb), (
             'shrink floor lowered to %s: %d rounds without swap activity'
             % (_mib(kb), since))
     return dataclasses.replace(floor, ref_kb=ref, quiet_rounds=quiet,
                                open=False, since_step=since), None
+
+
+def _moved(floor, m_cur_kb, params):
+    """Whether the next step down may be twice the last: there was one,
+    and (``step_moved``) the balloon went down since it was taken.
+
+    Why: a floor whose headroom puts the balloon at the booking, or one
+    under a guard's hold, holds the demand while the balloon stays where
+    it was; its steps test nothing, yet doubled every ``step_rounds``
+    they took a floor raised to the booking down 4, 8, 16, 32 and 64 MiB
+    with the balloon still there, and the balloon then fell 100 MiB in
+    six rounds into a swap-in burst (TCG, hotset, badis35)."""
+    if not floor.step_kb:
+        return False
+    return not (params.step_moved and floor.step_at_kb and
+                m_cur_kb >= floor.step_at_kb - SLACK_KB)
 
 
 def _held_in_use(floor, in_use_kb, params):

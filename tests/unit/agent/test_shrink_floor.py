@@ -893,3 +893,37 @@ def test_a_held_shortage_needs_a_floor_that_held_after_its_own_shortage(
     assert not badis.held_shortage(floor, o)
     held = floors.Floor(kb=192 * MiB, ref_kb=81 * MiB, held=True)
     assert badis.held_shortage(held, o)
+
+
+def _steps(step_moved, balloon):
+    """The floor's steps down over quiet rounds in which it held the
+    demand, the balloon at ``balloon(floor_kb)``."""
+    params = floors.FloorParams(expire_rounds=0, step_kb=4 * MiB,
+                                step_rounds=1, step_moved=step_moved)
+    f = floors.Floor(kb=BOOKED, ref_kb=95 * MiB, held=True)
+    sizes = []
+    for _ in range(5):
+        f, ev = floors.update(f, bad_shrink=False,
+                              m_cur_kb=balloon(f.kb), sample_kb=95 * MiB,
+                              short=False, params=params,
+                              booked_kb=BOOKED)
+        if ev and 'lowered' in ev:
+            sizes.append(f.step_kb // MiB)
+    return sizes
+
+
+def test_a_step_that_did_not_move_the_balloon_is_not_doubled():
+    # TCG, hotset, badis35: a floor at the booking, its balloon held
+    # there by the headroom (floor + 16 MiB above the booking)
+    def at_booking(floor_kb):
+        return BOOKED
+
+    assert _steps(False, at_booking) == [4, 8, 16, 32, 64]
+    assert _steps(True, at_booking) == [4, 4, 4, 4, 4]
+    # a balloon that follows the floor down lets the steps double
+
+    def following(floor_kb):
+        return floor_kb
+
+    assert _steps(True, following) == [4, 8, 16, 32, 64]
+    assert badis.BadisParams().shrink_floor_step_moved is False
