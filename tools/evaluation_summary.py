@@ -755,9 +755,10 @@ WHY = {
                'on the whole pattern suite in four lock slots, W1-W5 '
                '(README there)',
     'badis35': 'issue 13 stop 47: calibration_rebase with the probe '
-               'a few pages do not answer, and shortages at a floor that '
-               'held (both off), on the whole pattern suite in four lock '
-               'slots, a DEBUG diagnosis run, W1-W5 (README there)',
+               'a few pages do not answer, shortages at a floor that '
+               'held and steps that moved the balloon (all off), on the '
+               'pattern suite in six lock slots and a DEBUG diagnosis '
+               'run; no W1-W5 (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',

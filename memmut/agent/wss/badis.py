@@ -1390,14 +1390,14 @@ def step(state, obs, params=None):
         # shrinks had reached 4-6 s before, outside the guard's window:
         # the floor came up by one bad shrink a cycle, the balloon went
         # to the booking and back down every 15 s (TCG, stop 37)
-        steady_short = (params.shrink_floor_steady and not bad_shrink and
-                        obs.swapping and obs.full and obs.steady and
-                        obs.m_cur_kb < obs.booked_kb - BALLOON_SLACK_KB)
-        if (params.shrink_floor_held_shortage and not bad_shrink and
-                not steady_short):
-            steady_short = held_shortage(state.floor, obs)
+        below_booking = obs.m_cur_kb < obs.booked_kb - BALLOON_SLACK_KB
+        shortage = not bad_shrink and (
+            (params.shrink_floor_steady and obs.swapping and obs.full and
+             obs.steady and below_booking) or
+            (params.shrink_floor_held_shortage and
+             held_shortage(state.floor, obs)))
         floor, floor_event = floors.update(
-            state.floor, bad_shrink=bad_shrink, shortage=steady_short,
+            state.floor, bad_shrink=bad_shrink, shortage=shortage,
             m_cur_kb=swapped_at,
             sample_kb=sample.wss_kb if sample is not None else None,
             short=obs.short, full=obs.full, used_kb=obs.used_kb,
