@@ -455,6 +455,15 @@ opts = [
                      'describe the memory it had, not the memory it is '
                      'taking. Needs the guest\'s balloon statistics; '
                      'growing is not held. Off: the demand alone decides.'),
+    cfg.BoolOpt('no_shrink_below_estimate',
+                default=False,
+                help='A round never shrinks the VM below its own '
+                     'working-set estimate (plus the headroom): the '
+                     'max-average the balloon follows lags a rise of the '
+                     'estimate by average_window rounds, and a shrink on '
+                     'it evicts what the guest uses now. It never grows '
+                     'the balloon: one high estimate is not a shortage. '
+                     'Off: the max-average alone decides.'),
     cfg.BoolOpt('pinned_used_bound',
                 default=True,
                 help='Cap the pinned-page correction, in a quiet round '

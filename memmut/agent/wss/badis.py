@@ -229,6 +229,9 @@ class BadisParams:
     # stop 45: no shrink in a round whose guest was allocating while the
     # sample ran (Observation.allocating; see step)
     no_shrink_while_allocating: bool = False
+    # stop 48: no shrink below the round's own estimate when the
+    # max-average lags it (see hold_at_estimate)
+    no_shrink_below_estimate: bool = False
     # stop 30: the correction never stays above what the guest has not
     # free minus what sampling saw (see _bound_by_used)
     pinned_used_bound: bool = True
@@ -626,6 +629,24 @@ def _no_shrink(demand, obs, params, events, event):
         events.append(event)
         return hold
     return demand
+
+
+def hold_at_estimate(demand_kb, estimate_kb, m_cur_kb, params):
+    """The demand of a round whose own estimate is ``estimate_kb``: never
+    below that estimate when it would shrink the balloon, never a grow.
+
+    Why: the demand is a maximum of moving averages; after the estimate
+    rose (a calibration that learned the pinned pages, a working set
+    that grew between samples) the average still carries the rounds
+    before it for ``average_window`` rounds, and a shrink on it evicts
+    what the guest uses now (TCG, stop 48: Zipf 0.8 from boot, estimate
+    195 -> 236 MiB in the round the calibration rose, demand 206 MiB, the
+    balloon went 256 -> 225 MiB and the guest read 32 MiB back in the
+    first 10 s, 4 % of its run's operations). Growing stays the average's
+    and the shortage rules' business: one high sample does not grow.
+    """
+    hold = min(estimate_kb, hold_demand(m_cur_kb, params))
+    return max(demand_kb, hold)
 
 
 def raise_pinned(state, pinned_kb, booked_kb, rebase=False, **changes):
@@ -1439,6 +1460,12 @@ def step(state, obs, params=None):
     # the guard holds the demand too: the moving average still carries
     # the low samples of the rounds before the swap-ins
     demand = max(demand, min(g.floor_kb, obs.booked_kb))
+    if params.no_shrink_below_estimate:
+        held = hold_at_estimate(demand, wss.wss_kb, obs.m_cur_kb, params)
+        if held > demand:
+            events.append('estimate %s above the max-average %s: no shrink '
+                          'below it' % (_mib(wss.wss_kb), _mib(max_avg)))
+            demand = held
 
     first_at = state.first_at if state.first_at is not None else \
         obs.timestamp

@@ -226,3 +226,53 @@ def test_no_shrink_while_the_guest_allocates():
     # shrinks
     assert any(t is not None and t[0] < BOOKED
                for t, _ in loading(True, allocating=False))
+
+
+def rise_then(no_shrink_below_estimate, m_cur_kb=BOOKED):
+    """Rounds at ``m_cur_kb`` of a guest whose estimate is 100 MiB for
+    three rounds and 230 MiB from the fourth (a calibration that learned
+    its pinned pages): the demand and events of the fourth round."""
+    params = badis.BadisParams(
+        average_window=5, time_slice=600.0, headroom_kb=16 * MiB,
+        headroom_fraction=0.05,
+        no_shrink_below_estimate=no_shrink_below_estimate)
+    st = None
+    for i, sampled in enumerate((100, 100, 100, 230)):
+        o = badis.Observation(
+            timestamp=float(i), m_cur_kb=m_cur_kb, booked_kb=BOOKED,
+            sampled=est.TechniqueEstimate(sampled * MiB,
+                                          est.SOURCE_VMWARE_REFERENCED),
+            full=False)
+        st, r = badis.step(st, o, params)
+    return r
+
+
+def test_no_shrink_below_the_rounds_own_estimate():
+    # off: the moving average (still mostly the 100 MiB rounds) is the
+    # demand, well below the 230 MiB the guest has now
+    off = rise_then(False)
+    assert off.wss.wss_kb >= 230 * MiB
+    assert off.demand_kb < 200 * MiB
+    on = rise_then(True)
+    assert on.demand_kb >= 230 * MiB
+    # the balloon goes no lower than the estimate and its headroom
+    target, _ = badis.balloon_target(on.demand_kb, BOOKED, BOOKED, TARGET)
+    assert target >= 230 * MiB + 16 * MiB
+    assert any('above the max-average' in e for e in on.events)
+    # never a grow: at 180 MiB the round holds the balloon where it is
+    low = rise_then(True, m_cur_kb=180 * MiB)
+    assert low.demand_kb == badis.hold_demand(180 * MiB, badis.BadisParams(
+        headroom_kb=16 * MiB, headroom_fraction=0.05))
+
+
+def test_hold_at_estimate():
+    params = badis.BadisParams(headroom_kb=16 * MiB, headroom_fraction=0.0)
+    # below the estimate: raised to it
+    assert badis.hold_at_estimate(100 * MiB, 200 * MiB, BOOKED,
+                                  params) == 200 * MiB
+    # the estimate above m_cur less the headroom: held there, no grow
+    assert badis.hold_at_estimate(100 * MiB, 250 * MiB, BOOKED,
+                                  params) == BOOKED - 16 * MiB
+    # the demand above the estimate: unchanged
+    assert badis.hold_at_estimate(220 * MiB, 200 * MiB, BOOKED,
+                                  params) == 220 * MiB
