@@ -574,7 +574,9 @@ opts = [
                 help='With shrink_floor: swap-ins at an allocation that '
                      'did not shrink since the last round, while the floor '
                      'held the demand (after the shortage that set it '
-                     'ended) are a shortage of the floor, which is raised '
+                     'ended) and the guest\'s last sample asked for less '
+                     'than the floor are a shortage of the floor, which is '
+                     'raised '
                      '(shrink_floor_raise_kb), whether or not the guest\'s '
                      'balloon statistics showed memory free, also in a '
                      'round run on swap activity between two sampled ones '
@@ -583,7 +585,8 @@ opts = [
                      'leaves the floor where it is, and a moving hot set '
                      'whose sample reads a fraction of its need goes '
                      'through one more shrink-and-swap cycle per missed '
-                     'round (issue 13).'),
+                     'round (issue 13). A sample at or above the floor is '
+                     'a rise, which the shortage rules grow for.'),
     cfg.BoolOpt('shrink_floor_step_moved',
                 default=False,
                 help='With shrink_floor_step_kb: a step down of a shrink '

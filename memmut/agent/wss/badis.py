@@ -556,6 +556,17 @@ def _sampled_wss(state, obs):
     return techniques.TechniqueEstimate(wss, obs.sampled.source)
 
 
+def _last_sample_kb(state, obs):
+    """This round's corrected sample, else the last round's (a round run
+    on swap activity between two sampled ones), else None."""
+    sample = _sampled_wss(state, obs)
+    if sample is not None:
+        return sample.wss_kb
+    if state.last_sampled_kb is None:
+        return None
+    return min(obs.m_cur_kb, state.last_sampled_kb + state.pinned_kb)
+
+
 def _shortage_wss(state, obs):
     """Estimate while short: the larger of Geiger's and the allocation plus
     the swap growth under pressure (the guest evicted that much for pages
@@ -1342,13 +1353,15 @@ def _probe_swap_kb(state, obs):
 BALLOON_SLACK_KB = floors.SLACK_KB
 
 
-def held_shortage(floor, obs):
+def held_shortage(floor, obs, sample_kb=None):
     """Whether this round's swap-ins are a shortage of a floor that held
     the demand (``shrink_floor_held_shortage``): the guest swapped at an
     allocation the balloon did not shrink to since the last round, below
     the booking, while the floor (no longer in the shortage that set it)
-    put the balloon there, whether or not its statistics showed memory
-    free.
+    put the balloon there and the guest's own sample (``sample_kb``, with
+    the pinned-page correction; the last one in a round not sampled)
+    asked for less than the floor, whether or not its statistics showed
+    memory free.
 
     Why: the steady-shortage rule needs a round sampled at a steady
     allocation, and the guard counts a bad shrink only when Geiger does
@@ -1362,10 +1375,19 @@ def held_shortage(floor, obs):
     again since, and the balloon statistics are up to a period old (TCG,
     badis35: 12 MiB free by them at 204 MiB, 22 MiB read back in the
     round, Geiger 56 MiB beyond the allocation; with the free-memory test
-    five such shortages in 100 s raised nothing)."""
+    five such shortages in 100 s raised nothing).
+
+    Why the sample: a working set that rises past the floor is sampled
+    above it while the max-average still lags under it; its swap-ins are
+    the rise's, which the shortage rules grow for, not a sign that the
+    floor is too low, and a doubling raise of the floor overshot the
+    rise (TCG, badis36, W1 on steps: a raise of 64 MiB to 240 MiB for a
+    working set of 180, sampled at 164 above a floor of 160)."""
     return bool(floors.tested(floor) and obs.swapping and
                 not obs.shrunk and
-                obs.m_cur_kb < obs.booked_kb - BALLOON_SLACK_KB)
+                obs.m_cur_kb < obs.booked_kb - BALLOON_SLACK_KB and
+                (sample_kb is None or
+                 sample_kb < floor.kb - BALLOON_SLACK_KB))
 
 
 def step(state, obs, params=None):
@@ -1416,7 +1438,7 @@ def step(state, obs, params=None):
             (params.shrink_floor_steady and obs.swapping and obs.full and
              obs.steady and below_booking) or
             (params.shrink_floor_held_shortage and
-             held_shortage(state.floor, obs)))
+             held_shortage(state.floor, obs, _last_sample_kb(state, obs))))
         floor, floor_event = floors.update(
             state.floor, bad_shrink=bad_shrink, shortage=shortage,
             m_cur_kb=swapped_at,

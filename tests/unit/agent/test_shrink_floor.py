@@ -832,7 +832,7 @@ def test_held_in_use_a_found_floor_stops_costing_a_burst_a_minute():
     assert sum(b for b, _, _, _ in held[60:]) / 180 < 140 * MiB
 
 
-def _held_floor_round(held_shortage, **obs_kw):
+def _held_floor_round(held_shortage, last_sampled=None, **obs_kw):
     """A floor of 192 MiB that held the demand meets swap-ins at 208 MiB
     (the floor + the headroom) in a round run on swap activity: no
     sample, not steady, and Geiger reading the whole booking (a rise of
@@ -844,7 +844,8 @@ def _held_floor_round(held_shortage, **obs_kw):
     floor = floors.Floor(kb=192 * MiB, ref_kb=81 * MiB, quiet_rounds=6,
                          held=True, since_step=2)
     state = badis.BadisState(pinned_kb=50 * MiB, floor=floor,
-                             last_m_cur_kb=208 * MiB)
+                             last_m_cur_kb=208 * MiB,
+                             last_sampled_kb=last_sampled)
     o = dict(timestamp=100.0, m_cur_kb=208 * MiB, booked_kb=BOOKED,
              ghost=est.TechniqueEstimate(BOOKED, est.SOURCE_GEIGER),
              swapping=True, steady=False, full=True)
@@ -872,6 +873,10 @@ def test_swap_ins_at_a_floor_that_held_raise_it_in_any_round(full):
     dict(shrunk=True, shrunk_from_kb=224 * MiB),   # the guard's to judge
     dict(m_cur_kb=BOOKED),             # at the booking: nothing to raise
     dict(swapping=False),
+    # a rise: the guest's sample (170 + the 50 MiB correction) asks for
+    # more than the floor; the shortage rules grow for it (badis36, W1)
+    dict(sampled=est.TechniqueEstimate(170 * MiB,
+                                       est.SOURCE_VMWARE_REFERENCED)),
 ])
 def test_only_swap_ins_without_free_memory_at_an_unshrunk_floor_count(
         obs_kw):
@@ -893,6 +898,21 @@ def test_a_held_shortage_needs_a_floor_that_held_after_its_own_shortage(
     assert not badis.held_shortage(floor, o)
     held = floors.Floor(kb=192 * MiB, ref_kb=81 * MiB, held=True)
     assert badis.held_shortage(held, o)
+    # the sample under the floor: the floor holds the balloon
+    assert badis.held_shortage(held, o, sample_kb=150 * MiB)
+    # the sample at or above it: a rise, not the floor's shortage
+    assert not badis.held_shortage(held, o, sample_kb=192 * MiB)
+
+
+def test_a_held_shortage_between_samples_reads_the_last_one():
+    # a round run on swap activity has no sample: the last one (100 MiB
+    # + the 50 MiB correction, under the 192 MiB floor) says the floor
+    # held the balloon
+    f, _ = _held_floor_round(True, last_sampled=100 * MiB)
+    assert f.kb == BOOKED
+    # the last one at 170 (220 MiB with the correction): a rise
+    g, _ = _held_floor_round(True, last_sampled=170 * MiB)
+    assert g.kb <= 192 * MiB
 
 
 def _steps(step_moved, balloon):
