@@ -759,6 +759,10 @@ WHY = {
                'held and steps that moved the balloon (all off), on the '
                'pattern suite in six lock slots and a DEBUG diagnosis '
                'run; no W1-W5 (README there)',
+    'badis36': 'issue 13 stop 48: shrink_floor_held_shortage as '
+               'amended and no_shrink_below_estimate (both off), on the '
+               'pattern suite in three lock slots, and W1-W5 one run per '
+               'case (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
