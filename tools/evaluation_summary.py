@@ -761,7 +761,7 @@ WHY = {
                'run; no W1-W5 (README there)',
     'badis36': 'issue 13 stop 48: shrink_floor_held_shortage as '
                'amended and no_shrink_below_estimate (both off), on the '
-               'pattern suite in three lock slots, and W1-W5 one run per '
+               'pattern suite in four lock slots, and W1-W5 one run per '
                'case (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
