@@ -548,23 +548,27 @@ fmt_kb = units.fmt_kb
 _mib = fmt_kb
 
 
+def _corrected(state, obs, sampled_kb):
+    """A sample with the pinned-page correction, capped at m_cur."""
+    return min(obs.m_cur_kb, sampled_kb + state.pinned_kb)
+
+
 def _sampled_wss(state, obs):
     """Sampled WSS with the pinned-page correction, capped at m_cur."""
     if obs.sampled is None:
         return None
-    wss = min(obs.m_cur_kb, obs.sampled.wss_kb + state.pinned_kb)
-    return techniques.TechniqueEstimate(wss, obs.sampled.source)
+    return techniques.TechniqueEstimate(
+        _corrected(state, obs, obs.sampled.wss_kb), obs.sampled.source)
 
 
-def _last_sample_kb(state, obs):
-    """This round's corrected sample, else the last round's (a round run
-    on swap activity between two sampled ones), else None."""
-    sample = _sampled_wss(state, obs)
+def _last_sample_kb(state, obs, sample):
+    """This round's corrected ``sample``, else the last round's (a round
+    run on swap activity between two sampled ones), else None."""
     if sample is not None:
         return sample.wss_kb
     if state.last_sampled_kb is None:
         return None
-    return min(obs.m_cur_kb, state.last_sampled_kb + state.pinned_kb)
+    return _corrected(state, obs, state.last_sampled_kb)
 
 
 def _shortage_wss(state, obs):
@@ -1438,7 +1442,8 @@ def step(state, obs, params=None):
             (params.shrink_floor_steady and obs.swapping and obs.full and
              obs.steady and below_booking) or
             (params.shrink_floor_held_shortage and
-             held_shortage(state.floor, obs, _last_sample_kb(state, obs))))
+             held_shortage(state.floor, obs,
+                           _last_sample_kb(state, obs, sample))))
         floor, floor_event = floors.update(
             state.floor, bad_shrink=bad_shrink, shortage=shortage,
             m_cur_kb=swapped_at,
