@@ -2,7 +2,8 @@
 session 5).
 
     python tools/badis15_compare.py --patterns [--json OUT] SLOT [SLOT...]
-    python tools/badis15_compare.py --w1w5 [--json OUT] SLOT [SLOT...]
+    python tools/badis15_compare.py --w1w5 [--json OUT] [--reference NAME]
+        SLOT [SLOT...]
     python tools/badis15_compare.py --estimators [--json OUT]
         [--reference NAME] SLOT [SLOT...]
 
@@ -32,7 +33,8 @@ paired differences, and the table of
 operations/s shows each estimator's throughput beside ``none``'s (full
 memory; for redis, GETs/s).
 W1-W5, per run: mean |error| per poll, allowance S_more / S_less (% of
-booked) and vm_over (passes of ``none`` / this run's).
+booked) and vm_over (passes of ``none`` / this run's); paired to ``main``,
+or to the ``--reference`` configuration.
 """
 import json
 import os
@@ -164,13 +166,19 @@ def estimator_names(slots):
             sorted(found - set(ESTIMATORS)))
 
 
+def _reference_first(names, reference, slots):
+    """``names`` with ``reference`` (when given) first: the configuration
+    the paired differences are taken against."""
+    if reference is None:
+        return names
+    if reference not in names:
+        sys.exit('no runs of %s in %s' % (reference, slots))
+    return [reference] + [n for n in names if n != reference]
+
+
 def patterns(slots, by_estimator=False, reference=None):
     if by_estimator:
-        names = estimator_names(slots)
-        if reference is not None:
-            if reference not in names:
-                sys.exit('no runs of %s in %s' % (reference, slots))
-            names = [reference] + [n for n in names if n != reference]
+        names = _reference_first(estimator_names(slots), reference, slots)
         per_slot = [estimator_slot(s, names) for s in slots]
     else:
         names = _configs(slots)
@@ -335,8 +343,14 @@ def w1w5_slot(slot, names):
     return runs, none
 
 
-def w1w5(slots):
+def w1w5(slots, reference=None):
     names = _configs(slots)
+    if reference is not None:
+        # the phantom `main` of _configs goes when another is the reference
+        names = _reference_first(
+            [n for n in names if n != 'main' or any(
+                os.path.isdir(os.path.join(s, n)) for s in slots)],
+            reference, slots)
     per_slot = [w1w5_slot(s, names) for s in slots]
     none = {}
     for _, nn in per_slot:
@@ -345,10 +359,10 @@ def w1w5(slots):
     ref = {k: statistics.mean(v) for k, v in none.items()}
     if not ref:
         # no `none` runs (W1-W5 of badis only): vm_over is taken against
-        # the passes of `main`, the reference configuration
+        # the passes of the reference configuration
         mains = {}
         for runs, _ in per_slot:
-            for k, r in runs.get('main', {}).items():
+            for k, r in runs.get(names[0], {}).items():
                 if r['passes']:
                     mains.setdefault(k, []).append(r['passes'])
         ref = {k: statistics.mean(v) for k, v in mains.items()}
@@ -361,8 +375,8 @@ def w1w5(slots):
                                      else None))
                 data[n].append((i, key, r))
     cases = sorted({k for n in names for _, k, _ in data[n]})
-    head = ('No `none` runs: vm_over is the passes of `main` over this '
-            'run\'s (relative to the reference configuration).')
+    head = ('No `none` runs: vm_over is the passes of `%s` over this '
+            'run\'s (relative to the reference configuration).' % names[0])
     if none:
         head = '`none` passes per slot: ' + '; '.join(
             '%s,%s: %s' % (k[0], k[1], ', '.join(str(x) for x in v))
@@ -451,7 +465,7 @@ def main(argv):
     if argv[:1] == ['--reference']:
         reference, argv = argv[1], argv[2:]
     if kind == '--w1w5':
-        lines, data = w1w5(argv)
+        lines, data = w1w5(argv, reference=reference)
     else:
         lines, data = patterns(argv, by_estimator=kind == '--estimators',
                                reference=reference)

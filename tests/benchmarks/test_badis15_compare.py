@@ -101,3 +101,29 @@ def test_w1w5_without_none_runs_is_relative_to_main(tmp_path):
         300 / 270)
     assert data['configs']['main']['vm_over_median'] == 1.0
     assert any(line.startswith('No `none` runs') for line in lines)
+
+
+def _w1w5_run(shape, err, passes):
+    return {'shape': shape, 'alloc': 's', 'estimator': 'badis',
+            'passes': passes, 'rows': [{'t': 0.0}],
+            'errors': {'badis': {'all': err, 'allowance': {
+                'S_more': err, 'S_less': None}}}}
+
+
+def test_w1w5_paired_to_the_reference_without_a_main(tmp_path):
+    # bench_badis --out w15/NAME per configuration, no `main`, no `none`
+    for name, errs, passes in (('badis', (3.0, 5.0), 100),
+                               ('hs', (4.0, 4.0), 80)):
+        os.makedirs(tmp_path / name)
+        with open(tmp_path / name / 'badis.jsonl', 'w') as f:
+            for shape, err in zip(('W1', 'W2'), errs):
+                f.write(json.dumps(_w1w5_run(shape, err, passes)) + '\n')
+    lines, data = badis15_compare.w1w5([str(tmp_path)], reference='badis')
+    text = '\n'.join(lines)
+    assert 'hs - badis' in text and 'main' not in text
+    assert data['configs']['hs']['paired']['err']['mean'] == 0.0
+    runs = {tuple(k): r for _, k, r in data['runs']['hs']}
+    # vm_over against the reference's passes
+    assert runs[('W1', 's')]['vm_over'] == 1.25
+    with pytest.raises(SystemExit):
+        badis15_compare.w1w5([str(tmp_path)], reference='nope')
