@@ -75,18 +75,21 @@ def set_badis_options(pairs):
     """
     for pair in pairs or ():
         key, _, value = pair.partition('=')
-        low = value.lower()
-        if low in ('true', 'false'):
-            v = low == 'true'
-        else:
-            try:
-                v = int(value)
-            except ValueError:
-                try:
-                    v = float(value)
-                except ValueError:
-                    v = value
-        AGENT_OPTIONS['badis'][key.strip()] = v
+        AGENT_OPTIONS['badis'][key.strip()] = option_value(value)
+
+
+def option_value(value):
+    """An option's ``VALUE`` text as true/false, int, float or str."""
+    low = value.lower()
+    if low in ('true', 'false'):
+        return low == 'true'
+    try:
+        return int(value)
+    except ValueError:
+        try:
+            return float(value)
+        except ValueError:
+            return value
 
 
 def agent_conf(libvirt_options, **groups):

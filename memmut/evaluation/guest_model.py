@@ -1,0 +1,402 @@
+"""A paged guest for closed-loop studies of the balloon estimators
+(issue 13): a fast stand-in for the TCG guests of the pattern suite.
+
+Why: on the TCG test bed one run of the pattern suite takes 120 s of a
+lock slot, one configuration the whole suite about 11 minutes, and two
+runs of the same case differ by as much as most Badis options change
+(vm_over 1.01-1.14 for the hot set with the same defaults). An option is
+then judged on 10-20 pairs with intervals of +-0.01-0.02. This model runs
+the same agent code (the estimation pipeline, Badis, the balloon
+actuator) against a guest whose paging is simulated, in virtual time: a
+120 s case in about a second, every seed the same guest for every
+configuration, so paired differences carry no machine noise. It screens;
+the TCG guests judge.
+
+What it keeps of a guest:
+
+* memory: ``booked_kb``, of which ``base_kb`` the guest cannot give up
+  (kernel, slab, its programs; ``reserved_kb`` of it outside MemTotal)
+  and of which only ``base_active_kb`` is touched in any interval (what
+  Badis's pinned-page correction is for); the data of the program beside
+  it, in 4 KiB pages, each never touched yet, resident or in swap;
+* reclaim: least recently used first, at the granularity of a
+  micro-step (``MICRO_S`` of guest time), when the resident data
+  exceeds the balloon less the base and the kernel's free-page
+  watermark (``free_min_kb``); a balloon shrink reclaims at once;
+* costs: the program runs at ``rate`` page touches per second of guest
+  time, and every page read back from swap or written to it stalls it
+  for :class:`Costs` (a TCG profile fitted to the test bed's measured
+  loss per MiB read back, a KVM one); the throughput lost is the
+  vm_over the suite reports;
+* what the agent reads: the balloon statistics (``actual``,
+  ``available`` = actual - reserved, ``unused`` = free memory, swap
+  counters), the pages touched since the sampler's last clear (the smaps
+  back-end's referenced size, every page seen), and memstore's reuse
+  distances (on a swap-in of page p, the pages still in swap that were
+  written after p; seed 004 section 2.4.4).
+
+What it leaves out (so what it cannot show): swap readahead, the active
+and inactive lists' second chance, page cache, transparent huge pages,
+the balloon's own inflation time, and the agent's CPU beside the guest.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from memmut.evaluation import workloads
+
+PAGE_KB = 4
+MIB = 1024
+# Guest time per micro-step: references inside one are one batch for
+# reclaim (a page touched twice in it counts once).
+MICRO_S = 0.02
+
+NEW, RESIDENT, SWAPPED = 0, 1, 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Costs:
+    """Guest time swap traffic costs (seconds).
+
+    A swap-in stalls the program for one read of its cluster
+    (``swap_in_io_s``: the guest's swap readahead reads the aligned
+    ``CLUSTER`` slots around the page, which a sequential sweep reads
+    back together and random access one page at a time) and
+    ``swap_in_s`` per page; a page written to swap costs
+    ``swap_out_s``, one touched for the first time (allocated, zeroed)
+    ``fresh_s``. ``tcg`` is fitted to the test bed's pattern suite
+    (badis36, defaults: Zipf read back 17-41 MiB for a loss of 2.7-6.5
+    %, about 600 us a random page; the moving hot set about 265 MiB for
+    9 %, about 130 us a page in address order; the 160 MiB load takes
+    1.3 s); ``kvm`` is a memstore NBD swap disk on a KVM host, a
+    read in tens of microseconds."""
+    name: str = 'tcg'
+    swap_in_io_s: float = 600e-6
+    swap_in_s: float = 20e-6
+    swap_out_s: float = 60e-6
+    fresh_s: float = 12e-6
+
+
+COSTS = {'tcg': Costs(), 'kvm': Costs('kvm', 40e-6, 4e-6, 8e-6, 1e-6)}
+# Swap slots read together by the guest's readahead (vm.page-cluster 3).
+CLUSTER = 8
+
+# Page touches per second of the suite's programs on the TCG guests, with
+# their full memory (memwork's operations/s of the `none` runs, badis36).
+SUITE_RATES = {'seq': 51000, 'random': 119000, 'zipf': 204000,
+               'hotset': 51000, 'load_idle': 51000}
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """A guest's memory, as measured on the TCG guests of the suite."""
+    booked_kb: int = 256 * MIB
+    base_kb: int = 76 * MIB
+    reserved_kb: int = 51 * MIB
+    base_active_kb: int = 4 * MIB
+    free_min_kb: int = 6 * MIB
+
+    def __post_init__(self):
+        if not (0 < self.reserved_kb <= self.base_kb < self.booked_kb):
+            raise ValueError('need 0 < reserved <= base < booked')
+        if not 0 <= self.base_active_kb <= self.base_kb:
+            raise ValueError('base_active_kb must be within the base')
+        if self.free_min_kb < 0:
+            raise ValueError('free_min_kb must not be negative')
+
+
+def step_index(starts, t):
+    """The step of a schedule whose steps begin at ``starts`` (the last
+    entry is its end) running at ``t``; the last step holds."""
+    i = int(np.searchsorted(starts, t, side='right')) - 1
+    return max(0, min(i, len(starts) - 2))
+
+
+class References:
+    """The pages a program touches, in order (the guest program memwork's
+    patterns, :class:`memmut.evaluation.workloads.Pattern`):
+    ``take(n, t)`` returns the next ``n`` page numbers at ``t`` seconds
+    since the program started (real time: its schedule and the hot set's
+    moves follow the clock, not its progress). ``loaded_at`` is the
+    time its first pass ended (as many touches as the first step
+    has pages): the suite's "loaded" start."""
+
+    def __init__(self, pattern, steps, rng, alloc='s'):
+        if alloc not in ('s', 'd'):
+            raise ValueError("alloc is 's' (the peak mapped once) or 'd' "
+                             "(each step maps its own size)")
+        self.pattern = pattern
+        self.steps = list(steps)
+        self.rng = rng
+        self.alloc = alloc
+        self.data_pages = max(s.mib for s in self.steps) * MIB // PAGE_KB
+        self.loaded_at = None
+        self._step = None
+        self._step_t = 0.0        # guest time the current step began
+        self._done = 0            # touches in the current step
+        self._pos = 0
+        self._order = None
+        self._zipf = None
+        self._t0 = [0.0]
+        for s in self.steps:
+            self._t0.append(self._t0[-1] + s.seconds)
+
+    def _pages(self, i):
+        return max(1, self.steps[i].mib * MIB // PAGE_KB)
+
+    def mapped_pages(self):
+        """Pages the program keeps mapped now: with alloc 'd' its current
+        step's (memwork unmaps the rest when a step is smaller: freed,
+        whether resident or in swap), else all of its data."""
+        if self.alloc == 'd' and self._step is not None:
+            return self._pages(self._step)
+        return self.data_pages
+
+    def take(self, n, t):
+        i = step_index(self._t0, t)
+        if i != self._step:
+            self._step, self._done, self._pos = i, 0, 0
+            self._order, self._step_t = None, self._t0[i]
+        size = self._pages(i)
+        kind = self.pattern.kind
+        first = self._done < size
+        if first and kind in ('hotset', 'load_idle'):
+            # the first pass loads the step in address order
+            k = min(n, size - self._done)
+            out = np.arange(self._done, self._done + k)
+        elif kind == 'seq':
+            k = n
+            out = (self._pos + np.arange(k)) % size
+            self._pos = (self._pos + k) % size
+        elif kind == 'random':
+            k = min(n, size - self._pos) if self._order is not None else 0
+            if self._order is None or self._pos >= size:
+                self._order, self._pos = self.rng.permutation(size), 0
+                k = min(n, size)
+            out = self._order[self._pos:self._pos + k]
+            self._pos += k
+        elif kind == 'zipf':
+            if self._zipf is None or self._zipf[0] != size:
+                w = np.arange(1, size + 1, dtype=float) ** (
+                    -self.pattern.exponent)
+                self._zipf = (size, np.cumsum(w) / w.sum(),
+                              self.rng.permutation(size))
+            _, cdf, perm = self._zipf
+            k = n
+            # (queries in order: the batch is a set for reclaim)
+            r = np.searchsorted(cdf, np.sort(self.rng.random(k)),
+                                side='right')
+            out = perm[np.minimum(r, size - 1)]
+        else:                     # hotset / load_idle after their load
+            hot = (self.pattern.hot_mib * MIB // PAGE_KB
+                   if self.pattern.hot_mib else size // 4)
+            hot = max(1, min(size, hot))
+            start = 0
+            if kind == 'hotset':
+                since = t - self._step_t
+                start = (int(since / self.pattern.move_s) * hot) % size
+            k = n
+            out = (start + (self._pos + np.arange(k)) % hot) % size
+            self._pos = (self._pos + k) % hot
+        self._done += k
+        if self.loaded_at is None and i == 0 and self._done >= size:
+            self.loaded_at = t
+        if k < n:
+            out = np.concatenate([out, self.take(n - k, t)])
+        return out
+
+    def true_wss_kb(self, t, base_kb):
+        """The suite's truth at ``t`` (None for Zipf): the whole first
+        step until its first pass is over (what the TCG bench's oracle
+        reads from the console while the program loads)."""
+        if self.loaded_at is None and self.pattern.well_defined:
+            return self.steps[0].mib * MIB + base_kb
+        mib = workloads.true_wss_mib(self.steps, t, self.pattern,
+                                     repeat=False)
+        return None if mib is None else mib * MIB + base_kb
+
+
+class PagedGuest:
+    """One guest: ``run_until(wall_t)`` advances it, ``set_balloon``
+    resizes it, the rest are the readings the agent takes."""
+
+    def __init__(self, references, layout=None, costs=None, rate=None):
+        self.refs = references
+        self.layout = layout or Layout()
+        self.costs = costs or COSTS['tcg']
+        self.rate = rate or SUITE_RATES[references.pattern.kind]
+        n = references.data_pages
+        self.state = np.zeros(n, dtype=np.int8)
+        self.last = np.full(n, -1.0)
+        self.seq = np.zeros(n, dtype=np.int64)   # swap-out order
+        self.touched = np.zeros(n, dtype=bool)   # since the sampler's clear
+        self.balloon_kb = self.layout.booked_kb
+        self.wall = 0.0          # seconds since boot
+        self.ops = 0
+        self.ops_at = []          # (wall, ops) every micro-step
+        self.swap_in_pages = 0
+        self.swap_out_pages = 0
+        self._next_seq = 1
+        self._debt = 0.0          # stall owed by a shrink's reclaim
+        self._resident = 0
+        self._mapped = n
+        # memstore's interval: reuse distances since the last reading
+        self.hist = {}
+        self.interval_swap_ins = 0
+        self.bucket_pages = 256
+
+    # -- the guest ---------------------------------------------------------
+
+    @property
+    def capacity_pages(self):
+        lay = self.layout
+        return max(0, (self.balloon_kb - lay.base_kb - lay.free_min_kb)
+                   // PAGE_KB)
+
+    def _evict(self, count, keep=None):
+        """Write the ``count`` least recently used resident pages to swap
+        (never those in ``keep``); returns how many went."""
+        if count <= 0:
+            return 0
+        res = np.flatnonzero(self.state == RESIDENT)
+        if keep is not None and len(keep):
+            res = res[~np.isin(res, keep)]
+        count = min(count, len(res))
+        if count <= 0:
+            return 0
+        if count < len(res):
+            part = np.argpartition(self.last[res], count - 1)[:count]
+            victims = res[part]
+        else:
+            victims = res
+        victims = victims[np.argsort(self.last[victims], kind='stable')]
+        self.state[victims] = SWAPPED
+        self.seq[victims] = np.arange(self._next_seq,
+                                      self._next_seq + count)
+        self._next_seq += count
+        self._resident -= count
+        self.swap_out_pages += count
+        return count
+
+    def _swap_in(self, pages):
+        """Geiger's distances of these swap-ins, then the pages resident;
+        returns the readahead clusters read."""
+        if not len(pages):
+            return 0
+        clusters = len(np.unique(self.seq[pages] // CLUSTER))
+        in_swap = np.sort(self.seq[self.state == SWAPPED])
+        mine = np.sort(self.seq[pages])
+        # pages written after p and still in swap (the others read now
+        # count: memstore removes a page when it is read, in read order;
+        # within one batch the order is unknown, so all are counted)
+        after = len(in_swap) - np.searchsorted(in_swap, mine, side='right')
+        buckets = after // self.bucket_pages
+        for b, c in zip(*np.unique(buckets, return_counts=True)):
+            self.hist[int(b)] = self.hist.get(int(b), 0) + int(c)
+        self.interval_swap_ins += len(pages)
+        self.state[pages] = RESIDENT
+        self._resident += len(pages)
+        self.swap_in_pages += len(pages)
+        return clusters
+
+    def run_until(self, wall_t):
+        """Advance the guest to ``wall_t`` seconds of real time."""
+        c = self.costs
+        while self.wall < wall_t - 1e-9:
+            if self._debt > 0:
+                d = min(self._debt, wall_t - self.wall)
+                self._debt -= d
+                self.wall += d
+                continue
+            span = min(MICRO_S, wall_t - self.wall)
+            n = max(1, int(round(span * self.rate)))
+            pages = self.refs.take(n, self.wall)
+            mapped = self.refs.mapped_pages()
+            if mapped < self._mapped:
+                self._unmap(mapped)
+            self._mapped = mapped
+            u = np.flatnonzero(np.bincount(pages, minlength=len(self.state)))
+            st = self.state[u]
+            swapped = u[st == SWAPPED]
+            fresh = u[st == NEW]
+            reads = self._swap_in(swapped)
+            self.state[fresh] = RESIDENT
+            self._resident += len(fresh)
+            self.last[u] = self.wall
+            self.touched[u] = True
+            over = self._resident - self.capacity_pages
+            out = self._evict(over, keep=u) if over > 0 else 0
+            stall = (reads * c.swap_in_io_s + len(swapped) * c.swap_in_s +
+                     out * c.swap_out_s +
+                     len(fresh) * c.fresh_s)
+            took = n / self.rate + stall
+            self.wall += took
+            self.ops += n
+            self.ops_at.append((self.wall, self.ops))
+
+    def _unmap(self, first):
+        """The program freed its pages from ``first`` on."""
+        gone = self.state[first:]
+        self._resident -= int((gone == RESIDENT).sum())
+        gone[:] = NEW
+
+    def set_balloon(self, kb):
+        kb = int(min(self.layout.booked_kb, max(1, kb)))
+        self.balloon_kb = kb
+        over = self._resident - self.capacity_pages
+        if over > 0:
+            self._debt += self._evict(over) * self.costs.swap_out_s
+
+    # -- what the host reads -------------------------------------------------
+
+    def resident_kb(self):
+        return self._resident * PAGE_KB
+
+    def memory_stats(self):
+        lay = self.layout
+        free = max(0, self.balloon_kb - lay.base_kb - self.resident_kb())
+        return {
+            'actual': self.balloon_kb,
+            'available': self.balloon_kb - lay.reserved_kb,
+            'unused': free,
+            'usable': free,
+            'disk_caches': 0,
+            'swap_in': self.swap_in_pages * PAGE_KB,
+            'swap_out': self.swap_out_pages * PAGE_KB,
+            'major_fault': self.swap_in_pages,
+            'minor_fault': 0,
+            'rss': self.balloon_kb,
+            'last_update': int(self.wall),
+        }
+
+    def clear_refs(self):
+        self.touched[:] = False
+
+    def referenced_kb(self):
+        """What smaps would read: the guest frames touched since the last
+        clear (a page swapped out after its touch still touched its
+        frame), never more than the balloon holds, plus the base's active
+        part."""
+        lay = self.layout
+        data = min(int(self.touched.sum()) * PAGE_KB,
+                   max(0, self.balloon_kb - lay.base_kb))
+        return data + lay.base_active_kb
+
+    def queue_pages(self):
+        return int((self.state == SWAPPED).sum())
+
+    def take_reuse(self):
+        """memstore's monitor interval: (histogram, swap-ins) since the
+        last call, which starts a new one."""
+        hist, n = self.hist, self.interval_swap_ins
+        self.hist, self.interval_swap_ins = {}, 0
+        return hist, n
+
+    def ops_between(self, t0, t1):
+        """Page touches done between two wall times (interpolated)."""
+        if not self.ops_at:
+            return 0
+        walls = np.array([w for w, _ in self.ops_at])
+        ops = np.array([o for _, o in self.ops_at])
+        return float(np.interp(t1, walls, ops) - np.interp(t0, walls, ops))

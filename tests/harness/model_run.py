@@ -1,0 +1,272 @@
+"""The Badis benchmark's agent loop against the paged guest model
+(:mod:`memmut.evaluation.guest_model`) in virtual time: the agent's own
+estimation pipeline, Badis and balloon actuator, as
+:mod:`tests.harness.badis_run` drives them on a TCG guest, with the
+model standing in for libvirt, the smaps sampler and memstore's reuse
+distances. One 120 s case runs in seconds; a seed fixes the guest, so two
+configurations meet the same accesses.
+"""
+
+import dataclasses
+import statistics
+
+import numpy as np
+
+from memmut.agent.mutualization import on_demand
+from memmut.agent.wss import estimate
+from memmut.agent.wss import pipeline
+from memmut.agent.wss import sampling
+from memmut.agent.wss import swap_monitors as swapmod
+from memmut.agent.wss.sampling import base as sampling_base
+from memmut.evaluation import guest_model
+from memmut.evaluation import workloads
+from memmut.evaluation import wss_accuracy
+from memmut.memstore import reuse
+from memmut.virt import driver as virt_driver
+from tests import common
+from tests.harness import badis_run
+
+UUID = '6d6f6465-6c00-4000-8000-000000000001'
+POLL_S = badis_run.POLL_S
+# the suite's data (tests/benchmarks/bench_patterns.py DATA_MIB)
+DATA_MIB = 160
+ESTIMATORS = ('none', 'badis', badis_run.ORACLE)
+
+
+class Clock:
+    """Virtual time, seconds since the guest booted."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class ModelDriver(virt_driver.Driver):
+    """One model guest behind the hypervisor driver interface."""
+    name = 'model'
+
+    def __init__(self, guest, clock):
+        self.guest = guest
+        self.clock = clock
+
+    def connect(self):
+        pass
+
+    def host_info(self):
+        b = self.guest.layout.booked_kb
+        return virt_driver.HostInfo(memory_total_kb=4 * b,
+                                    memory_free_kb=3 * b, cpu_count=2,
+                                    cpu_util=0.0)
+
+    def list_vms(self):
+        g = self.guest
+        return [virt_driver.VMInfo(
+            uuid=UUID, name='model', state='running',
+            booked_kb=g.layout.booked_kb, balloon_kb=g.balloon_kb,
+            memory_stats=g.memory_stats(),
+            cpu_time_ns=int(g.wall * 1e9), domain_type='model')]
+
+    def set_stats_period(self, uuid, seconds):
+        pass
+
+    def _floor_inputs(self, uuid):
+        lay = self.guest.layout
+        return lay.booked_kb, lay.reserved_kb, None
+
+    def _set_balloon(self, uuid, kib):
+        self.guest.set_balloon(kib)
+
+
+class ModelSampler(sampling_base.Sampler):
+    """The smaps back-end's reading of the model: every guest frame
+    touched since the last clear."""
+    name = 'model'
+    auto_rank = 0
+    can_peek = True
+
+    def __init__(self, guest, clock):
+        self.guest = guest
+        self.clock = clock
+        self._started = None
+
+    def capability(self, vm, pid):
+        return sampling_base.Capability(self.name, True, 'model guest',
+                                        exact=True)
+
+    def begin(self, vm, pid):
+        self.guest.clear_refs()
+        self._started = self.clock()
+
+    def end(self, vm, pid):
+        sample = self.peek(vm, pid)
+        self._started = None
+        return sample
+
+    def peek(self, vm, pid):
+        if self._started is None:
+            return None
+        ref = self.guest.referenced_kb()
+        span = self.guest.layout.booked_kb
+        return sampling_base.AccessSample(
+            backend=self.name, accessed=ref // guest_model.PAGE_KB,
+            sampled=span // guest_model.PAGE_KB, span_kb=span,
+            interval_s=self.clock() - self._started, referenced_kb=ref)
+
+    def forget(self, uuid):
+        self._started = None
+
+
+def memstore_reader(guest, clock, percentile):
+    """memstore's monitor reading of the model's swap (one interval per
+    read, as the real export's)."""
+    last = [clock()]
+
+    def read(vm):
+        hist, swap_ins = guest.take_reuse()
+        now = clock()
+        seconds, last[0] = now - last[0], now
+        extra = reuse.extra_pages(hist, percentile, guest.bucket_pages)
+        return reuse.ReuseReading(
+            swap_out_pages=guest.swap_out_pages,
+            swap_in_pages=guest.swap_in_pages, interval_seconds=seconds,
+            interval_swap_ins=swap_ins, interval_cold=0, histogram=hist,
+            bucket_pages=guest.bucket_pages, percentile=percentile,
+            extra_bytes=extra * 4096, queue_pages=guest.queue_pages())
+    return read
+
+
+@dataclasses.dataclass
+class Case:
+    pattern: str                # a name of workloads.pattern_suite, or W1-W5
+    start: str = 'boot'         # or 'loaded'
+    estimator: str = 'badis'
+    seed: int = 0
+    seconds: float = 120.0
+    costs: str = 'tcg'
+    options: tuple = ()         # ('KEY=VALUE', ...) of [badis]
+    label: str = ''
+    alloc: str = 's'            # W1-W5: 's' static or 'd' dynamic
+
+
+# W1-W5 as the TCG bench runs them (bench_badis.py: peak 160 MiB, 10 s
+# steps, swept in address order)
+W_STEP_S = 10.0
+
+
+def schedule(case):
+    """(pattern, steps) of a case."""
+    if case.pattern in workloads.SHAPES:
+        return workloads.Pattern('seq'), workloads.shape_schedule(
+            case.pattern, badis_run.PEAK_MIB, W_STEP_S)
+    return workloads.pattern_suite(DATA_MIB, case.seconds)[case.pattern]
+
+
+def duration(case):
+    if case.pattern in workloads.SHAPES:
+        return workloads.duration(schedule(case)[1])
+    return case.seconds
+
+
+def agent_conf(options=()):
+    """The TCG bench's agent configuration with ``options`` on top."""
+    opts = {g: dict(v) for g, v in badis_run.AGENT_OPTIONS.items()}
+    for pair in options:
+        key, _, value = pair.partition('=')
+        opts['badis'][key.strip()] = badis_run.option_value(value)
+    opts['agent'] = dict(opts['agent'], sampling_backend='auto')
+    return common.private_conf(**opts)
+
+
+def run_case(case, keep_rows=False):
+    """One case: the guest from boot for ``case.seconds``, the agent from
+    boot or from the end of its first pass (+ the TCG bench's delay)."""
+    pattern, steps = schedule(case)
+    seconds = duration(case)
+    rng = np.random.default_rng(case.seed)
+    refs = guest_model.References(pattern, steps, rng, alloc=case.alloc)
+    g = guest_model.PagedGuest(refs, costs=guest_model.COSTS[case.costs])
+    clock = Clock()
+    booked = g.layout.booked_kb
+    t = 0.0
+    if case.start == 'loaded':
+        while refs.loaded_at is None and t < seconds:
+            t += POLL_S
+            g.run_until(t)
+        t += LOADED_DELAY_S
+        g.run_until(t)
+    rows = []
+    if case.estimator != 'none':
+        conf = agent_conf(case.options)
+        drv = ModelDriver(g, clock)
+        drv.configure_floor(conf)
+        samplers = sampling.SamplerChoice(
+            conf, drv, samplers={'model': ModelSampler(g, clock)})
+        swap = swapmod.SwapMonitors([
+            swapmod.MemstoreSwapMonitor(
+                memstore_reader(g, clock, conf.memstore.ghost_percentile),
+                growth_rate_kb=conf.badis.swap_growth_rate_kb,
+                clock=clock),
+            swapmod.BalloonStatsSwapMonitor(
+                conf.badis.swap_in_threshold_kb,
+                conf.badis.major_fault_threshold,
+                conf.badis.fallback_min_grow_kb,
+                conf.badis.swap_growth_rate_kb,
+                conf.badis.fallback_probe_kb, clock=clock)])
+        pipe = pipeline.EstimationPipeline(
+            conf, drv, samplers=samplers, swap=swap,
+            estimator='none' if case.estimator == badis_run.ORACLE
+            else case.estimator)
+        actuator = on_demand.OnDemandController(conf, drv)
+        while t < seconds - 1e-9:
+            g.run_until(t)
+            clock.now = t
+            vms = drv.list_vms()
+            est = pipe.estimate(vms, t)
+            truth = refs.true_wss_kb(t, g.layout.base_kb)
+            if case.estimator == badis_run.ORACLE:
+                kb = truth if truth is not None else booked
+                est = {UUID: estimate.Estimate(
+                    uuid=UUID, wss_kb=kb, max_avg_kb=kb, demand_kb=kb,
+                    source=badis_run.ORACLE, timestamp=t)}
+            actuator.step(vms, est)
+            row = {'t': t, 'balloon_kb': vms[0].balloon_kb,
+                   'truth_kb': truth,
+                   'swap_in': vms[0].memory_stats['swap_in']}
+            e = est.get(UUID)
+            if e is not None:
+                row.update(badis=e.wss_kb, demand_kb=e.demand_kb,
+                           mode=e.mode)
+                events = list(getattr(e, 'events', ()) or ())
+                if e.transition:
+                    events.insert(0, e.transition)
+                if events and e.fresh:
+                    row['events'] = events
+            rows.append(row)
+            t += POLL_S
+    g.run_until(seconds)
+    out = {'pattern': case.pattern, 'start': case.start,
+           'alloc': case.alloc,
+           'estimator': case.estimator, 'label': case.label,
+           'seed': case.seed, 'costs': case.costs,
+           'options': list(case.options), 'ops': g.ops,
+           'swap_in_mib': g.swap_in_pages * guest_model.PAGE_KB / 1024,
+           'saved_pct': saved_pct(rows, booked)}
+    if case.estimator == 'badis' and pattern.well_defined and rows:
+        err = wss_accuracy.errors(rows, 'badis', booked)
+        out.update(error_pct=err['all'], S_more=err['S_more'],
+                   S_less=err['S_less'])
+    if keep_rows:
+        out['rows'] = rows
+    return out
+
+
+# the TCG bench waits this long after the first pass before a loaded
+# start (bench_patterns.LOADED_DELAY_S)
+LOADED_DELAY_S = 3.0
+
+
+def saved_pct(rows, booked_kb):
+    vals = [booked_kb - r['balloon_kb'] for r in rows]
+    return 100.0 * statistics.mean(vals) / booked_kb if vals else 0.0

@@ -1,0 +1,167 @@
+"""The paged guest model (memmut/evaluation/guest_model.py) and the agent
+loop around it (tests/harness/model_run.py)."""
+
+import numpy as np
+import pytest
+
+from memmut.evaluation import guest_model as gm
+from memmut.evaluation import workloads
+from memmut.memstore import reuse
+from tests.harness import model_run
+
+MIB = 1024
+
+
+def guest(name, seconds=20.0, seed=0, costs='tcg', **layout):
+    pattern, steps = workloads.pattern_suite(160, seconds)[name]
+    refs = gm.References(pattern, steps, np.random.default_rng(seed))
+    return gm.PagedGuest(refs, layout=gm.Layout(**layout) if layout
+                         else None, costs=gm.COSTS[costs])
+
+
+def test_references_follow_the_patterns():
+    rng = np.random.default_rng(0)
+    size = 160 * MIB // 4
+    # load_idle: the first pass loads every page in order, then only the
+    # hot quarter is swept
+    refs = gm.References(workloads.Pattern('load_idle', hot_mib=40),
+                         [workloads.Step(160, 10)], rng)
+    first = refs.take(size, 0.0)
+    assert (first == np.arange(size)).all() and refs.loaded_at == 0.0
+    after = refs.take(3 * size, 1.0)
+    assert after.max() < 40 * MIB // 4
+    # random: every page once per pass
+    refs = gm.References(workloads.Pattern('random'),
+                         [workloads.Step(160, 10)], rng)
+    one = refs.take(size, 0.0)
+    assert sorted(one) == list(range(size))
+    # hotset: the window moves by its size every move_s seconds
+    refs = gm.References(workloads.Pattern('hotset', hot_mib=40,
+                                           move_s=5.0),
+                         [workloads.Step(160, 40)], rng)
+    refs.take(size, 0.0)
+    w0, w1 = refs.take(1000, 1.0), refs.take(1000, 6.0)
+    assert w0.min() >= 0 and w0.max() < 40 * MIB // 4
+    assert w1.min() >= 40 * MIB // 4 and w1.max() < 80 * MIB // 4
+    # zipf: the hot ranks take most touches
+    refs = gm.References(workloads.Pattern('zipf', exponent=1.2),
+                         [workloads.Step(160, 10)], rng)
+    z = refs.take(100000, 0.0)
+    _, counts = np.unique(z, return_counts=True)
+    assert np.sort(counts)[-100:].sum() > 0.5 * len(z)
+
+
+def test_phases_change_with_the_clock():
+    refs = gm.References(*reversed(list(reversed(
+        workloads.pattern_suite(160, 30)['phases']))),
+        rng=np.random.default_rng(0))
+    assert refs.take(10, 1.0).max() < 80 * MIB // 4
+    big = refs.take(200000, 11.0)
+    assert big.max() >= 80 * MIB // 4
+    assert refs.take(1000, 21.0).max() < 40 * MIB // 4
+
+
+def test_full_memory_never_swaps_and_runs_at_its_rate():
+    g = guest('random')
+    g.run_until(20.0)
+    assert g.swap_in_pages == g.swap_out_pages == 0
+    # the load's first touches cost a little
+    assert 0.97 * 20 * g.rate < g.ops <= 20 * g.rate
+    stats = g.memory_stats()
+    assert stats['available'] == stats['actual'] - g.layout.reserved_kb
+    assert stats['unused'] == (256 - 76 - 160) * MIB
+
+
+def test_a_shrink_below_the_data_swaps_and_costs_throughput():
+    full, short = guest('random'), guest('random')
+    full.run_until(5.0)
+    short.run_until(5.0)
+    short.set_balloon(200 * MIB)
+    # reclaimed at once, least recently used first
+    assert short.resident_kb() <= (200 - 76 - 6) * MIB
+    assert short.swap_out_pages > 0
+    full.run_until(20.0)
+    short.run_until(20.0)
+    assert short.swap_in_pages > 0
+    assert short.ops < 0.8 * full.ops
+
+
+def test_lru_keeps_the_hot_part_of_load_idle():
+    g = guest('load_idle')
+    g.run_until(3.0)
+    g.set_balloon((76 + 6 + 60) * MIB)     # room for the 40 MiB hot part
+    g.swap_in_pages = 0
+    g.run_until(20.0)
+    assert g.swap_in_pages == 0
+
+
+def test_sequential_swap_ins_cost_less_than_random_ones():
+    # the same volume read back in address order costs one read per
+    # readahead cluster
+    c = gm.COSTS['tcg']
+    seq, rnd = guest('hotset', seconds=40), guest('random', seconds=40)
+    for g in (seq, rnd):
+        g.run_until(3.0)
+        g.set_balloon(200 * MIB)
+        g.run_until(20.0)
+    per_seq = (seq.wall - seq.ops / seq.rate) / max(1, seq.swap_in_pages)
+    per_rnd = (rnd.wall - rnd.ops / rnd.rate) / max(1, rnd.swap_in_pages)
+    assert per_seq < 0.5 * per_rnd
+    assert per_rnd > 0.5 * c.swap_in_io_s
+
+
+def test_reuse_distances_are_pages_written_after_and_still_in_swap():
+    g = guest('seq')
+    g.run_until(2.0)
+    g.set_balloon((76 + 6 + 100) * MIB)     # 60 MiB of data to swap
+    queued = g.queue_pages()
+    assert queued == 60 * MIB // 4
+    g.take_reuse()
+    g.run_until(4.0)     # the shrink's reclaim stalls it first
+    hist, n = g.take_reuse()
+    assert n > 0
+    # a sweep reads back the oldest first: distances just under the queue
+    top = max(hist)
+    assert (top + 1) * g.bucket_pages >= 0.9 * queued
+    extra = reuse.extra_pages(hist, 95, g.bucket_pages)
+    assert extra * 4 >= 50 * MIB
+
+
+def test_referenced_is_what_was_touched_since_the_clear():
+    g = guest('load_idle')
+    g.run_until(3.0)
+    g.clear_refs()
+    g.run_until(4.0)
+    # the hot 40 MiB and the base's active part
+    assert g.referenced_kb() == 40 * MIB + g.layout.base_active_kb
+
+
+def test_layout_refuses_nonsense():
+    with pytest.raises(ValueError):
+        gm.Layout(base_kb=300 * MIB)
+    with pytest.raises(ValueError):
+        gm.Layout(base_active_kb=100 * MIB)
+
+
+def test_the_agent_loop_saves_on_load_idle_and_the_oracle_more():
+    case = dict(pattern='load_idle', seconds=60.0, seed=1)
+    none = model_run.run_case(model_run.Case(estimator='none', **case))
+    bad = model_run.run_case(model_run.Case(estimator='badis', **case),
+                             keep_rows=True)
+    orc = model_run.run_case(model_run.Case(estimator='oracle', **case))
+    assert none['saved_pct'] == 0.0 and none['swap_in_mib'] == 0
+    assert bad['saved_pct'] > 15
+    assert orc['saved_pct'] > bad['saved_pct']
+    # the agent's own rounds ran: modes and events recorded
+    assert {r.get('mode') for r in bad['rows']} & {'V', 'VG', 'G'}
+    assert bad['ops'] <= none['ops']
+
+
+def test_options_reach_badis_and_the_same_seed_is_the_same_guest():
+    case = dict(pattern='zipf1.2', seconds=20.0, seed=3)
+    a = model_run.run_case(model_run.Case(**case))
+    b = model_run.run_case(model_run.Case(**case))
+    assert a['ops'] == b['ops'] and a['saved_pct'] == b['saved_pct']
+    held = model_run.run_case(model_run.Case(
+        options=('time_slice=30.0', 'average_window=30'), **case))
+    assert held['saved_pct'] != a['saved_pct'] or held['ops'] != a['ops']
