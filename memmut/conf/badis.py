@@ -313,6 +313,17 @@ opts = [
                      'against 1.022), and the pattern suite did not '
                      'improve (doc/source/badis.rst, '
                      'tests/benchmarks/results/badis13-s3).'),
+    cfg.FloatOpt('calibration_probe_min_fraction',
+                 default=0.0,
+                 min=0.0,
+                 max=1.0,
+                 help='With calibration_probe: probe the calibration only '
+                      'while the correction is at least this fraction of '
+                      'the booking above its floor (the guest kernel\'s '
+                      'reservation; 0: always). All a series of probes '
+                      'could give back is that gap; a small one is not '
+                      'worth the swap-ins of a probe of a right correction '
+                      '(issue 13).'),
     cfg.BoolOpt('calibration_probe',
                 default=True,
                 help='Test the pinned-page correction set by the first-sample '
@@ -674,6 +685,33 @@ opts = [
                     'small again. An estimate that under-reads then meets '
                     'its first swap-ins a few MiB down instead of a '
                     'quarter of the booking down. Growth is not limited.'),
+    cfg.IntOpt('hindsight_rounds',
+               default=0,
+               min=0,
+               help='Shrinks judged in hindsight (rounds; 0: off): after '
+                    'a shrink (a descent in steps is one), what the guest '
+                    'writes to swap and reads back is counted for this '
+                    'many rounds; once it has read back '
+                    'hindsight_fraction of what it wrote (at least '
+                    'hindsight_min_kb written), the memory taken was in '
+                    'use, and the shrink floor (shrink_floor) is raised to '
+                    'the allocation before the shrink. Catches what the '
+                    'guard\'s shrink_swapin_window misses: the tail of a '
+                    'skewed pattern read back over minutes, a moving hot '
+                    'set coming back to what was taken (issue 13).'),
+    cfg.FloatOpt('hindsight_fraction',
+                 default=0.25,
+                 min=0.01,
+                 max=1.0,
+                 help='With hindsight_rounds: the share of what the guest '
+                      'wrote to swap after a shrink that, read back, makes '
+                      'the shrink bad.'),
+    cfg.IntOpt('hindsight_min_kb',
+               default=16 * 1024,
+               min=0,
+               help='With hindsight_rounds: a shrink is judged only once '
+                    'the guest wrote at least this much (KiB) to swap '
+                    'after it.'),
     cfg.IntOpt('swapin_budget_kb_s',
                default=0,
                min=0,

@@ -99,6 +99,7 @@ import enum
 import typing
 
 from memmut.agent.wss import adaptive_slice
+from memmut.agent.wss import hindsight
 from memmut.agent.wss import shrink_floor as floors
 from memmut.agent.wss import slow_start
 from memmut.agent.wss import swapin_budget
@@ -167,6 +168,9 @@ class BadisParams:
     # probe or a VG round confirms it (see _probe()); on since stop 36
     # (badis24)
     calibration_probe: bool = True
+    # stop 49: the calibration probe only while the correction is at
+    # least this fraction of the booking above its floor (0: always)
+    calibration_probe_min_fraction: float = 0.0
     # stop 44: a probe is answered by swap-ins only once the guest read
     # back this fraction of what it evicted since the probe began (0:
     # any swap activity; see _probe())
@@ -245,6 +249,12 @@ class BadisParams:
     swapin_budget_rounds: float = 30.0
     # stop 43: the first step of a descent (KiB; 0: off; see slow_start)
     shrink_slow_start_kb: int = 0
+    # stop 49: a shrink whose evictions the guest read back within
+    # hindsight_rounds raises the shrink floor to the size before it (see
+    # hindsight; 0: off)
+    hindsight_rounds: int = 0
+    hindsight_fraction: float = 0.25
+    hindsight_min_kb: int = 16 * MiB
     round_interval: float = 60.0
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
@@ -284,6 +294,12 @@ class BadisParams:
     @classmethod
     def from_conf(cls, conf):
         return _from_options(cls, conf.badis)
+
+    @property
+    def hindsight_params(self):
+        return hindsight.Params(rounds=self.hindsight_rounds,
+                                fraction=self.hindsight_fraction,
+                                min_kb=self.hindsight_min_kb)
 
     @property
     def floor_params(self):
@@ -485,6 +501,7 @@ class BadisState:
     last_m_cur_kb: typing.Optional[int] = None
     budget: swapin_budget.Budget = swapin_budget.Budget()
     descent: slow_start.Descent = slow_start.Descent()
+    ledger: hindsight.Ledger = hindsight.Ledger()
 
     @classmethod
     def initial(cls, params=None, pinned_floor_kb=0, now=None):
@@ -1183,7 +1200,8 @@ def _probes(state, params):
             (params.calibration_probe and state.pinned_unconfirmed))
 
 
-def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
+def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
+           above_kb=0):
     """Test a lower pinned-page correction with the balloon
     (``pinned_probe``) instead of lowering the estimate.
 
@@ -1287,6 +1305,15 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
         # cost 26-50 MiB of swap-ins), doubled after each step that
         # lowered it (a cold 140 MiB is given back in six probes)
         step_kb = params.pinned_probe_step_kb << min(state.probe_streak, 16)
+    if (not params.pinned_probe and params.calibration_probe_min_fraction
+            and pinned - floor < params.calibration_probe_min_fraction *
+            obs.booked_kb):
+        # all a series of probes could give back is the gap above the
+        # floor; under this fraction of the booking one probe answered by
+        # swap-ins costs more than the gap is worth (TCG and the paged
+        # guest model, phases: a 21 MiB gap, one 4 MiB probe cost the
+        # guest 14-21 MiB of swap-ins, 1-2 % of its run)
+        return _Probe(pinned, None, fields)
     if (mode is not Mode.V or obs.sampled is None or not obs.steady or
             obs.short or guarded or pinned <= floor or
             demand > wss.wss_kb + params.pinned_probe_step_kb or
@@ -1302,6 +1329,10 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand):
         # as much, not below its floor.
         size = max(wss.wss_kb - (pinned - floor), obs.used_kb - step_kb, 0)
         low = pinned - (wss.wss_kb - size)
+    if size < above_kb:
+        # a floor the guest's read-backs put there (hindsight): a probe
+        # below it would take what it was shown to use
+        return _Probe(pinned, None, fields)
     fields.update(probe_pinned_kb=low, probe_size_kb=size,
                   probe_from_kb=wss.wss_kb, probe_at=obs.timestamp,
                   probe_seen_evict=False, probe_in_kb=0, probe_out_kb=0)
@@ -1424,6 +1455,7 @@ def step(state, obs, params=None):
         g.wss.source)
     events = list(g.events)
     floor, floor_event = state.floor, None
+    ledger = state.ledger
     lifted = False
     if params.shrink_floor:
         sample = _sampled_wss(state, obs)
@@ -1451,6 +1483,21 @@ def step(state, obs, params=None):
             short=obs.short, full=obs.full, used_kb=obs.used_kb,
             params=params.floor_params, booked_kb=obs.booked_kb,
             in_use_kb=obs.in_use_kb)
+        if floor_event:
+            events.append(floor_event)
+        ledger, bad_from, hind_event = hindsight.update(
+            state.ledger, shrunk=obs.shrunk,
+            shrunk_from_kb=obs.shrunk_from_kb, m_cur_kb=obs.m_cur_kb,
+            out_kb=obs.evicted_kb, in_kb=obs.swapin_kb,
+            params=params.hindsight_params)
+        if hind_event:
+            events.append(hind_event)
+        if bad_from:
+            floor, floor_event = floors.hindsight(
+                floor, bad_from, obs.booked_kb, params.floor_params,
+                sample.wss_kb if sample is not None else None)
+            if floor_event:
+                events.append(floor_event)
         floored = floors.apply(floor, wss.wss_kb, obs.booked_kb)
         counted = params.shrink_floor_estimate or (
             params.shrink_floor_estimate_confirmed and floor.confirmed)
@@ -1460,8 +1507,6 @@ def step(state, obs, params=None):
             # working set that the sample missed; in WSS^max_avg too, so
             # the controller packs the VM at the size its balloon is held
             wss = techniques.TechniqueEstimate(floored, SOURCE_SHRINK_FLOOR)
-        if floor_event:
-            events.append(floor_event)
     floor_note = floor_event
 
     recent = (state.recent + (wss.wss_kb,))[-params.average_window:]
@@ -1621,7 +1666,8 @@ def step(state, obs, params=None):
     # a shrink floor does not hold the probe back: a probe below it that
     # the guest lives through shows it wrong (below)
     pr = _probe(state, real, params, wss, r.mode, g.active, pinned,
-                demand - floor_held_kb)
+                demand - floor_held_kb,
+                above_kb=floor.kb if floor.evidenced else 0)
     floor, floor_event = floors.disproved(floor, pr.quiet_at_kb,
                                           params.shrink_swapin_window)
     if floor_event:
@@ -1714,7 +1760,7 @@ def step(state, obs, params=None):
                            slice=time_slice,
                            jumped_at=jumped_at, first_at=first_at,
                            last_m_cur_kb=obs.m_cur_kb, budget=budget,
-                           descent=descent,
+                           descent=descent, ledger=ledger,
                            **{k: v for k, v in pr.fields.items()
                               if k != 'probe_wait'})
     return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,

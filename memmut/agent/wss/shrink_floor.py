@@ -114,6 +114,7 @@ class Floor:
     step_swapped: bool = False           # a step down of it swapped
     in_use_held: bool = False            # held by the guest's use (below)
     step_at_kb: int = 0                  # the allocation at its last step
+    evidenced: bool = False              # set or raised in hindsight
 
 
 @dataclasses.dataclass(frozen=True)
@@ -210,7 +211,8 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                      swapped_kb=kb - extra if extra else 0,
                      confirmed=floor.confirmed or tested(floor),
                      step_swapped=floor.step_swapped or bool(
-                         floor.kb and floor.step_kb)), event
+                         floor.kb and floor.step_kb),
+                     evidenced=floor.evidenced), event
     if not floor.kb:
         return floor, None
     if short and params.step_back and floor.step_kb and floor.held:
@@ -243,8 +245,10 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
     # balloon just grown by the raise is free until the guest swaps its
     # pages back in (TCG, hotset: a floor raised to 150 MiB released two
     # rounds later, the guest using 127 MiB of it)
-    if used_kb is not None and used_kb <= (1 - params.fall) * (
-            floor.swapped_kb or floor.kb):
+    # (not a floor set in hindsight: what the guest uses is then low
+    # because the pages it reads back are still out)
+    if not floor.evidenced and used_kb is not None and used_kb <= (
+            1 - params.fall) * (floor.swapped_kb or floor.kb):
         return Floor(), ('shrink floor %s released: the guest used %s of '
                          'it' % (_mib(floor.kb), _mib(used_kb)))
     if sample_kb is not None:
@@ -290,7 +294,7 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                      swapped_kb=swapped,
                      confirmed=floor.confirmed,
                      step_swapped=floor.step_swapped,
-                     step_at_kb=m_cur_kb), (
+                     step_at_kb=m_cur_kb, evidenced=floor.evidenced), (
             'shrink floor lowered to %s: %d rounds without swap activity'
             % (_mib(kb), since))
     return dataclasses.replace(floor, ref_kb=ref, quiet_rounds=quiet,
@@ -391,6 +395,25 @@ def holding(floor, demand_kb, booked_kb, lifted=False, at_demand=False):
     if held != floor.held:
         floor = dataclasses.replace(floor, held=held)
     return floored, floor
+
+
+def hindsight(floor, from_kb, booked_kb, params, sample_kb=None):
+    """``(floor, event)``: the floor raised to ``from_kb``, the allocation
+    before a shrink whose evictions the guest read back
+    (:mod:`.hindsight`): it had that much without swapping. A floor it
+    raises waits twice as long before its next step down (a step down
+    taken too far, as a bad shrink); the reference sample stays."""
+    kb = min(booked_kb, from_kb) if booked_kb else from_kb
+    if kb <= floor.kb + SLACK_KB:
+        return floor, None
+    wait = min(params.max_wait, floor.wait * 2) if floor.kb else floor.wait
+    ref = floor.ref_kb if floor.ref_kb is not None else sample_kb
+    return Floor(kb=kb, ref_kb=ref, open=False, wait=wait,
+                 raise_kb=floor.raise_kb, confirmed=floor.confirmed,
+                 step_swapped=floor.step_swapped or bool(floor.step_kb),
+                 evidenced=True), (
+        'shrink floor %s %s: the guest read back what a shrink from '
+        'there took' % ('raised to' if floor.kb else 'set at', _mib(kb)))
 
 
 def disproved(floor, quiet_at_kb, seconds):

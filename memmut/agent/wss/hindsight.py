@@ -1,0 +1,103 @@
+"""Shrinks judged in hindsight: was the memory we took in use? (issue 13)
+
+Why: the guard of :mod:`.badis` judges a shrink by the swap-ins of the
+next ``shrink_swapin_window`` seconds, the shrink floor
+(:mod:`.shrink_floor`) by where the guest swapped then. A guest whose
+sample misses pages it uses rarely pays for a shrink long after that
+window: on a skewed (Zipf) pattern the pages taken are the tail's, each
+read back when its turn comes, over tens of seconds at the booking
+(TCG and the paged guest model alike, Zipf 1.2: one shrink 256 -> 215
+MiB evicted about 35 MiB and the guest read 26 MiB back over the next 45
+s, 3-4 % of its run, while the balloon was back at the booking 2 s after
+the shrink); a moving hot set reads back what a shrink evicted when the
+set comes round to it (a cycle later). Neither shows as a bad shrink,
+and the next shrink takes the same memory again.
+
+What it is. A ledger per VM follows a shrink: it opens at a shrink with
+the allocation before it (``from_kb``, which the guest had without
+swapping), and counts what the guest writes to swap and reads back from
+it over the next ``rounds`` rounds (a descent in several steps is one
+ledger: shrinks within ``settle`` rounds of the last extend it). If the
+guest read back at least ``fraction`` of what it wrote (and wrote at
+least ``min_kb``), the memory taken was in use: the shrink was bad in
+hindsight, and the caller raises the shrink floor to ``from_kb``, where
+the floor's own steps down test it again, at a slowing pace. If the
+horizon passes first, the shrink was good (what it evicted stayed out:
+cold data, a working set that fell).
+
+The ratio, not an amount, because what a shrink costs is what comes back
+of what it took: cold data evicted by a load-then-idle guest's shrink is
+never read back (ratio near 0), the tail of a Zipf pattern mostly is
+(0.7 above). A working set that rises afterwards also reads back, which
+is then a floor at a size the guest needs anyway.
+"""
+
+import dataclasses
+
+from memmut import units
+
+_mib = units.fmt_kb
+
+
+@dataclasses.dataclass(frozen=True)
+class Ledger:
+    """The shrink under judgement (``from_kb`` 0: none)."""
+    from_kb: int = 0        # the allocation before the shrink
+    low_kb: int = 0         # the lowest allocation since
+    out_kb: int = 0         # written to swap since it began
+    in_kb: int = 0          # read back since it began
+    age: int = 0            # rounds since it began
+    since_shrink: int = 0   # rounds since its last shrink
+
+
+@dataclasses.dataclass(frozen=True)
+class Params:
+    rounds: int = 0         # the horizon (0: off)
+    fraction: float = 0.25
+    min_kb: int = 16 * 1024
+    settle: int = 3
+
+    def __post_init__(self):
+        if self.rounds < 0 or self.settle < 0:
+            raise ValueError('hindsight rounds and settle must not be '
+                             'negative')
+        if not 0 < self.fraction <= 1:
+            raise ValueError('hindsight fraction must be in (0, 1]')
+        if self.min_kb < 0:
+            raise ValueError('hindsight min_kb must not be negative')
+
+
+def update(ledger, *, shrunk, shrunk_from_kb, m_cur_kb, out_kb, in_kb,
+           params):
+    """One round: ``(ledger, bad_from_kb, event)``. ``bad_from_kb`` is
+    the allocation before a shrink judged bad this round (0: none);
+    ``event`` a log line or None. ``out_kb``/``in_kb``: what the guest
+    wrote to swap and read back over the round."""
+    if not params.rounds:
+        return ledger, 0, None
+    event = None
+    if shrunk and shrunk_from_kb:
+        if ledger.from_kb and ledger.since_shrink <= params.settle:
+            ledger = dataclasses.replace(
+                ledger, low_kb=min(ledger.low_kb, m_cur_kb), since_shrink=0)
+        else:
+            ledger = Ledger(from_kb=shrunk_from_kb, low_kb=m_cur_kb)
+    elif not ledger.from_kb:
+        return ledger, 0, None
+    else:
+        ledger = dataclasses.replace(
+            ledger, low_kb=min(ledger.low_kb, m_cur_kb),
+            since_shrink=ledger.since_shrink + 1)
+    ledger = dataclasses.replace(
+        ledger, out_kb=ledger.out_kb + max(0, out_kb or 0),
+        in_kb=ledger.in_kb + max(0, in_kb or 0), age=ledger.age + 1)
+    if (ledger.out_kb >= max(1, params.min_kb) and
+            ledger.in_kb >= params.fraction * ledger.out_kb):
+        event = ('shrink %s -> %s bad in hindsight: the guest read back %s '
+                 'of the %s it wrote to swap in %d rounds'
+                 % (_mib(ledger.from_kb), _mib(ledger.low_kb),
+                    _mib(ledger.in_kb), _mib(ledger.out_kb), ledger.age))
+        return Ledger(), ledger.from_kb, event
+    if ledger.age >= params.rounds:
+        return Ledger(), 0, None
+    return ledger, 0, None
