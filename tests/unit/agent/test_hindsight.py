@@ -3,10 +3,13 @@ shrink floor they raise."""
 
 import pytest
 
+from memmut.agent.wss import badis
 from memmut.agent.wss import hindsight as hs
 from memmut.agent.wss import shrink_floor as floors
+from memmut.agent.wss import techniques as est
 
 MiB = 1024
+BOOKED = 256 * MiB
 P = hs.Params(rounds=10, fraction=0.25, min_kb=4 * MiB, settle=2)
 
 
@@ -92,3 +95,69 @@ def test_the_floor_it_raises_holds_against_free_memory_and_steps():
                              sample_kb=200 * MiB, short=False, params=fp)
         f = floors.holding(f, 200 * MiB, 256 * MiB)[1]
     assert f.kb < 256 * MiB and f.evidenced
+
+
+# -- in Badis's round (badis.step) --
+
+
+def _obs(t, m_cur, prev, read=0, out=0, sample=180 * MiB):
+    return badis.Observation(
+        timestamp=t, m_cur_kb=m_cur, booked_kb=BOOKED,
+        sampled=est.TechniqueEstimate(sample, est.SOURCE_VMWARE),
+        swapping=read > 0, steady=m_cur == prev, shrunk=m_cur < prev,
+        shrunk_from_kb=prev if m_cur < prev else None, full=True,
+        swapin_kb=read, evicted_kb=out, interval_s=1.0)
+
+
+def _zipf_tail(**kw):
+    """A guest whose sample reads 180 MiB of a 256 MiB need: shrunk to
+    200 MiB at t = 10 (20 MiB written out), then the balloon back at the
+    booking while it reads 1 MiB a second back (after the guard's 3 s):
+    the floor after 30 rounds."""
+    params = badis.BadisParams(time_slice=4.0, shrink_swapin_window=3.0,
+                               round_interval=1.0, average_window=3,
+                               **kw)
+    st, events = None, []
+    bal = prev = BOOKED
+    for t in range(40):
+        read = MiB if 15 <= t < 35 else 0
+        if t == 10:
+            bal = 200 * MiB
+        elif t == 12:
+            bal = BOOKED
+        st, r = badis.step(st, _obs(float(t), bal, prev, read=read,
+                                    out=20 * MiB if t == 10 else 0),
+                           params)
+        events += r.events
+        prev = bal
+    return st, events
+
+
+def test_badis_raises_the_floor_for_a_tail_read_back_late():
+    st, events = _zipf_tail(hindsight_rounds=30, hindsight_min_kb=4 * MiB)
+    assert any('bad in hindsight' in e for e in events)
+    assert st.floor.kb == BOOKED and st.floor.evidenced
+    # off (the default): the late read-backs set no floor at the booking
+    st, events = _zipf_tail()
+    assert not any('bad in hindsight' in e for e in events)
+    assert st.floor.kb < BOOKED
+
+
+def test_no_calibration_probe_for_a_small_gap():
+    # a correction 20 MiB above its floor on a 256 MiB guest (TCG,
+    # phases): under 0.15 of the booking, no probe; over it, one
+    base = dict(pinned_kb=92 * MiB, pinned_floor_kb=72 * MiB, pinned_at=0.0,
+                pinned_note='calibrated', recent=(200 * MiB,),
+                pinned_unconfirmed=True)
+    for frac, probed in ((0.0, True), (0.15, False), (0.05, True)):
+        params = badis.BadisParams(
+            time_slice=4.0, shrink_swapin_window=3.0, pinned_probe=False,
+            calibration_probe=True, pinned_probe_step_kb=4 * MiB,
+            calibration_probe_min_fraction=frac)
+        st = badis.BadisState(**base)
+        o = badis.Observation(
+            timestamp=7.0, m_cur_kb=BOOKED, booked_kb=BOOKED,
+            sampled=est.TechniqueEstimate(108 * MiB, est.SOURCE_VMWARE),
+            steady=True)
+        st, r = badis.step(st, o, params)
+        assert (r.probe_kb is not None) == probed, frac
