@@ -17,13 +17,20 @@ What it is. A ledger per VM follows a shrink: it opens at a shrink with
 the allocation before it (``from_kb``, which the guest had without
 swapping), and counts what the guest writes to swap and reads back from
 it over the next ``rounds`` rounds (a descent in several steps is one
-ledger: shrinks within ``settle`` rounds of the last extend it). If the
-guest read back at least ``fraction`` of what it wrote (and wrote at
+ledger: shrinks within ``settle`` rounds of the last extend it). Once the
+guest has read back at least ``fraction`` of what it wrote (and wrote at
 least ``min_kb``), the memory taken was in use: the shrink was bad in
-hindsight, and the caller raises the shrink floor to ``from_kb``, where
-the floor's own steps down test it again, at a slowing pace. If the
-horizon passes first, the shrink was good (what it evicted stayed out:
-cold data, a working set that fell).
+hindsight. From then until the horizon the ledger asks for a shrink
+floor of ``low_kb + in_kb``, never above ``from_kb``: the guest needed
+at least what it read back on top of the lowest allocation it had, and
+the evidence grows while it reads. If the horizon passes first, the
+shrink was good (what it evicted stayed out: cold data, a working set
+that fell).
+
+Why not the size before the shrink at once: a descent taken in steps
+from far above the working set is mostly right; on TCG a load-then-idle
+guest descending 185 -> 113 MiB read back 5 MiB of the 16 it wrote (it
+needs about 116), and a floor at 185 MiB held 70 MiB it did not use.
 
 The ratio, not an amount, because what a shrink costs is what comes back
 of what it took: cold data evicted by a load-then-idle guest's shrink is
@@ -48,6 +55,7 @@ class Ledger:
     in_kb: int = 0          # read back since it began
     age: int = 0            # rounds since it began
     since_shrink: int = 0   # rounds since its last shrink
+    bad: bool = False       # judged bad: it asks for a floor
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,10 +77,12 @@ class Params:
 
 def update(ledger, *, shrunk, shrunk_from_kb, m_cur_kb, out_kb, in_kb,
            params):
-    """One round: ``(ledger, bad_from_kb, event)``. ``bad_from_kb`` is
-    the allocation before a shrink judged bad this round (0: none);
-    ``event`` a log line or None. ``out_kb``/``in_kb``: what the guest
-    wrote to swap and read back over the round."""
+    """One round: ``(ledger, floor_kb, event)``. ``floor_kb`` is the floor
+    a shrink judged bad asks for in a round that read back (0: none): the
+    lowest allocation since it plus what the guest read back, at most the
+    allocation before it; ``event`` a log line when it is judged.
+    ``out_kb``/``in_kb``: what the guest wrote to swap and read back
+    over the round."""
     if not params.rounds:
         return ledger, 0, None
     event = None
@@ -91,13 +101,19 @@ def update(ledger, *, shrunk, shrunk_from_kb, m_cur_kb, out_kb, in_kb,
     ledger = dataclasses.replace(
         ledger, out_kb=ledger.out_kb + max(0, out_kb or 0),
         in_kb=ledger.in_kb + max(0, in_kb or 0), age=ledger.age + 1)
-    if (ledger.out_kb >= max(1, params.min_kb) and
+    if (not ledger.bad and ledger.out_kb >= max(1, params.min_kb) and
             ledger.in_kb >= params.fraction * ledger.out_kb):
+        ledger = dataclasses.replace(ledger, bad=True)
         event = ('shrink %s -> %s bad in hindsight: the guest read back %s '
                  'of the %s it wrote to swap in %d rounds'
                  % (_mib(ledger.from_kb), _mib(ledger.low_kb),
                     _mib(ledger.in_kb), _mib(ledger.out_kb), ledger.age))
-        return Ledger(), ledger.from_kb, event
+    # asked for in the rounds that read back only: in between, the
+    # floor's own steps down test it (asked every round, a step was
+    # undone the round after it, and each undoing doubled its wait: W2
+    # in the model held the booking for a working set down to 132 MiB)
+    floor = (min(ledger.from_kb, ledger.low_kb + ledger.in_kb)
+             if ledger.bad and (in_kb or event) else 0)
     if ledger.age >= params.rounds:
-        return Ledger(), 0, None
-    return ledger, 0, None
+        return Ledger(), floor, event
+    return ledger, floor, event

@@ -398,22 +398,29 @@ def holding(floor, demand_kb, booked_kb, lifted=False, at_demand=False):
 
 
 def hindsight(floor, from_kb, booked_kb, params, sample_kb=None):
-    """``(floor, event)``: the floor raised to ``from_kb``, the allocation
-    before a shrink whose evictions the guest read back
-    (:mod:`.hindsight`): it had that much without swapping. A floor it
-    raises waits twice as long before its next step down (a step down
-    taken too far, as a bad shrink); the reference sample stays."""
+    """``(floor, event)``: the floor raised to ``from_kb``, what a shrink
+    whose evictions the guest read back asks for (:mod:`.hindsight`). A
+    floor it raises waits twice as long before its next step down (a
+    step down taken too far, as a bad shrink); the reference sample
+    stays."""
     kb = min(booked_kb, from_kb) if booked_kb else from_kb
     if kb <= floor.kb + SLACK_KB:
         return floor, None
-    wait = min(params.max_wait, floor.wait * 2) if floor.kb else floor.wait
+    # twice the wait once per judgement: a new floor or one a step down
+    # of which went too far, not every round that adds read-backs
+    again = floor.kb and (floor.step_kb or not floor.evidenced)
+    wait = min(params.max_wait, floor.wait * 2) if again else floor.wait
     ref = floor.ref_kb if floor.ref_kb is not None else sample_kb
-    return Floor(kb=kb, ref_kb=ref, open=False, wait=wait,
+    # open: the read-backs that set it are its own shortage, not a test
+    # of it (closed, the guard's shortage of the same round confirmed it
+    # and raised it above the booking's reach: W2 in the model)
+    return Floor(kb=kb, ref_kb=ref, open=True, wait=wait,
                  raise_kb=floor.raise_kb, confirmed=floor.confirmed,
                  step_swapped=floor.step_swapped or bool(floor.step_kb),
                  evidenced=True), (
-        'shrink floor %s %s: the guest read back what a shrink from '
-        'there took' % ('raised to' if floor.kb else 'set at', _mib(kb)))
+        'shrink floor %s %s: the guest read back that much above the '
+        'lowest allocation since a shrink' % (
+            'raised to' if floor.kb else 'set at', _mib(kb)))
 
 
 def disproved(floor, quiet_at_kb, seconds):
