@@ -763,6 +763,13 @@ WHY = {
                'amended and no_shrink_below_estimate (both off), on the '
                'pattern suite in four lock slots, and W1-W5 one run per '
                'case (README there)',
+    'badis37': 'issue 13 stop 49: the paged guest model\'s candidate '
+               '(no_shrink_below_estimate, hindsight_rounds, '
+               'calibration_probe_min_fraction) beside the defaults on the '
+               'pattern suite in lock slots, and W1-W5 (README there)',
+    'model1': 'issue 13 stop 49: Badis options screened on the paged '
+              'guest model (bench_model.py), many seeds, paired to the '
+              'defaults (README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
