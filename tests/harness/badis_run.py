@@ -54,6 +54,7 @@ AGENT_OPTIONS = {
               # a guest of several GiB there; 4 MiB of 256 MiB here)
               'pinned_probe_step_kb': 4 * MIB,
               'shrink_floor_step_kb': 4 * MIB,
+              'hindsight_min_kb': 4 * MIB,
               # bad shrinks: swap-ins within 3 rounds (180 s at 60 s)
               'shrink_swapin_window': 3.0},
     'agent': {'sampling_backend': 'smaps', 'balloon_actuation': True},
