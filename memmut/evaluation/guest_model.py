@@ -234,7 +234,6 @@ class PagedGuest:
         self.balloon_kb = self.layout.booked_kb
         self.wall = 0.0          # seconds since boot
         self.ops = 0
-        self.ops_at = []          # (wall, ops) every micro-step
         self.swap_in_pages = 0
         self.swap_out_pages = 0
         self._next_seq = 1
@@ -333,7 +332,6 @@ class PagedGuest:
             took = n / self.rate + stall
             self.wall += took
             self.ops += n
-            self.ops_at.append((self.wall, self.ops))
 
     def _unmap(self, first):
         """The program freed its pages from ``first`` on."""
@@ -392,11 +390,3 @@ class PagedGuest:
         hist, n = self.hist, self.interval_swap_ins
         self.hist, self.interval_swap_ins = {}, 0
         return hist, n
-
-    def ops_between(self, t0, t1):
-        """Page touches done between two wall times (interpolated)."""
-        if not self.ops_at:
-            return 0
-        walls = np.array([w for w, _ in self.ops_at])
-        ops = np.array([o for _, o in self.ops_at])
-        return float(np.interp(t1, walls, ops) - np.interp(t0, walls, ops))

@@ -203,17 +203,9 @@ def run_case(case, keep_rows=False):
         drv.configure_floor(conf)
         samplers = sampling.SamplerChoice(
             conf, drv, samplers={'model': ModelSampler(g, clock)})
-        swap = swapmod.SwapMonitors([
-            swapmod.MemstoreSwapMonitor(
-                memstore_reader(g, clock, conf.memstore.ghost_percentile),
-                growth_rate_kb=conf.badis.swap_growth_rate_kb,
-                clock=clock),
-            swapmod.BalloonStatsSwapMonitor(
-                conf.badis.swap_in_threshold_kb,
-                conf.badis.major_fault_threshold,
-                conf.badis.fallback_min_grow_kb,
-                conf.badis.swap_growth_rate_kb,
-                conf.badis.fallback_probe_kb, clock=clock)])
+        swap = swapmod.SwapMonitors(pipeline.default_swap_monitors(
+            conf, memstore_reader(g, clock, conf.memstore.ghost_percentile),
+            clock=clock))
         pipe = pipeline.EstimationPipeline(
             conf, drv, samplers=samplers, swap=swap,
             estimator='none' if case.estimator == badis_run.ORACLE

@@ -250,14 +250,15 @@ class EstimationPipeline:
         self.estimator.start(vm, st)
 
 
-def default_swap_monitors(conf, memstore_read=None):
+def default_swap_monitors(conf, memstore_read=None, clock=time.monotonic):
     """memstore's reuse distances when ``memstore_read`` (``f(vm)`` -> a
     :class:`memmut.memstore.reuse.ReuseReading` or None) is given, then the
-    balloon statistics."""
+    balloon statistics; ``clock`` times their intervals (a simulation's
+    own time)."""
     monitors = []
     if memstore_read is not None:
         monitors.append(swapmod.MemstoreSwapMonitor(
             memstore_read,
-            growth_rate_kb=conf.badis.swap_growth_rate_kb))
-    monitors.append(swapmod.BalloonStatsSwapMonitor.from_conf(conf))
+            growth_rate_kb=conf.badis.swap_growth_rate_kb, clock=clock))
+    monitors.append(swapmod.BalloonStatsSwapMonitor.from_conf(conf, clock))
     return monitors

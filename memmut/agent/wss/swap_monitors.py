@@ -109,11 +109,11 @@ class BalloonStatsSwapMonitor(SwapMonitor):
         self._probes = {}        # uuid -> (escalations, last request KiB)
 
     @classmethod
-    def from_conf(cls, conf):
+    def from_conf(cls, conf, clock=time.monotonic):
         b = conf.badis
         return cls(b.swap_in_threshold_kb, b.major_fault_threshold,
                    b.fallback_min_grow_kb, b.swap_growth_rate_kb,
-                   b.fallback_probe_kb)
+                   b.fallback_probe_kb, clock=clock)
 
     def _probe(self, uuid, m_cur_kb, ghost):
         """Bound the estimate of a VM that swaps: without reuse distances
