@@ -169,8 +169,9 @@ class BadisParams:
     # (badis24)
     calibration_probe: bool = True
     # stop 49: the calibration probe only while the correction is at
-    # least this fraction of the booking above its floor (0: always)
-    calibration_probe_min_fraction: float = 0.0
+    # least this fraction of the booking above its floor (0: always;
+    # 0.15 since stop 50)
+    calibration_probe_min_fraction: float = 0.15
     # stop 44: a probe is answered by swap-ins only once the guest read
     # back this fraction of what it evicted since the probe began (0:
     # any swap activity; see _probe())
@@ -234,8 +235,8 @@ class BadisParams:
     # sample ran (Observation.allocating; see step)
     no_shrink_while_allocating: bool = False
     # stop 48: no shrink below the round's own estimate when the
-    # max-average lags it (see hold_at_estimate)
-    no_shrink_below_estimate: bool = False
+    # max-average lags it (see hold_at_estimate); on since stop 50
+    no_shrink_below_estimate: bool = True
     # stop 30: the correction never stays above what the guest has not
     # free minus what sampling saw (see _bound_by_used)
     pinned_used_bound: bool = True
@@ -250,9 +251,9 @@ class BadisParams:
     # stop 43: the first step of a descent (KiB; 0: off; see slow_start)
     shrink_slow_start_kb: int = 0
     # stop 49: a shrink whose evictions the guest read back within
-    # hindsight_rounds raises the shrink floor to the size before it (see
-    # hindsight; 0: off)
-    hindsight_rounds: int = 0
+    # hindsight_rounds raises the shrink floor (see hindsight; 0: off; on
+    # since stop 50)
+    hindsight_rounds: int = 30
     hindsight_fraction: float = 0.25
     hindsight_min_kb: int = 16 * MiB
     round_interval: float = 60.0
@@ -502,6 +503,9 @@ class BadisState:
     budget: swapin_budget.Budget = swapin_budget.Budget()
     descent: slow_start.Descent = slow_start.Descent()
     ledger: hindsight.Ledger = hindsight.Ledger()
+    # what the last round asked for, the demand or a probe's size below
+    # it (a balloon taken below it was not our shrink: hindsight)
+    last_demand_kb: typing.Optional[int] = None
 
     @classmethod
     def initial(cls, params=None, pinned_floor_kb=0, now=None):
@@ -1482,20 +1486,24 @@ def step(state, obs, params=None):
             sample_kb=sample.wss_kb if sample is not None else None,
             short=obs.short, full=obs.full, used_kb=obs.used_kb,
             params=params.floor_params, booked_kb=obs.booked_kb,
-            in_use_kb=obs.in_use_kb)
+            in_use_kb=obs.in_use_kb, out_kb=obs.evicted_kb,
+            in_kb=obs.swapin_kb)
         if floor_event:
             events.append(floor_event)
         ledger, bad_from, hind_event = hindsight.update(
             state.ledger, shrunk=obs.shrunk,
             shrunk_from_kb=obs.shrunk_from_kb, m_cur_kb=obs.m_cur_kb,
             out_kb=obs.evicted_kb, in_kb=obs.swapin_kb,
-            params=params.hindsight_params)
+            params=params.hindsight_params,
+            forced=(state.last_demand_kb is not None and obs.m_cur_kb <
+                    state.last_demand_kb - BALLOON_SLACK_KB))
         if hind_event:
             events.append(hind_event)
         if bad_from:
             floor, floor_event = floors.hindsight(
                 floor, bad_from, obs.booked_kb, params.floor_params,
-                sample.wss_kb if sample is not None else None)
+                sample.wss_kb if sample is not None else None,
+                out_kb=max(0, ledger.out_kb - ledger.in_kb))
             if floor_event:
                 events.append(floor_event)
         floored = floors.apply(floor, wss.wss_kb, obs.booked_kb)
@@ -1761,6 +1769,9 @@ def step(state, obs, params=None):
                            jumped_at=jumped_at, first_at=first_at,
                            last_m_cur_kb=obs.m_cur_kb, budget=budget,
                            descent=descent, ledger=ledger,
+                           last_demand_kb=(
+                               demand if pr.probe_kb is None
+                               else min(demand, pr.probe_kb)),
                            **{k: v for k, v in pr.fields.items()
                               if k != 'probe_wait'})
     return new_state, Result(mode=r.mode, wss=wss, moving_avg_kb=avg,

@@ -37,6 +37,14 @@ of what it took: cold data evicted by a load-then-idle guest's shrink is
 never read back (ratio near 0), the tail of a Zipf pattern mostly is
 (0.7 above). A working set that rises afterwards also reads back, which
 is then a floor at a size the guest needs anyway.
+
+Only Badis's own shrinks are judged. A balloon taken below the demand
+Badis asked for (the host reclaiming a VM to its Mem_init under a
+shortage, seed 004 ch.3) was known too small when it was taken: its
+read-backs say nothing of the estimate, and judged they set a floor at
+the booking that outlived the working set (functional mutualization
+test, stop 50: a guest whose working set fell from 280 to 24 MiB held
+at 376 MiB for two minutes). Such a shrink ends the ledger.
 """
 
 import dataclasses
@@ -76,15 +84,18 @@ class Params:
 
 
 def update(ledger, *, shrunk, shrunk_from_kb, m_cur_kb, out_kb, in_kb,
-           params):
+           params, forced=False):
     """One round: ``(ledger, floor_kb, event)``. ``floor_kb`` is the floor
     a shrink judged bad asks for in a round that read back (0: none): the
     lowest allocation since it plus what the guest read back, at most the
     allocation before it; ``event`` a log line when it is judged.
     ``out_kb``/``in_kb``: what the guest wrote to swap and read back
-    over the round."""
+    over the round. ``forced``: the shrink took the balloon below the
+    demand Badis had asked for (not judged; it ends the ledger)."""
     if not params.rounds:
         return ledger, 0, None
+    if shrunk and forced:
+        return Ledger(), 0, None
     event = None
     if shrunk and shrunk_from_kb:
         if ledger.from_kb and ledger.since_shrink <= params.settle:

@@ -115,6 +115,7 @@ class Floor:
     in_use_held: bool = False            # held by the guest's use (below)
     step_at_kb: int = 0                  # the allocation at its last step
     evidenced: bool = False              # set or raised in hindsight
+    out_kb: int = 0                      # left in swap (evidenced only)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,7 +151,7 @@ class FloorParams:
 
 def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
            used_kb=None, params=None, shortage=False, booked_kb=None,
-           in_use_kb=None):
+           in_use_kb=None, out_kb=0, in_kb=0):
     """One round: ``(new_floor, event)``; ``event`` is a log line or None.
 
     ``bad_shrink``: a shrink was followed by swap-ins this round (counted
@@ -169,9 +170,14 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
     ``booked_kb``: the booking, above which no floor is raised (None:
     no bound). ``in_use_kb``: what the guest reports in use now, page
     cache not counted (balloon ``actual`` - ``usable``; None: unknown),
-    for ``hold_in_use``.
+    for ``hold_in_use``. ``out_kb``/``in_kb``: what the guest wrote to
+    swap and read back over the round (a floor set in hindsight counts
+    what is left out).
     """
     params = params or FloorParams()
+    if floor.evidenced:
+        floor = dataclasses.replace(floor, out_kb=max(
+            0, floor.out_kb + (out_kb or 0) - (in_kb or 0)))
     if bad_shrink or shortage:
         kb = max(floor.kb, m_cur_kb)
         extra = _raise(floor, params)
@@ -212,7 +218,7 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                      confirmed=floor.confirmed or tested(floor),
                      step_swapped=floor.step_swapped or bool(
                          floor.kb and floor.step_kb),
-                     evidenced=floor.evidenced), event
+                     evidenced=floor.evidenced, out_kb=floor.out_kb), event
     if not floor.kb:
         return floor, None
     if short and params.step_back and floor.step_kb and floor.held:
@@ -245,12 +251,24 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
     # balloon just grown by the raise is free until the guest swaps its
     # pages back in (TCG, hotset: a floor raised to 150 MiB released two
     # rounds later, the guest using 127 MiB of it)
-    # (not a floor set in hindsight: what the guest uses is then low
-    # because the pages it reads back are still out)
-    if not floor.evidenced and used_kb is not None and used_kb <= (
+    # A floor set in hindsight counts what the guest has in swap with
+    # what it uses (the pages it reads back are still out; used alone
+    # released such a floor on a Zipf tail), against twice the fall: a
+    # page read back and evicted again clean is not written twice, so
+    # the swap counters under-count what is out. A guest that freed its
+    # data still releases it (stop 50: a working set down from 280 to
+    # 24 MiB held at the booking for two minutes).
+    if used_kb is not None and not floor.evidenced and used_kb <= (
             1 - params.fall) * (floor.swapped_kb or floor.kb):
         return Floor(), ('shrink floor %s released: the guest used %s of '
                          'it' % (_mib(floor.kb), _mib(used_kb)))
+    if used_kb is not None and floor.evidenced and (
+            used_kb + floor.out_kb <= (1 - 2 * params.fall) *
+            (floor.swapped_kb or floor.kb)):
+        return Floor(), ('shrink floor %s released: the guest used %s of '
+                         'it, %s more in swap' % (
+                             _mib(floor.kb), _mib(used_kb),
+                             _mib(floor.out_kb)))
     if sample_kb is not None:
         if ref is None:
             return dataclasses.replace(
@@ -294,7 +312,8 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                      swapped_kb=swapped,
                      confirmed=floor.confirmed,
                      step_swapped=floor.step_swapped,
-                     step_at_kb=m_cur_kb, evidenced=floor.evidenced), (
+                     step_at_kb=m_cur_kb, evidenced=floor.evidenced,
+                     out_kb=floor.out_kb), (
             'shrink floor lowered to %s: %d rounds without swap activity'
             % (_mib(kb), since))
     return dataclasses.replace(floor, ref_kb=ref, quiet_rounds=quiet,
@@ -397,12 +416,14 @@ def holding(floor, demand_kb, booked_kb, lifted=False, at_demand=False):
     return floored, floor
 
 
-def hindsight(floor, from_kb, booked_kb, params, sample_kb=None):
+def hindsight(floor, from_kb, booked_kb, params, sample_kb=None,
+              out_kb=0):
     """``(floor, event)``: the floor raised to ``from_kb``, what a shrink
     whose evictions the guest read back asks for (:mod:`.hindsight`). A
     floor it raises waits twice as long before its next step down (a
     step down taken too far, as a bad shrink); the reference sample
-    stays."""
+    stays. ``out_kb``: what the guest wrote to swap and has not read
+    back since the shrink (counted with its use, :func:`update`)."""
     kb = min(booked_kb, from_kb) if booked_kb else from_kb
     if kb <= floor.kb + SLACK_KB:
         return floor, None
@@ -417,7 +438,7 @@ def hindsight(floor, from_kb, booked_kb, params, sample_kb=None):
     return Floor(kb=kb, ref_kb=ref, open=True, wait=wait,
                  raise_kb=floor.raise_kb, confirmed=floor.confirmed,
                  step_swapped=floor.step_swapped or bool(floor.step_kb),
-                 evidenced=True), (
+                 evidenced=True, out_kb=max(floor.out_kb, out_kb)), (
         'shrink floor %s %s: the guest read back that much above the '
         'lowest allocation since a shrink' % (
             'raised to' if floor.kb else 'set at', _mib(kb)))

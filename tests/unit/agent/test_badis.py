@@ -984,6 +984,9 @@ def test_probe_walks_a_cold_correction_down_to_its_floor():
 # -- stop 35: the probe for an unconfirmed calibration (calibration_probe) --
 
 def _calibration_params(**kw):
+    # every gap probed (calibration_probe_min_fraction: the gaps here are
+    # 128 MiB of a 2000 MiB booking, under the default's 0.15)
+    kw.setdefault('calibration_probe_min_fraction', 0.0)
     return _probe_params(pinned_probe=False, calibration_probe=True, **kw)
 
 

@@ -143,7 +143,8 @@ def rise_seen_in_the_sample(vg_no_shrink):
     (balloon target or None, events, mode)."""
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                headroom_kb=16 * MiB, headroom_fraction=0.05,
-                               vg_no_shrink=vg_no_shrink)
+                               vg_no_shrink=vg_no_shrink,
+                               no_shrink_below_estimate=False)
     st = r = None
     for i, sampled in enumerate([155] * 5 + [190]):
         o = badis.Observation(

@@ -76,6 +76,17 @@ def test_a_descent_is_one_ledger_and_a_later_shrink_a_new_one():
     assert led.from_kb == 192 * MiB and led.out_kb == 0
 
 
+def test_a_shrink_below_the_demand_is_not_judged():
+    # the host took the balloon below what Badis asked (a reclaim to
+    # Mem_init): what the guest reads back says nothing of the estimate
+    led, _ = rounds(hs.Ledger(), [0, 2 * MiB])
+    assert led.from_kb
+    led, bad, ev = hs.update(led, shrunk=True, shrunk_from_kb=200 * MiB,
+                             m_cur_kb=150 * MiB, out_kb=30 * MiB,
+                             in_kb=30 * MiB, params=P, forced=True)
+    assert (led, bad, ev) == (hs.Ledger(), 0, None)
+
+
 def test_off_and_bad_values():
     led, bad, ev = hs.update(hs.Ledger(), shrunk=True,
                              shrunk_from_kb=256 * MiB, m_cur_kb=1,
@@ -91,14 +102,31 @@ def test_off_and_bad_values():
 def test_the_floor_it_raises_holds_against_free_memory_and_steps():
     fp = floors.FloorParams(step_kb=4 * MiB, step_rounds=2)
     floor, ev = floors.hindsight(floors.Floor(), 256 * MiB, 256 * MiB, fp,
-                                 sample_kb=200 * MiB)
+                                 sample_kb=200 * MiB, out_kb=60 * MiB)
     assert floor.kb == 256 * MiB and floor.evidenced and 'set at' in ev
+    assert floor.out_kb == 60 * MiB
     # the guest uses less than the floor because what it reads back is
-    # still out: no release on its free memory
+    # still out: no release on its free memory (150 MiB used + 60 in
+    # swap is above 0.7 of the floor)
     f2, ev2 = floors.update(floor, bad_shrink=False, m_cur_kb=256 * MiB,
                             sample_kb=200 * MiB, short=False,
                             used_kb=150 * MiB, params=fp)
     assert f2.kb == 256 * MiB and ev2 is None
+    # it reads 20 MiB back: 40 left out
+    f3, _ = floors.update(f2, bad_shrink=False, m_cur_kb=256 * MiB,
+                          sample_kb=200 * MiB, short=True, in_kb=20 * MiB,
+                          used_kb=None, params=fp)
+    assert f3.kb == 256 * MiB and f3.out_kb == 40 * MiB
+    # a guest that freed its data releases it, what is in swap counted
+    f4, ev4 = floors.update(f3, bad_shrink=False, m_cur_kb=256 * MiB,
+                            sample_kb=200 * MiB, short=False,
+                            used_kb=145 * MiB, params=fp)
+    assert f4.kb == 256 * MiB and ev4 is None    # 185 MiB: above 0.7
+
+    f5, ev5 = floors.update(f3, bad_shrink=False, m_cur_kb=256 * MiB,
+                            sample_kb=200 * MiB, short=False,
+                            used_kb=120 * MiB, params=fp)
+    assert f5.kb == 0 and '40 MiB more in swap' in ev5
     # a lower bad-in-hindsight size does not lower it
     same, ev3 = floors.hindsight(floor, 220 * MiB, 256 * MiB, fp)
     assert same is floor and ev3 is None
@@ -123,7 +151,7 @@ def _obs(t, m_cur, prev, read=0, out=0, sample=180 * MiB):
         swapin_kb=read, evicted_kb=out, interval_s=1.0)
 
 
-def _zipf_tail(**kw):
+def _zipf_tail(low=200 * MiB, **kw):
     """A guest whose sample reads 180 MiB of a 256 MiB need: shrunk to
     200 MiB at t = 10 (20 MiB written out), then the balloon back at the
     booking while it reads 1 MiB a second back (after the guard's 3 s):
@@ -136,7 +164,7 @@ def _zipf_tail(**kw):
     for t in range(40):
         read = MiB if 15 <= t < 35 else 0
         if t == 10:
-            bal = 200 * MiB
+            bal = low
         elif t == 12:
             bal = BOOKED
         st, r = badis.step(st, _obs(float(t), bal, prev, read=read,
@@ -157,6 +185,11 @@ def test_badis_raises_the_floor_for_a_tail_read_back_late():
     st, events = _zipf_tail(hindsight_rounds=0)
     assert not any('bad in hindsight' in e for e in events)
     assert not st.floor.evidenced
+    # the host took the balloon below the demand (180 MiB): not judged
+    st, events = _zipf_tail(low=150 * MiB, hindsight_rounds=30,
+                            hindsight_min_kb=4 * MiB)
+    assert not any('bad in hindsight' in e for e in events)
+    assert st.last_demand_kb and not st.floor.evidenced
 
 
 def test_no_calibration_probe_for_a_small_gap():

@@ -429,7 +429,10 @@ def test_a_floor_set_while_the_guest_loads_steps_down_to_its_need():
     # the balloon 90 MiB above the 116 MiB need until its lapse
     def need(i):                        # loads 30 MiB a round, then idles
         return (60 + 30 * i) * MiB if i < 6 else 116 * MiB
-    kw = dict(rounds=60, under=0, stall=0, shrink_floor_rounds=60)
+    # (no_shrink_below_estimate off: on, the balloon does not shrink
+    # into the loading and no such floor is set)
+    kw = dict(rounds=60, under=0, stall=0, shrink_floor_rounds=60,
+              no_shrink_below_estimate=False)
     held = simulate(need, floor=True, shrink_floor_step_kb=0, **kw)
     stepped = simulate(need, floor=True, shrink_floor_step_kb=4 * MiB,
                        shrink_floor_step_rounds=4, **kw)
@@ -438,6 +441,9 @@ def test_a_floor_set_while_the_guest_loads_steps_down_to_its_need():
     assert stepped[-1][0] <= 134 * MiB        # 116 MiB + its headroom
     assert any('shrink floor lowered' in ' '.join(e) for *_, e in stepped)
     assert swapped(stepped, 6) == swapped(held, 6) == 0
+    # the defaults (no_shrink_below_estimate on): at the need + headroom
+    default = simulate(need, floor=True, rounds=60, under=0, stall=0)
+    assert default[-1][0] <= 134 * MiB and swapped(default, 6) == 0
 
 
 def test_swap_ins_at_a_steady_allocation_raise_it_too():
