@@ -766,10 +766,12 @@ WHY = {
     'badis37': 'issue 13 stop 49: the paged guest model\'s candidate '
                '(no_shrink_below_estimate, hindsight_rounds, '
                'calibration_probe_min_fraction) beside the defaults on the '
-               'pattern suite in lock slots, and W1-W5 (README there)',
+               'pattern suite in lock slots, and W1-W5 (README there); '
+               'the defaults since stop 50',
     'model1': 'issue 13 stop 49: Badis options screened on the paged '
               'guest model (bench_model.py), many seeds, paired to the '
-              'defaults (README there)',
+              'defaults (README there; h5 and k1: stop 50, k1 at KVM '
+              'costs)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',

@@ -330,6 +330,18 @@ opts = [
                       'the three together, paired vm_over -0.043 +- 0.017 '
                       'over the pattern suite on TCG, memory saved '
                       'unchanged, W1-W5 error 2.2 points lower).'),
+    cfg.FloatOpt('calibration_probe_max_gap_fraction',
+                 default=1.0,
+                 min=0.05,
+                 max=1.0,
+                 help='With calibration_probe: a probe\'s step (which '
+                      'doubles after each probe that lowered the '
+                      'correction) is at most this fraction of the '
+                      'correction\'s gap above its floor, and at least '
+                      'pinned_probe_step_kb (1: no cap). Below 1 the last '
+                      'steps bisect what is left instead of overshooting '
+                      'the guest\'s need by up to a whole doubled step, '
+                      'which the guest then reads back (issue 13).'),
     cfg.BoolOpt('calibration_probe',
                 default=True,
                 help='Test the pinned-page correction set by the first-sample '

@@ -172,6 +172,9 @@ class BadisParams:
     # least this fraction of the booking above its floor (0: always;
     # 0.15 since stop 50)
     calibration_probe_min_fraction: float = 0.15
+    # stop 50: a calibration probe's step at most this fraction of the
+    # correction's gap above its floor (1: no cap; see _probe)
+    calibration_probe_max_gap_fraction: float = 1.0
     # stop 44: a probe is answered by swap-ins only once the guest read
     # back this fraction of what it evicted since the probe began (0:
     # any swap activity; see _probe())
@@ -277,6 +280,9 @@ class BadisParams:
             raise ValueError('pinned_probe_step_kb must be positive')
         if not 0 <= self.probe_readback_fraction <= 1:
             raise ValueError('probe_readback_fraction must be in [0, 1]')
+        if not 0 < self.calibration_probe_max_gap_fraction <= 1:
+            raise ValueError('calibration_probe_max_gap_fraction must be '
+                             'in (0, 1]')
         if self.shortage_grow_out_ratio < 0:
             raise ValueError('shortage_grow_out_ratio must not be negative')
         if self.stall_swapin_rate_kb < 0:
@@ -1309,6 +1315,16 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         # cost 26-50 MiB of swap-ins), doubled after each step that
         # lowered it (a cold 140 MiB is given back in six probes)
         step_kb = params.pinned_probe_step_kb << min(state.probe_streak, 16)
+        if params.calibration_probe_max_gap_fraction < 1:
+            # the doubling overshoots the need by up to its last step: on
+            # load-then-idle from a loaded start (paged guest model) the
+            # sixth step, 57 MiB, took the balloon 21 MiB under the need
+            # and the guest read 30 MiB back, all the swap-ins of its
+            # run. A cap at a fraction of the gap bisects what is left.
+            step_kb = min(step_kb, max(
+                params.pinned_probe_step_kb,
+                int(params.calibration_probe_max_gap_fraction *
+                    (pinned - floor))))
     if (not params.pinned_probe and params.calibration_probe_min_fraction
             and pinned - floor < params.calibration_probe_min_fraction *
             obs.booked_kb):

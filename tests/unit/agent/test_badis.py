@@ -1026,6 +1026,19 @@ def test_calibration_probe_walks_a_cold_calibration_down():
     assert st.pinned_note.startswith('lowered by a balloon probe')
 
 
+def test_calibration_probe_steps_capped_at_half_the_gap_bisect():
+    # calibration_probe_max_gap_fraction: the doubled step (64 MiB at
+    # 152) is cut to half of what is left above the floor, so no probe
+    # goes further below the need than half the gap
+    params = _calibration_params(calibration_probe_max_gap_fraction=0.5)
+    st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
+    seen = []
+    _walk(st, params, 300, 'evict', seen)
+    assert seen == [200, 184, 152, 112, 92, 76, 72]
+    with pytest.raises(ValueError):
+        badis.BadisParams(calibration_probe_max_gap_fraction=0)
+
+
 @pytest.mark.parametrize('used_mib, size_mib, low_mib', [
     (None, 484, 184),       # unknown: one step below the estimate
     (600, 484, 184),        # uses more than the estimate: the same
