@@ -768,6 +768,10 @@ WHY = {
                'calibration_probe_min_fraction) beside the defaults on the '
                'pattern suite in lock slots, and W1-W5 (README there); '
                'the defaults since stop 50',
+    'badis38': 'issue 13 stop 50: the new Badis defaults against the '
+               'old on TCG (one slot, pooled with badis37) and '
+               'calibration_probe_max_gap_fraction on load-then-idle '
+               '(README there)',
     'model1': 'issue 13 stop 49: Badis options screened on the paged '
               'guest model (bench_model.py), many seeds, paired to the '
               'defaults (README there; h5 and k1: stop 50, k1 at KVM '

@@ -326,10 +326,11 @@ opts = [
                       '(issue 13; on phases its one 4 MiB probe of a 21 MiB '
                       'gap cost 14-21 MiB of swap-ins). 0.15 by default '
                       'since stop 50, with no_shrink_below_estimate and '
-                      'hindsight_rounds (tests/benchmarks/results/badis37: '
-                      'the three together, paired vm_over -0.043 +- 0.017 '
-                      'over the pattern suite on TCG, memory saved '
-                      'unchanged, W1-W5 error 2.2 points lower).'),
+                      'hindsight_rounds (tests/benchmarks/results/badis37 '
+                      'and badis38: the three together, paired vm_over '
+                      '-0.032 +- 0.013 over 30 runs of the pattern suite '
+                      'on TCG, memory saved unchanged, W1-W5 error 2.2 '
+                      'points lower).'),
     cfg.FloatOpt('calibration_probe_max_gap_fraction',
                  default=1.0,
                  min=0.05,
