@@ -343,6 +343,18 @@ opts = [
                       'steps bisect what is left instead of overshooting '
                       'the guest\'s need by up to a whole doubled step, '
                       'which the guest then reads back (issue 13).'),
+    cfg.BoolOpt('calibration_reprobe',
+                default=False,
+                help='With calibration_probe: go on probing the '
+                     'pinned-page correction after a probe was answered '
+                     'by swap-ins or a VG round learned it, each answered '
+                     'probe doubling the wait before the next (up to 16 '
+                     'times time_slice + shrink_swapin_window) and '
+                     'starting again from the smallest step. A probe '
+                     'answered while the guest was still settling (its '
+                     'data just loaded) otherwise keeps cold data '
+                     'counted as pinned for good (issue 13: no '
+                     'learned-forever corrections).'),
     cfg.BoolOpt('calibration_probe',
                 default=True,
                 help='Test the pinned-page correction set by the first-sample '

@@ -993,7 +993,8 @@ def _calibration_params(**kw):
 def _walk(st, params, rounds, answer, seen=None):
     """``rounds`` 1 s rounds from t = 7 s, quiet at 1000 MiB sampled 300
     MiB; while a probe runs, its balloon size and ``answer``:
-    'evict' (cold data given up) or 'swap' (the pages were needed).
+    'evict' (cold data given up) or 'swap' (the pages were needed), or
+    a function of the round's time giving one of them.
     ``seen``: a list to which each new correction (MiB) is appended."""
     t = 7.0
     for _ in range(rounds):
@@ -1004,7 +1005,7 @@ def _walk(st, params, rounds, answer, seen=None):
         if st.probe_pinned_kb is not None:
             o = dataclasses.replace(o, m_cur_kb=st.probe_size_kb,
                                     evicted_kb=MiB, steady=False)
-            if answer == 'swap':
+            if (answer(t) if callable(answer) else answer) == 'swap':
                 o = dataclasses.replace(o, swapping=True,
                                         ghost=geiger(st.probe_from_kb))
         st, _ = badis.step(st, o, params)
@@ -1024,6 +1025,43 @@ def test_calibration_probe_walks_a_cold_calibration_down():
     # the calibration no longer floors the cap of pinned_used_bound
     assert st.pinned_calibrated_kb == 0
     assert st.pinned_note.startswith('lowered by a balloon probe')
+
+
+@pytest.mark.parametrize('reprobe', [False, True])
+def test_a_probe_answered_while_settling_is_not_for_good(reprobe):
+    # TCG, load-then-idle from boot (badis38): the first probe came while
+    # the guest finished loading and was answered by swap-ins; the cold
+    # data stays out after that
+    params = _calibration_params(calibration_reprobe=reprobe)
+    st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
+    seen = []
+    st = _walk(st, params, 300,
+               lambda t: 'swap' if t < 12 else 'evict', seen)
+    if reprobe:
+        # probed again after twice the wait, from the smallest step
+        assert seen[:3] == [200, 184, 152] and seen[-1] == 72
+    else:
+        assert seen == [200] and not st.pinned_unconfirmed
+
+
+def test_reprobing_a_right_correction_backs_off():
+    # every probe answered by swap-ins: each waits twice as long as the
+    # last (7 s units here), so 300 s hold five probes, not 40
+    params = _calibration_params(calibration_reprobe=True)
+    st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
+    starts = 0
+    for i in range(300):
+        running = st.probe_pinned_kb is not None
+        o = _quiet(7.0 + i)
+        if running:
+            o = dataclasses.replace(o, m_cur_kb=st.probe_size_kb,
+                                    evicted_kb=MiB, steady=False,
+                                    swapping=True,
+                                    ghost=geiger(st.probe_from_kb))
+        st, _ = badis.step(st, o, params)
+        starts += (not running and st.probe_pinned_kb is not None)
+    assert starts == 5 and st.pinned_kb == 200 * MiB
+    assert st.probe_wait == 16
 
 
 def test_calibration_probe_steps_capped_at_half_the_gap_bisect():
