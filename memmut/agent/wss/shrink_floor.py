@@ -258,17 +258,14 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
     # the swap counters under-count what is out. A guest that freed its
     # data still releases it (stop 50: a working set down from 280 to
     # 24 MiB held at the booking for two minutes).
-    if used_kb is not None and not floor.evidenced and used_kb <= (
-            1 - params.fall) * (floor.swapped_kb or floor.kb):
+    out = floor.out_kb if floor.evidenced else 0
+    fall = params.fall * (2 if floor.evidenced else 1)
+    if used_kb is not None and used_kb + out <= (1 - fall) * (
+            floor.swapped_kb or floor.kb):
         return Floor(), ('shrink floor %s released: the guest used %s of '
-                         'it' % (_mib(floor.kb), _mib(used_kb)))
-    if used_kb is not None and floor.evidenced and (
-            used_kb + floor.out_kb <= (1 - 2 * params.fall) *
-            (floor.swapped_kb or floor.kb)):
-        return Floor(), ('shrink floor %s released: the guest used %s of '
-                         'it, %s more in swap' % (
-                             _mib(floor.kb), _mib(used_kb),
-                             _mib(floor.out_kb)))
+                         'it%s' % (_mib(floor.kb), _mib(used_kb),
+                                   ', %s more in swap' % _mib(out)
+                                   if floor.evidenced else ''))
     if sample_kb is not None:
         if ref is None:
             return dataclasses.replace(
