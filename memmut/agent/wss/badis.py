@@ -514,7 +514,7 @@ class BadisState:
     ledger: hindsight.Ledger = hindsight.Ledger()
     # what the last round asked for, the demand or a probe's size below
     # it (a balloon taken below it was not our shrink: hindsight)
-    last_demand_kb: typing.Optional[int] = None
+    last_asked_kb: typing.Optional[int] = None
 
     @classmethod
     def initial(cls, params=None, pinned_floor_kb=0, now=None):
@@ -1526,8 +1526,8 @@ def step(state, obs, params=None):
             shrunk_from_kb=obs.shrunk_from_kb, m_cur_kb=obs.m_cur_kb,
             out_kb=obs.evicted_kb, in_kb=obs.swapin_kb,
             params=params.hindsight_params,
-            forced=(state.last_demand_kb is not None and obs.m_cur_kb <
-                    state.last_demand_kb - BALLOON_SLACK_KB))
+            forced=(state.last_asked_kb is not None and obs.m_cur_kb <
+                    state.last_asked_kb - BALLOON_SLACK_KB))
         if hind_event:
             events.append(hind_event)
         if bad_from:
@@ -1800,7 +1800,7 @@ def step(state, obs, params=None):
                            jumped_at=jumped_at, first_at=first_at,
                            last_m_cur_kb=obs.m_cur_kb, budget=budget,
                            descent=descent, ledger=ledger,
-                           last_demand_kb=(
+                           last_asked_kb=(
                                demand if pr.probe_kb is None
                                else min(demand, pr.probe_kb)),
                            **{k: v for k, v in pr.fields.items()

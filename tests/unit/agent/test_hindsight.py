@@ -189,7 +189,7 @@ def test_badis_raises_the_floor_for_a_tail_read_back_late():
     st, events = _zipf_tail(low=150 * MiB, hindsight_rounds=30,
                             hindsight_min_kb=4 * MiB)
     assert not any('bad in hindsight' in e for e in events)
-    assert st.last_demand_kb and not st.floor.evidenced
+    assert st.last_asked_kb and not st.floor.evidenced
 
 
 def test_no_calibration_probe_for_a_small_gap():
