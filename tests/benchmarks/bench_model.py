@@ -58,7 +58,7 @@ def parse_seeds(text):
 
 
 def cases(configs, patterns, starts, seeds, seconds, costs, shapes=(),
-          allocs=('s',)):
+          allocs=('s',), booked_mib=256, data_mib=model_run.DATA_MIB):
     """Every run: the ``none`` reference once per pattern (shape and
     allocation) and seed, then each configuration on each case (W1-W5
     from boot only, as the TCG bench runs them)."""
@@ -68,12 +68,16 @@ def cases(configs, patterns, starts, seeds, seconds, costs, shapes=(),
     for p, alloc, sts in todo:
         for s in seeds:
             out.append(model_run.Case(p, 'boot', 'none', s, seconds, costs,
-                                      label='none', alloc=alloc))
+                                      label='none', alloc=alloc,
+                                      booked_mib=booked_mib,
+                                      data_mib=data_mib))
             for st in sts:
                 for name, opts in configs:
                     est = 'oracle' if name == 'oracle' else 'badis'
                     out.append(model_run.Case(p, st, est, s, seconds, costs,
-                                              opts, label=name, alloc=alloc))
+                                              opts, label=name, alloc=alloc,
+                                              booked_mib=booked_mib,
+                                              data_mib=data_mib))
     return out
 
 
@@ -212,9 +216,16 @@ def main(argv=None):
     ap.add_argument('--seconds', type=float, default=120.0)
     ap.add_argument('--costs', default='tcg',
                     choices=sorted(model_run.guest_model.COSTS))
+    ap.add_argument('--booked-mib', type=int, default=256,
+                    help="the guest's memory (MiB)")
+    ap.add_argument('--data-mib', type=int, default=model_run.DATA_MIB,
+                    help="the patterns' data and W1-W5's peak (MiB)")
     ap.add_argument('--workers', type=int, default=1)
     ap.add_argument('--out', required=True)
     args = ap.parse_args(argv)
+    if args.data_mib < 8 or args.booked_mib < args.data_mib + 96:
+        ap.error('--data-mib must be at least 8 and --booked-mib at least '
+                 '--data-mib + 96 (the guest\'s base and headroom)')
     try:
         configs = [parse_config(c) for c in (args.config or ['badis'])]
         seeds = parse_seeds(args.seeds)
@@ -238,7 +249,7 @@ def main(argv=None):
     if bad or set(allocs) - {'s', 'd'}:
         ap.error('shapes are W1-W5 and allocations s and/or d')
     todo = cases(configs, patterns, starts, seeds, args.seconds, args.costs,
-                 shapes, allocs)
+                 shapes, allocs, args.booked_mib, args.data_mib)
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
     runs = []

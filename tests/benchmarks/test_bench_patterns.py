@@ -59,3 +59,23 @@ def test_oracle_of_a_fast_moving_hot_set_is_the_whole_step():
     pattern, steps = workloads.pattern_suite(160, 30.0)['hotset']
     truth = bp.oracle_truth(steps, pattern, BASE)
     assert truth('MEMWORK step=0 wss_mib=160 pass=1\n') == BASE + 160 * MIB
+
+
+def test_size_options_are_checked_and_reported(tmp_path, capsys):
+    import pytest
+    # a guest that cannot hold its data and base: refused, not booted
+    with pytest.raises(SystemExit):
+        bp.main(['--booked-mib', '200', '--data-mib', '160',
+                 '--out', str(tmp_path)])
+    assert '--booked-mib at least' in capsys.readouterr().err
+    # the report says the size its runs had
+    (tmp_path / 'patterns.jsonl').write_text(
+        '{"pattern": "zipf0.8", "start": "boot", "estimator": "none", '
+        '"ops": 100, "saved_pct": 0.0, "seconds": 30}\n')
+    try:
+        bp.main(['--report-only', '--booked-mib', '512', '--data-mib',
+                 '320', '--out', str(tmp_path)])
+    finally:
+        bp.set_size(256, 160)
+    head = (tmp_path / 'patterns.md').read_text().splitlines()[2]
+    assert '512 MiB TCG guests, 320 MiB of data' in head

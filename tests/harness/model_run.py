@@ -148,6 +148,8 @@ class Case:
     options: tuple = ()         # ('KEY=VALUE', ...) of [badis]
     label: str = ''
     alloc: str = 's'            # W1-W5: 's' static or 'd' dynamic
+    booked_mib: int = 256       # the guest's memory
+    data_mib: int = DATA_MIB    # the suite's data (W1-W5: their peak)
 
 
 # W1-W5 as the TCG bench runs them (bench_badis.py: peak 160 MiB, 10 s
@@ -159,8 +161,8 @@ def schedule(case):
     """(pattern, steps) of a case."""
     if case.pattern in workloads.SHAPES:
         return workloads.Pattern('seq'), workloads.shape_schedule(
-            case.pattern, badis_run.PEAK_MIB, W_STEP_S)
-    return workloads.pattern_suite(DATA_MIB, case.seconds)[case.pattern]
+            case.pattern, case.data_mib, W_STEP_S)
+    return workloads.pattern_suite(case.data_mib, case.seconds)[case.pattern]
 
 
 def duration(case):
@@ -186,7 +188,10 @@ def run_case(case, keep_rows=False):
     seconds = duration(case)
     rng = np.random.default_rng(case.seed)
     refs = guest_model.References(pattern, steps, rng, alloc=case.alloc)
-    g = guest_model.PagedGuest(refs, costs=guest_model.COSTS[case.costs])
+    g = guest_model.PagedGuest(
+        refs, layout=guest_model.Layout(
+            booked_kb=case.booked_mib * guest_model.MIB),
+        costs=guest_model.COSTS[case.costs])
     clock = Clock()
     booked = g.layout.booked_kb
     t = 0.0

@@ -165,3 +165,17 @@ def test_options_reach_badis_and_the_same_seed_is_the_same_guest():
     held = model_run.run_case(model_run.Case(
         options=('time_slice=30.0', 'average_window=30'), **case))
     assert held['saved_pct'] != a['saved_pct'] or held['ops'] != a['ops']
+
+
+def test_a_case_at_another_size_scales_the_guest_and_its_data():
+    # the suite off the size it was tuned on (256 MiB, 160 MiB of data):
+    # the balloon starts at the new booking, the load is the new data and
+    # the hot quarter of it is what load-then-idle keeps touching
+    rows = model_run.run_case(model_run.Case(
+        pattern='load_idle', estimator='oracle', seconds=20.0,
+        booked_mib=512, data_mib=320), keep_rows=True)['rows']
+    assert rows[0]['balloon_kb'] == 512 * MIB
+    truths = [r['truth_kb'] for r in rows if r['truth_kb']]
+    base = gm.Layout().base_kb
+    assert max(truths) == base + 320 * MIB
+    assert truths[-1] == base + 80 * MIB
