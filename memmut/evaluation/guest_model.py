@@ -70,7 +70,11 @@ class Costs:
     %, about 600 us a random page; the moving hot set about 265 MiB for
     9 %, about 130 us a page in address order; the 160 MiB load takes
     1.3 s); ``kvm`` is a memstore NBD swap disk on a KVM host, a
-    read in tens of microseconds."""
+    read in tens of microseconds. Only the swap costs change: the
+    program keeps the TCG guests' touch rates (``SUITE_RATES``), while a
+    KVM guest touches pages at native speed (tens of times faster; not
+    measured on the TCG bed), so ``kvm`` understates
+    what a swap-in costs relative to the program's work there."""
     name: str = 'tcg'
     swap_in_io_s: float = 600e-6
     swap_in_s: float = 20e-6
