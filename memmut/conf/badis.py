@@ -158,6 +158,21 @@ opts = [
                  help='V -> VG when the sampled WSS (with the pinned-page '
                       'correction) reaches this fraction of the current '
                       'allocation (0.95: within 5 %).'),
+    cfg.FloatOpt('vg_headroom_fraction',
+                 default=0.8,
+                 min=0.0,
+                 max=1.0,
+                 help='V -> VG also needs the allocation to hold less than '
+                      'this fraction of the estimate\'s headroom '
+                      '(headroom_kb, headroom_fraction) above the estimate '
+                      '(0: vg_threshold alone). The balloon is sized to the '
+                      'estimate plus that headroom, so with vg_threshold '
+                      'alone a VM whose headroom is headroom_fraction of '
+                      'its estimate sits within 95 % of its allocation at '
+                      'its own target (every VM above 640 MiB with the '
+                      'defaults), stays in VG, and its pinned-page '
+                      'correction is never probed. A working set that '
+                      'grows eats into the headroom first.'),
     cfg.IntOpt('vg_to_g_rounds',
                default=2,
                min=1,

@@ -490,7 +490,8 @@ def fixed_pipeline(accessed_kb, pages=None, **options):
 
 
 def test_pinned_correction_is_learned_only_from_steady_intervals():
-    p, _ = fixed_pipeline(500 * MIB, vg_threshold=0.9)
+    p, _ = fixed_pipeline(500 * MIB, vg_threshold=0.9,
+                          vg_headroom_fraction=0)
     swap_in = [0]
 
     def vm(balloon, swapping):
