@@ -228,6 +228,20 @@ opts = [
                     'balloon is not shrunk while calibrating. With '
                     'ws_curve the unseen memory is counted against the '
                     'longest window read so far.'),
+    cfg.IntOpt('calibrate_window_rounds',
+               default=1,
+               min=1,
+               max=16,
+               help='With calibrate_pinned and a sampling back-end that '
+                    'can read an interval without ending it (smaps, '
+                    'page_idle, kmod): the first calibration reads what '
+                    'the guest touched over this many rounds (the '
+                    'accessed state is not cleared between them; the '
+                    'balloon is held meanwhile), so that a working set '
+                    'reused more slowly than one round is seen whole and '
+                    'not counted as pinned. 1: one round\'s sample (the '
+                    'paged guest model at 512 MiB counted 193 MiB of a '
+                    '320 MiB sweep as pinned, issue 13).'),
     cfg.BoolOpt('calibration_rebase',
                 default=False,
                 help='When the pinned-page calibration (calibrate_pinned) '

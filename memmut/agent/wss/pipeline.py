@@ -64,6 +64,9 @@ class TrackedVM:
     short_next: float = 0.0
     calibrations: list = dataclasses.field(default_factory=list)
     stale_calibrations: int = 0  # calibration rounds deferred (stale stats)
+    # calibrate_window_rounds: rounds the running calibration window has
+    # read without clearing the accessed state
+    calib_window: int = 0
     # what the guest reported in use when the sampled interval began
     # (until the pinned-page correction is calibrated)
     in_use_at_begin: typing.Optional[int] = None
