@@ -6,7 +6,9 @@
 # each configuration in the order given: NAME `badis` runs TREE's badis
 # unlabelled (a tree without --label), any other NAME is recorded as
 # --label NAME with the [badis] options OPT=VALUE. SKIP_REF=1: no `none`
-# and `oracle` runs (OUTDIR has them already). Each configuration's agent
+# and `oracle` runs (OUTDIR has them already); REF_ESTIMATORS=none runs
+# only `none` (enough for paired vm_over); BENCH_ARGS: more bench_patterns
+# options (e.g. --booked-mib 512 --data-mib 320). Each configuration's agent
 # log goes to OUTDIR/NAME.log (bench_patterns --log, since stop 44).
 set -u
 OUT=$1; shift
@@ -14,7 +16,7 @@ REF=${REF:?archive tree for none and oracle}
 export MEMMUT_TEST_CACHE=/work/main/tests/.cache
 export PATH=/work/main/memstore/target/release:$PATH
 PY=/work/main/.tox/functional/bin/python
-ARGS="--patterns ${PATTERNS:-load_idle,hotset,zipf0.8,zipf1.2,phases} --seconds ${SECONDS_RUN:-30} --out $OUT --keep-other-runs"
+ARGS="--patterns ${PATTERNS:-load_idle,hotset,zipf0.8,zipf1.2,phases} --seconds ${SECONDS_RUN:-30} --out $OUT --keep-other-runs ${BENCH_ARGS:-}"
 mkdir -p "$OUT"
 load() { echo "== $(date -u +%FT%TZ) $1"; uptime; }
 run() {  # NAME TREE ESTIMATORS [bench options...]
@@ -26,7 +28,7 @@ run() {  # NAME TREE ESTIMATORS [bench options...]
   echo "$name rc=$?"
 }
 {
-[ -n "${SKIP_REF:-}" ] || run ref "$REF" none,oracle
+[ -n "${SKIP_REF:-}" ] || run ref "$REF" "${REF_ESTIMATORS:-none,oracle}"
 for conf in "$@"; do
   set -- $conf
   name=$1 tree=$2; shift 2
