@@ -776,6 +776,15 @@ WHY = {
               'guest model (bench_model.py), many seeds, paired to the '
               'defaults (README there; h5 and k1: stop 50, k1 at KVM '
               'costs)',
+    'badis39': 'issue 13 stop 51: calibration_reprobe on the whole '
+               'suite, one slot disturbed by model runs beside it; no '
+               'decision (README there)',
+    'badis40': 'issue 13 stop 51: the pattern suite at 512 MiB with 320 '
+               'MiB of data, vg_headroom_fraction against the threshold '
+               'alone (README there)',
+    'model2': 'issue 13 stop 51: the paged guest model at 512 MiB (the '
+              'VG deadlock, vg_headroom_fraction, the calibration '
+              'window; README there)',
     'badis_fixed_work': 'the raw log behind badis_fixed_work/badis.json '
                         '(in the table)',
     'fuzz': 'fuzzing campaign: crash counts, not a timed figure',
