@@ -178,9 +178,10 @@ class BadisParams:
     # stop 50: a calibration probe's step at most this fraction of the
     # correction's gap above its floor (1: no cap; see _probe)
     calibration_probe_max_gap_fraction: float = 1.0
-    # stop 50: the calibration probe goes on after a confirmation, its
-    # wait doubled by each probe answered by swap-ins (see _probes)
-    calibration_reprobe: bool = False
+    # stop 50 (on since stop 51): the calibration probe goes on after a
+    # confirmation, its wait doubled by each probe answered by swap-ins
+    # (see _probes)
+    calibration_reprobe: bool = True
     # stop 44: a probe is answered by swap-ins only once the guest read
     # back this fraction of what it evicted since the probe began (0:
     # any swap activity; see _probe())

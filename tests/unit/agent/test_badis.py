@@ -574,8 +574,12 @@ def _quiet(t, s_kb=300 * MiB, **kw):
 
 
 def _params(**kw):
+    # the decay's pace (pinned_relearn): with calibration_reprobe (on by
+    # default since stop 51) the calibration probe paces the correction
+    # at all times instead
     base = dict(time_slice=4.0, shrink_swapin_window=3.0, pinned_decay=0.5,
-                pinned_relearn=True, shrink_guard=True)
+                pinned_relearn=True, shrink_guard=True,
+                calibration_reprobe=False)
     base.update(kw)
     return badis.BadisParams(**base)
 
@@ -1123,7 +1127,8 @@ def test_a_probe_goes_below_what_the_guest_uses(used_mib, size_mib,
 
 
 def test_calibration_probe_stops_once_swap_ins_confirm_it():
-    params = _calibration_params()
+    # without calibration_reprobe (on by default since stop 51)
+    params = _calibration_params(calibration_reprobe=False)
     st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
     st = _walk(st, params, 12, 'swap')           # one probe, answered
     assert st.pinned_kb == 200 * MiB and not st.pinned_unconfirmed
@@ -1299,8 +1304,9 @@ def test_the_read_back_after_a_probe_is_not_a_shortage():
     dict(pinned_unconfirmed=True, pinned_kb=72 * MiB),    # at its floor
 ])
 def test_calibration_probe_only_for_an_unconfirmed_calibration(state_kw):
+    # without calibration_reprobe (on by default since stop 51)
     st, r = badis.step(_probe_state(**state_kw), _quiet(7.0),
-                       _calibration_params())
+                       _calibration_params(calibration_reprobe=False))
     assert r.probe_kb is None and st.probe_pinned_kb is None
 
 
