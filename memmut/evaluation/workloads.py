@@ -225,6 +225,16 @@ def true_wss_mib(steps, t, pattern=None, repeat=True):
 # The evaluation suite of issue 13, scaled by ``peak_mib`` (the data the
 # guest holds) and ``seconds`` (each run's length): name -> (pattern,
 # steps). One step, the whole data, unless the pattern is about phases.
+def size_error(booked_mib, data_mib):
+    """Why a guest of ``booked_mib`` cannot run the suite over
+    ``data_mib`` of data (None: it can): the data must leave room for the
+    guest's base (about 80 MiB) and headroom."""
+    if data_mib < 8 or booked_mib < data_mib + 96:
+        return ('--data-mib must be at least 8 and --booked-mib at least '
+                '--data-mib + 96 (the guest\'s base and headroom)')
+    return None
+
+
 def pattern_suite(peak_mib, seconds):
     third = max(1.0, seconds / 3.0)
     hot = max(1, peak_mib // 4)

@@ -223,9 +223,9 @@ def main(argv=None):
     ap.add_argument('--workers', type=int, default=1)
     ap.add_argument('--out', required=True)
     args = ap.parse_args(argv)
-    if args.data_mib < 8 or args.booked_mib < args.data_mib + 96:
-        ap.error('--data-mib must be at least 8 and --booked-mib at least '
-                 '--data-mib + 96 (the guest\'s base and headroom)')
+    why = model_run.workloads.size_error(args.booked_mib, args.data_mib)
+    if why:
+        ap.error(why)
     try:
         configs = [parse_config(c) for c in (args.config or ['badis'])]
         seeds = parse_seeds(args.seeds)

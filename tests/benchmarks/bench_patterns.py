@@ -443,9 +443,9 @@ def main(argv=None):
                         'reading (KiB read back and written), estimate '
                         'and demand')
     args = p.parse_args(argv)
-    if args.data_mib < 8 or args.booked_mib < args.data_mib + 96:
-        p.error('--data-mib must be at least 8 and --booked-mib at least '
-                '--data-mib + 96 (the guest\'s base and headroom)')
+    why = workloads.size_error(args.booked_mib, args.data_mib)
+    if why:
+        p.error(why)
     set_size(args.booked_mib, args.data_mib)
     badis_run.set_badis_options(args.badis_option)
     if args.log:
