@@ -578,6 +578,8 @@ class Result:
     # a balloon probe of a lower correction is running: the balloon size
     # to set, without headroom (the estimate itself is unchanged)
     probe_kb: typing.Optional[int] = None
+    # why pinned_used_bound gave no bound this round (debug log), or None
+    used_bound_skip: typing.Optional[str] = None
 
 
 fmt_kb = units.fmt_kb
@@ -1080,17 +1082,33 @@ _PROBE_NOTE = 'lowered by a balloon probe'
 USED_BOUND_ROUNDS = 3
 
 
+def _used_bound_skip(obs, guarded):
+    """Why this round gives :func:`_bound_by_used` no bound, or None."""
+    est = obs.sampled
+    if est is None or est.low_kb is None:
+        return 'no access sample'
+    if obs.used_kb is None:
+        return 'guest statistics unknown or moved during the interval'
+    if not obs.steady:
+        return 'balloon moved'
+    if obs.short or obs.swapping:
+        return 'swap activity'
+    if guarded:
+        return 'shrink guard'
+    if est.low_kb > obs.used_kb:
+        return ('statistics older than the sample (%s not free, %s seen)'
+                % (_mib(obs.used_kb), _mib(est.low_kb)))
+    return None
+
+
 def _used_bounds(state, obs, guarded):
     """This round's bounds for :func:`_bound_by_used`: the state's
     ``used_bounds`` with this round's bound added, or ``()`` when this
     round gives none (the run of rounds restarts)."""
-    used = obs.used_kb
-    est = obs.sampled
-    if (used is None or est is None or est.low_kb is None or
-            not obs.steady or obs.short or obs.swapping or guarded or
-            est.low_kb > used):
+    if _used_bound_skip(obs, guarded) is not None:
         return ()
-    bound = used - est.low_kb
+    bound = obs.used_kb - obs.sampled.low_kb
+    est = obs.sampled
     if est.exact:
         return (bound,)
     return (state.used_bounds + (bound,))[-USED_BOUND_ROUNDS:]
@@ -1837,7 +1855,12 @@ def step(state, obs, params=None):
                              transition=r.transition,
                              bad_shrinks=g.bad_shrinks, held=g.held,
                              pinned_kb=pinned, events=tuple(events),
-                             probe_kb=pr.probe_kb)
+                             probe_kb=pr.probe_kb,
+                             used_bound_skip=(
+                                 _used_bound_skip(obs, g.active)
+                                 if params.pinned_used_bound and
+                                 pinned > max(state.pinned_floor_kb,
+                                              calibrated) else None))
 
 
 class BadisEstimator:

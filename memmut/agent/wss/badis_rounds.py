@@ -437,12 +437,15 @@ class BadisRounds(estimators.Estimator):
         for event in r.events:
             LOG.info('VM %s (%s): Badis %s', vm.name, vm.uuid, event)
         LOG.debug('VM %s (%s): Badis %s round%s: sampled %s, swap %s (%s), '
-                  'WSS %s (%s), max-avg %s, demand %s', vm.name, vm.uuid,
+                  'WSS %s (%s), max-avg %s, demand %s, pinned %s%s',
+                  vm.name, vm.uuid,
                   r.mode.value, ' (on swap activity)' if early else '',
                   _mib(sampled.wss_kb) if sampled else 'none',
                   'yes' if reading.swapping else 'no', reading.detail,
                   _mib(r.wss.wss_kb), r.wss.source, _mib(r.max_avg_kb),
-                  _mib(r.demand_kb))
+                  _mib(r.demand_kb), _mib(r.pinned_kb),
+                  ' (not capped by the guest\'s statistics: %s)'
+                  % r.used_bound_skip if r.used_bound_skip else '')
         state = self.badis.state(vm.uuid)
         return Estimate(uuid=vm.uuid, wss_kb=r.wss.wss_kb,
                         max_avg_kb=r.max_avg_kb, demand_kb=r.demand_kb,

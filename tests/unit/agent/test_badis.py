@@ -1439,6 +1439,40 @@ def test_correction_capped_by_what_the_guest_has_not_free(
         assert r.wss.wss_kb == fields['sampled'].wss_kb + expect_mib * MiB
 
 
+@pytest.mark.parametrize('changes, why', [
+    ({}, None),                          # capped: nothing to explain
+    ({'used_kb': None}, 'statistics unknown'),
+    ({'sampled': sampled(300 * MiB)}, 'no access sample'),
+    ({'swapping': True, 'ghost': geiger(1200 * MiB)}, 'swap activity'),
+    ({'steady': False}, 'balloon moved'),
+    ({'sampled': _full_sample(460 * MiB)}, 'older than the sample'),
+])
+def test_the_round_says_why_the_cap_did_not_act(changes, why):
+    # (a correction stuck above what the guest uses must be explainable
+    # from the agent's debug log: CI at stop 51)
+    fields = dict(timestamp=10.0, m_cur_kb=M_CUR, booked_kb=BOOKED,
+                  sampled=_full_sample(300 * MiB), used_kb=450 * MiB)
+    fields.update(changes)
+    st = badis.BadisState(pinned_kb=500 * MiB, pinned_floor_kb=120 * MiB,
+                          pinned_at=0.0, learned=True)
+    _, r = badis.step(st, badis.Observation(**fields),
+                      badis.BadisParams(time_slice=4.0,
+                                        shrink_swapin_window=3.0))
+    if why is None:
+        assert r.used_bound_skip is None and r.pinned_kb == 150 * MiB
+    else:
+        assert why in r.used_bound_skip and r.pinned_kb == 500 * MiB
+
+
+def test_no_reason_is_given_when_there_is_nothing_to_cap():
+    obs_ = badis.Observation(timestamp=10.0, m_cur_kb=M_CUR,
+                             booked_kb=BOOKED, sampled=sampled(300 * MiB))
+    st = badis.BadisState(pinned_kb=120 * MiB, pinned_floor_kb=120 * MiB,
+                          pinned_at=0.0)
+    _, r = badis.step(st, obs_, badis.BadisParams())
+    assert r.used_bound_skip is None
+
+
 def test_correction_cap_is_an_option():
     obs_ = badis.Observation(timestamp=10.0, m_cur_kb=M_CUR,
                              booked_kb=BOOKED,
