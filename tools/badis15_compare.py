@@ -118,6 +118,9 @@ def pattern_slot(slot, names):
 def _pattern_run(r):
     allow = (r.get('errors') or {}).get('allowance') or {}
     return {'ops_s': r['ops'] / r['seconds'],
+            # bench_patterns --twin: a none run beside this one
+            'twin_ops_s': (r['twin_ops'] / r['seconds']
+                           if r.get('twin_ops') else None),
             'saved': r.get('saved_pct'),
             'oracle': r.get('oracle_saved_pct'),
             'S_more': allow.get('S_more'),
@@ -192,8 +195,8 @@ def patterns(slots, by_estimator=False, reference=None):
     for i, (runs, _) in enumerate(per_slot):
         for n in names:
             for key, r in runs.get(n, {}).items():
-                r = dict(r, vm_over=(ref[key[0]] / r['ops_s']
-                                     if key[0] in ref else None))
+                base = r.get('twin_ops_s') or ref.get(key[0])
+                r = dict(r, vm_over=(base / r['ops_s'] if base else None))
                 data[n].append((i, key, r))
     cases = sorted({k for n in names for _, k, _ in data[n]})
     out = []

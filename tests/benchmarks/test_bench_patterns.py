@@ -53,6 +53,19 @@ def test_summary_gives_vm_over_against_the_oracle_of_the_same_case():
     assert rows['hotset', 'boot', 'oracle']['vm_over_vs_oracle'] is None
 
 
+def test_a_twin_is_the_reference_of_the_run_it_ran_beside():
+    # --twin: the none run started beside each run judges it; a run
+    # whose twin failed falls back to the case's none run
+    runs = [_run('none', 1200), dict(_run('badis', 800), twin_ops=1000),
+            dict(_run('badis', 600, start='loaded'), twin_ops=None)]
+    rows = {(r['pattern'], r['start'], r['estimator']): r
+            for r in bp.summarize(runs)['runs']}
+    assert rows['hotset', 'boot', 'badis']['vm_over'] == 1.25
+    assert rows['hotset', 'boot', 'badis']['twin']
+    assert rows['hotset', 'loaded', 'badis']['vm_over'] == 2.0
+    assert not rows['hotset', 'loaded', 'badis']['twin']
+
+
 def test_oracle_of_a_fast_moving_hot_set_is_the_whole_step():
     # 40 of 160 MiB moving every 3.75 s: 10.7 MiB/s read back at the
     # window's size, far above the swap-in bound
