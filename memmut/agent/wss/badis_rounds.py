@@ -526,7 +526,12 @@ class BadisRounds(estimators.Estimator):
         why = calibration_unsafe(in_use,
                                  st.in_use_at_begin if rounds == 1 else None,
                                  seen_low, vm.balloon_kb)
-        if why and st.stale_calibrations < STALE_STATS_ROUNDS:
+        # statistics older than the sample may read so for good (page
+        # cache); memory in use moving ends with the load
+        limit = (STALE_STATS_ROUNDS if in_use is not None and
+                 in_use < seen_low
+                 else self.conf.badis.calibration_defer_rounds)
+        if why and st.stale_calibrations < limit:
             # Read as they are, such statistics make nothing look unseen
             # and the correction stays at its floor for good (W2/W4 of
             # bench_badis, issue 20). Wait for the next round; the
@@ -535,7 +540,7 @@ class BadisRounds(estimators.Estimator):
             LOG.info('VM %s (%s): pinned-page calibration deferred: the '
                      'guest reports %s in use, %s (%d of %d rounds)',
                      vm.name, vm.uuid, _mib(in_use), why,
-                     st.stale_calibrations, STALE_STATS_ROUNDS)
+                     st.stale_calibrations, limit)
             return
         seen_note = _mib(seen_kb)
         if seen_high is not None:

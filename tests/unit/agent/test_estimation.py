@@ -731,6 +731,29 @@ def test_calibration_gives_up_waiting_after_a_bounded_number_of_rounds():
     assert e['u-1'].demand_kb < 1024 * MIB
 
 
+@pytest.mark.parametrize('defer, expect_mib', [
+    # the default: after 3 deferrals the calibration reads the load
+    # before its end (724 MiB in use, 300 seen)
+    (3, 424),
+    # waiting out the load: 824 in use once it stops, 300 seen
+    (10, 524)])
+def test_calibration_waits_out_a_load_up_to_calibration_defer_rounds(
+        defer, expect_mib):
+    p, _ = fixed_pipeline(300 * MIB, vg_threshold=0.99,
+                          calibration_defer_rounds=defer)
+    stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
+             'swap_in': 0, 'swap_out': 0}
+    # memory in use 324, 424, ... 824 MiB, then steady: a guest loading
+    for t, in_use in enumerate((324, 424, 524, 624, 724, 824, 824, 824)):
+        e = p.estimate([info(balloon=1024 * MIB, stats=dict(
+            stats, usable=(1024 - in_use) * MIB))], 10.0 * t)
+        if t and not p._vms['u-1'].calibrated:
+            # held at the allocation while the calibration waits
+            assert e['u-1'].demand_kb >= 1024 * MIB
+    assert p._vms['u-1'].calibrated
+    assert p.badis.state('u-1').pinned_kb == expect_mib * MIB
+
+
 def test_no_calibration_when_disabled():
     stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
              'usable': 600 * MIB, 'swap_in': 0, 'swap_out': 0}
