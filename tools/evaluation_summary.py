@@ -782,6 +782,10 @@ WHY = {
     'badis40': 'issue 13 stop 51: the pattern suite at 512 MiB with 320 '
                'MiB of data, vg_headroom_fraction against the threshold '
                'alone (README there)',
+    'badis41': 'issue 13 stop 52: what judged the 512 MiB suite (the '
+               'none reference drifts with the host), the suite with a '
+               'none twin beside each run at 512 and 256 MiB, and the '
+               'load and first descent at 512 MiB (README there)',
     'model2': 'issue 13 stop 51: the paged guest model at 512 MiB (the '
               'VG deadlock, vg_headroom_fraction, the calibration '
               'window; README there)',
