@@ -222,9 +222,6 @@ def true_wss_mib(steps, t, pattern=None, repeat=True):
     return pattern.hot_of(wss_at(steps, t, repeat))
 
 
-# The evaluation suite of issue 13, scaled by ``peak_mib`` (the data the
-# guest holds) and ``seconds`` (each run's length): name -> (pattern,
-# steps). One step, the whole data, unless the pattern is about phases.
 def size_error(booked_mib, data_mib):
     """Why a guest of ``booked_mib`` cannot run the suite over
     ``data_mib`` of data (None: it can): the data must leave room for the
@@ -235,6 +232,9 @@ def size_error(booked_mib, data_mib):
     return None
 
 
+# The evaluation suite of issue 13, scaled by ``peak_mib`` (the data the
+# guest holds) and ``seconds`` (each run's length): name -> (pattern,
+# steps). One step, the whole data, unless the pattern is about phases.
 def pattern_suite(peak_mib, seconds):
     third = max(1.0, seconds / 3.0)
     hot = max(1, peak_mib // 4)

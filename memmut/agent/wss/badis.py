@@ -1101,14 +1101,15 @@ def _used_bound_skip(obs, guarded):
     return None
 
 
-def _used_bounds(state, obs, guarded):
+def _used_bounds(state, obs, skip):
     """This round's bounds for :func:`_bound_by_used`: the state's
     ``used_bounds`` with this round's bound added, or ``()`` when this
-    round gives none (the run of rounds restarts)."""
-    if _used_bound_skip(obs, guarded) is not None:
+    round gives none (``skip``, from :func:`_used_bound_skip`: the run
+    of rounds restarts)."""
+    if skip is not None:
         return ()
-    bound = obs.used_kb - obs.sampled.low_kb
     est = obs.sampled
+    bound = obs.used_kb - est.low_kb
     if est.exact:
         return (bound,)
     return (state.used_bounds + (bound,))[-USED_BOUND_ROUNDS:]
@@ -1743,7 +1744,8 @@ def step(state, obs, params=None):
             if probing and evicted:
                 probe_wait = 1           # the last step was right
             probing, evicted = True, False
-    used_bounds = (_used_bounds(state, obs, g.active)
+    used_skip = _used_bound_skip(obs, g.active)
+    used_bounds = (_used_bounds(state, obs, used_skip)
                    if params.pinned_used_bound else ())
     if note is None and params.pinned_used_bound:
         pinned, note = _bound_by_used(state, obs, pinned, used_bounds)
@@ -1857,8 +1859,7 @@ def step(state, obs, params=None):
                              pinned_kb=pinned, events=tuple(events),
                              probe_kb=pr.probe_kb,
                              used_bound_skip=(
-                                 _used_bound_skip(obs, g.active)
-                                 if params.pinned_used_bound and
+                                 used_skip if params.pinned_used_bound and
                                  pinned > max(state.pinned_floor_kb,
                                               calibrated) else None))
 
