@@ -271,6 +271,21 @@ opts = [
                      'calibration just showed the guest uses (issue 13: '
                      'Zipf from boot, 256 -> 224 MiB and 35 MiB read '
                      'back).'),
+    cfg.BoolOpt('pinned_drop_rebase',
+                default=False,
+                help='When the pinned-page correction falls on evidence '
+                     '(a balloon probe the guest lived through without '
+                     'reading back, or the cap by the guest\'s own '
+                     'statistics, pinned_used_bound), lower the estimates '
+                     'already in the moving average and its max-average '
+                     'window by the same amount, and keep that round\'s '
+                     'demand from growing the balloon on the old ones. '
+                     'Without it the balloon goes back up by the drop '
+                     'after each probe and the next probe waits for the '
+                     'max-average to come down (issue 13: load-then-idle '
+                     'at 512 MiB gave 250 MiB of cold data back over 100 '
+                     's). A drop by decay (pinned_relearn) is a guess and '
+                     'does not rebase.'),
     cfg.BoolOpt('pinned_relearn',
                 default=False,
                 help='Re-estimate the pinned-page correction in quiet '

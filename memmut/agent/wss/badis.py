@@ -266,6 +266,9 @@ class BadisParams:
     hindsight_rounds: int = 30
     hindsight_fraction: float = 0.25
     hindsight_min_kb: int = 16 * MiB
+    # stop 53: a correction lowered on evidence lowers the estimates
+    # already averaged with it (see rebase_estimates; off)
+    pinned_drop_rebase: bool = False
     round_interval: float = 60.0
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
@@ -719,11 +722,36 @@ def raise_pinned(state, pinned_kb, booked_kb, rebase=False, **changes):
     seconds; Zipf 1.2 and phases the same in every slot)."""
     rise = pinned_kb - state.pinned_kb
     if rebase and rise > 0:
-        changes['recent'] = tuple(min(booked_kb, e + rise)
-                                  for e in state.recent)
-        changes['window'] = tuple((t, min(booked_kb, a + rise))
-                                  for t, a in state.window)
+        changes['recent'], changes['window'] = rebase_estimates(
+            state.recent, state.window, rise, booked_kb)
     return dataclasses.replace(state, pinned_kb=pinned_kb, **changes)
+
+
+def rebase_estimates(recent, window, shift_kb, booked_kb, low_kb=0):
+    """``(recent, window)``, the estimates of the moving average and of
+    its max-average window, moved by ``shift_kb`` (up or down) to what
+    they would have been with a pinned-page correction changed by as
+    much, kept within 0 and ``booked_kb``; moved down, none goes below
+    ``low_kb`` (this round's estimate with the new correction) unless it
+    was there already: an estimate capped at a smaller allocation (a
+    probe's) never held the whole old correction.
+
+    Each is an earlier round's sample plus the correction of its round;
+    when the correction changes on evidence, the pages it counted (or
+    missed) were the same then. Up: see :func:`raise_pinned`. Down
+    (``pinned_drop_rebase``): a correction lowered by a balloon probe the
+    guest lived through, or capped by the guest's own statistics, would
+    otherwise still hold the demand up through the averages for a time
+    slice; the balloon went back above the size just proven (TCG,
+    badis41: at 512 MiB load-then-idle's balloon rose 30-80 MiB after
+    each of its probes, and the next probe waited for the max-average
+    to come down, 330 -> 83 MiB of cold data given back over 100 s)."""
+    def moved(kb):
+        if shift_kb < 0:
+            return max(min(kb, low_kb), kb + shift_kb, 0)
+        return min(booked_kb, kb + shift_kb)
+    return (tuple(moved(e) for e in recent),
+            tuple((t, moved(a)) for t, a in window))
 
 
 def _hold(state, obs):
@@ -1075,6 +1103,8 @@ _DECAY_NOTES = ('decayed', 'lowered')
 # how a probe that lowered the correction says so (it starts with
 # 'lowered' too: a step down that a shrink followed by swap-ins undoes)
 _PROBE_NOTE = 'lowered by a balloon probe'
+# corrections lowered on evidence, not on a decay's guess
+_EVIDENCE_NOTES = (_PROBE_NOTE, 'bounded')
 
 
 # Rounds in a row whose bound a sampled (not exact) back-end needs before
@@ -1798,6 +1828,21 @@ def step(state, obs, params=None):
     if note is not None and pinned != state.pinned_kb:
         events.append('pinned-page correction %s -> %s, %s'
                       % (_mib(state.pinned_kb), _mib(pinned), note))
+        if (params.pinned_drop_rebase and pinned < state.pinned_kb and
+                note.startswith(_EVIDENCE_NOTES)):
+            drop = state.pinned_kb - pinned
+            seen = (obs.sampled.wss_kb if obs.sampled is not None
+                    else state.last_sampled_kb or 0)
+            now_kb = min(obs.m_cur_kb, seen + pinned)
+            recent, window = rebase_estimates(recent, window, -drop,
+                                              obs.booked_kb, low_kb=now_kb)
+            if pr.probe_kb is None and demand > hold_kb:
+                # this round's demand came from the same averages; the
+                # floors it may hold were tested by the probe (above)
+                demand = max(hold_kb, min(demand, max(now_kb,
+                                                      demand - drop)))
+            events.append('moving average lowered by %s with the '
+                          'correction' % _mib(drop))
         if (pinned > state.pinned_kb and
                 state.pinned_note.startswith(('decayed', 'lowered'))):
             # learned back above what the decay had left: it was right

@@ -987,6 +987,63 @@ def test_probe_outcome(rounds, pinned_mib, wait):
         assert st.pinned_at == rounds[-1][0]
 
 
+@pytest.mark.parametrize('rebase', [False, True])
+def test_a_probe_that_lowers_the_correction_rebases_the_averages(rebase):
+    # stop 53 (TCG, badis41): after each probe that lowered a cold
+    # correction the balloon went back up by the drop, on the estimates
+    # the max-average still held from before it
+    params = _probe_params(pinned_drop_rebase=rebase)
+    st, _ = _start_probe(params)
+    before = st.recent
+    for t, evicted in ((8.0, 4 * MiB), (10.0, 0)):
+        o = badis.Observation(timestamp=t, m_cur_kb=468 * MiB,
+                              booked_kb=BOOKED, sampled=sampled(300 * MiB),
+                              steady=False, evicted_kb=evicted)
+        st, r = badis.step(st, o, params)
+    assert st.pinned_kb == 168 * MiB               # 32 MiB lowered
+    lowered = any(e == 'moving average lowered by 32 MiB with the '
+                  'correction' for e in r.events)
+    if rebase:
+        assert lowered
+        # every estimate held was 500 MiB with the old correction
+        assert set(st.recent) == {468 * MiB}
+        assert {a for _, a in st.window} == {468 * MiB}
+        # this round asks for the size the probe proved, not 500 MiB
+        assert r.demand_kb == 468 * MiB
+    else:
+        assert not lowered
+        assert max(st.recent) == 500 * MiB and len(st.recent) > len(before)
+        assert r.demand_kb == 500 * MiB
+
+
+def test_rebase_estimates_moves_both_ways_within_the_booking():
+    recent, window = badis.rebase_estimates(
+        (100, 200), ((1.0, 150), (2.0, 30)), -50, 220)
+    assert recent == (50, 150) and window == ((1.0, 100), (2.0, 0))
+    # not below this round's estimate unless there already
+    recent, window = badis.rebase_estimates(
+        (100, 200, 170), ((1.0, 150),), -50, 220, low_kb=160)
+    assert recent == (100, 160, 160) and window == ((1.0, 150),)
+    recent, window = badis.rebase_estimates((100, 200), ((1.0, 150),), 40,
+                                            220)
+    assert recent == (140, 220) and window == ((1.0, 190),)
+
+
+def test_a_decayed_correction_does_not_rebase():
+    # a decay is a guess, not evidence: the averages keep their estimates
+    params = _params(pinned_drop_rebase=True)
+    st = badis.BadisState(pinned_kb=300 * MiB, pinned_at=0.0,
+                          pinned_note='calibrated', recent=(600 * MiB,) * 3)
+    for t in range(1, 40):
+        before = st.pinned_kb
+        st, r = badis.step(st, _quiet(float(t)), params)
+        if st.pinned_kb < before:
+            break
+    assert st.pinned_kb < 300 * MiB
+    assert st.pinned_note.startswith('decayed')
+    assert not any(e.startswith('moving average lowered') for e in r.events)
+
+
 def test_probe_walks_a_cold_correction_down_to_its_floor():
     # load-then-idle: 200 MiB counted as pinned, 72 MiB really pinned;
     # every probe finds the guest evicting cold data without swap-ins
