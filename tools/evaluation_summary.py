@@ -786,6 +786,10 @@ WHY = {
                'none reference drifts with the host), the suite with a '
                'none twin beside each run at 512 and 256 MiB, and the '
                'load and first descent at 512 MiB (README there)',
+    'badis42': 'issue 13 stop 53: shrink_slow_start_kb beside the '
+               'defaults in the same slots, interleaved per pattern and '
+               'on a host made slow on purpose (the host\'s speed moves '
+               'Zipf\'s dips); pinned_drop_rebase (README there)',
     'model2': 'issue 13 stop 51: the paged guest model at 512 MiB (the '
               'VG deadlock, vg_headroom_fraction, the calibration '
               'window; README there)',
