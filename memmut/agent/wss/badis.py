@@ -589,9 +589,12 @@ fmt_kb = units.fmt_kb
 _mib = fmt_kb
 
 
-def _corrected(state, obs, sampled_kb):
-    """A sample with the pinned-page correction, capped at m_cur."""
-    return min(obs.m_cur_kb, sampled_kb + state.pinned_kb)
+def _corrected(state, obs, sampled_kb, pinned_kb=None):
+    """A sample with the pinned-page correction (``pinned_kb``, else the
+    state's), capped at m_cur."""
+    if pinned_kb is None:
+        pinned_kb = state.pinned_kb
+    return min(obs.m_cur_kb, sampled_kb + pinned_kb)
 
 
 def _sampled_wss(state, obs):
@@ -1833,7 +1836,7 @@ def step(state, obs, params=None):
             drop = state.pinned_kb - pinned
             seen = (obs.sampled.wss_kb if obs.sampled is not None
                     else state.last_sampled_kb or 0)
-            now_kb = min(obs.m_cur_kb, seen + pinned)
+            now_kb = _corrected(state, obs, seen, pinned_kb=pinned)
             recent, window = rebase_estimates(recent, window, -drop,
                                               obs.booked_kb, low_kb=now_kb)
             if pr.probe_kb is None and demand > hold_kb:
