@@ -775,16 +775,21 @@ opts = [
                      'pages evicted at a step lets the steps go on '
                      'doubling.'),
     cfg.IntOpt('shrink_slow_start_kb',
-               default=0,
+               default=4096,
                min=0,
                help='Slow start for shrinks (KiB; 0: off): a descent of the '
                     'balloon begins with a step of this size below where '
-                    'the balloon is and doubles it each round it goes on '
-                    'without swap activity; any swap activity, or a round '
-                    'whose demand does not fall, starts the next descent '
-                    'small again. An estimate that under-reads then meets '
+                    'the balloon is (never less than the balloon '
+                    'controller\'s min_change_kb, [badis] on demand or '
+                    '[mutualization] with local mutualization, which would '
+                    'not make a smaller move) and doubles it each round it '
+                    'goes on without swap activity; any swap activity holds '
+                    'that round\'s shrink to the first step and starts the '
+                    'next descent from it, as does a round whose demand '
+                    'does not fall. An estimate that under-reads then meets '
                     'its first swap-ins a few MiB down instead of a '
-                    'quarter of the booking down. Growth is not limited.'),
+                    'quarter of the booking down. Growth is not limited. '
+                    'A descent by D takes about log2(D / step) rounds.'),
     cfg.IntOpt('hindsight_rounds',
                default=30,
                min=0,

@@ -130,9 +130,11 @@ class Mode(str, enum.Enum):
     G = 'G'
 
 
-def _from_options(cls, group):
-    """A parameter dataclass whose fields are options of ``group``."""
-    return cls(**{f.name: getattr(group, f.name)
+def _from_options(cls, group, **others):
+    """A parameter dataclass whose fields are options of ``group``
+    (``others``: the fields that are not)."""
+    return cls(**{f.name: others[f.name] if f.name in others
+                  else getattr(group, f.name)
                   for f in dataclasses.fields(cls)})
 
 
@@ -259,7 +261,7 @@ class BadisParams:
     swapin_budget_kb_s: int = 0
     swapin_budget_rounds: float = 30.0
     # stop 43: the first step of a descent (KiB; 0: off; see slow_start)
-    shrink_slow_start_kb: int = 0
+    shrink_slow_start_kb: int = 4 * MiB
     # stop 49: a shrink whose evictions the guest read back within
     # hindsight_rounds raises the shrink floor (see hindsight; 0: off; on
     # since stop 50)
@@ -272,6 +274,9 @@ class BadisParams:
     round_interval: float = 60.0
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
+    # not a [badis] option: the smallest move of the balloon controller
+    # in use ([badis] or [mutualization] min_change_kb; see from_conf)
+    balloon_min_change_kb: int = 0
 
     def __post_init__(self):
         if not 0 < self.vg_threshold <= 1:
@@ -299,6 +304,9 @@ class BadisParams:
             raise ValueError('shortage_grow_out_ratio must not be negative')
         if self.stall_swapin_rate_kb < 0:
             raise ValueError('stall_swapin_rate_kb must not be negative')
+        if self.shrink_slow_start_kb < 0 or self.balloon_min_change_kb < 0:
+            raise ValueError('shrink_slow_start_kb and balloon_min_change_kb '
+                             'must not be negative')
         if self.swapin_budget_kb_s < 0 or self.swapin_budget_rounds <= 0:
             raise ValueError('swapin_budget_kb_s must not be negative and '
                              'swapin_budget_rounds must be positive')
@@ -312,7 +320,9 @@ class BadisParams:
 
     @classmethod
     def from_conf(cls, conf):
-        return _from_options(cls, conf.badis)
+        return _from_options(cls, conf.badis, balloon_min_change_kb=(
+            conf.mutualization.min_change_kb if conf.mutualization.enabled
+            else conf.badis.min_change_kb))
 
     @property
     def hindsight_params(self):
@@ -1733,7 +1743,8 @@ def step(state, obs, params=None):
     demand, descent, pace_event = slow_start.pace(
         state.descent, demand_kb=demand, hold_kb=hold_kb,
         swapping=obs.swapping or obs.short, shrunk=obs.shrunk,
-        first_kb=params.shrink_slow_start_kb)
+        first_kb=params.shrink_slow_start_kb,
+        min_move_kb=params.balloon_min_change_kb)
     if pace_event:
         events.append(pace_event)
     demand, time_slice = adaptive_slice.hold(

@@ -523,9 +523,11 @@ class BadisRounds(estimators.Estimator):
         # (a median over several rounds absorbs a reading taken while
         # the guest loaded; a single one is kept for good)
         seen_low, seen_high = seen_range_kb or (seen_kb, None)
-        why = calibration_unsafe(in_use,
-                                 st.in_use_at_begin if rounds == 1 else None,
-                                 seen_low, vm.balloon_kb)
+        why = (calibration_unsafe(in_use,
+                                  st.in_use_at_begin if rounds == 1 else None,
+                                  seen_low, vm.balloon_kb) or
+               unseen_implausible(vm, seen_kb if seen_high is None
+                                  else seen_high))
         # statistics older than the sample may read so for good (page
         # cache); memory in use moving ends with the load
         limit = (STALE_STATS_ROUNDS if in_use is not None and
@@ -742,17 +744,46 @@ def calibration_unsafe(in_use_kb, in_use_at_begin_kb, seen_kb, balloon_kb):
     return None
 
 
-def guest_unseen_kb(vm, sampled_kb, limit_fraction=0.75):
+# More of the balloon than this unseen by a sample is not believed: a
+# sample that missed most of what the guest uses.
+UNSEEN_LIMIT_FRACTION = 0.75
+
+
+def _unseen(vm, sampled_kb):
+    """(unseen KiB or None, the balloon's ``actual`` size)."""
+    in_use = guest_in_use_kb(vm)
+    actual = (vm.memory_stats or {}).get('actual', vm.balloon_kb)
+    return (None if in_use is None else in_use - sampled_kb), actual
+
+
+def unseen_implausible(vm, sampled_kb):
+    """Why the memory a sample of ``sampled_kb`` left unseen is not to be
+    believed, or None.
+
+    Why a reason to wait rather than nothing to calibrate: a one-round
+    sample of a set reused more slowly than a round (TCG, a 40 MiB window
+    moving every second over 160 MiB) sees one window in some rounds and
+    more in others; read in a round that saw little, 200 of 242 MiB in
+    use were unseen, over the limit, and the calibration was made with
+    nothing (1 run in 6), where the next round's read calibrated 149-190
+    MiB."""
+    unseen, actual = _unseen(vm, sampled_kb)
+    if unseen is None or unseen <= UNSEEN_LIMIT_FRACTION * actual:
+        return None
+    return ('%s of it not seen by a sample of %s, more than %d%% of the '
+            'balloon (a sample that missed most of it)'
+            % (_mib(unseen), _mib(sampled_kb),
+               round(100 * UNSEEN_LIMIT_FRACTION)))
+
+
+def guest_unseen_kb(vm, sampled_kb):
     """Memory the guest reports in use that a sample of ``sampled_kb`` did
     not see: balloon ``actual`` - ``usable`` (``usable`` is the guest's
     MemAvailable) - ``sampled_kb``. 0 when the guest does not report
-    both, or when the figure is implausible (more than ``limit_fraction``
-    of the balloon size)."""
-    in_use = guest_in_use_kb(vm)
-    if in_use is None:
-        return 0
-    unseen = in_use - sampled_kb
-    actual = (vm.memory_stats or {}).get('actual', vm.balloon_kb)
-    if unseen <= 0 or unseen > limit_fraction * actual:
+    both, or when the figure is implausible (more than
+    UNSEEN_LIMIT_FRACTION of the balloon size)."""
+    unseen, actual = _unseen(vm, sampled_kb)
+    if unseen is None or unseen <= 0 or (
+            unseen > UNSEEN_LIMIT_FRACTION * actual):
         return 0
     return unseen

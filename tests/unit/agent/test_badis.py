@@ -337,7 +337,10 @@ def test_demand_serves_shortage_at_once():
                        obs(300, ghost=geiger(1200 * MiB), swapping=True))
     assert r.max_avg_kb == (4 * 400 + 1200) * MiB // 5
     assert r.demand_kb == 1200 * MiB
-    # Sampling estimates are not pushed up.
+    # Sampling estimates are not pushed up (nor paced down: the balloon
+    # of obs() is at 1000 MiB, far above them).
+    _, rs = run([400 * MiB] * 5,
+                params=badis.BadisParams(shrink_slow_start_kb=0))
     assert rs[-1].demand_kb == rs[-1].max_avg_kb == 400 * MiB
 
 
@@ -890,8 +893,12 @@ def test_swap_monitors_report_swap_ins_and_the_interval():
 # -- issue 13: probe a lower correction with the balloon (pinned_probe) --
 
 def _probe_params(**kw):
+    # the balloon starts far above the estimate: without the slow start's
+    # descent (test_a_probe_waits_for_a_paced_descent) the probe may start
+    # in the first round
     base = dict(time_slice=4.0, shrink_swapin_window=3.0, pinned_decay=0.25,
-                pinned_probe=True, pinned_probe_step_kb=16 * MiB)
+                pinned_probe=True, pinned_probe_step_kb=16 * MiB,
+                shrink_slow_start_kb=0)
     base.update(kw)
     return badis.BadisParams(**base)
 
@@ -924,6 +931,28 @@ def test_probe_starts_after_the_pacing_and_keeps_the_estimate():
     assert st.pinned_kb == 200 * MiB
     assert any(e.startswith('balloon probe of a pinned-page correction '
                             'of 168 MiB') for e in r.events)
+
+
+def test_a_probe_waits_for_a_paced_descent():
+    # with the slow start the balloon comes down from 1000 MiB to the
+    # 500 MiB estimate in doubling steps; a probe starts only once the
+    # demand has settled on the estimate (the last step covers the rest),
+    # never on a paced demand halfway down
+    params = _probe_params(shrink_slow_start_kb=4 * MiB)
+    st, m_cur, t, paced = _probe_state(), M_CUR, 7.0, 0
+    for _ in range(12):
+        o = dataclasses.replace(_quiet(t), m_cur_kb=m_cur,
+                                shrunk=m_cur < M_CUR)
+        st, r = badis.step(st, o, params)
+        if r.probe_kb is not None:
+            break
+        paced += any('slow start' in e for e in r.events)
+        m_cur = r.demand_kb + badis.sizing.headroom(
+            r.demand_kb, params.headroom_kb, params.headroom_fraction)
+        t += 8.0
+    assert r.probe_kb is not None and paced >= 5
+    assert not any('slow start' in e for e in r.events)
+    assert r.demand_kb <= 500 * MiB + params.pinned_probe_step_kb
 
 
 @pytest.mark.parametrize('kw', [

@@ -93,9 +93,11 @@ def test_shortage_demand_is_a_fraction_of_the_gap():
 def warm(need, warmup, rounds=12, under=0):
     """A VM seen from its first round at the full booking whose sample
     reads ``need(i) - under``; balloon moved by the target."""
+    # (no slow start: its paced descent keeps the balloon off a load
+    # that warm-up is there to wait out)
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                warmup_slices=warmup, headroom_kb=16 * MiB,
-                               headroom_fraction=0.05)
+                               headroom_fraction=0.05, shrink_slow_start_kb=0)
     bal = prev = BOOKED
     st, out = None, []
     for i in range(rounds):
@@ -233,9 +235,10 @@ def rise_then(no_shrink_below_estimate, m_cur_kb=BOOKED):
     """Rounds at ``m_cur_kb`` of a guest whose estimate is 100 MiB for
     three rounds and 230 MiB from the fourth (a calibration that learned
     its pinned pages): the demand and events of the fourth round."""
+    # (no slow start: the demand of one round from the booking, unpaced)
     params = badis.BadisParams(
         average_window=5, time_slice=600.0, headroom_kb=16 * MiB,
-        headroom_fraction=0.05,
+        headroom_fraction=0.05, shrink_slow_start_kb=0,
         no_shrink_below_estimate=no_shrink_below_estimate)
     st = None
     for i, sampled in enumerate((100, 100, 100, 230)):

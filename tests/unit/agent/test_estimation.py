@@ -700,6 +700,28 @@ def test_raise_pinned_shifts_only_on_a_rise_and_caps_at_the_booking():
     assert off.recent == state.recent and off.window == state.window
 
 
+def test_a_sample_that_missed_most_of_it_defers_the_calibration(caplog):
+    # TCG (stop 54): a set reused more slowly than a round; one round's
+    # sample saw little, and the unseen memory, over 75 % of the balloon,
+    # was not believed: the calibration was made with nothing for good.
+    # It waits for a round whose sample saw more, the balloon held.
+    caplog.set_level(logging.INFO)
+    p, sampler = fixed_pipeline(100 * MIB, vg_threshold=0.99)
+    stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
+             'usable': 124 * MIB, 'swap_in': 0, 'swap_out': 0}   # 900 used
+    p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], 0.0)
+    e = p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], 10.0)
+    assert not p._vms['u-1'].calibrated
+    assert 'more than 75% of the balloon' in caplog.text
+    assert e['u-1'].demand_kb >= 1024 * MIB          # held meanwhile
+    sampler.accessed_kb = 400 * MIB
+    p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], 20.0)
+    assert p._vms['u-1'].calibrated
+    assert p.badis.state('u-1').pinned_kb == 500 * MIB
+    assert badis_rounds.unseen_implausible(
+        info(balloon=1024 * MIB, stats=dict(stats)), 400 * MIB) is None
+
+
 def test_calibration_unsafe_reasons():
     f = badis_rounds.calibration_unsafe
     assert f(None, 100 * MIB, 50 * MIB, 1024 * MIB) is None
@@ -1202,7 +1224,10 @@ def test_issue13_switches_run_end_to_end_on_the_simulator(shape):
     p, trace = sim_loop(shape, 120, conf=conf)
     ests = [e for _, _, _, e in trace if e is not None]
     assert len(ests) > 100
-    assert all(e.probe_kb is None or e.probe_kb < e.wss_kb for e in ests)
+    # (at most: an estimate is capped at the allocation, which the probe
+    # holds at its size; with the slow start the estimate still falling
+    # meets a running probe there)
+    assert all(e.probe_kb is None or e.probe_kb <= e.wss_kb for e in ests)
     assert any(e.probe_kb is not None for e in ests)
     assert all(e.wss_kb > 0 for e in ests)
 

@@ -87,8 +87,11 @@ def test_swap_ins_while_the_balloon_shrinks_every_round_are_a_shortage():
     # rounds; a second swapping round is now a shortage, floor or not.
     def need(i):
         return 200 * MiB
-    without = simulate(need, 120 * MiB, floor=False, rounds=16)
-    with_ = simulate(need, 120 * MiB, floor=True, rounds=16)
+    # (no slow start: it would reach 200 MiB only after these rounds)
+    without = simulate(need, 120 * MiB, floor=False, rounds=16,
+                       shrink_slow_start_kb=0)
+    with_ = simulate(need, 120 * MiB, floor=True, rounds=16,
+                     shrink_slow_start_kb=0)
     for out in (without, with_):
         assert any(mode is Mode.VG for _, _, mode, _ in out[:4])
         # one round of shrinking while swapping, then no lower
@@ -429,10 +432,10 @@ def test_a_floor_set_while_the_guest_loads_steps_down_to_its_need():
     # the balloon 90 MiB above the 116 MiB need until its lapse
     def need(i):                        # loads 30 MiB a round, then idles
         return (60 + 30 * i) * MiB if i < 6 else 116 * MiB
-    # (no_shrink_below_estimate off: on, the balloon does not shrink
-    # into the loading and no such floor is set)
+    # (no_shrink_below_estimate and the slow start off: with either the
+    # balloon does not shrink into the loading and no such floor is set)
     kw = dict(rounds=60, under=0, stall=0, shrink_floor_rounds=60,
-              no_shrink_below_estimate=False)
+              no_shrink_below_estimate=False, shrink_slow_start_kb=0)
     held = simulate(need, floor=True, shrink_floor_step_kb=0, **kw)
     stepped = simulate(need, floor=True, shrink_floor_step_kb=4 * MiB,
                        shrink_floor_step_rounds=4, **kw)
