@@ -15,7 +15,8 @@ and is slower only by the rounds the doubling takes.
 What it is. ``hold_kb`` is the demand that keeps the balloon where it
 is (:func:`memmut.agent.wss.badis.hold_demand`). A demand below it by
 more than the allowance is raised to ``hold_kb - allowance``; the
-allowance starts at ``first_kb``, doubles after each round in which the
+allowance starts at ``first_kb`` (at least the balloon controller's
+smallest move: :func:`first_step`), doubles after each round in which the
 balloon did shrink (``shrunk``) without swap activity, and goes back to
 ``first_kb`` on any swap activity (that round's own shrink is held to
 it too) and whenever the demand does not fall (a new descent starts
