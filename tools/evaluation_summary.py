@@ -790,6 +790,9 @@ WHY = {
                'defaults in the same slots, interleaved per pattern and '
                'on a host made slow on purpose (the host\'s speed moves '
                'Zipf\'s dips); pinned_drop_rebase (README there)',
+    'badis43': 'issue 13 stop 54: the slow start as the default beside '
+               'it off, interleaved per pattern at 256 MiB, Zipf 0.8 at '
+               '512 MiB on a slow host, and W1-W5 (README there)',
     'model2': 'issue 13 stop 51: the paged guest model at 512 MiB (the '
               'VG deadlock, vg_headroom_fraction, the calibration '
               'window; README there)',

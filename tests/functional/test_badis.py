@@ -259,8 +259,9 @@ def test_a_calibration_window_sees_a_set_reused_slower_than_a_round(
     320 MiB, not the benches' 256: a one-round sample that falls within
     one window's second leaves about 198 of 242 MiB unseen, over the 75 %
     of a 256 MiB balloon past which the calibration does not believe a
-    sample (unseen_implausible), and no calibration is made (2 runs in 6
-    at 256 MiB, stop 54); one that straddles a move sees two windows."""
+    sample (unseen_implausible: it waits, then takes the limit; before
+    stop 54 no calibration was made, 2 runs in 6), and the test would
+    measure the limit; one that straddles a move sees two windows."""
     pattern = workloads.Pattern('hotset', hot_mib=40, move_s=1.0)
     sched = [workloads.Step(160, 60.0)]
     booked_mib = 320

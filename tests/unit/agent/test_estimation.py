@@ -722,6 +722,24 @@ def test_a_sample_that_missed_most_of_it_defers_the_calibration(caplog):
         info(balloon=1024 * MIB, stats=dict(stats)), 400 * MIB) is None
 
 
+def test_a_calibration_that_never_sees_more_takes_the_limit():
+    # every round's sample misses most of it: after the deferrals the
+    # unseen memory is counted at 75 % of the balloon (the calibration
+    # probe walks an over-count down), not as nothing
+    p, _ = fixed_pipeline(100 * MIB, vg_threshold=0.99)
+    stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
+             'usable': 124 * MIB, 'swap_in': 0, 'swap_out': 0}
+    t = 0.0
+    p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], t)
+    while not p._vms['u-1'].calibrated and t < 100:
+        t += 10.0
+        e = p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], t)
+        if not p._vms['u-1'].calibrated:
+            assert e['u-1'].demand_kb >= 1024 * MIB     # held meanwhile
+    assert t == 10.0 * (1 + 3)          # calibration_defer_rounds = 3
+    assert p.badis.state('u-1').pinned_kb == 768 * MIB
+
+
 def test_calibration_unsafe_reasons():
     f = badis_rounds.calibration_unsafe
     assert f(None, 100 * MIB, 50 * MIB, 1024 * MIB) is None
@@ -819,12 +837,14 @@ def test_guest_unseen_memory():
                                          'usable': 600 * MIB})
     assert badis_rounds.guest_unseen_kb(vm, 300 * MIB) == 124 * MIB
     assert badis_rounds.guest_unseen_kb(vm, 500 * MIB) == 0
-    assert badis_rounds.guest_unseen_kb(info(stats={}), 0) == 0
+    # over 75 % of the balloon: taken at that limit, not as nothing
     assert badis_rounds.guest_unseen_kb(vm, 0) == 424 * MIB
-    # implausible: more than 3/4 of the balloon unseen
-    odd = info(balloon=1024 * MIB, stats={'actual': 1024 * MIB,
-                                          'usable': 10 * MIB})
-    assert badis_rounds.guest_unseen_kb(odd, 0) == 0
+    full = info(balloon=1024 * MIB, stats={'actual': 1024 * MIB,
+                                           'usable': 24 * MIB})
+    assert badis_rounds.guest_unseen_kb(full, 100 * MIB) == 768 * MIB
+    assert badis_rounds.guest_unseen_kb(info(stats={}), 0) == 0
+    assert badis_rounds.unseen_implausible(full, 100 * MIB)
+    assert badis_rounds.unseen_implausible(vm, 0) is None
 
 
 def test_no_pinned_learning_from_an_interval_that_shrank():
