@@ -722,13 +722,13 @@ def test_a_sample_that_missed_most_of_it_defers_the_calibration(caplog):
         info(balloon=1024 * MIB, stats=dict(stats)), 400 * MIB) is None
 
 
-def test_a_calibration_that_never_sees_more_takes_the_limit():
-    # every round's sample misses most of it: after the deferrals the
-    # unseen memory is counted at 75 % of the balloon (the calibration
-    # probe walks an over-count down), not as nothing
-    p, _ = fixed_pipeline(100 * MIB, vg_threshold=0.99)
+def _until_calibrated(sampled_kb, usable_kb):
+    """A pipeline whose sample reads ``sampled_kb`` fed the same balloon
+    statistics every 10 s until its calibration is made, the balloon
+    held until then: (pipeline, the time it was made, its estimate)."""
+    p, _ = fixed_pipeline(sampled_kb, vg_threshold=0.99)
     stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
-             'usable': 124 * MIB, 'swap_in': 0, 'swap_out': 0}
+             'usable': usable_kb, 'swap_in': 0, 'swap_out': 0}
     t = 0.0
     p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], t)
     while not p._vms['u-1'].calibrated and t < 100:
@@ -736,6 +736,14 @@ def test_a_calibration_that_never_sees_more_takes_the_limit():
         e = p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], t)
         if not p._vms['u-1'].calibrated:
             assert e['u-1'].demand_kb >= 1024 * MIB     # held meanwhile
+    return p, t, e['u-1']
+
+
+def test_a_calibration_that_never_sees_more_takes_the_limit():
+    # every round's sample misses most of it: after the deferrals the
+    # unseen memory is counted at 75 % of the balloon (the calibration
+    # probe walks an over-count down), not as nothing
+    p, t, _ = _until_calibrated(100 * MIB, 124 * MIB)
     assert t == 10.0 * (1 + 3)          # calibration_defer_rounds = 3
     assert p.badis.state('u-1').pinned_kb == 768 * MIB
 
@@ -757,18 +765,11 @@ def test_calibration_gives_up_waiting_after_a_bounded_number_of_rounds():
     # a guest whose touched pages are page cache (counted available)
     # always reads "in use < seen": calibrated after the deferrals, from
     # what it reports (nothing unseen: the reservation stays)
-    p, _ = fixed_pipeline(300 * MIB, vg_threshold=0.99)
-    stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
-             'usable': 924 * MIB, 'swap_in': 0, 'swap_out': 0}
-    t = 0.0
-    p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], t)
-    for _ in range(badis_rounds.STALE_STATS_ROUNDS + 1):
-        t += 10.0
-        e = p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], t)
-    assert p._vms['u-1'].calibrated
+    p, t, e = _until_calibrated(300 * MIB, 924 * MIB)
+    assert t == 10.0 * (badis_rounds.STALE_STATS_ROUNDS + 1)
     assert p.badis.state('u-1').pinned_kb == 50 * MIB
     # no longer held: the estimate may now shrink the balloon
-    assert e['u-1'].demand_kb < 1024 * MIB
+    assert e.demand_kb < 1024 * MIB
 
 
 @pytest.mark.parametrize('defer, expect_mib', [
