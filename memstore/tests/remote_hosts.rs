@@ -166,6 +166,26 @@ fn drained(a: &Memstore) {
     }
 }
 
+/// Wait until every thread of `pid` is in the stopped state ('T' in
+/// /proc/PID/task/TID/stat).
+fn all_threads_stopped(pid: i32) {
+    let start = Instant::now();
+    loop {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", pid)).unwrap();
+        let running = tasks.filter_map(|t| t.ok()).any(|t| {
+            let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+            // the state follows the command, which is in parentheses
+            let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().chars().next());
+            !matches!(state, Some(Some('T')) | Some(Some('t')) | None)
+        });
+        if !running {
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "pid {} did not stop", pid);
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
 fn attach_req(id: &str, uri: &str, size: u64, identity: &str, key: &str) -> Value {
     json!({"op": "slab_attach", "name": "vm1", "id": id, "uri": uri, "size": size,
            "psk_identity": identity, "psk_key": key})
@@ -341,6 +361,10 @@ fn a_silent_lender_costs_one_timeout_and_no_page() {
     let pid = b.child.id() as i32;
     // SAFETY: a signal to our own child
     unsafe { libc::kill(pid, libc::SIGSTOP) };
+    // kill() only queues the stop: a lender thread busy on a CPU (or on a
+    // preempted vCPU of a loaded CI machine) answers on until it reaches
+    // the kernel, and once 64 reads were served before it did (CI)
+    all_threads_stopped(pid);
     let t = Instant::now();
     let mut buf = vec![0u8; PAGE];
     let mut slowest = Duration::ZERO;
