@@ -381,7 +381,11 @@ class Observation:
     by more than the statistics' noise during the interval (the guest
     was taking memory while the sample ran); ``in_use_kb`` what it
     reports in use now, page cache not counted (``actual`` - ``usable``,
-    MemAvailable; None: unknown).
+    MemAvailable; None: unknown); ``hold`` whether the agent holds the
+    balloon this round (a first pinned-page calibration pending: every
+    round it reads must be at the same allocation, since a shrink makes
+    the guest evict and changes what it reports in use): no shrink, and
+    no descent of the slow start begins.
     """
     timestamp: float
     m_cur_kb: int
@@ -401,6 +405,7 @@ class Observation:
     used_kb: typing.Optional[int] = None
     allocating: bool = False
     in_use_kb: typing.Optional[int] = None
+    hold: bool = False
 
     def __post_init__(self):
         if self.m_cur_kb < 0 or self.booked_kb <= 0:
@@ -1740,6 +1745,11 @@ def step(state, obs, params=None):
     hold_kb = hold_demand(obs.m_cur_kb, params)
     if budget.over:
         demand = max(demand, hold_kb)
+    if obs.hold:
+        # before the slow start, which then sees no descent: a paced
+        # demand the hold masked was logged as a shrink that never came
+        demand = _no_shrink(demand, obs, params, events,
+                            'shrink held: pinned-page calibration pending')
     demand, descent, pace_event = slow_start.pace(
         state.descent, demand_kb=demand, hold_kb=hold_kb,
         swapping=obs.swapping or obs.short, shrunk=obs.shrunk,

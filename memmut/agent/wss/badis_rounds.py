@@ -139,7 +139,10 @@ class BadisRounds(estimators.Estimator):
                                   self._full(vm, m_cur),
                                   sampled_round=sample is not None,
                                   used_kb=used, allocating=rising,
-                                  in_use_kb=guest_in_use_kb(vm))
+                                  in_use_kb=guest_in_use_kb(vm),
+                                  # no shrink on a correction not
+                                  # calibrated yet (Observation.hold)
+                                  hold=self._calibrating(st))
         r = self.badis.observe(vm.uuid, obs)
         if self.badis.state(vm.uuid).sampling_wanted(self.badis.params):
             if not st.sampling:
@@ -157,12 +160,6 @@ class BadisRounds(estimators.Estimator):
                       'horizon', choice.points,
                       ', running cycle alone' if choice.running_only
                       else '')
-        if self._calibrating(st):
-            # no shrink on a correction not calibrated yet: every
-            # calibration round is then read at the same allocation (a
-            # shrink makes the guest evict, which changes what it reports
-            # in use)
-            r = dataclasses.replace(r, demand_kb=max(r.demand_kb, m_cur))
         return self._badis_estimate(vm, r, reading, sampler_name, sampled,
                                     now)
 
@@ -417,7 +414,8 @@ class BadisRounds(estimators.Estimator):
             return None
         st.last_balloon = m_cur
         obs = observation.observe(now, vm.booked_kb, sizes, None, reading,
-                                  self._full(vm, m_cur), sampled_round=False)
+                                  self._full(vm, m_cur), sampled_round=False,
+                                  hold=self._calibrating(st))
         r = self.badis.observe(vm.uuid, obs)
         wanted = self.badis.state(vm.uuid).sampling_wanted(self.badis.params)
         if wanted and not st.sampling:

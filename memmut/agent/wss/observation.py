@@ -90,7 +90,7 @@ def pressure_kb(reading, shrunk):
 
 
 def observe(now, booked_kb, sizes, sampled, reading, full, sampled_round,
-            used_kb=None, allocating=False, in_use_kb=None):
+            used_kb=None, allocating=False, in_use_kb=None, hold=False):
     """The :class:`badis.Observation` of a round.
 
     ``sampled`` is the access-sampling estimate (None: none this round),
@@ -100,7 +100,8 @@ def observe(now, booked_kb, sizes, sampled, reading, full, sampled_round,
     learns no pinned-page correction); ``used_kb`` what the guest had
     not free over the sampled interval (None: unknown or moving),
     ``allocating`` whether it rose beyond the noise in that interval,
-    ``in_use_kb`` what it reports in use now, page cache not counted.
+    ``in_use_kb`` what it reports in use now, page cache not counted;
+    ``hold`` whether the balloon is held this round (``Observation.hold``).
     """
     return badis.Observation(
         timestamp=now, m_cur_kb=sizes.m_cur_kb, booked_kb=booked_kb,
@@ -112,4 +113,5 @@ def observe(now, booked_kb, sizes, sampled, reading, full, sampled_round,
         evicted_kb=reading.out_kb, swapin_kb=reading.in_kb,
         interval_s=reading.seconds,
         used_kb=used_kb if sampled_round else None,
-        allocating=allocating and sampled_round, in_use_kb=in_use_kb)
+        allocating=allocating and sampled_round, in_use_kb=in_use_kb,
+        hold=hold)

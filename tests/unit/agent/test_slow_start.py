@@ -135,3 +135,29 @@ def test_badis_moves_a_balloon_held_back_by_a_deadband():
         assert moved is not None, (t, r.events)
         m_cur = moved[0]
     assert m_cur < 256 * MiB - 3 * 16 * MiB
+
+
+def test_a_held_round_is_no_descent():
+    """A round whose balloon the agent holds (a first calibration
+    pending) keeps the balloon where it is and logs the hold, not a
+    paced shrink that never comes; the descent after it starts at its
+    first step."""
+    params = badis.BadisParams(shrink_slow_start_kb=4 * MiB,
+                               headroom_kb=16 * MiB, headroom_fraction=0.05)
+    hold = badis.hold_demand(256 * MiB, params)
+
+    def obs(t, held):
+        return badis.Observation(
+            timestamp=float(t), m_cur_kb=256 * MiB, booked_kb=256 * MiB,
+            sampled=est.TechniqueEstimate(100 * MiB, est.SOURCE_VMWARE),
+            steady=True, hold=held)
+    st = None
+    for t in range(3):
+        st, r = badis.step(st, obs(t, True), params)
+        assert r.demand_kb == hold
+        assert not any('slow start' in e for e in r.events), r.events
+        assert any('calibration pending' in e for e in r.events)
+        assert st.descent == slow_start.Descent()
+    st, r = badis.step(st, obs(3, False), params)
+    assert r.demand_kb == hold - 4 * MiB
+    assert any('slow start' in e for e in r.events)

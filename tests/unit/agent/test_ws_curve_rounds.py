@@ -4,6 +4,7 @@ through the estimation pipeline."""
 
 import logging
 
+from memmut.agent.wss import badis
 from memmut.agent.wss import pipeline
 from memmut.agent.wss import sampling
 from memmut.agent.wss.sampling import simulated
@@ -114,6 +115,8 @@ def calibrating(rounds, usables, caplog=None):
         if e:
             demands.append(e['u-1'].demand_kb // MIB)
     calibrating.demands = demands
+    # the demand that holds the balloon where it is (MiB)
+    calibrating.hold = badis.hold_demand(1024 * MIB, p.badis.params) // MIB
     return seen[1:]
 
 
@@ -127,8 +130,8 @@ def test_calibration_over_rounds_is_a_median_that_can_fall(caplog):
     assert seen[3:] == [45, 45]          # done after 3 rounds
     # no shrink while calibrating: every reading at the same allocation;
     # the round of the last reading may shrink
-    assert calibrating.demands[:2] == [1024] * 2
-    assert max(calibrating.demands[2:]) < 1024
+    assert calibrating.demands[:2] == [calibrating.hold] * 2
+    assert max(calibrating.demands[2:]) < calibrating.hold
     assert 'median over 3 of 3 calibration rounds' in caplog.text
 
 
@@ -140,7 +143,7 @@ def test_calibration_median_never_below_the_reservation():
 def test_calibration_of_one_round_is_the_first_sample_raised_only():
     seen = calibrating(1, [624, 684, 679])
     assert seen == [100, 100, 100]
-    assert calibrating.demands[0] < 1024         # no hold
+    assert calibrating.demands[0] < calibrating.hold     # no hold
 
 
 def test_reads_between_rounds_only_at_geometric_times():
