@@ -1128,6 +1128,12 @@ _EVIDENCE_NOTES = (_PROBE_NOTE, 'bounded')
 # Rounds in a row whose bound a sampled (not exact) back-end needs before
 # the cap acts: the largest of their bounds is taken.
 USED_BOUND_ROUNDS = 3
+# A cap lower than the correction by less than this (KiB) is the balloon
+# statistics' own noise between two periods (about 1 MiB): the same
+# correction. Taken, it restarted the clocks of the correction's decay and
+# probes (pinned_at) for nothing (TCG, load_idle: caps 8-456 KiB lower
+# every few rounds, each postponing the next probe by a time slice).
+USED_BOUND_MIN_KB = 1024
 
 
 def _used_bound_skip(obs, guarded):
@@ -1208,7 +1214,7 @@ def _bound_by_used(state, obs, pinned, bounds):
     if not obs.sampled.exact and len(bounds) < USED_BOUND_ROUNDS:
         return pinned, None
     bound = max(floor, max(bounds))
-    if bound >= pinned:
+    if bound > pinned - USED_BOUND_MIN_KB:
         return pinned, None
     if obs.sampled.exact:
         return bound, ('bounded: the guest has %s not free, sampling saw %s'

@@ -1490,6 +1490,10 @@ def _full_sample(kb):
     ({'used_kb': 350 * MiB}, 120),
     # nothing to cap: the bound is above the correction
     ({'used_kb': 900 * MiB}, 500),
+    # a bound within the statistics' noise (under 1 MiB lower) is the
+    # same correction; 1 MiB lower is a cap
+    ({'used_kb': 800 * MiB - 512}, 500),
+    ({'used_kb': 799 * MiB}, 499),
     # statistics unknown or moving during the interval (None)
     ({'used_kb': None}, 500),
     # sample seeing more than the guest has not free: inconsistent
