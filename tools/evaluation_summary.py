@@ -793,6 +793,12 @@ WHY = {
     'badis43': 'issue 13 stop 54: the slow start as the default beside '
                'it off, interleaved per pattern at 256 MiB, Zipf 0.8 at '
                '512 MiB on a slow host, and W1-W5 (README there)',
+    'badis44': 'issue 13 stop 55: the defaults after the calibration '
+               'hold moved into the step, beside stop 54\'s tree, '
+               'interleaved per pattern at 256 MiB (README there)',
+    'model3': 'issue 13 stop 55: what the calibration probe costs on the '
+              'paged guest model, and a shallow first probe tried and '
+              'not kept (README there)',
     'model2': 'issue 13 stop 51: the paged guest model at 512 MiB (the '
               'VG deadlock, vg_headroom_fraction, the calibration '
               'window; README there)',
