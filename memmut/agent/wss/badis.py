@@ -184,6 +184,10 @@ class BadisParams:
     # confirmation, its wait doubled by each probe answered by swap-ins
     # (see _probes)
     calibration_reprobe: bool = True
+    # stop 56: with calibration_reprobe, no probe after this many in a
+    # row answered by swap-ins at the same correction until the sampled
+    # working set falls by a step (0: no limit; see _answered_enough)
+    calibration_reprobe_answers: int = 2
     # stop 44: a probe is answered by swap-ins only once the guest read
     # back this fraction of what it evicted since the probe began (0:
     # any swap activity; see _probe())
@@ -516,6 +520,13 @@ class BadisState:
     # began (KiB; probe_readback_fraction)
     probe_in_kb: int = 0
     probe_out_kb: int = 0
+    # probes in a row answered by swap-ins with the correction at
+    # probe_answer_pinned_kb, and the sampled part of the estimate
+    # (estimate less correction) when the last of them began
+    # (calibration_reprobe_answers)
+    probe_answers: int = 0
+    probe_answer_pinned_kb: int = 0
+    probe_answer_sample_kb: int = 0
     # The last round had swap activity (a second such round is a
     # shortage even while the balloon moves: _fsm, _noise), and the
     # bad-shrink floor (shrink_floor.py).
@@ -1284,15 +1295,18 @@ class _Probe:
     event: typing.Optional[str] = None
     # the probe ended by swap-ins: the correction is needed
     confirmed: bool = False
-    # the probe ended without swap-ins: the allocation the guest held
-    # for its whole window (a shrink floor above it is disproved)
+    # the probe ended without swap-ins after the guest evicted for it:
+    # the allocation the guest held for its whole window (a shrink floor
+    # above it is disproved; a probe that evicted nothing tested nothing)
     quiet_at_kb: typing.Optional[int] = None
 
 
 _PROBE_FIELDS = ('probe_pinned_kb', 'probe_size_kb', 'probe_from_kb',
                  'probe_at', 'probe_seen_evict', 'probe_end_at',
                  'probe_wait', 'probe_readback_until', 'probe_readback_kb',
-                 'probe_streak', 'probe_in_kb', 'probe_out_kb')
+                 'probe_streak', 'probe_in_kb', 'probe_out_kb',
+                 'probe_answers', 'probe_answer_pinned_kb',
+                 'probe_answer_sample_kb')
 
 
 def _probe_due(state, obs, params):
@@ -1388,11 +1402,16 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
             # read back: the pages were needed (swap growth alone is the
             # guest evicting to meet the probe's balloon: what it is for);
             # what it reads back next is the probe's doing too
+            answers = (state.probe_answers + 1
+                       if state.probe_answer_pinned_kb == pinned else 1)
             return _Probe(pinned, None, dict(
                 ended(longer),
                 probe_readback_until=(obs.timestamp +
                                       params.shrink_swapin_window),
-                probe_readback_kb=state.probe_from_kb), confirmed=True,
+                probe_readback_kb=state.probe_from_kb,
+                probe_answers=answers, probe_answer_pinned_kb=pinned,
+                probe_answer_sample_kb=state.probe_from_kb - pinned),
+                          confirmed=True,
                           event=(
                 'balloon probe of a pinned-page correction of %s ended by '
                 'swap-ins at %s: %s kept'
@@ -1418,8 +1437,7 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         return _Probe(pinned, None, ended(longer), event=(
             'balloon probe of a pinned-page correction of %s: no '
             'evictions at %s, %s kept'
-            % (_mib(low), _mib(obs.m_cur_kb), _mib(pinned))),
-            quiet_at_kb=held)
+            % (_mib(low), _mib(obs.m_cur_kb), _mib(pinned))))
     floor = state.pinned_floor_kb
     if params.pinned_probe:
         step_kb = max(params.pinned_probe_step_kb,
@@ -1452,7 +1470,8 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
     if (mode is not Mode.V or obs.sampled is None or not obs.steady or
             obs.short or guarded or pinned <= floor or
             demand > wss.wss_kb + params.pinned_probe_step_kb or
-            not _probe_due(state, obs, params)):
+            not _probe_due(state, obs, params) or
+            _answered_enough(state, params, wss.wss_kb, pinned)):
         return _Probe(pinned, None, fields)
     low = max(floor, pinned - step_kb)
     size = max(0, wss.wss_kb - (pinned - low))
@@ -1466,8 +1485,19 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         low = pinned - (wss.wss_kb - size)
     if size < above_kb:
         # a floor the guest's read-backs put there (hindsight): a probe
-        # below it would take what it was shown to use
-        return _Probe(pinned, None, fields)
+        # below it would take what it was shown to use. At the floor it
+        # still tests a step when the guest uses more than that (it then
+        # evicts), and a probe it lives through there, at or below where
+        # it read back, releases the floor (shrink_floor.disproved). TCG,
+        # load-then-idle (badis45): the first probe was read back at 236
+        # MiB, the floor stepped down to 224 and every probe, one step
+        # under the 225 MiB in use, was refused until it lapsed 60 s on.
+        if (wss.wss_kb - above_kb < params.pinned_probe_step_kb or
+                (obs.used_kb is not None and
+                 obs.used_kb <= above_kb + BALLOON_SLACK_KB)):
+            return _Probe(pinned, None, fields)
+        size = above_kb
+        low = pinned - (wss.wss_kb - size)
     fields.update(probe_pinned_kb=low, probe_size_kb=size,
                   probe_from_kb=wss.wss_kb, probe_at=obs.timestamp,
                   probe_seen_evict=False, probe_in_kb=0, probe_out_kb=0)
@@ -1475,6 +1505,28 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         'balloon probe of a pinned-page correction of %s (now %s): '
         'balloon %s, estimate kept at %s'
         % (_mib(low), _mib(pinned), _mib(size), _mib(wss.wss_kb))))
+
+
+def _answered_enough(state, params, wss_kb, pinned):
+    """Whether ``calibration_reprobe_answers`` probes in a row were
+    answered by swap-ins at this correction and the sampled part of the
+    estimate has not fallen a step below what it was when the last of
+    them began.
+
+    Why: a probe is an experiment, and the same one under the same
+    conditions gives the same answer at the price of the same
+    read-backs. On a skewed guest (Zipf 0.8, paged guest model) the
+    correction holds the rarely touched tail; every probe of it was
+    answered, each costing 14 MiB of read-backs, and at the doubling
+    wait's cap they go on for the guest's life. A sampled working set
+    that fell (data left cold since: load-then-idle, a hot set that
+    shrank) is a new experiment, as is a correction changed otherwise.
+    """
+    n = params.calibration_reprobe_answers
+    return bool(n and state.probe_answers >= n and
+                state.probe_answer_pinned_kb == pinned and
+                wss_kb - pinned > state.probe_answer_sample_kb -
+                params.pinned_probe_step_kb)
 
 
 def probe_answered(read_kb, out_kb, params):
@@ -1634,7 +1686,11 @@ def step(state, obs, params=None):
             floor, floor_event = floors.hindsight(
                 floor, bad_from, obs.booked_kb, params.floor_params,
                 sample.wss_kb if sample is not None else None,
-                out_kb=max(0, ledger.out_kb - ledger.in_kb))
+                out_kb=max(0, ledger.out_kb - ledger.in_kb),
+                # where the guest read back (the ledger ends at its
+                # horizon in the round it asks for the floor)
+                read_at_kb=ledger.low_kb or min(
+                    state.ledger.low_kb or obs.m_cur_kb, obs.m_cur_kb))
             if floor_event:
                 events.append(floor_event)
         floored = floors.apply(floor, wss.wss_kb, obs.booked_kb)

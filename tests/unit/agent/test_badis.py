@@ -1154,24 +1154,55 @@ def test_a_probe_answered_while_settling_is_not_for_good(reprobe):
         assert seen == [200] and not st.pinned_unconfirmed
 
 
-def test_reprobing_a_right_correction_backs_off():
-    # every probe answered by swap-ins: each waits twice as long as the
-    # last (7 s units here), so 300 s hold five probes, not 40
-    params = _calibration_params(calibration_reprobe=True)
+def _answered_starts(params, rounds, sampled_mib=lambda t: 300):
+    """Probe starts in ``rounds`` 1 s rounds from t = 7 s, every probe
+    answered by swap-ins, sampled ``sampled_mib(t)``."""
     st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
-    starts = 0
-    for i in range(300):
+    starts = []
+    for i in range(rounds):
+        t = 7.0 + i
         running = st.probe_pinned_kb is not None
-        o = _quiet(7.0 + i)
+        o = _quiet(t, s_kb=sampled_mib(t) * MiB)
         if running:
             o = dataclasses.replace(o, m_cur_kb=st.probe_size_kb,
                                     evicted_kb=MiB, steady=False,
                                     swapping=True,
                                     ghost=geiger(st.probe_from_kb))
         st, _ = badis.step(st, o, params)
-        starts += (not running and st.probe_pinned_kb is not None)
-    assert starts == 5 and st.pinned_kb == 200 * MiB
+        if not running and st.probe_pinned_kb is not None:
+            starts.append(t)
+    return st, starts
+
+
+def test_reprobing_a_right_correction_backs_off():
+    # every probe answered by swap-ins: each waits twice as long as the
+    # last (7 s units here), so 300 s hold five probes, not 40 (with no
+    # limit on answers in a row: calibration_reprobe_answers=0)
+    st, starts = _answered_starts(
+        _calibration_params(calibration_reprobe=True,
+                            calibration_reprobe_answers=0), 300)
+    assert len(starts) == 5 and st.pinned_kb == 200 * MiB
     assert st.probe_wait == 16
+
+
+def test_reprobing_stops_after_answers_until_the_sample_falls():
+    # calibration_reprobe_answers: two probes in a row answered at the
+    # same correction under the same sample, and no third (Zipf 0.8 on
+    # the paged guest model: each cost 14 MiB of read-backs)
+    params = _calibration_params(calibration_reprobe=True,
+                                 calibration_reprobe_answers=2)
+    st, starts = _answered_starts(params, 300)
+    assert len(starts) == 2 and st.probe_answers == 2
+    assert st.pinned_kb == 200 * MiB
+    # (0, no limit: five, test_reprobing_a_right_correction_backs_off)
+    # a sample that fell by less than a step (16 MiB) is the same test
+    st, starts = _answered_starts(params, 300,
+                                  lambda t: 300 if t < 100 else 290)
+    assert len(starts) == 2
+    # by a step or more, data went cold since: probed again
+    st, starts = _answered_starts(params, 300,
+                                  lambda t: 300 if t < 100 else 280)
+    assert len(starts) == 3 and starts[-1] >= 100
 
 
 def test_calibration_probe_steps_capped_at_half_the_gap_bisect():
@@ -1302,6 +1333,57 @@ def test_a_probe_below_a_shrink_floor_tests_the_floor_too(answer, released):
     assert 'shrink floor' not in events        # nothing more to say
     if released:
         assert st.pinned_kb < 200 * MiB
+
+
+def test_a_probe_that_evicted_nothing_leaves_a_shrink_floor():
+    # a probe below a floor that the guest met from free memory tested
+    # nothing (badis44, TCG load_idle loaded: such a probe released a
+    # floor and the correction stayed): the floor stands
+    from memmut.agent.wss import shrink_floor
+    params = _calibration_params()
+    floor = shrink_floor.Floor(kb=700 * MiB, ref_kb=520 * MiB,
+                               quiet_rounds=2)
+    st = _probe_state(pinned_unconfirmed=True, floor=floor)
+    st, r = badis.step(st, _quiet(7.0), params)
+    assert r.probe_kb is not None and r.probe_kb < 700 * MiB
+    t = 8.0
+    while st.probe_pinned_kb is not None:
+        o = dataclasses.replace(_quiet(t), m_cur_kb=st.probe_size_kb,
+                                steady=False)
+        st, r = badis.step(st, o, params)
+        t += 1.0
+    assert any('no evictions' in e for e in r.events)
+    assert st.floor.kb == 700 * MiB and st.pinned_kb == 200 * MiB
+
+
+@pytest.mark.parametrize('used_mib, probed', [(480, True), (470, False)])
+def test_a_probe_held_off_by_a_floor_goes_to_the_floor(used_mib, probed):
+    # badis45, TCG load-then-idle: a floor set by the read-backs of the
+    # first probe (at 480 MiB here) and stepped down to 470 kept out every
+    # probe one step under what the guest uses; one at the floor tests the
+    # correction and, lived through, releases the floor
+    from memmut.agent.wss import shrink_floor
+    params = _calibration_params()
+    floor = shrink_floor.Floor(kb=470 * MiB, ref_kb=470 * MiB,
+                               evidenced=True, read_at_kb=480 * MiB)
+    st = _probe_state(pinned_unconfirmed=True, floor=floor)
+    st, r = badis.step(st, _quiet(7.0, used_kb=used_mib * MiB), params)
+    if not probed:
+        # the guest uses no more than the floor: a probe there tests
+        # nothing
+        assert r.probe_kb is None and st.floor.kb == floor.kb
+        return
+    assert r.probe_kb == 470 * MiB
+    assert st.probe_pinned_kb == 170 * MiB       # 200 - (500 - 470)
+    t = 8.0
+    while st.probe_pinned_kb is not None:
+        o = dataclasses.replace(_quiet(t), m_cur_kb=st.probe_size_kb,
+                                steady=False, evicted_kb=MiB)
+        st, r = badis.step(st, o, params)
+        t += 1.0
+    assert st.floor.kb == 0 and st.pinned_kb == 170 * MiB
+    assert any('where the read-backs that set it came' in e
+               for e in r.events)
 
 
 def test_swap_growth_alone_does_not_end_a_probe():

@@ -1,6 +1,8 @@
 """Shrinks judged in hindsight (memmut/agent/wss/hindsight.py) and the
 shrink floor they raise."""
 
+import dataclasses
+
 import pytest
 
 from memmut.agent.wss import badis
@@ -137,6 +139,14 @@ def test_the_floor_it_raises_holds_against_free_memory_and_steps():
                              sample_kb=200 * MiB, short=False, params=fp)
         f = floors.holding(f, 200 * MiB, 256 * MiB)[1]
     assert f.kb < 256 * MiB and f.evidenced
+    # and so is where the guest read back (floors.disproved)
+    g = floors.holding(dataclasses.replace(floor, read_at_kb=210 * MiB),
+                       200 * MiB, 256 * MiB)[1]
+    for _ in range(4):
+        g, _ = floors.update(g, bad_shrink=False, m_cur_kb=256 * MiB,
+                             sample_kb=200 * MiB, short=False, params=fp)
+        g = floors.holding(g, 200 * MiB, 256 * MiB)[1]
+    assert g.kb < 256 * MiB and g.read_at_kb == 210 * MiB
 
 
 # -- in Badis's round (badis.step) --
@@ -184,6 +194,8 @@ def test_badis_raises_the_floor_for_a_tail_read_back_late():
     # at least the lowest allocation (200 MiB) plus what came back (20
     # MiB); the swap-ins at the booking while it is open raise it there
     assert st.floor.kb >= 216 * MiB and st.floor.evidenced
+    # where the guest read back: the lowest allocation since the shrink
+    assert st.floor.read_at_kb == 200 * MiB
     # off: the floor stays where the guard put it
     st, events = _zipf_tail(hindsight_rounds=0)
     assert not any('bad in hindsight' in e for e in events)
@@ -214,3 +226,31 @@ def test_no_calibration_probe_for_a_small_gap():
             steady=True)
         st, r = badis.step(st, o, params)
         assert (r.probe_kb is not None) == probed, frac
+
+
+def test_a_probe_at_the_allocation_of_the_read_backs_releases_the_floor():
+    # the first probe of a run read back at 230 MiB: a floor raised to
+    # 253, stepped down to 224; the next probe lived at 230 for its whole
+    # window without a swap-in: the read-back was not the guest's need
+    params = floors.FloorParams(step_kb=4 * MiB)
+    floor, _ = floors.hindsight(floors.Floor(), 253 * MiB, BOOKED, params,
+                                read_at_kb=230 * MiB)
+    assert floor.read_at_kb == 230 * MiB
+    stepped = floors.Floor(kb=224 * MiB, evidenced=True,
+                           read_at_kb=230 * MiB)
+    released, ev = floors.disproved(stepped, 230 * MiB, 3.0)
+    assert released.kb == 0 and 'where the read-backs' in ev
+    # held above where the guest read back: no evidence against it
+    kept, ev = floors.disproved(stepped, 236 * MiB, 3.0)
+    assert kept == stepped and ev is None
+    # a floor with no read-back allocation (set otherwise): as before
+    plain = floors.Floor(kb=224 * MiB)
+    assert floors.disproved(plain, 230 * MiB, 3.0) == (plain, None)
+    assert floors.disproved(plain, 200 * MiB, 3.0)[0].kb == 0
+    # raised again by read-backs at a lower allocation: the lowest counts
+    again, _ = floors.hindsight(floor, 255 * MiB, BOOKED, params,
+                                read_at_kb=226 * MiB)
+    assert again.read_at_kb == 226 * MiB
+    lower = floors.Floor(kb=224 * MiB, evidenced=True,
+                         read_at_kb=again.read_at_kb)
+    assert floors.disproved(lower, 230 * MiB, 3.0) == (lower, None)
