@@ -796,6 +796,13 @@ WHY = {
     'badis44': 'issue 13 stop 55: the defaults after the calibration '
                'hold moved into the step, beside stop 54\'s tree, '
                'interleaved per pattern at 256 MiB (README there)',
+    'badis45': 'issue 13 stop 56: a hindsight floor released by a probe '
+               'at the allocation of its read-backs, the probe at the '
+               'floor and calibration_reprobe_answers, beside stop 55\'s '
+               'tree at 256 MiB; Zipf 0.8 at 300 s (README there)',
+    'model4': 'issue 13 stop 56: the same on the paged guest model at '
+              '120 and 360 s, and what run length does to each pattern '
+              '(README there)',
     'model3': 'issue 13 stop 55: what the calibration probe costs on the '
               'paged guest model, and a shallow first probe tried and '
               'not kept (README there)',
