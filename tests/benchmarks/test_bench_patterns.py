@@ -1,5 +1,7 @@
 """The pattern suite's oracle run and summary (bench_patterns)."""
 
+import pytest
+
 from memmut.evaluation import workloads
 from tests.benchmarks import bench_patterns as bp
 
@@ -92,3 +94,23 @@ def test_size_options_are_checked_and_reported(tmp_path, capsys):
         bp.set_size(256, 160)
     head = (tmp_path / 'patterns.md').read_text().splitlines()[2]
     assert '512 MiB TCG guests, 320 MiB of data' in head
+
+
+def test_settled_errors_are_the_second_half_of_the_run():
+    # a first descent 100 MiB over the truth, then 4 MiB over: the whole
+    # run's S_more carries the descent, the second half does not
+    mib = 1024
+    rows = [{'t': float(t), 'truth_kb': 100 * mib,
+             'balloon_kb': 256 * mib,
+             'badis': (200 if t < 10 else 104) * mib}
+            for t in range(40)]
+    run = dict(_run('new', 800), rows=rows, booked_kb=256 * mib,
+               errors={'allowance': {'S_more': 20.0}})
+    got = bp.settled_errors(run)
+    assert got['S_more'] == pytest.approx(100 * 4 / 256, abs=0.01)
+    assert got['S_less'] is None
+    row = bp.summarize([run])['runs'][0]
+    assert row['settled_S_more'] == got['S_more']
+    assert row['allowance_S_more'] == 20.0
+    # no errors (Zipf: no single working set): nothing settled either
+    assert bp.settled_errors(dict(run, errors=None)) == {}
