@@ -261,29 +261,15 @@ def twin_run(factory, libvirtd, name, start, estimator, seconds):
     return r
 
 
-# The settled part of a run: its second half (see settled_errors).
-SETTLED_FRACTION = 0.5
-
-
 def settled_errors(run):
-    """The one-poll-allowance errors over the last ``1 -
-    SETTLED_FRACTION`` of a run (``{}`` without errors or rows).
-
-    Why beside the whole run's: a first descent from a calibration that
-    counted cold data (load-then-idle) is a one-time cost whose weight
-    is the run's length. On TCG at 300 s it made 12.7 and 8.4 % of the
-    booking of S_more, of which the second half held 5.3 and 0.4 %
-    (badis46); the goal is about the estimate, the first figure about
-    the run."""
+    """:func:`wss_accuracy.settled` of a run: its one-poll-allowance
+    errors over the second half (``{}`` without errors or rows)."""
     rows = run.get('rows')
     if not run.get('errors') or not rows:
         return {}
     # a labelled configuration's rows keep the estimator's own key
     key = 'badis' if any('badis' in r for r in rows) else run['estimator']
-    span = rows[-1]['t'] - rows[0]['t']
-    out = wss_accuracy.errors(rows, key, run['booked_kb'],
-                              skip_s=SETTLED_FRACTION * span)
-    return out.get('allowance') or {}
+    return wss_accuracy.settled(rows, key, run['booked_kb'])
 
 
 def summarize(runs):

@@ -254,6 +254,9 @@ def run_case(case, keep_rows=False):
         err = wss_accuracy.errors(rows, 'badis', booked)
         out.update(error_pct=err['all'], S_more=err['S_more'],
                    S_less=err['S_less'])
+        late = wss_accuracy.settled(rows, 'badis', booked)
+        out.update(settled_S_more=late['S_more'],
+                   settled_S_less=late['S_less'])
     if keep_rows:
         out['rows'] = rows
     return out

@@ -1,6 +1,8 @@
 """The accuracy metrics of the Badis benchmark (pure functions over
 recorded polls; the benchmark itself boots guests)."""
 
+import pytest
+
 from memmut.agent.wss import badis
 from memmut.evaluation import wss_accuracy as bb
 
@@ -77,3 +79,20 @@ def test_allowance_counts_a_partial_reaction_as_right():
     rows[1]['badis'] = 246 * MIB
     e = bb.errors(rows, 'badis', BOOKED)
     assert e['allowance']['S_less'] == round(10 * 100 / 256, 2)
+
+
+def test_settled_scores_the_last_part_of_the_run_only():
+    # 100 MiB over the truth for the first quarter, 4 MiB over after:
+    # the second half sees 4 MiB (1.56 % of 256), the whole run more
+    mib = 1024
+    rows = [{'t': float(t), 'truth_kb': 100 * mib, 'balloon_kb': 256 * mib,
+             'badis': (200 if t < 10 else 104) * mib} for t in range(40)]
+    whole = bb.errors(rows, 'badis', 256 * mib)['allowance']
+    late = bb.settled(rows, 'badis', 256 * mib)
+    assert late['S_more'] == pytest.approx(1.56, abs=0.01)
+    assert whole['S_more'] > 8
+    # a later start of the settled part changes nothing here
+    assert bb.settled(rows, 'badis', 256 * mib, 0.75) == late
+    # nothing to score: no figures, not an error
+    assert bb.settled([], 'badis', 256 * mib)['S_more'] is None
+    assert bb.settled(rows, 'other', 256 * mib)['all'] is None
