@@ -221,7 +221,14 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                      confirmed=floor.confirmed or tested(floor),
                      step_swapped=floor.step_swapped or bool(
                          floor.kb and floor.step_kb),
-                     evidenced=floor.evidenced, out_kb=floor.out_kb), event
+                     evidenced=floor.evidenced, out_kb=floor.out_kb,
+                     # a swap-in after a shrink is a read-back at this
+                     # allocation: the lowest stays the test (disproved;
+                     # TCG, badis46: a raise that dropped it kept a floor
+                     # a probe 30 MiB under the read-backs lived through
+                     # until it lapsed 32 s later)
+                     read_at_kb=min(floor.read_at_kb, m_cur_kb)
+                     if floor.read_at_kb else 0), event
     if not floor.kb:
         return floor, None
     if short and params.step_back and floor.step_kb and floor.held:

@@ -254,3 +254,25 @@ def test_a_probe_at_the_allocation_of_the_read_backs_releases_the_floor():
     lower = floors.Floor(kb=224 * MiB, evidenced=True,
                          read_at_kb=again.read_at_kb)
     assert floors.disproved(lower, 230 * MiB, 3.0) == (lower, None)
+
+
+def test_a_raise_after_a_shrink_keeps_where_the_guest_read_back():
+    # TCG, load-then-idle from boot (badis46): a floor set in hindsight
+    # by read-backs at 238 MiB was raised the next round by a swap-in
+    # after a shrink; the raise dropped the allocation of the read-backs
+    # and a probe the guest lived through at 202 MiB did not release it
+    params = floors.FloorParams(step_kb=4 * MiB)
+    floor, _ = floors.hindsight(floors.Floor(), 256 * MiB, BOOKED, params,
+                                read_at_kb=240 * MiB)
+    raised, ev = floors.update(floor, bad_shrink=True, m_cur_kb=236 * MiB,
+                               sample_kb=None, short=True, params=params,
+                               booked_kb=BOOKED)
+    assert 'swapped in at' in ev and raised.evidenced
+    assert raised.read_at_kb == 236 * MiB
+    stepped = dataclasses.replace(raised, kb=196 * MiB)
+    assert floors.disproved(stepped, 202 * MiB, 3.0)[0].kb == 0
+    # a floor no read-back set gains no allocation from a raise
+    plain, _ = floors.update(floors.Floor(), bad_shrink=True,
+                             m_cur_kb=236 * MiB, sample_kb=None,
+                             short=True, params=params, booked_kb=BOOKED)
+    assert plain.kb and plain.read_at_kb == 0
