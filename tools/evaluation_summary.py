@@ -800,6 +800,9 @@ WHY = {
                'at the allocation of its read-backs, the probe at the '
                'floor and calibration_reprobe_answers, beside stop 55\'s '
                'tree at 256 MiB; Zipf 0.8 at 300 s (README there)',
+    'badis46': 'issue 13 stop 57: the pattern suite at 300 s with the '
+               'defaults, second-half errors, and a floor\'s raise that '
+               'kept where the guest read back (README there)',
     'model4': 'issue 13 stop 56: the same on the paged guest model at '
               '120 and 360 s, and what run length does to each pattern '
               '(README there)',
