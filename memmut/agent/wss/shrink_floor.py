@@ -475,13 +475,12 @@ def disproved(floor, quiet_at_kb, seconds):
     if not floor.kb or quiet_at_kb is None:
         return floor, None
     if quiet_at_kb < floor.kb - SLACK_KB:
-        return Floor(), ('shrink floor %s released: a balloon probe held '
-                         'the guest at %s for %gs without swap-ins'
-                         % (_mib(floor.kb), _mib(quiet_at_kb), seconds))
-    if floor.read_at_kb and quiet_at_kb <= floor.read_at_kb + SLACK_KB:
-        return Floor(), ('shrink floor %s released: a balloon probe held '
-                         'the guest at %s for %gs without swap-ins, where '
-                         'the read-backs that set it came at %s'
-                         % (_mib(floor.kb), _mib(quiet_at_kb), seconds,
-                            _mib(floor.read_at_kb)))
-    return floor, None
+        where = ''
+    elif floor.read_at_kb and quiet_at_kb <= floor.read_at_kb + SLACK_KB:
+        where = (', where the read-backs that set it came at %s'
+                 % _mib(floor.read_at_kb))
+    else:
+        return floor, None
+    return Floor(), ('shrink floor %s released: a balloon probe held the '
+                     'guest at %s for %gs without swap-ins%s'
+                     % (_mib(floor.kb), _mib(quiet_at_kb), seconds, where))
