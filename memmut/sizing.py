@@ -33,3 +33,22 @@ def demand(wss, booked=None, headroom_kb=0, headroom_fraction=0.0):
     if booked is not None:
         d = np.minimum(d, booked)
     return d
+
+
+def packing_kb(max_avg_kb, shrink_floor_kb=None, carry_floor=True):
+    """The working set a VM is packed on: its WSS^max_avg, or the shrink
+    floor its agent holds when that is higher and ``carry_floor``
+    (``[consolidation] pack_on_shrink_floor``). None when the agent
+    reported no WSS^max_avg.
+
+    Why the floor: the agent keeps the balloon at least at the floor (the
+    guest read back from swap after a shrink to below it) whatever the
+    sample says, so the VM takes that much of its host. A planner packing
+    on the sample alone counts the host as emptier than its balloons
+    leave it, and the VM moves with the allocation it has.
+    """
+    if max_avg_kb is None:
+        return None
+    if carry_floor and shrink_floor_kb:
+        return max(max_avg_kb, shrink_floor_kb)
+    return max_avg_kb

@@ -200,6 +200,18 @@ opts = [
                     'migrations on memory_spikes, bursty and dense, the '
                     'rest unchanged; hence the default. booked: the '
                     'behaviour before.'),
+    cfg.BoolOpt('pack_on_shrink_floor',
+                default=True,
+                help='Pack a VM (memory_basis = wss) on the larger of its '
+                     'WSS^max_avg and the shrink floor its agent holds '
+                     '([badis] shrink_floor): the allocation the guest '
+                     'read back from swap after a shrink below, which the '
+                     'agent keeps the balloon at whatever the access '
+                     'sample says. The VM takes that much of its host '
+                     'and takes it along when it moves. False: '
+                     'WSS^max_avg alone, the behaviour before (issue 13, '
+                     'doc/source/badis.rst "What the controller packs '
+                     'on").'),
     cfg.StrOpt('move_order',
                default='plan',
                choices=[('plan', 'the plan\'s order'),

@@ -217,23 +217,24 @@ class Database:
         """Every VM's history since ``since`` in two queries, only the
         columns the consolidation rounds need: ``{uuid: [row, ...]}``
         oldest first, each row with ``timestamp``, ``host_id``,
-        ``cpu_time_ns``, ``wss_kb`` and ``wss_max_avg_kb`` (loading whole
-        samples, libvirt statistics included, VM by VM is what made rounds
-        slow). Intervals already rolled up (:meth:`rollup_samples`) come
-        as :class:`RollupRow` (the interval's newest sample, with its CPU
-        seconds ``cpu_used_s`` over ``cpu_spent_s``), dated by their
-        newest sample."""
+        ``cpu_time_ns``, ``wss_kb``, ``wss_max_avg_kb`` and
+        ``shrink_floor_kb`` (loading whole samples, libvirt statistics
+        included, VM by VM is what made rounds slow). Intervals already
+        rolled up (:meth:`rollup_samples`) come as :class:`RollupRow` (the
+        interval's newest sample, with its CPU seconds ``cpu_used_s`` over
+        ``cpu_spent_s``), dated by their newest sample."""
         s = models.VMSample
         r = models.VMSampleRollup
         query = (sa.select(models.VM.uuid, s.timestamp, s.host_id,
-                           s.cpu_time_ns, s.wss_kb, s.wss_max_avg_kb)
+                           s.cpu_time_ns, s.wss_kb, s.wss_max_avg_kb,
+                           s.shrink_floor_kb)
                  .join(models.VM, s.vm_id == models.VM.id)
                  .where(s.timestamp >= since)
                  .order_by(s.vm_id, s.timestamp, s.id))
         rollups = (sa.select(models.VM.uuid, r.last_timestamp,
                              r.last_host_id, r.last_cpu_time_ns,
                              r.wss_max_kb, r.wss_max_avg_kb, r.cpu_used_s,
-                             r.cpu_spent_s)
+                             r.cpu_spent_s, r.shrink_floor_kb)
                    .join(models.VM, r.vm_id == models.VM.id)
                    .where(r.last_timestamp >= since)
                    .order_by(r.vm_id, r.last_timestamp, r.id))
@@ -284,7 +285,7 @@ class Database:
                 rows = list(session.execute(
                     sa.select(s.id, s.vm_id, s.timestamp, s.host_id,
                               s.cpu_time_ns, s.wss_kb, s.wss_max_avg_kb,
-                              s.booked_kb)
+                              s.booked_kb, s.shrink_floor_kb)
                     .where(s.vm_id.in_(ids), s.timestamp <= bound)
                     .order_by(s.vm_id, s.timestamp, s.id)))
                 out = []
@@ -626,14 +627,15 @@ class Database:
 # A rolled-up interval as the histories read it (see Database.vm_series).
 RollupRow = collections.namedtuple('RollupRow', [
     'timestamp', 'host_id', 'cpu_time_ns', 'wss_kb', 'wss_max_avg_kb',
-    'cpu_used_s', 'cpu_spent_s'])
+    'cpu_used_s', 'cpu_spent_s', 'shrink_floor_kb'])
 
 
 def rollup(rows, prev, interval, vm_id):
     """One VM's raw samples (oldest first, with ``timestamp``,
     ``host_id``, ``cpu_time_ns``, ``wss_kb``, ``wss_max_avg_kb``,
-    ``booked_kb``) as rollup rows (dicts of VMSampleRollup columns), one
-    per interval ``(bin_end - interval, bin_end]``. ``prev``: the sample
+    ``booked_kb``, ``shrink_floor_kb``) as rollup rows (dicts of
+    VMSampleRollup columns), one per interval ``(bin_end - interval,
+    bin_end]``. ``prev``: the sample
     before the first (its ``timestamp``, ``host_id``, ``cpu_time_ns``),
     or None. A CPU delta counts in the interval of its newer sample, and
     only between samples of the same host with time going forward and the
@@ -648,8 +650,8 @@ def rollup(rows, prev, interval, vm_id):
                 vm_id=vm_id, bin_end=end, interval_s=interval, samples=0,
                 cpu_used_s=0.0, cpu_spent_s=0.0, cpu_peak_cores=None,
                 wss_max_kb=None, wss_max_avg_kb=None,
-                booked_kb=row.booked_kb, last_timestamp=row.timestamp,
-                last_host_id=row.host_id,
+                shrink_floor_kb=None, booked_kb=row.booked_kb,
+                last_timestamp=row.timestamp, last_host_id=row.host_id,
                 last_cpu_time_ns=row.cpu_time_ns)
         agg['samples'] += 1
         if prev is not None:
@@ -670,6 +672,8 @@ def rollup(rows, prev, interval, vm_id):
                        last_host_id=row.host_id,
                        last_cpu_time_ns=row.cpu_time_ns,
                        wss_max_avg_kb=row.wss_max_avg_kb,
+                       shrink_floor_kb=getattr(row, 'shrink_floor_kb',
+                                               None),
                        booked_kb=row.booked_kb)
         prev = row
     return [bins[k] for k in sorted(bins)]

@@ -227,6 +227,9 @@ class VMSampleRollup(Base):
     # the agent reported it in the newest sample (NULL: not reported).
     wss_max_kb: orm.Mapped[typing.Optional[int]]
     wss_max_avg_kb: orm.Mapped[typing.Optional[int]]
+    # and the shrink floor it reported (migration 0009; NULL: none)
+    shrink_floor_kb: orm.Mapped[typing.Optional[int]] = orm.mapped_column(
+        sa.BigInteger)
     booked_kb: orm.Mapped[int]
     # The newest sample of the interval.
     last_timestamp: orm.Mapped[float]

@@ -13,6 +13,7 @@ truth one poll late, driving the same balloon target.
 import statistics
 
 from memmut.agent.wss import badis
+from memmut import sizing
 
 
 def _truth_over(timeline, a, b):
@@ -126,6 +127,47 @@ def settled(rows, key, booked_kb, fraction=0.5):
     span = rows[-1]['t'] - rows[0]['t']
     return errors(rows, key, booked_kb,
                   skip_s=fraction * span).get('allowance') or none
+
+
+def packing(rows, booked_kb, carry_floor=True, fraction=0.0):
+    """How the figure the controller packs a VM on covers its true WSS,
+    poll by poll: ``{'short', 'over', 'polls_short'}``, or None when no
+    row has one.
+
+    The figure is :func:`memmut.sizing.packing_kb` of each row's
+    ``max_avg_kb`` and ``floor_kb`` (with the shrink floor when
+    ``carry_floor``). ``short``: mean amount by which it falls under the
+    truth, % of booked (what a host packed on it lacks for this VM);
+    ``over``: mean amount above (what packing leaves unused);
+    ``polls_short``: % of polls with any shortfall. One poll of allowance
+    as :func:`errors`; rows before ``fraction`` of the span are skipped
+    (``0.5``: the second half).
+    """
+    rows = [r for r in rows if r.get('truth_kb') is not None]
+    if not rows:
+        return None
+    start = rows[0]['t'] + fraction * (rows[-1]['t'] - rows[0]['t'])
+    short, over = [], []
+    prev = None
+    for r in rows:
+        truth_before, prev = prev, r['truth_kb']
+        fig = sizing.packing_kb(r.get('max_avg_kb'), r.get('floor_kb'),
+                                carry_floor)
+        if fig is None or r['t'] < start:
+            continue
+        fig = min(fig, booked_kb)
+        lo = min(r['truth_kb'], truth_before if truth_before is not None
+                 else r['truth_kb'])
+        hi = max(r['truth_kb'], truth_before if truth_before is not None
+                 else r['truth_kb'])
+        short.append(max(0, lo - fig) * 100.0 / booked_kb)
+        over.append(max(0, fig - hi) * 100.0 / booked_kb)
+    if not short:
+        return None
+    return {'short': round(statistics.mean(short), 2),
+            'over': round(statistics.mean(over), 2),
+            'polls_short': round(100.0 * sum(1 for v in short if v > 0)
+                                 / len(short), 1)}
 
 
 def late_oracle_rows(rows, booked_kb, params, first_estimate):

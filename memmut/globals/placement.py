@@ -58,7 +58,8 @@ def host_ratio(conf, db, vms, now):
         # while the VM is cold or reports none
         wss_mb = rounds.memory_history(
             samples, now, float(conf.consolidation.interval), 1, booked_mb,
-            vm.first_seen, b.time_slice)
+            vm.first_seen, b.time_slice,
+            carry_floor=conf.consolidation.pack_on_shrink_floor)
         wss_mb = wss_mb[-1] if wss_mb else booked_mb
         booked += booked_mb
         demand += float(sizing.demand(wss_mb, booked_mb,

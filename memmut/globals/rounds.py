@@ -189,12 +189,15 @@ def cpu_history(samples, end, interval, length, core_mhz,
 
 
 def memory_history(samples, end, interval, length, booked_mb, first_seen,
-                   time_slice, prewarm='booked'):
+                   time_slice, prewarm='booked', carry_floor=False):
     """WSS^max_avg in MiB at the end of each interval, oldest first.
 
     The figure is the agent's own (``wss_max_avg_kb`` of the newest sample
     of the interval): the controller never recomputes it, so agent and
-    controller agree on it by construction. Intervals without any sample
+    controller agree on it by construction. With ``carry_floor``
+    (``[consolidation] pack_on_shrink_floor``) it is
+    :func:`memmut.sizing.packing_kb` of it and the sample's
+    ``shrink_floor_kb``, both the agent's. Intervals without any sample
     of the VM are left out; one whose newest sample has no reported
     WSS^max_avg (an agent before RPC 1.1, an estimator without one), or
     whose VM has not yet been seen for a whole time slice, counts at
@@ -212,12 +215,15 @@ def memory_history(samples, end, interval, length, booked_mb, first_seen,
             newest[k] = s
     rows = [newest[k] for k in sorted(newest, reverse=True)]
     warm = [s.timestamp - first_seen >= time_slice for s in rows]
-    out = [booked_mb if s.wss_max_avg_kb is None or not w
-           else min(s.wss_max_avg_kb / 1024.0, booked_mb)
-           for s, w in zip(rows, warm)]
+    figure = [sizing.packing_kb(s.wss_max_avg_kb,
+                                getattr(s, 'shrink_floor_kb', None),
+                                carry_floor) for s in rows]
+    out = [booked_mb if kb is None or not w
+           else min(kb / 1024.0, booked_mb)
+           for kb, w in zip(figure, warm)]
     if prewarm == 'first_estimate':
-        first = next((i for i, (s, w) in enumerate(zip(rows, warm))
-                      if w and s.wss_max_avg_kb is not None), None)
+        first = next((i for i, (kb, w) in enumerate(zip(figure, warm))
+                      if w and kb is not None), None)
         for i in range(first or 0):
             if not warm[i]:
                 out[i] = out[first]
@@ -367,7 +373,8 @@ def build_input(conf, db, now, states=None, wake=False, in_flight=None):
         else:
             mem = memory_history(samples, end, interval, length, booked,
                                  vm.first_seen, conf.badis.time_slice,
-                                 c.prewarm_history) or [booked]
+                                 c.prewarm_history,
+                                 c.pack_on_shrink_floor) or [booked]
             ram = booked if mem[-1] >= booked else float(sizing.demand(
                 mem[-1], booked, conf.badis.headroom_kb / 1024.0,
                 conf.badis.headroom_fraction))

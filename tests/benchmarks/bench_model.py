@@ -121,6 +121,9 @@ def summarize(runs, reference):
             c['saved_pct'].append(r['saved_pct'])
             if r.get('error_pct') is not None:
                 c['error_pct'].append(r['error_pct'])
+            for k in PACKING:
+                if r.get(k) is not None:
+                    c.setdefault(k, []).append(r[k])
     ref = by.get(reference, {})
     for name, rs in by.items():
         if name == reference:
@@ -139,6 +142,33 @@ def summarize(runs, reference):
                 [rs[k]['error_pct'] - ref[k]['error_pct']
                  for k in shape_keys])
     return out
+
+
+# what model_run records of the figure the controller packs on
+PACKING = ('pack_max_avg_short', 'pack_max_avg_over', 'pack_floor_short',
+           'pack_floor_over')
+
+
+def packing_lines(summary):
+    """Per case and configuration, mean over the seeds: the packing
+    figure's shortfall / excess against the truth (% of booked),
+    WSS^max_avg alone -> with the shrink floor; no lines without it."""
+    rows = []
+    for case, per in summary['cases'].items():
+        for name, c in per.items():
+            if all(c.get(k) for k in PACKING):
+                m = [statistics.mean(c[k]) for k in PACKING]
+                rows.append('| %s | %s | %.2f / %.2f | %.2f / %.2f |'
+                            % (case, name, *m))
+    if not rows:
+        return []
+    return ['', 'The figure the controller packs on against the truth, '
+            'mean over the seeds: shortfall / excess, % of booked, one '
+            'poll of allowance (`wss_accuracy.packing`); WSS^max_avg '
+            'alone, and with the shrink floor (`[consolidation] '
+            'pack_on_shrink_floor`):', '',
+            '| case | configuration | WSS^max_avg | with floor |',
+            '|---|---|---|---|'] + rows
 
 
 def _is_shape(r):
@@ -197,6 +227,7 @@ def markdown(summary, args, reference, wall_s):
                     cell += ' / %.2f' % statistics.mean(c['error_pct'])
             cells.append(cell)
         lines.append('| %s | %s |' % (case, ' | '.join(cells)))
+    lines += packing_lines(summary)
     return '\n'.join(lines) + '\n'
 
 

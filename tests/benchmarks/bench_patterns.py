@@ -272,6 +272,22 @@ def settled_errors(run):
     return wss_accuracy.settled(rows, key, run['booked_kb'])
 
 
+def packing_errors(run):
+    """:func:`wss_accuracy.packing` of a run, without and with the shrink
+    floor, over the run and its second half: ``{'max_avg': ...,
+    'max_avg_2nd': ..., 'floor': ..., 'floor_2nd': ...}`` (``{}`` for
+    runs without errors or without the figures: runs recorded before
+    they were)."""
+    rows = run.get('rows')
+    if not run.get('errors') or not rows or \
+            not any('max_avg_kb' in r for r in rows):
+        return {}
+    booked = run['booked_kb']
+    return {name + half: wss_accuracy.packing(rows, booked, carry, frac)
+            for name, carry in (('max_avg', False), ('floor', True))
+            for half, frac in (('', 0.0), ('_2nd', 0.5))}
+
+
 def summarize(runs):
     ref = {r['pattern']: run_ops(r) for r in runs
            if r['estimator'] == 'none' and run_ops(r)}
@@ -299,6 +315,7 @@ def summarize(runs):
             'settled_S_more': settled.get('S_more'),
             'settled_S_less': settled.get('S_less'),
             'bad_shrinks': r.get('bad_shrinks'),
+            'packing': packing_errors(r),
             'twin': bool(r.get('twin_ops')),
             'failed': r.get('failed')})
     oracle = {(row['pattern'], row['start']): row['vm_over']
@@ -344,6 +361,34 @@ def _f(v, pct=False):
     if v is None:
         return 'n/a'
     return ('%.2f %%' % v) if pct else ('%.3f' % v)
+
+
+def packing_table(runs):
+    """The figure the controller packs on (WSS^max_avg, and with the
+    shrink floor: ``[consolidation] pack_on_shrink_floor``) against the
+    truth; no lines when no run recorded it."""
+    shown = [r for r in runs if r.get('packing')]
+    if not shown:
+        return []
+
+    def cell(p):
+        if not p:
+            return 'n/a'
+        return '%.1f / %.1f (%.0f %%)' % (p['short'], p['over'],
+                                          p['polls_short'])
+    lines = ['Packing figure: mean shortfall / excess against the truth, '
+             '% of booked, one poll of allowance (% of polls short); '
+             'WSS^max_avg alone, and with the shrink floor the agent '
+             'holds (`[consolidation] pack_on_shrink_floor`).', '',
+             '| pattern | start | estimator | WSS^max_avg | 2nd half | '
+             'with floor | 2nd half |', '|---|---|---|---|---|---|---|']
+    for r in shown:
+        p = r['packing']
+        lines.append('| %s | %s | %s | %s | %s | %s | %s |' % (
+            r['pattern'], r['start'], r['estimator'], cell(p['max_avg']),
+            cell(p['max_avg_2nd']), cell(p['floor']),
+            cell(p['floor_2nd'])))
+    return lines + ['']
 
 
 def markdown(result):
@@ -394,6 +439,7 @@ def markdown(result):
                          r['bad_shrinks'] if r['bad_shrinks'] is not None
                          else 'n/a'))
     lines.append('')
+    lines += packing_table(sm['runs'])
     for name, d in sorted(sm['overall'].items()):
         lines.append('- %s: vm_over median %.3f, worst %.3f' % (
             name, d['vm_over_median'], d['vm_over_worst']))

@@ -114,3 +114,30 @@ def test_settled_errors_are_the_second_half_of_the_run():
     assert row['allowance_S_more'] == 20.0
     # no errors (Zipf: no single working set): nothing settled either
     assert bp.settled_errors(dict(run, errors=None)) == {}
+
+
+def test_packing_figure_with_and_without_the_floor_is_reported():
+    # WSS^max_avg 50 MiB under a 200 MiB truth; a floor at the truth in
+    # the second half: the table shows the shortfall the floor removes
+    mib = 1024
+    rows = [{'t': float(t), 'truth_kb': 200 * mib,
+             'balloon_kb': 256 * mib, 'badis': 150 * mib,
+             'max_avg_kb': 150 * mib,
+             'floor_kb': 200 * mib if t >= 20 else 0} for t in range(40)]
+    run = dict(_run('badis', 800), rows=rows, booked_kb=256 * mib,
+               errors={'allowance': {'S_more': 1.0}})
+    got = bp.packing_errors(run)
+    assert got['max_avg_2nd']['short'] == round(50 * 100 / 256, 2)
+    assert got['floor_2nd']['short'] == 0
+    assert got['floor']['polls_short'] == 50.0
+    summary = bp.summarize([run, _run('none', 1000)])
+    text = '\n'.join(bp.packing_table(summary['runs']))
+    assert '| hotset | boot | badis | 19.5 / 0.0 (100 %) | ' \
+        '19.5 / 0.0 (100 %) | 9.8 / 0.0 (50 %) | 0.0 / 0.0 (0 %) |' in text
+    # runs recorded before the figures were: no table
+    old = [dict(r) for r in rows]
+    for r in old:
+        del r['max_avg_kb'], r['floor_kb']
+    assert bp.packing_errors(dict(run, rows=old)) == {}
+    assert bp.packing_table(bp.summarize([dict(run, rows=old)])['runs']) \
+        == []

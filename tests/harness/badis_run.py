@@ -207,6 +207,9 @@ class Run:
         if e is not None and self.estimator != 'none':
             row[self.estimator] = e.wss_kb
             row['demand_kb'] = e.demand_kb
+            # what the controller packs on (wss_accuracy.packing)
+            row['max_avg_kb'] = e.max_avg_kb
+            row['floor_kb'] = getattr(e, 'shrink_floor_kb', None)
             row['mode'] = e.mode
             row['source'] = e.source
             row['detail'] = e.detail

@@ -234,7 +234,8 @@ def run_case(case, keep_rows=False):
             e = est.get(UUID)
             if e is not None:
                 row.update(badis=e.wss_kb, demand_kb=e.demand_kb,
-                           mode=e.mode)
+                           mode=e.mode, max_avg_kb=e.max_avg_kb,
+                           floor_kb=e.shrink_floor_kb)
                 events = list(getattr(e, 'events', ()) or ())
                 if e.transition:
                     events.insert(0, e.transition)
@@ -257,6 +258,10 @@ def run_case(case, keep_rows=False):
         late = wss_accuracy.settled(rows, 'badis', booked)
         out.update(settled_S_more=late['S_more'],
                    settled_S_less=late['S_less'])
+        # the figure the controller packs on, without and with the floor
+        for name, carry in (('max_avg', False), ('floor', True)):
+            p = wss_accuracy.packing(rows, booked, carry) or {}
+            out.update({'pack_%s_%s' % (name, k): v for k, v in p.items()})
     if keep_rows:
         out['rows'] = rows
     return out

@@ -155,6 +155,11 @@ def test_the_agent_loop_saves_on_load_idle_and_the_oracle_more():
     # the agent's own rounds ran: modes and events recorded
     assert {r.get('mode') for r in bad['rows']} & {'V', 'VG', 'G'}
     assert bad['ops'] <= none['ops']
+    # and the figure the controller packs on, scored both ways: a floor
+    # only ever raises it, so it is never shorter with the floor
+    assert any(r.get('max_avg_kb') for r in bad['rows'])
+    assert bad['pack_floor_short'] <= bad['pack_max_avg_short']
+    assert bad['pack_floor_over'] >= bad['pack_max_avg_over']
 
 
 def test_options_reach_badis_and_the_same_seed_is_the_same_guest():

@@ -23,3 +23,14 @@ def test_demand_adds_the_larger_headroom_and_caps_at_booking():
     d = sizing.demand([1000, 4000], booked=[8000, 4100], headroom_kb=64,
                       headroom_fraction=0.05)
     assert d.tolist() == [1064, 4100]
+
+
+def test_packing_figure_is_the_higher_of_max_avg_and_the_floor():
+    assert sizing.packing_kb(200, 300) == 300
+    assert sizing.packing_kb(200, 100) == 200
+    # no floor (0: none; None: not reported) or not asked for
+    assert sizing.packing_kb(200, 0) == 200
+    assert sizing.packing_kb(200, None) == 200
+    assert sizing.packing_kb(200, 300, carry_floor=False) == 200
+    # no WSS^max_avg reported: nothing to pack on, floor or not
+    assert sizing.packing_kb(None, 300) is None

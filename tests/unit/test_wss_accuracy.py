@@ -96,3 +96,30 @@ def test_settled_scores_the_last_part_of_the_run_only():
     # nothing to score: no figures, not an error
     assert bb.settled([], 'badis', 256 * mib)['S_more'] is None
     assert bb.settled(rows, 'other', 256 * mib)['all'] is None
+
+
+def test_packing_scores_the_figure_the_controller_packs_on():
+    # truth 200 MiB; WSS^max_avg 150 MiB; a 210 MiB floor held in the
+    # second half: without the floor 50 MiB short at every poll, with it
+    # short only in the first half and 10 MiB over in the second
+    rows = [{'t': float(t), 'truth_kb': 200 * MIB, 'balloon_kb': BOOKED,
+             'max_avg_kb': 150 * MIB,
+             'floor_kb': 210 * MIB if t >= 10 else 0} for t in range(20)]
+    bare = bb.packing(rows, BOOKED, carry_floor=False)
+    assert bare == {'short': round(50 * 100 / 256, 2), 'over': 0,
+                    'polls_short': 100.0}
+    floor = bb.packing(rows, BOOKED)
+    assert floor['polls_short'] == 50.0
+    assert floor['short'] == pytest.approx(50 * 100 / 256 / 2, abs=0.01)
+    assert floor['over'] == pytest.approx(10 * 100 / 256 / 2, abs=0.01)
+    late = bb.packing(rows, BOOKED, fraction=0.5)
+    assert late['short'] == 0 and late['polls_short'] == 0
+    # a rise within the last poll is allowed for (one poll of allowance)
+    rows[5]['truth_kb'] = 150 * MIB
+    assert bb.packing(rows, BOOKED, carry_floor=False)['polls_short'] \
+        == 90.0
+    # no truth (Zipf) or no figure recorded: nothing to score
+    assert bb.packing([dict(r, truth_kb=None) for r in rows], BOOKED) \
+        is None
+    assert bb.packing([{k: v for k, v in r.items() if k != 'max_avg_kb'}
+                       for r in rows], BOOKED) is None

@@ -291,7 +291,7 @@ def _history(series, end, interval=100.0, length=20):
     from memmut.globals import rounds
     return (rounds.cpu_history(series, end, interval, length, 1000.0),
             rounds.memory_history(series, end, interval, length, 1024.0,
-                                  0.0, 0.0))
+                                  0.0, 0.0, carry_floor=True))
 
 
 def test_rollups_keep_what_the_histories_read(db):
@@ -301,7 +301,11 @@ def test_rollups_keep_what_the_histories_read(db):
         t = 30.0 * seq
         a = _vm('a', t, cpu_time_ns=int((t if t < 300 else t - 300) *
                                         (0.5e9 + 1e6 * (seq % 7))),
-                wss_max_avg_kb=(100 + seq % 5) * 1024)
+                wss_max_avg_kb=(100 + seq % 5) * 1024,
+                # a shrink floor above WSS^max_avg now and then: the
+                # packing figure carries it, rolled up or not
+                shrink_floor_kb=(150 + seq) * 1024 if seq % 3 == 0
+                else None)
         b = _vm('b', t, cpu_time_ns=int(t * 0.25e9),
                 wss_max_avg_kb=None if t < 200 else 200 * 1024)
         db.store_report(_report(seq, t, host='h1' if t < 600 else 'h2',
@@ -309,6 +313,7 @@ def test_rollups_keep_what_the_histories_read(db):
     end = 1000.0        # the planner's intervals line up with the rollups
     raw = db.vm_series(0.0)
     before = {u: _history(raw[u], end) for u in raw}
+    assert 180.0 in before['a'][1]      # the floor of seq 30 (t = 900)
     assert db.rollup_samples(before=710.0, interval=100.0) == 23 + 21
     raw_left, rolled = db.count_samples()
     assert (raw_left, rolled) == (11 + 11, 7 + 7)

@@ -121,3 +121,30 @@ def test_0008_keeps_old_samples_with_null_shrink_floor_fields(tmp_path):
     migration.downgrade(url, '0007')
     cols = _sample_columns(url)
     assert 'shrink_floor_kb' not in cols and 'pinned_kb' in cols
+
+
+def test_0009_keeps_old_rollups_with_no_shrink_floor(tmp_path):
+    _, url = _old_sample_upgraded(tmp_path, '0008', ('vm_id',))
+    migration.downgrade(url, '0008')
+    engine = db_api.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text(
+            "INSERT INTO vm_sample_rollups (vm_id, bin_end, interval_s, "
+            "samples, cpu_used_s, cpu_spent_s, wss_max_avg_kb, booked_kb, "
+            "last_timestamp, last_host_id, last_cpu_time_ns) VALUES "
+            "(1, 300, 300, 5, 1.5, 300, 2048, 4096, 290, 1, 7)"))
+    engine.dispose()
+    migration.upgrade(url)
+    engine = db_api.create_engine(url)
+    with engine.connect() as conn:
+        row = conn.execute(sa.text(
+            'SELECT wss_max_avg_kb, shrink_floor_kb FROM '
+            'vm_sample_rollups')).one()
+    engine.dispose()
+    assert tuple(row) == (2048, None)
+    migration.downgrade(url, '0008')
+    engine = db_api.create_engine(url)
+    cols = {c['name'] for c in
+            sa.inspect(engine).get_columns('vm_sample_rollups')}
+    engine.dispose()
+    assert 'shrink_floor_kb' not in cols and 'wss_max_avg_kb' in cols

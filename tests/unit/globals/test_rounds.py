@@ -24,9 +24,10 @@ STEP = 60.0               # seconds between two agent reports
 
 class VMSpec:
     def __init__(self, uuid, booked_kb=GIB_KB, wss_kb=256 << 10, cores=0.1,
-                 nova=True, state='running'):
+                 nova=True, state='running', floor_kb=None):
         self.uuid, self.booked_kb, self.wss_kb = uuid, booked_kb, wss_kb
         self.cores, self.nova, self.state = cores, nova, state
+        self.floor_kb = floor_kb    # the shrink floor the agent reports
 
 
 def populate(db, clock, hosts, duration=2 * 3600.0, start=100000.0):
@@ -48,7 +49,8 @@ def populate(db, clock, hosts, duration=2 * 3600.0, start=100000.0):
                 cpu_time_ns=int(v.cores * (t - start) * 1e9),
                 nova_instance=v.nova, wss_kb=wss[v.uuid],
                 wss_max_avg_kb=wss[v.uuid], max_avg_window=5,
-                max_avg_slice_s=3600.0, wss_estimator='badis') for v in vms]
+                max_avg_slice_s=3600.0, wss_estimator='badis',
+                shrink_floor_kb=v.floor_kb) for v in vms]
             db.store_report(objects.HostReport(
                 host=name, boot_id='boot-' + name, seq=seq, timestamp=t,
                 hypervisor='sim', memory_total_kb=mem_kb,
@@ -96,8 +98,10 @@ class FakeExecutor:
 
 class S:
     def __init__(self, t, cpu_s=0.0, wss_mb=None, host_id=1,
-                 max_avg_mb=None):
+                 max_avg_mb=None, floor_mb=None):
         self.timestamp = t
+        self.shrink_floor_kb = (None if floor_mb is None
+                                else int(floor_mb * 1024))
         self.cpu_time_ns = int(cpu_s * 1e9)
         self.wss_kb = None if wss_mb is None else int(wss_mb * 1024)
         self.wss_max_avg_kb = (None if max_avg_mb is None
@@ -171,6 +175,40 @@ def test_memory_history_first_estimate_replaces_the_cold_placeholder():
     old = [S(100.0 * i, wss_mb=200) for i in range(10)]
     assert rounds.memory_history(old, 900.0, 300.0, 3, 512.0, 0.0, 400.0,
                                  prewarm='first_estimate') == [512.0] * 3
+
+
+def test_memory_history_carries_the_shrink_floor_when_asked():
+    # [consolidation] pack_on_shrink_floor: a floor above WSS^max_avg is
+    # what the balloon is held at, so the VM is packed on it; a floor
+    # under it, none (0 or not reported) or above the booking change
+    # nothing but the cap.
+    floors = [None, 0, 150, 400, 900, 50]
+    samples = [S(100.0 * (i + 1), max_avg_mb=200, floor_mb=f)
+               for i, f in enumerate(floors)]
+    kw = dict(first_seen=-1000.0, time_slice=400.0)
+    sample_only = rounds.memory_history(samples, 600.0, 100.0, 6, 512.0,
+                                        **kw)
+    assert sample_only == [200.0] * 6
+    assert rounds.memory_history(samples, 600.0, 100.0, 6, 512.0,
+                                 carry_floor=True, **kw) == \
+        [200.0, 200.0, 200.0, 400.0, 512.0, 200.0]
+    # a cold VM still counts at its booking, floor or not
+    assert rounds.memory_history(samples, 600.0, 100.0, 6, 512.0,
+                                 first_seen=0.0, time_slice=10000.0,
+                                 carry_floor=True) == [512.0] * 6
+
+
+def test_build_input_packs_on_the_shrink_floor_by_default(db, clock):
+    # WSS^max_avg 256 MiB, the agent holding a 400 MiB floor: the VM is
+    # packed on 400 MiB + headroom unless the option is off
+    populate(db, clock, {'h1': (4, 8 * GIB_KB, [
+        VMSpec('a', floor_kb=400 << 10), VMSpec('b')])})
+    got = {v.uuid: v.ram for v in rounds.build_input(
+        round_conf(), db, clock()).vms}
+    assert got == {'a': 432.0, 'b': 288.0}
+    off = {v.uuid: v.ram for v in rounds.build_input(
+        round_conf(pack_on_shrink_floor=False), db, clock()).vms}
+    assert off == {'a': 288.0, 'b': 288.0}
 
 
 def test_memory_history_counts_unreported_samples_at_booked():
