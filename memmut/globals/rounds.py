@@ -42,9 +42,11 @@ Histories, per VM, from its samples (``vm_samples``):
   of each interval, exactly as the VM's agent computed and reported it
   (its estimator's maximum over the last ``[badis] time_slice`` seconds
   of the moving average of the last ``[badis] average_window`` round
-  estimates); the VM is packed on it plus the headroom
-  (:mod:`memmut.sizing`), capped at its booked memory. Until the VM has
-  been seen for one time slice, and for samples without a reported
+  estimates), or with ``pack_on_shrink_floor`` the shrink floor the same
+  sample reports when that is higher (the balloon is held there:
+  :func:`memmut.sizing.packing_kb`); the VM is packed on it plus the
+  headroom (:mod:`memmut.sizing`), capped at its booked memory. Until the
+  VM has been seen for one time slice, and for samples without a reported
   figure (agents before RPC 1.1), it counts at its booked memory.
   ``booked``: its booked memory throughout (Neat's baseline).
 
