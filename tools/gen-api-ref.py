@@ -32,10 +32,10 @@ EXAMPLES = {
     ('GET', '/vms'): ('List VMs', '/vms?host=compute-1&limit=1', None,
                       None),
     ('GET', '/vms/{uuid}'): ('Show a VM', '/vms/%s' % sample.VMS[0][0],
-                             None, {microversion.HEADER: 'memmut 1.4'}),
+                             None, {microversion.HEADER: 'memmut 1.5'}),
     ('GET', '/vms/{uuid}/history'): (
         'Show a VM\'s history', '/vms/%s/history?limit=3' % sample.VMS[1][0],
-        None, {microversion.HEADER: 'memmut 1.4'}),
+        None, {microversion.HEADER: 'memmut 1.5'}),
     ('GET', '/rounds'): ('List consolidation rounds', '/rounds', None, None),
     ('POST', '/rounds'): ('Start a consolidation round', '/rounds',
                           {'dry_run': True}, None),

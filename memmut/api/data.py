@@ -138,6 +138,7 @@ def vm_rollups(db, vm_id, since=None, limit=None):
                 cpu_peak_cores=row.cpu_peak_cores,
                 wss_max_kb=row.wss_max_kb,
                 wss_max_avg_kb=row.wss_max_avg_kb,
+                shrink_floor_kb=row.shrink_floor_kb,
                 booked_kb=row.booked_kb, timestamp=row.last_timestamp,
                 host=host)
             continue
@@ -150,6 +151,7 @@ def vm_rollups(db, vm_id, since=None, limit=None):
         if row.last_timestamp >= m['timestamp']:    # the newest sample's
             m.update(timestamp=row.last_timestamp, host=host,
                      wss_max_avg_kb=row.wss_max_avg_kb,
+                     shrink_floor_kb=row.shrink_floor_kb,
                      booked_kb=row.booked_kb)
     return [merged[k] for k in sorted(merged)]
 

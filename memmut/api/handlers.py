@@ -16,11 +16,13 @@ from memmut.api import policies
 from memmut.api import policy
 from memmut.api import schemas
 from memmut.db import api as db_api
+from memmut import sizing
 
 WSS_MAX_AVG = '1.1'   # microversion that adds wss_max_avg_kb, badis_mode
 PINNED = '1.2'        # microversion that adds pinned_kb, _note, _at
 ROLLUPS = '1.3'       # microversion that adds rolled-up history entries
 SHRINK_FLOOR = '1.4'  # microversion that adds shrink_floor_kb, _note, _at
+PACKING = '1.5'       # microversion that adds packing_kb (+ rollups' floor)
 
 
 def iso(t):
@@ -140,7 +142,23 @@ def _sample_fields(req, s):
                 view[key] = getattr(s, key) if s else None
             view[learned + '_at'] = (iso(getattr(s, learned + '_at'))
                                      if s else None)
+    if req.microversion.matches(PACKING):
+        view['packing_kb'] = (_packing_kb(req, s.booked_kb, s.wss_max_avg_kb,
+                                          s.shrink_floor_kb) if s else None)
     return view
+
+
+def _packing_kb(req, booked_kb, max_avg_kb, floor_kb):
+    """The memory the controller packs the VM on before headroom: its
+    booking with ``memory_basis = booked``, else WSS^max_avg or the
+    shrink floor (``pack_on_shrink_floor``), capped at the booking; None
+    without a WSS^max_avg. A VM younger than a time slice counts at its
+    booking in a round whatever this says."""
+    c = req.app.conf.consolidation
+    if c.memory_basis == 'booked':
+        return booked_kb
+    kb = sizing.packing_kb(max_avg_kb, floor_kb, c.pack_on_shrink_floor)
+    return None if kb is None else min(kb, booked_kb)
 
 
 def _vm_views(req, vms):
@@ -181,9 +199,9 @@ def vm_show(req, uuid):
     return 200, {'vm': _vm_views(req, [_get_vm(req, uuid)])[0]}
 
 
-def _rollup_view(r):
+def _rollup_view(req, r):
     spent = r['cpu_spent_s']
-    return {'kind': 'rollup', 'timestamp': iso(r['timestamp']),
+    view = {'kind': 'rollup', 'timestamp': iso(r['timestamp']),
             'interval_start': iso(r['interval_start']),
             'interval_end': iso(r['interval_end']),
             'samples': r['samples'], 'host': r['host'],
@@ -192,6 +210,12 @@ def _rollup_view(r):
             'cpu_used_s': r['cpu_used_s'], 'cpu_spent_s': spent,
             'cpu_mean_cores': r['cpu_used_s'] / spent if spent > 0 else None,
             'cpu_peak_cores': r['cpu_peak_cores']}
+    if req.microversion.matches(PACKING):
+        view['shrink_floor_kb'] = r['shrink_floor_kb']
+        view['packing_kb'] = _packing_kb(req, r['booked_kb'],
+                                         r['wss_max_avg_kb'],
+                                         r['shrink_floor_kb'])
+    return view
 
 
 def vm_history(req, uuid):
@@ -216,7 +240,7 @@ def vm_history(req, uuid):
         # Beyond the raw retention the history goes on as one entry per
         # rolled-up interval, dated by its newest sample (before a raw
         # sample of the same time, as the rounds read them).
-        entries += [(r['timestamp'], 0, _rollup_view(r)) for r in
+        entries += [(r['timestamp'], 0, _rollup_view(req, r)) for r in
                     data.vm_rollups(req.app.db, vm.id, since, limit)]
         entries.sort(key=lambda e: e[:2])
         entries = entries[-limit:]

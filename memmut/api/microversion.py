@@ -42,6 +42,13 @@ VERSIONS = [
             'changed (``shrink_floor_note``) and when '
             '(``shrink_floor_at``), null where the agent did not report '
             'them (other estimators, older agents).'),
+    ('1.5', 'VMs and their history carry ``packing_kb``, the memory the '
+            'consolidation planner packs the VM on before headroom: its '
+            'booking with ``[consolidation] memory_basis = booked``, else '
+            'the larger of WSS^max_avg and the shrink floor '
+            '(``pack_on_shrink_floor``), capped at the booking; null '
+            'without a WSS^max_avg. Rolled-up intervals carry their newest '
+            'sample\'s ``shrink_floor_kb`` and their ``packing_kb``.'),
 ]
 __doc__ += '\n'.join('* %s - %s' % v for v in VERSIONS)
 

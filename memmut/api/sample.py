@@ -102,6 +102,7 @@ class SampleAPI:
         self.db = FixedClockDB(url)
         seed(self.db)
         conf.set_override('auth_strategy', 'noauth', 'api')
+        self.conf = conf
         self.app = api_app.build_app(conf, db=self.db,
                                      start_round=start_round or
                                      round_starter(self.db))

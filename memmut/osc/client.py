@@ -9,7 +9,7 @@ from osc_lib import exceptions
 
 SERVICE_TYPE = 'memmut'
 # The newest microversion this client understands (memmut.api.microversion).
-MICROVERSION = '1.4'
+MICROVERSION = '1.5'
 
 
 def error_message(response):

@@ -42,7 +42,7 @@ def test_version_document_needs_no_token(cloud):
     resp = requests.get(cloud.url + '/', timeout=10)
     assert resp.status_code == 200
     version = resp.json()['versions'][0]
-    assert (version['min_version'], version['max_version']) == ('1.0', '1.4')
+    assert (version['min_version'], version['max_version']) == ('1.0', '1.5')
     assert resp.headers['OpenStack-API-Version'] == 'memmut 1.0'
     assert resp.headers['x-openstack-request-id'].startswith('req-')
 

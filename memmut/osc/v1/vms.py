@@ -7,13 +7,14 @@ from memmut.osc.v1 import common
 FIELDS = [('UUID', 'uuid'), ('Name', 'name'), ('Host', 'host'),
           ('State', 'state'), ('Booked KiB', 'booked_kb'),
           ('Balloon KiB', 'balloon_kb'), ('WSS KiB', 'wss_kb'),
-          ('WSS max avg KiB', 'wss_max_avg_kb'), ('Badis mode', 'badis_mode'),
+          ('WSS max avg KiB', 'wss_max_avg_kb'),
+          ('Packed on KiB', 'packing_kb'), ('Badis mode', 'badis_mode'),
           ('Role', 'role')]
 # A raw sample's keys, and (microversion 1.3) a rolled-up interval's: each
 # entry shows those it has, ``kind`` first.
 HISTORY_KEYS = ('kind', 'timestamp', 'balloon_kb', 'wss_kb', 'wss_max_avg_kb',
                 'max_avg_window', 'max_avg_slice_s', 'badis_mode',
-                'pinned_kb', 'shrink_floor_kb', 'role',
+                'pinned_kb', 'shrink_floor_kb', 'packing_kb', 'role',
                 'lent_kb', 'borrowed_kb', 'swap_in_kb', 'swap_out_kb',
                 'interval_start', 'interval_end', 'samples', 'wss_max_kb',
                 'cpu_mean_cores', 'cpu_peak_cores')

@@ -50,7 +50,7 @@ def test_version_document_and_microversion_headers(api):
     assert resp.headers['Vary'] == microversion.HEADER
     resp, _ = api.request('GET', '/hosts',
                           headers={microversion.HEADER: 'memmut latest'})
-    assert resp.headers[microversion.HEADER] == 'memmut 1.4'
+    assert resp.headers[microversion.HEADER] == 'memmut 1.5'
     resp, doc = api.request('GET', '/hosts',
                             headers={microversion.HEADER: 'memmut 9.0'})
     assert resp.status_int == 406
@@ -164,6 +164,56 @@ def test_vm_shows_the_shrink_floor_from_1_4(api):
                          headers={microversion.HEADER: 'memmut 1.4'})
     assert (doc['vm']['shrink_floor_kb'], doc['vm']['shrink_floor_note'],
             doc['vm']['shrink_floor_at']) == (0, None, None)
+
+
+def test_vm_shows_what_it_is_packed_on_from_1_5(api):
+    v14 = {microversion.HEADER: 'memmut 1.4'}
+    v15 = {microversion.HEADER: 'memmut 1.5'}
+    low, high = (sample.VMS[i][0] for i in (0, 1))
+    _, doc = api.request('GET', '/vms/%s' % high, headers=v14)
+    assert 'packing_kb' not in doc['vm']
+    # WSS^max_avg above the floor (6 GiB) or no floor: WSS^max_avg
+    _, doc = api.request('GET', '/vms', headers=v15)
+    got = {v['uuid']: v['packing_kb'] for v in doc['vms']}
+    assert got[low] == (3 << 20) | (1 << 18)
+    assert got[high] == (6 << 20) | (1 << 18)
+    # rolled-up intervals carry their floor and the figure too
+    _, doc = api.request('GET', '/vms/%s/history?kind=rollup' % high,
+                         headers=v15)
+    rollup = doc['history'][-1]
+    assert rollup['shrink_floor_kb'] == 6 << 20
+    assert rollup['packing_kb'] == (6 << 20) | (1 << 18)
+    _, doc = api.request('GET', '/vms/%s/history?kind=rollup' % high,
+                         headers=v14)
+    assert 'packing_kb' not in doc['history'][-1]
+    # packed on bookings: the booking, whatever was estimated
+    conf = api.conf
+    conf.set_override('memory_basis', 'booked', 'consolidation')
+    try:
+        _, doc = api.request('GET', '/vms/%s' % high, headers=v15)
+        assert doc['vm']['packing_kb'] == 8 << 20
+    finally:
+        conf.clear_override('memory_basis', 'consolidation')
+
+
+def test_packing_carries_a_floor_above_max_avg_unless_switched_off(api):
+    # the agent holds the balloon at a 7 GiB floor, over its 6.25 GiB
+    uuid = sample.VMS[1][0]
+    with api.db._session() as session:
+        import sqlalchemy as sa
+        from memmut.db import models
+        session.execute(sa.update(models.VMSample).values(
+            shrink_floor_kb=7 << 20))
+    v15 = {microversion.HEADER: 'memmut 1.5'}
+    _, doc = api.request('GET', '/vms/%s' % uuid, headers=v15)
+    assert doc['vm']['packing_kb'] == 7 << 20
+    conf = api.conf
+    conf.set_override('pack_on_shrink_floor', False, 'consolidation')
+    try:
+        _, doc = api.request('GET', '/vms/%s' % uuid, headers=v15)
+        assert doc['vm']['packing_kb'] == (6 << 20) | (1 << 18)
+    finally:
+        conf.clear_override('pack_on_shrink_floor', 'consolidation')
 
 
 V13 = {microversion.HEADER: 'memmut 1.3'}

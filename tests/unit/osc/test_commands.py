@@ -151,7 +151,7 @@ def test_vm_show_history_with_rollups():
 
 def test_client_asks_for_the_newest_microversion():
     from memmut.api import microversion
-    assert client_mod.MICROVERSION == str(microversion.MAX_VERSION) == '1.4'
+    assert client_mod.MICROVERSION == str(microversion.MAX_VERSION) == '1.5'
 
 
 @pytest.mark.parametrize('argv,dry_run', [([], None), (['--dry-run'], True),
