@@ -202,7 +202,10 @@ class Run:
         row = {'t': now, 'balloon_kb': vm.balloon_kb,
                'truth_kb': current_wss_mib(self.g.log(), self.sched) * MIB +
                self.base,
-               'swap_in': vm.memory_stats.get('swap_in')}
+               'swap_in': vm.memory_stats.get('swap_in'),
+               # faults beside pages read: swap readahead reads more
+               # pages than the guest faulted on
+               'major_fault': vm.memory_stats.get('major_fault')}
         e = est.get(self.g.uuid)
         if e is not None and self.estimator != 'none':
             row[self.estimator] = e.wss_kb
