@@ -801,7 +801,9 @@ WHY = {
                'floor and calibration_reprobe_answers, beside stop 55\'s '
                'tree at 256 MiB; Zipf 0.8 at 300 s (README there)',
     'badis48': 'issue 13 stop 58: W1-W5 on TCG with the defaults after '
-               'the probe-floor changes, against stop 53 (README there)',
+               'the probe-floor changes, against stop 53; swap readahead '
+               '(pages read per fault) and read-backs judged by faults '
+               '(README there)',
     'badis47': 'issue 13 stop 58: the figure the controller packs on '
                '(WSS^max_avg, and with the shrink floor) against the '
                'truth on TCG and the paged guest model (README there)',

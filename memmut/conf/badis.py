@@ -477,20 +477,6 @@ opts = [
                     'for one step below what it uses instead (a balloon '
                     'above that evicts nothing) and tests a correction '
                     'lowered by as much.'),
-    cfg.BoolOpt('readback_faults',
-                default=False,
-                help='Judge a shrink in hindsight and a balloon probe by the '
-                     'pages the guest faulted on (its major faults from the '
-                     'balloon statistics, 4 KiB each, at most what it read '
-                     'from swap) instead of every page read back: swap '
-                     'readahead reads up to 2^vm.page-cluster pages (8 by '
-                     'default) a fault, so a few pages in use next to '
-                     'evicted cold data read back eight times as much '
-                     '(issue 13, stop 58; TCG, load-then-idle: 18.7 MiB on '
-                     '607 faults after a probe, a floor raised to the '
-                     'booking). Faults under-count a guest whose readahead '
-                     'pages are used, and a guest kernel swapping in large '
-                     'folios (doc/source/badis.rst, "Swap readahead").'),
     cfg.FloatOpt('probe_readback_fraction',
                  default=0.0,
                  min=0.0,

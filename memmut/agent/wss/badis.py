@@ -192,9 +192,6 @@ class BadisParams:
     # back this fraction of what it evicted since the probe began (0:
     # any swap activity; see _probe())
     probe_readback_fraction: float = 0.0
-    # stop 58: read-backs judged by the guest's major faults, not by the
-    # pages read (swap readahead; see needed_readback_kb)
-    readback_faults: bool = False
     # issue 13, session 7: no shrinking again into an allocation shown to
     # swap (see shrink_floor); on since stop 33 (badis21)
     shrink_floor: bool = True
@@ -413,7 +410,6 @@ class Observation:
     allocating: bool = False
     in_use_kb: typing.Optional[int] = None
     hold: bool = False
-    faulted_kb: typing.Optional[int] = None
 
     def __post_init__(self):
         if self.m_cur_kb < 0 or self.booked_kb <= 0:
@@ -1399,7 +1395,7 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
     longer = min(16, state.probe_wait * 2)
     low = state.probe_pinned_kb
     if low is not None:
-        read_kb = state.probe_in_kb + needed_readback_kb(obs, params)
+        read_kb = state.probe_in_kb + obs.swapin_kb
         out_kb = state.probe_out_kb + obs.evicted_kb
         fields.update(probe_in_kb=read_kb, probe_out_kb=out_kb)
         if obs.swapping and probe_answered(read_kb, out_kb, params):
@@ -1531,31 +1527,6 @@ def _answered_enough(state, params, wss_kb, pinned):
                 state.probe_answer_pinned_kb == pinned and
                 wss_kb - pinned > state.probe_answer_sample_kb -
                 params.pinned_probe_step_kb)
-
-
-def needed_readback_kb(obs, params):
-    """What the guest read back from swap over the round because it
-    needed it, for judging a shrink or a probe by its read-backs: the
-    pages it faulted on (``obs.faulted_kb``) with ``readback_faults``
-    when the statistics give them, else every page read
-    (``obs.swapin_kb``).
-
-    Why: swap readahead reads up to 2^``vm.page-cluster`` pages (8 by
-    default) around each page a fault wants, and the swap-in counters
-    count them all. After a shrink that evicted cold data next to a few
-    pages in use, the guest faults on those few and reads back up to
-    eight times as much (TCG, load-then-idle from boot, the first
-    calibration probe: 18.7 MiB read on 607 faults, 2.4 MiB; a floor
-    raised to the booking on it, held 30 s). Readahead pages the guest
-    then uses fault no more, so faults under-count a guest that swaps
-    in sequence (phases: 1.04-1.08 pages a fault), the safe side for a
-    probe or a floor only in that the shortage comes back. A guest
-    kernel that swaps in large folios on one fault (Linux 6.12 and
-    later on synchronous swap devices) under-counts more.
-    """
-    if params.readback_faults and obs.faulted_kb is not None:
-        return min(obs.swapin_kb, obs.faulted_kb)
-    return obs.swapin_kb
 
 
 def probe_answered(read_kb, out_kb, params):
@@ -1705,7 +1676,7 @@ def step(state, obs, params=None):
         ledger, bad_from, hind_event = hindsight.update(
             state.ledger, shrunk=obs.shrunk,
             shrunk_from_kb=obs.shrunk_from_kb, m_cur_kb=obs.m_cur_kb,
-            out_kb=obs.evicted_kb, in_kb=needed_readback_kb(obs, params),
+            out_kb=obs.evicted_kb, in_kb=obs.swapin_kb,
             params=params.hindsight_params,
             forced=(state.last_asked_kb is not None and obs.m_cur_kb <
                     state.last_asked_kb - BALLOON_SLACK_KB))

@@ -44,15 +44,7 @@ class SwapReading:
     ``in_kb`` is what it read back over the interval and ``seconds`` how
     long the interval was (None: unknown): their ratio, the swap-in rate,
     says whether the guest stalled on swap (its access sample then reads
-    low, see :func:`memmut.agent.wss.badis.stalled`). ``faulted_kb`` is
-    the part of ``in_kb`` the guest faulted on (None: unknown): its major
-    faults over the round from the balloon statistics, 4 KiB each, at most
-    ``in_kb``. Swap readahead reads up to 2^``vm.page-cluster`` pages per
-    fault (8 by default) and every page read counts in ``in_kb``, so
-    ``in_kb`` overstates what the guest needed when the pages around the
-    one it wanted are cold (TCG, load-then-idle from boot: 18.7 MiB read
-    back on 607 faults after the first probe; phases: 1.04-1.08 times
-    the faults).
+    low, see :func:`memmut.agent.wss.badis.stalled`).
     """
     swapping: bool
     ghost: typing.Optional[techniques.TechniqueEstimate]
@@ -63,7 +55,6 @@ class SwapReading:
     out_kb: int = 0
     in_kb: int = 0
     seconds: typing.Optional[float] = None
-    faulted_kb: typing.Optional[int] = None
 
 
 class SwapMonitor(abc.ABC):
@@ -193,8 +184,7 @@ class BalloonStatsSwapMonitor(SwapMonitor):
                                0, act.swap_out_kb or 0),
                            in_kb=0 if act.counter_reset else max(
                                0, act.swap_in_kb or 0),
-                           seconds=max(1e-3, now - prev_t),
-                           faulted_kb=_faulted_kb(act))
+                           seconds=max(1e-3, now - prev_t))
 
     def forget(self, uuid):
         self._prev.pop(uuid, None)
@@ -278,15 +268,6 @@ class MemstoreSwapMonitor(SwapMonitor):
         self._queued.pop(uuid, None)
 
 
-def _faulted_kb(act):
-    """The major faults of ``act`` in KiB, at most its swap-ins (major
-    faults also count file page-cache misses); None when unknown."""
-    if act.counter_reset or act.major_faults is None or \
-            act.swap_in_kb is None:
-        return None
-    return max(0, min(act.swap_in_kb, act.major_faults * 4))
-
-
 class SwapMonitors:
     """The first monitor with a reading wins; balloon statistics last."""
 
@@ -301,18 +282,10 @@ class SwapMonitors:
                         for m in self.monitors]
         else:
             readings = [m.read(vm, m_cur_kb) for m in self.monitors]
-        first = next((r for r in readings if r is not None), None)
-        if first is not None and first.faulted_kb is None:
-            # the balloon statistics count faults; another monitor's
-            # swap-ins (memstore: pages read from the export) take them
-            # from its reading of the same round
-            faulted = next((r.faulted_kb for r in readings
-                            if r is not None and r.faulted_kb is not None),
-                           None)
-            if faulted is not None:
-                first = dataclasses.replace(
-                    first, faulted_kb=min(first.in_kb, faulted))
-        return first
+        for r in readings:
+            if r is not None:
+                return r
+        return None
 
     def forget(self, uuid):
         for m in self.monitors:

@@ -118,36 +118,6 @@ def test_memstore_monitor_turns_reuse_distances_into_geiger():
     assert r.swapping and r.ghost is None
 
 
-def test_readings_carry_the_faults_beside_the_pages_read():
-    # swap readahead: 8 MiB read on 256 faults (1 MiB); memstore counts
-    # the pages read from its export, the balloon statistics the faults
-    m = swap_monitors.BalloonStatsSwapMonitor()
-    m.read(info(stats={'swap_in': 0, 'swap_out': 0, 'major_fault': 0}),
-           100 * MIB)
-    r = m.read(info(stats={'swap_in': 8 * MIB, 'swap_out': 9 * MIB,
-                           'major_fault': 256}), 100 * MIB)
-    assert r.in_kb == 8 * MIB and r.faulted_kb == MIB
-    # page-cache misses count as faults too: at most the pages read
-    r = m.read(info(stats={'swap_in': 8 * MIB + 100, 'swap_out': 9 * MIB,
-                           'major_fault': 10256}), 100 * MIB)
-    assert r.faulted_kb == 100
-    # a guest without the counter: unknown
-    m.forget('u')
-    bare = swap_monitors.BalloonStatsSwapMonitor()
-    bare.read(info(stats={'swap_in': 0}), 100 * MIB)
-    assert bare.read(info(stats={'swap_in': 4096}), 100 * MIB) \
-        .faulted_kb is None
-    # memstore's reading wins and takes the faults of the same round
-    both = swap_monitors.SwapMonitors([
-        swap_monitors.MemstoreSwapMonitor(
-            lambda vm: memstore_reading([[2, 1024]])),
-        swap_monitors.BalloonStatsSwapMonitor()])
-    both.read(info(stats={'swap_in': 0, 'major_fault': 0}), 100 * MIB)
-    r = both.read(info(stats={'swap_in': 4 * MIB, 'major_fault': 128}),
-                  100 * MIB)
-    assert r.source == 'memstore' and r.faulted_kb == 512
-
-
 def test_memstore_failure_falls_back_to_balloon_stats(caplog):
     def broken(vm):
         raise ConnectionRefusedError('no control socket')

@@ -152,16 +152,16 @@ def test_the_floor_it_raises_holds_against_free_memory_and_steps():
 # -- in Badis's round (badis.step) --
 
 
-def _obs(t, m_cur, prev, read=0, out=0, sample=180 * MiB, faulted=None):
+def _obs(t, m_cur, prev, read=0, out=0, sample=180 * MiB):
     return badis.Observation(
         timestamp=t, m_cur_kb=m_cur, booked_kb=BOOKED,
         sampled=est.TechniqueEstimate(sample, est.SOURCE_VMWARE),
         swapping=read > 0, steady=m_cur == prev, shrunk=m_cur < prev,
         shrunk_from_kb=prev if m_cur < prev else None, full=True,
-        swapin_kb=read, evicted_kb=out, interval_s=1.0, faulted_kb=faulted)
+        swapin_kb=read, evicted_kb=out, interval_s=1.0)
 
 
-def _zipf_tail(low=200 * MiB, readahead=1, **kw):
+def _zipf_tail(low=200 * MiB, **kw):
     """A guest whose sample reads 180 MiB of a 256 MiB need: shrunk to
     200 MiB at t = 10 (20 MiB written out), then the balloon back at the
     booking while it reads 1 MiB a second back (after the guard's 3 s):
@@ -181,8 +181,7 @@ def _zipf_tail(low=200 * MiB, readahead=1, **kw):
         elif t == 12:
             bal = BOOKED
         st, r = badis.step(st, _obs(float(t), bal, prev, read=read,
-                                    out=20 * MiB if t == 10 else 0,
-                                    faulted=read // readahead),
+                                    out=20 * MiB if t == 10 else 0),
                            params)
         events += r.events
         prev = bal
@@ -277,32 +276,3 @@ def test_a_raise_after_a_shrink_keeps_where_the_guest_read_back():
                              m_cur_kb=236 * MiB, sample_kb=None,
                              short=True, params=params, booked_kb=BOOKED)
     assert plain.kb and plain.read_at_kb == 0
-
-
-def test_read_backs_are_judged_by_faults_when_asked():
-    # the same read-backs, each page faulted on (readahead 1) or one
-    # fault in eight (swap readahead at vm.page-cluster = 3)
-    st, events = _zipf_tail(hindsight_rounds=30, hindsight_min_kb=4 * MiB,
-                            readahead=8)
-    assert any('bad in hindsight' in e for e in events)   # pages read
-    st, events = _zipf_tail(hindsight_rounds=30, hindsight_min_kb=4 * MiB,
-                            readahead=8, readback_faults=True)
-    # 2.5 MiB faulted on of 20 MiB written out: under the 25 % fraction
-    assert not any('bad in hindsight' in e for e in events)
-    assert not st.floor.evidenced
-    st, events = _zipf_tail(hindsight_rounds=30, hindsight_min_kb=4 * MiB,
-                            readback_faults=True)
-    assert any('bad in hindsight' in e for e in events)   # all faulted
-
-
-def test_needed_readback_is_the_faults_capped_at_the_pages_read():
-    obs = _obs(0.0, BOOKED, BOOKED, read=8 * MiB, faulted=MiB)
-    on = badis.BadisParams(readback_faults=True)
-    assert badis.needed_readback_kb(obs, on) == MiB
-    assert badis.needed_readback_kb(obs, badis.BadisParams()) == 8 * MiB
-    # file page-cache misses count as faults too: never above the pages
-    obs = _obs(0.0, BOOKED, BOOKED, read=MiB, faulted=8 * MiB)
-    assert badis.needed_readback_kb(obs, on) == MiB
-    # no fault count (a monitor without one): the pages read
-    obs = _obs(0.0, BOOKED, BOOKED, read=MiB)
-    assert badis.needed_readback_kb(obs, on) == MiB
