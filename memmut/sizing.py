@@ -35,11 +35,12 @@ def demand(wss, booked=None, headroom_kb=0, headroom_fraction=0.0):
     return d
 
 
-def packing_kb(max_avg_kb, shrink_floor_kb=None, carry_floor=True):
+def packing_kb(max_avg_kb, shrink_floor_kb=None, carry_floor=True,
+               booked_kb=None):
     """The working set a VM is packed on: its WSS^max_avg, or the shrink
     floor its agent holds when that is higher and ``carry_floor``
-    (``[consolidation] pack_on_shrink_floor``). None when the agent
-    reported no WSS^max_avg.
+    (``[consolidation] pack_on_shrink_floor``), at most ``booked_kb``
+    when given. None when the agent reported no WSS^max_avg.
 
     Why the floor: the agent keeps the balloon at least at the floor (the
     guest read back from swap after a shrink to below it) whatever the
@@ -49,6 +50,7 @@ def packing_kb(max_avg_kb, shrink_floor_kb=None, carry_floor=True):
     """
     if max_avg_kb is None:
         return None
+    kb = max_avg_kb
     if carry_floor and shrink_floor_kb:
-        return max(max_avg_kb, shrink_floor_kb)
-    return max_avg_kb
+        kb = max(kb, shrink_floor_kb)
+    return kb if booked_kb is None else min(kb, booked_kb)

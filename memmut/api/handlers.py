@@ -157,8 +157,8 @@ def _packing_kb(req, booked_kb, max_avg_kb, floor_kb):
     c = req.app.conf.consolidation
     if c.memory_basis == 'booked':
         return booked_kb
-    kb = sizing.packing_kb(max_avg_kb, floor_kb, c.pack_on_shrink_floor)
-    return None if kb is None else min(kb, booked_kb)
+    return sizing.packing_kb(max_avg_kb, floor_kb, c.pack_on_shrink_floor,
+                             booked_kb)
 
 
 def _vm_views(req, vms):

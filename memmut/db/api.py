@@ -635,12 +635,11 @@ def rollup(rows, prev, interval, vm_id):
     ``host_id``, ``cpu_time_ns``, ``wss_kb``, ``wss_max_avg_kb``,
     ``booked_kb``, ``shrink_floor_kb``) as rollup rows (dicts of
     VMSampleRollup columns), one per interval ``(bin_end - interval,
-    bin_end]``. ``prev``: the sample
-    before the first (its ``timestamp``, ``host_id``, ``cpu_time_ns``),
-    or None. A CPU delta counts in the interval of its newer sample, and
-    only between samples of the same host with time going forward and the
-    counter not going back (as :func:`memmut.globals.rounds.cpu_history`
-    reads raw samples)."""
+    bin_end]``. ``prev``: the sample before the first (its ``timestamp``,
+    ``host_id``, ``cpu_time_ns``), or None. A CPU delta counts in the
+    interval of its newer sample, and only between samples of the same
+    host with time going forward and the counter not going back (as
+    :func:`memmut.globals.rounds.cpu_history` reads raw samples)."""
     bins = {}
     for row in rows:
         end = math.ceil(row.timestamp / interval - 1e-9) * interval
@@ -672,8 +671,7 @@ def rollup(rows, prev, interval, vm_id):
                        last_host_id=row.host_id,
                        last_cpu_time_ns=row.cpu_time_ns,
                        wss_max_avg_kb=row.wss_max_avg_kb,
-                       shrink_floor_kb=getattr(row, 'shrink_floor_kb',
-                                               None),
+                       shrink_floor_kb=row.shrink_floor_kb,
                        booked_kb=row.booked_kb)
         prev = row
     return [bins[k] for k in sorted(bins)]

@@ -32,6 +32,16 @@ def _truth_over(timeline, a, b):
     return total / (b - a)
 
 
+def _allowed(truth_before, truth):
+    """One poll of detection allowance: an estimate is right anywhere
+    between the truth at the previous poll (None: none) and now (a
+    change since then may not have shown in the guest yet, or only in
+    part); (low, high)."""
+    if truth_before is None:
+        return truth, truth
+    return min(truth_before, truth), max(truth_before, truth)
+
+
 def errors(rows, key, booked_kb, skip_s=0.0, interval_s=None):
     """Mean absolute error (% of booked) overall, in S_more and S_less.
 
@@ -67,12 +77,8 @@ def errors(rows, key, booked_kb, skip_s=0.0, interval_s=None):
             rel = abs(r[key] - r['truth_kb']) * 100.0 / r['truth_kb']
             of_truth['all'].append(rel)
             of_truth[phase].append(rel)
-        # one poll of detection allowance: right anywhere between the
-        # truth at the previous poll and now (a change since then may not
-        # have shown in the guest yet, or only in part)
         if truth_before is not None:
-            lo = min(truth_before, r['truth_kb'])
-            hi = max(truth_before, r['truth_kb'])
+            lo, hi = _allowed(truth_before, r['truth_kb'])
             err = max(0, lo - r[key], r[key] - hi) * 100.0 / booked_kb
         allowance['all'].append(err)
         allowance[phase].append(err)
@@ -152,14 +158,10 @@ def packing(rows, booked_kb, carry_floor=True, fraction=0.0):
     for r in rows:
         truth_before, prev = prev, r['truth_kb']
         fig = sizing.packing_kb(r.get('max_avg_kb'), r.get('floor_kb'),
-                                carry_floor)
+                                carry_floor, booked_kb)
         if fig is None or r['t'] < start:
             continue
-        fig = min(fig, booked_kb)
-        lo = min(r['truth_kb'], truth_before if truth_before is not None
-                 else r['truth_kb'])
-        hi = max(r['truth_kb'], truth_before if truth_before is not None
-                 else r['truth_kb'])
+        lo, hi = _allowed(truth_before, r['truth_kb'])
         short.append(max(0, lo - fig) * 100.0 / booked_kb)
         over.append(max(0, fig - hi) * 100.0 / booked_kb)
     if not short:

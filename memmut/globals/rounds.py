@@ -217,8 +217,7 @@ def memory_history(samples, end, interval, length, booked_mb, first_seen,
             newest[k] = s
     rows = [newest[k] for k in sorted(newest, reverse=True)]
     warm = [s.timestamp - first_seen >= time_slice for s in rows]
-    figure = [sizing.packing_kb(s.wss_max_avg_kb,
-                                getattr(s, 'shrink_floor_kb', None),
+    figure = [sizing.packing_kb(s.wss_max_avg_kb, s.shrink_floor_kb,
                                 carry_floor) for s in rows]
     out = [booked_mb if kb is None or not w
            else min(kb / 1024.0, booked_mb)

@@ -212,7 +212,7 @@ class Run:
             row['demand_kb'] = e.demand_kb
             # what the controller packs on (wss_accuracy.packing)
             row['max_avg_kb'] = e.max_avg_kb
-            row['floor_kb'] = getattr(e, 'shrink_floor_kb', None)
+            row['floor_kb'] = e.shrink_floor_kb
             row['mode'] = e.mode
             row['source'] = e.source
             row['detail'] = e.detail

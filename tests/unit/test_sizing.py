@@ -34,3 +34,10 @@ def test_packing_figure_is_the_higher_of_max_avg_and_the_floor():
     assert sizing.packing_kb(200, 300, carry_floor=False) == 200
     # no WSS^max_avg reported: nothing to pack on, floor or not
     assert sizing.packing_kb(None, 300) is None
+
+
+def test_packing_figure_is_capped_at_the_booking_when_given():
+    assert sizing.packing_kb(200, 900, booked_kb=512) == 512
+    assert sizing.packing_kb(600, None, booked_kb=512) == 512
+    assert sizing.packing_kb(200, 300, booked_kb=512) == 300
+    assert sizing.packing_kb(None, 300, booked_kb=512) is None
