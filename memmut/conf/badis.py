@@ -258,7 +258,11 @@ opts = [
                     'reused more slowly than one round is seen whole and '
                     'not counted as pinned. 1: one round\'s sample (the '
                     'paged guest model at 512 MiB counted 193 MiB of a '
-                    '320 MiB sweep as pinned, issue 13).'),
+                    '320 MiB sweep as pinned, issue 13). Ignored with '
+                    'ws_curve, whose reads already span rounds: the '
+                    'calibration counts against the longest window the '
+                    'curve has read (calibrate_rounds spreads it over '
+                    'more of them).'),
     cfg.BoolOpt('calibration_rebase',
                 default=False,
                 help='When the pinned-page calibration (calibrate_pinned) '
