@@ -662,6 +662,26 @@ def test_calibration_window_sees_a_sweep_slower_than_a_round(
     assert sampler.reads[-1] == 120 * MIB
 
 
+def test_calibration_window_is_ignored_with_the_curve():
+    # ws_curve reads across rounds by itself: the calibration counts
+    # against the longest window the curve has read, from the first round,
+    # and calibrate_window_rounds neither holds it nor the balloon
+    conf = conf_with(vg_threshold=0.99, calibrate_window_rounds=3,
+                     ws_curve=True)
+    d = FakeDriver()
+    sampler = SweepSampler(120 * MIB, 300 * MIB)
+    choice = sampling.SamplerChoice(conf, d, samplers={'fixed': sampler})
+    choice.setting = 'fixed'
+    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
+    stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
+             'usable': 600 * MIB, 'swap_in': 0, 'swap_out': 0}
+    p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], 0.0)
+    p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], 10.0)
+    state = p.badis.state('u-1')
+    assert state.pinned_kb != 50 * MIB
+    assert state.pinned_kb == 424 * MIB - max(sampler.reads)
+
+
 @pytest.mark.parametrize('rebase', [False, True])
 def test_calibration_rebase_raises_the_averaged_estimates(rebase, caplog):
     # issue 13 (badis33): the calibration came in the guest's fourth
