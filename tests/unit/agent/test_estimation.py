@@ -629,6 +629,20 @@ class SweepSampler(FixedSampler):
         return sample
 
 
+def _sweep_pipeline(**options):
+    """A pipeline on a SweepSampler of 300 MiB swept at 120 MiB a round,
+    in a guest with 424 MiB in use: (pipeline, sampler, balloon stats)."""
+    conf = conf_with(vg_threshold=0.99, **options)
+    d = FakeDriver()
+    sampler = SweepSampler(120 * MIB, 300 * MIB)
+    choice = sampling.SamplerChoice(conf, d, samplers={'fixed': sampler})
+    choice.setting = 'fixed'
+    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
+    stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
+             'usable': 600 * MIB, 'swap_in': 0, 'swap_out': 0}
+    return p, sampler, stats
+
+
 @pytest.mark.parametrize('window,pinned_mib', [(1, 304), (3, 124)])
 def test_calibration_window_sees_a_sweep_slower_than_a_round(
         window, pinned_mib, caplog):
@@ -638,14 +652,7 @@ def test_calibration_window_sees_a_sweep_slower_than_a_round(
     # round's sample sees 120 MiB and calls 304 pinned; a read over three
     # rounds sees the whole sweep.
     caplog.set_level(logging.INFO)
-    conf = conf_with(vg_threshold=0.99, calibrate_window_rounds=window)
-    d = FakeDriver()
-    sampler = SweepSampler(120 * MIB, 300 * MIB)
-    choice = sampling.SamplerChoice(conf, d, samplers={'fixed': sampler})
-    choice.setting = 'fixed'
-    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
-    stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
-             'usable': 600 * MIB, 'swap_in': 0, 'swap_out': 0}
+    p, sampler, stats = _sweep_pipeline(calibrate_window_rounds=window)
     p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], 0.0)
     for t in range(1, window):
         e = p.estimate([info(balloon=1024 * MIB, stats=dict(stats))],
@@ -666,15 +673,8 @@ def test_calibration_window_is_ignored_with_the_curve():
     # ws_curve reads across rounds by itself: the calibration counts
     # against the longest window the curve has read, from the first round,
     # and calibrate_window_rounds neither holds it nor the balloon
-    conf = conf_with(vg_threshold=0.99, calibrate_window_rounds=3,
-                     ws_curve=True)
-    d = FakeDriver()
-    sampler = SweepSampler(120 * MIB, 300 * MIB)
-    choice = sampling.SamplerChoice(conf, d, samplers={'fixed': sampler})
-    choice.setting = 'fixed'
-    p = pipeline.EstimationPipeline(conf, d, samplers=choice)
-    stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
-             'usable': 600 * MIB, 'swap_in': 0, 'swap_out': 0}
+    p, sampler, stats = _sweep_pipeline(calibrate_window_rounds=3,
+                                        ws_curve=True)
     p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], 0.0)
     p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], 10.0)
     state = p.badis.state('u-1')
