@@ -235,6 +235,9 @@ class PagedGuest:
         self.last = np.full(n, -1.0)
         self.seq = np.zeros(n, dtype=np.int64)   # swap-out order
         self.touched = np.zeros(n, dtype=bool)   # since the sampler's clear
+        # since the short set's clear (a page-sampling back-end's second
+        # set of pages, short_set.py); None until one is started
+        self.touched_short = None
         self.balloon_kb = self.layout.booked_kb
         self.wall = 0.0          # seconds since boot
         self.ops = 0
@@ -328,6 +331,8 @@ class PagedGuest:
             self._resident += len(fresh)
             self.last[u] = self.wall
             self.touched[u] = True
+            if self.touched_short is not None:
+                self.touched_short[u] = True
             over = self._resident - self.capacity_pages
             out = self._evict(over, keep=u) if over > 0 else 0
             stall = (reads * c.swap_in_io_s + len(swapped) * c.swap_in_s +
@@ -380,8 +385,23 @@ class PagedGuest:
         clear (a page swapped out after its touch still touched its
         frame), never more than the balloon holds, plus the base's active
         part."""
+        return self._frames_kb(self.touched)
+
+    def clear_short_refs(self):
+        if self.touched_short is None:
+            self.touched_short = np.zeros(len(self.touched), dtype=bool)
+        else:
+            self.touched_short[:] = False
+
+    def short_referenced_kb(self):
+        """:meth:`referenced_kb` since :meth:`clear_short_refs`."""
+        if self.touched_short is None:
+            return 0
+        return self._frames_kb(self.touched_short)
+
+    def _frames_kb(self, touched):
         lay = self.layout
-        data = min(int(self.touched.sum()) * PAGE_KB,
+        data = min(int(touched.sum()) * PAGE_KB,
                    max(0, self.balloon_kb - lay.base_kb))
         return data + lay.base_active_kb
 

@@ -118,6 +118,93 @@ class ModelSampler(sampling_base.Sampler):
         self._started = None
 
 
+class ModelPageSampler(ModelSampler):
+    """The page-sampling back-ends' reading of the model (page_idle, kmod:
+    what the agent uses on KVM): ``pages`` random 4 KiB frames of the
+    guest RAM, drawn anew at every :meth:`begin` and re-read by
+    :meth:`peek`, and a second, short-cycle set (:mod:`.short_set`).
+
+    The model keeps which data pages were touched, not which frames, so a
+    frame is drawn as a uniform number u: the frames touched since the
+    clear are a random part of the guest RAM with respect to a draw made
+    independently of the guest's accesses, so "frame i touched by time t"
+    is u_i < K(t) / N (K(t) frames touched of N). Each read then has the
+    binomial count the real back-ends read, and re-reads of one draw are
+    nested (a frame seen touched stays touched until the next clear), as
+    re-reads of the same frames are. The two sets are drawn independently
+    (on a host they are disjoint; at 100 + 400 of 65 536 frames that
+    changes nothing measurable)."""
+    name = 'model-pages'
+    can_short = True
+
+    def __init__(self, guest, clock, pages, rng):
+        super().__init__(guest, clock)
+        self.pages = pages
+        self.rng = rng
+        self._draw = None
+        self._short = None
+
+    def capability(self, vm, pid):
+        return sampling_base.Capability(
+            self.name, True, 'model guest, %d random pages' % self.pages)
+
+    def begin(self, vm, pid):
+        super().begin(vm, pid)
+        self._draw = self.rng.random(self.pages)
+        self._short = None
+
+    def peek(self, vm, pid):
+        if self._started is None:
+            return None
+        return self._read(self._draw, self.guest.referenced_kb(),
+                          self._started)
+
+    def begin_short(self, vm, pid, pages):
+        if self._started is None:
+            raise sampling_base.SamplerError('no running interval')
+        self.guest.clear_short_refs()
+        self._short = (self.rng.random(pages), self.clock())
+
+    def peek_short(self, vm, pid):
+        if self._short is None:
+            return None
+        draw, started = self._short
+        return self._read(draw, self.guest.short_referenced_kb(), started)
+
+    def _read(self, draw, touched_kb, started):
+        span = self.guest.layout.booked_kb
+        accessed = int(np.count_nonzero(draw < touched_kb / span))
+        return sampling_base.AccessSample(
+            backend=self.name, accessed=accessed, sampled=len(draw),
+            span_kb=span, interval_s=self.clock() - started)
+
+    def forget(self, uuid):
+        super().forget(uuid)
+        self._draw = self._short = None
+
+
+# the model's own options in a case's options (the rest are [badis]'s):
+# sampler=smaps (every page, the TCG test bed's back-end; the default) or
+# sampler=pages ([badis] sample_pages random pages, KVM's page_idle and
+# kmod)
+SAMPLERS = ('smaps', 'pages')
+
+
+def split_options(options):
+    """A case's options -> (sampler, the [badis] ``KEY=VALUE`` rest)."""
+    sampler, rest = 'smaps', []
+    for pair in options:
+        key, _, value = pair.partition('=')
+        if key.strip() == 'sampler':
+            if value not in SAMPLERS:
+                raise ValueError('sampler=%s: want one of %s'
+                                 % (value, ', '.join(SAMPLERS)))
+            sampler = value
+        else:
+            rest.append(pair)
+    return sampler, tuple(rest)
+
+
 def memstore_reader(guest, clock, percentile):
     """memstore's monitor reading of the model's swap (one interval per
     read, as the real export's)."""
@@ -203,11 +290,19 @@ def run_case(case, keep_rows=False):
         g.run_until(t)
     rows = []
     if case.estimator != 'none':
-        conf = agent_conf(case.options)
+        sampler, options = split_options(case.options)
+        conf = agent_conf(options)
         drv = ModelDriver(g, clock)
         drv.configure_floor(conf)
+        if sampler == 'pages':
+            # its own stream: the guest's accesses stay the seed's
+            model = ModelPageSampler(g, clock, conf.badis.sample_pages,
+                                     np.random.default_rng(
+                                         (case.seed, 1_000_003)))
+        else:
+            model = ModelSampler(g, clock)
         samplers = sampling.SamplerChoice(
-            conf, drv, samplers={'model': ModelSampler(g, clock)})
+            conf, drv, samplers={model.name: model})
         swap = swapmod.SwapMonitors(pipeline.default_swap_monitors(
             conf, memstore_reader(g, clock, conf.memstore.ghost_percentile),
             clock=clock))

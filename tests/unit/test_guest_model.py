@@ -136,6 +136,78 @@ def test_referenced_is_what_was_touched_since_the_clear():
     assert g.referenced_kb() == 40 * MIB + g.layout.base_active_kb
 
 
+def test_page_sampler_reads_a_binomial_count_of_the_frames_touched():
+    # load_idle after its load touches the hot 40 MiB: with n pages of
+    # the 256 MiB guest RAM the count is binomial around n x K / N, and
+    # re-reads of one draw never fall (the same frames, cumulative)
+    g = guest('load_idle')
+    g.run_until(3.0)
+    clock = model_run.Clock()
+    s = model_run.ModelPageSampler(g, clock, 400,
+                                   np.random.default_rng(7))
+    assert not s.capability(None, None).exact and s.can_peek
+    frac = (40 * MIB + g.layout.base_active_kb) / g.layout.booked_kb
+    counts = []
+    for i in range(200):
+        clock.now = 3.0 + i
+        s.begin(None, None)
+        g.run_until(clock.now + 0.5)
+        first = s.peek(None, None)
+        g.run_until(clock.now + 1.0)
+        clock.now += 1.0
+        second = s.end(None, None)
+        assert second.accessed >= first.accessed
+        assert second.sampled == 400 and second.referenced_kb is None
+        counts.append(second.accessed)
+    mean = np.mean(counts)
+    sd = np.sqrt(400 * frac * (1 - frac))
+    assert abs(mean - 400 * frac) < 4 * sd / np.sqrt(len(counts))
+    assert 0.6 * sd < np.std(counts) < 1.4 * sd
+
+
+def test_page_sampler_short_set_sees_only_what_came_after_its_clear():
+    g = guest('load_idle')
+    g.run_until(3.0)
+    clock = model_run.Clock()
+    s = model_run.ModelPageSampler(g, clock, 100,
+                                   np.random.default_rng(1))
+    with pytest.raises(model_run.sampling_base.SamplerError):
+        s.begin_short(None, None, 400)
+    clock.now = 3.0
+    s.begin(None, None)
+    g.run_until(4.0)
+    clock.now = 4.0
+    s.begin_short(None, None, 4000)
+    # at its clear only the base's active part (the model counts it as
+    # touched in any interval, as smaps's reading does)
+    base = g.layout.base_active_kb / g.layout.booked_kb
+    assert abs(s.peek_short(None, None).accessed / 4000 - base) < 0.01
+    g.run_until(5.0)
+    clock.now = 5.0
+    short = s.peek_short(None, None)
+    frac = (40 * MIB + g.layout.base_active_kb) / g.layout.booked_kb
+    assert short.sampled == 4000 and short.interval_s == 1.0
+    assert abs(short.accessed / 4000 - frac) < 0.03
+    # a new interval of the main set drops the short one
+    s.begin(None, None)
+    assert s.peek_short(None, None) is None
+
+
+def test_a_case_can_run_on_the_page_sampler():
+    case = dict(pattern='load_idle', seconds=30.0, seed=2)
+    smaps = model_run.run_case(model_run.Case(**case))
+    pages = model_run.run_case(model_run.Case(
+        options=('sampler=pages',), **case), keep_rows=True)
+    assert pages['options'] == ['sampler=pages']
+    assert pages['saved_pct'] > 10
+    assert (pages['saved_pct'], pages['ops']) != (smaps['saved_pct'],
+                                                  smaps['ops'])
+    with pytest.raises(ValueError):
+        model_run.split_options(('sampler=none',))
+    assert model_run.split_options(('sampler=pages', 'ws_curve=true')) == (
+        'pages', ('ws_curve=true',))
+
+
 def test_layout_refuses_nonsense():
     with pytest.raises(ValueError):
         gm.Layout(base_kb=300 * MIB)
