@@ -47,6 +47,30 @@ opts = [
                help='Pages sampled per round by the page-sampling '
                     '("VMware") technique when it samples individual '
                     'pages; n = 100 in the published prototype.'),
+    cfg.IntOpt('sample_pool_rounds',
+               default=1,
+               min=1,
+               help='With a back-end that samples pages (page_idle, '
+                    'kmod: KVM): pool the page counts of up to this many '
+                    'consecutive rounds while they agree (from the newest '
+                    'back, a round joins while its accessed fraction is '
+                    'within 1.96 standard errors of the pool\'s), so a '
+                    'working set that did not change is read from k x '
+                    'sample_pages pages and one that changed from the '
+                    'rounds since. 1: each round alone, as published. '
+                    'Back-ends that read every page (smaps) are never '
+                    'pooled. doc/source/badis.rst has the statistics.'),
+    cfg.StrOpt('calibration_sample_point',
+               default='upper',
+               choices=[('upper', 'the upper end of the sample\'s '
+                         '99.5 % interval: what sampling saw counts at '
+                         'most, the correction at least'),
+                        ('estimate', 'the sample\'s own estimate '
+                         '(unbiased)')],
+               help='With calibrate_pinned and a back-end that samples '
+                    'pages: which reading of the first sample the '
+                    'pinned-page calibration counts as seen (the '
+                    'correction is the guest\'s memory in use less it).'),
     cfg.BoolOpt('ws_curve',
                 default=False,
                 help='Estimate the sampled working set from Denning\'s '

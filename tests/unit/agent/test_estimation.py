@@ -861,6 +861,26 @@ def test_sampled_pages_calibrate_at_the_upper_end_of_what_was_seen(
     assert p._vms['u-1'].calibrated
 
 
+def test_sampled_pages_calibrate_at_the_estimate_when_asked(caplog):
+    # calibration_sample_point = estimate: 29 of 100 pages of 1 GiB is
+    # 296.96 MiB seen, so 424 MiB in use leaves about 127 MiB unseen (the
+    # upper end leaves nothing: the test above)
+    caplog.set_level(logging.INFO)
+    stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
+             'usable': 600 * MIB, 'swap_in': 0, 'swap_out': 0}
+    p, sampler = fixed_pipeline(300 * MIB, vg_threshold=0.99,
+                                calibration_sample_point='estimate')
+    sampler.end = lambda vm, pid: base.AccessSample(
+        'fixed', 29, 100, 1024 * MIB, 10.0)
+    p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], 0.0)
+    p.estimate([info(balloon=1024 * MIB, stats=dict(stats))], 10.0)
+    st = p.badis.state('u-1')
+    seen = 29 * 1024 * MIB // 100
+    assert st.pinned_kb == st.pinned_calibrated_kb == 424 * MIB - seen
+    assert 'at most' not in st.pinned_note
+    assert p._vms['u-1'].calibrated
+
+
 def test_guest_unseen_memory():
     vm = info(balloon=1024 * MIB, stats={'actual': 1024 * MIB,
                                          'usable': 600 * MIB})
