@@ -47,19 +47,6 @@ opts = [
                help='Pages sampled per round by the page-sampling '
                     '("VMware") technique when it samples individual '
                     'pages; n = 100 in the published prototype.'),
-    cfg.IntOpt('sample_pool_rounds',
-               default=1,
-               min=1,
-               help='With a back-end that samples pages (page_idle, '
-                    'kmod: KVM): pool the page counts of up to this many '
-                    'consecutive rounds while they agree (from the newest '
-                    'back, a round joins while its accessed fraction is '
-                    'within 1.96 standard errors of the pool\'s), so a '
-                    'working set that did not change is read from k x '
-                    'sample_pages pages and one that changed from the '
-                    'rounds since. 1: each round alone, as published. '
-                    'Back-ends that read every page (smaps) are never '
-                    'pooled. doc/source/badis.rst has the statistics.'),
     cfg.StrOpt('calibration_sample_point',
                default='upper',
                choices=[('upper', 'the upper end of the sample\'s '

@@ -18,7 +18,6 @@ from memmut.agent.wss import badis
 from memmut.agent.wss import estimate as estimate_mod
 from memmut.agent.wss import estimators
 from memmut.agent.wss import observation
-from memmut.agent.wss import sample_pool
 from memmut.agent.wss import short_set
 from memmut.agent.wss import techniques
 from memmut.agent.wss import ws_curve
@@ -87,8 +86,7 @@ class BadisRounds(estimators.Estimator):
                 sampled = techniques.TechniqueEstimate(
                     min(choice.kb, m_cur), SOURCE_WS_CURVE)
             else:
-                sampled = (self._pooled(st, sample).estimate(m_cur)
-                           if sample else None)
+                sampled = sample.estimate(m_cur) if sample else None
             sampler_name = st.sampler.name
         else:
             sampled = techniques.balloon_used(vm.memory_stats,
@@ -171,20 +169,6 @@ class BadisRounds(estimators.Estimator):
                       else '')
         return self._badis_estimate(vm, r, reading, sampler_name, sampled,
                                     now)
-
-    def _pooled(self, st, sample):
-        """This round's sample with the agreeing rounds before it pooled
-        in (``[badis] sample_pool_rounds``, :mod:`.sample_pool`); a
-        back-end that reads every page, or pooling off, as it is."""
-        rounds = self.conf.badis.sample_pool_rounds
-        if rounds <= 1 or sample.referenced_kb is not None:
-            return sample
-        history = sample_pool.keep(st.pool, sample.accessed, sample.sampled,
-                                   sample.span_kb, rounds)
-        accessed, sampled = sample_pool.pooled(
-            [(a, n) for a, n, _ in history])
-        return dataclasses.replace(sample, accessed=accessed,
-                                   sampled=sampled)
 
     def _calibrating(self, st):
         return (self.conf.badis.calibrate_pinned and
@@ -395,7 +379,6 @@ class BadisRounds(estimators.Estimator):
         st.curve_prev = []
         st.curve_ref = []
         st.short_on = False
-        st.pool = []
         st.sampler.forget(vm.uuid)
 
     def react(self, vm, st, now):

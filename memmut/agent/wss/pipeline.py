@@ -62,8 +62,6 @@ class TrackedVM:
     short_rounds: int = 0
     short_t0: float = 0.0
     short_next: float = 0.0
-    # sample_pool_rounds: (accessed, sampled, span_kb) of the last rounds
-    pool: list = dataclasses.field(default_factory=list)
     calibrations: list = dataclasses.field(default_factory=list)
     stale_calibrations: int = 0  # calibration rounds deferred (stale stats)
     # calibrate_window_rounds: rounds the running calibration window has
