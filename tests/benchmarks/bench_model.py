@@ -13,6 +13,10 @@ difference has no machine noise, only the seeds' and cases' spread.
     # 10 cases x 5 seeds x (2 configurations + none): about 3 minutes on
     # one core; --workers 2 uses both (not beside a TCG slot)
 
+A configuration's ``sampler=pages`` reads the model through the
+page-sampling back-ends' statistics instead of smaps's every page
+(:class:`tests.harness.model_run.ModelPageSampler`).
+
 Writes OUT/model.jsonl (one line per run), OUT/model.json (the summary)
 and OUT/model.md. ``--costs kvm`` prices swap traffic as on a KVM host.
 """
@@ -235,7 +239,10 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--config', action='append', default=[],
-                    help="'NAME [KEY=VALUE ...]' of [badis] options; the "
+                    help="'NAME [KEY=VALUE ...]' of [badis] options, and "
+                         "sampler=smaps (every page, the default) or "
+                         "sampler=pages ([badis] sample_pages random "
+                         "pages, as page_idle and kmod on KVM); the "
                          "first is the reference (default: badis)")
     ap.add_argument('--patterns', default=','.join(PATTERNS))
     ap.add_argument('--starts', default=','.join(STARTS))
