@@ -874,8 +874,8 @@ def test_sampled_pages_calibrate_at_the_upper_end_of_what_was_seen(
 
 def test_sampled_pages_calibrate_at_the_estimate(caplog):
     # calibration_sample_point = estimate (the default): 29 of 100 pages
-    # of 1 GiB is 296.96 MiB seen, so 424 MiB in use leaves about 127 MiB unseen (the
-    # upper end leaves nothing: the test above)
+    # of 1 GiB is 296.96 MiB seen, so 424 MiB in use leaves about 127 MiB
+    # unseen (the upper end leaves nothing: the test above)
     caplog.set_level(logging.INFO)
     stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
              'usable': 600 * MIB, 'swap_in': 0, 'swap_out': 0}
