@@ -800,6 +800,10 @@ WHY = {
                'at the allocation of its read-backs, the probe at the '
                'floor and calibration_reprobe_answers, beside stop 55\'s '
                'tree at 256 MiB; Zipf 0.8 at 300 s (README there)',
+    'badis50': 'issue 13 stop 60: the production back-end (sampled '
+               'pages, KVM) on the paged guest model: the calibration at '
+               'the estimate, 400 and 1000 pages, ws_curve, pooling; the '
+               'simulated hypervisor (README there)',
     'badis49': 'issue 13 stop 59: the real program (redis) with the '
                'defaults against ws_curve on TCG at 300 s, three slots; '
                'ws_curve on the paged guest model with W1-W5 (README '
