@@ -136,17 +136,25 @@ def test_referenced_is_what_was_touched_since_the_clear():
     assert g.referenced_kb() == 40 * MIB + g.layout.base_active_kb
 
 
+def hot_page_sampler(pages, seed):
+    """load_idle after its load (touching its hot 40 MiB), a page
+    sampler of ``pages`` on it, and the part of the guest's frames that
+    hot set and the base's active part are."""
+    g = guest('load_idle')
+    g.run_until(3.0)
+    clock = model_run.Clock()
+    s = model_run.ModelPageSampler(g, clock, pages,
+                                   np.random.default_rng(seed))
+    frac = (40 * MIB + g.layout.base_active_kb) / g.layout.booked_kb
+    return g, clock, s, frac
+
+
 def test_page_sampler_reads_a_binomial_count_of_the_frames_touched():
     # load_idle after its load touches the hot 40 MiB: with n pages of
     # the 256 MiB guest RAM the count is binomial around n x K / N, and
     # re-reads of one draw never fall (the same frames, cumulative)
-    g = guest('load_idle')
-    g.run_until(3.0)
-    clock = model_run.Clock()
-    s = model_run.ModelPageSampler(g, clock, 400,
-                                   np.random.default_rng(7))
+    g, clock, s, frac = hot_page_sampler(400, seed=7)
     assert not s.capability(None, None).exact and s.can_peek
-    frac = (40 * MIB + g.layout.base_active_kb) / g.layout.booked_kb
     counts = []
     for i in range(200):
         clock.now = 3.0 + i
@@ -166,11 +174,7 @@ def test_page_sampler_reads_a_binomial_count_of_the_frames_touched():
 
 
 def test_page_sampler_short_set_sees_only_what_came_after_its_clear():
-    g = guest('load_idle')
-    g.run_until(3.0)
-    clock = model_run.Clock()
-    s = model_run.ModelPageSampler(g, clock, 100,
-                                   np.random.default_rng(1))
+    g, clock, s, frac = hot_page_sampler(100, seed=1)
     with pytest.raises(model_run.sampling_base.SamplerError):
         s.begin_short(None, None, 400)
     clock.now = 3.0
@@ -185,7 +189,6 @@ def test_page_sampler_short_set_sees_only_what_came_after_its_clear():
     g.run_until(5.0)
     clock.now = 5.0
     short = s.peek_short(None, None)
-    frac = (40 * MIB + g.layout.base_active_kb) / g.layout.booked_kb
     assert short.sampled == 4000 and short.interval_s == 1.0
     assert abs(short.accessed / 4000 - frac) < 0.03
     # a new interval of the main set drops the short one
