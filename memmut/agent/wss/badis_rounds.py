@@ -103,19 +103,16 @@ class BadisRounds(estimators.Estimator):
                 self._calibrate(vm, st, min(seen, m_cur), now)
             elif not curve:
                 # Sampled pages (page_idle, kmod: KVM): what was seen is
-                # uncertain by about 5 % of booked at n = 100, and an
-                # error goes into the correction: calibration_sample_point
-                # says whether it is taken at the upper end of its
-                # interval (unseen memory at least) or at the estimate;
-                # the statistics are older than the sample only below
-                # its lower end. (The estimate and its lower end are
-                # capped at m_cur already; the upper end is at least the
-                # estimate.)
-                # (calibration_sample_point = estimate: the estimate,
-                # unbiased; taken at the upper end the correction was
-                # 2.6 standard errors short, 30 MiB of a 256 MiB guest at
-                # n = 100, and the estimate under the guest's need by as
-                # much: badis50 on the paged guest model)
+                # uncertain (12.5 MiB of a 256 MiB guest 60 % touched at
+                # n = 100), and the error goes into the correction.
+                # calibration_sample_point: at the estimate (unbiased;
+                # the default) or at the upper end of its 99.5 % interval
+                # (unseen memory at least, which left the correction 2.6
+                # standard errors short and the estimate under the
+                # guest's need by as much: badis50). The statistics are
+                # older than the sample only below its lower end. (The
+                # estimate and its lower end are capped at m_cur already;
+                # the upper end is at least the estimate.)
                 high = None
                 if self.conf.badis.calibration_sample_point == 'upper':
                     high = min(m_cur, techniques.sample_high(
