@@ -204,30 +204,20 @@ def test_estimates_between_rounds_are_marked_stale():
 
 @pytest.mark.parametrize('shape', ['W1', 'W2'])
 def test_badis_follows_rising_and_falling_sim_workloads(shape):
-    # three seeds of the simulator's noise: its 100 sampled pages of 1 GiB
-    # read one round within about 42 MiB (one standard error), and the
-    # first-sample calibration takes one such reading (at the estimate,
-    # calibration_sample_point): one seed's correction can be 80 MiB
-    # high, three are about right on average
-    means = []
-    for seed in range(3):
-        conf = common.private_conf(
-            badis={'round_interval': 10.0, 'time_slice': 30.0},
-            simulated_hypervisor={'step_seconds': 300, 'seed': seed})
-        _, trace = sim_loop(shape, 170, conf=conf)
-        errs = [abs(e.wss_kb - truth) for t, truth, bal, e in trace
-                if e is not None and t % 300 > 90]  # settled in each step
-        means.append(sum(errs) / len(errs))
-        # not left starving: over the last step (single rounds move by
-        # tens of MiB), the balloon covers the working set on average
-        last = trace[-20:]
-        final_truth = sum(truth for _, truth, _, _ in last) / len(last)
-        final_balloon = sum(bal for _, _, bal, _ in last) / len(last)
-        assert final_balloon >= final_truth - 16 * MIB
-        if shape == 'W2':
-            assert final_balloon < 600 * MIB         # memory was reclaimed
-    assert sum(means) / len(means) < 0.08 * 1024 * MIB, [
-        m / MIB for m in means]
+    _, trace = sim_loop(shape, 170)
+    errs = [abs(e.wss_kb - truth) for t, truth, bal, e in trace
+            if e is not None and t % 300 > 90]      # settled in each step
+    mean = sum(errs) / len(errs)
+    assert mean < 0.08 * 1024 * MIB, mean / MIB
+    # not left starving: over the last step (the sampler's noise, 400
+    # pages of 1 GiB, moves single rounds by tens of MiB), the balloon
+    # covers the working set on average
+    last = trace[-20:]
+    final_truth = sum(truth for _, truth, _, _ in last) / len(last)
+    final_balloon = sum(bal for _, _, bal, _ in last) / len(last)
+    assert final_balloon >= final_truth - 16 * MIB
+    if shape == 'W2':
+        assert final_balloon < 600 * MIB             # memory was reclaimed
 
 
 def test_badis_learns_the_pinned_correction_when_swapping(caplog):
@@ -1309,16 +1299,9 @@ def test_issue13_switches_run_end_to_end_on_the_simulator(shape):
     assert len(ests) > 100
     # (at most: an estimate is capped at the allocation, which the probe
     # holds at its size; with the slow start the estimate still falling
-    # meets a running probe there). Checked where each probe starts: a
-    # running probe holds the balloon while later rounds' estimates move
-    # with the sampler's noise (100 pages of 1 GiB: a VG round capped at
-    # the probe's allocation read 4 MiB under it)
-    started = [e for e in ests if any(
-        ev.startswith('balloon probe of a pinned-page correction') and
-        'estimate kept at' in ev for ev in e.events)]
-    assert started
-    assert all(e.probe_kb is not None and e.probe_kb <= e.wss_kb
-               for e in started)
+    # meets a running probe there)
+    assert all(e.probe_kb is None or e.probe_kb <= e.wss_kb for e in ests)
+    assert any(e.probe_kb is not None for e in ests)
     assert all(e.wss_kb > 0 for e in ests)
 
 

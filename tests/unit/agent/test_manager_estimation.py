@@ -40,11 +40,8 @@ def test_reports_carry_estimates_and_balloons_follow(clock, caplog):
     assert last.wss_estimator == 'badis/sim+balloon_stats'
     assert 0 < last.wss_kb <= last.booked_kb
     vm = next(iter(d.vms.values()))
-    # W2 starts high, yet demand < booked - headroom: the balloon went
-    # down (it may be back up by the last poll: 100 sampled pages of
-    # 1 GiB read a round within tens of MiB)
-    assert min(r.vms[0].balloon_kb for r in reports) < vm.booked_kb
-    assert 'balloon shrink' in caplog.text
+    assert vm.balloon_kb < vm.booked_kb          # W2 starts high, yet
+    assert 'balloon shrink' in caplog.text       # demand < booked - headroom
     assert vm.name in caplog.text and vm.uuid in caplog.text
     assert agent.estimation.cpu_seconds > 0
     # what Badis learned goes to the controller with each sample
