@@ -479,6 +479,30 @@ opts = [
                     'guest\'s life; TCG, Zipf 0.8 for 300 s: vm_over '
                     '1.016 and 1.013 with 0, 1.008 and 1.009 with 2, '
                     'tests/benchmarks/results/badis45).'),
+    cfg.IntOpt('calibration_probe_warm_rounds',
+               default=4,
+               help='With calibration_probe or pinned_probe and a sampling '
+                    'back-end that can read an interval without ending it '
+                    '(smaps, page_idle, kmod): before each balloon probe of '
+                    'the pinned-page correction, read what the guest '
+                    'touches over this many rounds (the accessed state not '
+                    'cleared between them; no sample for Badis in the '
+                    'rounds after the first). What it touched beyond the '
+                    'first round is memory the correction counts that is '
+                    'in use, only touched less often than once a round (a '
+                    'skewed pattern\'s tail, a moving hot set): the probe '
+                    'does not test below it, and when what is left above '
+                    'is under calibration_probe_min_fraction of the '
+                    'booking there is no probe (the wait doubles as after '
+                    'a probe answered by swap-ins). Data loaded and left '
+                    'cold is touched in no round and is probed as before. '
+                    '0: off; otherwise at least 2. 4 by default since stop '
+                    '61 (issue 13, tests/benchmarks/results/badis51: Zipf '
+                    '0.8 at 256 MiB on TCG 1.044-1.048 -> 1.003-1.008 '
+                    'vm_over; the paged guest model\'s pattern suite, 10 '
+                    'seeds, paired -0.005 +- 0.003 over every case, 0.2 '
+                    'points of the booking saved less, W1-W5 unchanged; '
+                    'the first probe of a series waits for the read).'),
     cfg.BoolOpt('calibration_probe',
                 default=True,
                 help='Test the pinned-page correction set by the first-sample '

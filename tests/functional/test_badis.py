@@ -299,3 +299,66 @@ def test_a_calibration_window_sees_a_set_reused_slower_than_a_round(
     # one round's sample misses about three windows (120 MiB) of the set;
     # five rounds' read misses at most a part of one
     assert calibrated[1] >= calibrated[5] + 60 * MIB, calibrated
+
+
+def test_a_read_over_rounds_spares_a_correction_the_guest_touches(
+        libvirtd, guest_factory):
+    """[badis] calibration_probe_warm_rounds on a real guest: memwork
+    keeps 160 MiB and touches a 40 MiB window of it that moves every
+    second, so the whole set is reused every 4 s, slower than the agent's
+    1 s round. The first calibration counts the windows one round did
+    not see as pinned; before a calibration probe, a read over six
+    rounds (smaps peeks, the accessed state not cleared) sees them
+    touched, and no probe tests the correction below the kernel's
+    reservation plus what that read saw. (Once on this bed without the
+    option, stop 61: four probes in 60 s, the first taking the balloon
+    from 260 to 236 MiB, and 40 MiB read back from swap; with it, two
+    reads seeing 80 MiB beyond their first round, no probe, nothing read
+    back.)
+
+    320 MiB, as the calibration window's test above: a one-round sample
+    of a 256 MiB guest leaves too much unseen to be believed."""
+    pattern = workloads.Pattern('hotset', hot_mib=40, move_s=1.0)
+    sched = [workloads.Step(160, 90.0)]
+    booked_mib = 320
+    booked = booked_mib * MIB
+    g = guest_factory(memory_mib=booked_mib, schedule=sched,
+                      alloc='d', loops=1, period_ms=200, swap='memstore',
+                      swap_mib=256, memfd=True, tb_cache_mib=64,
+                      stat_period=1, pattern=pattern)
+    base = badis_run.base_kb(g, booked)
+    conf = badis_run.agent_conf(
+        libvirtd.memmut_options(),
+        badis={'calibration_probe_warm_rounds': 6})
+    run = badis_run.Run(g, conf, 'badis', booked, base, sched=sched)
+    badis_ = run.pipeline.badis
+    lowest = {}      # the correction each probe tested, and its floor
+    reads = []
+    try:
+        end = time.monotonic() + 60.0
+        while time.monotonic() < end:
+            t0 = time.monotonic()
+            assert run.step(), run.g.log()[-2000:]
+            st = badis_.state(g.uuid)
+            if st.warm_at is not None and st.warm_at not in reads:
+                reads.append(st.warm_at)
+            if st.probe_pinned_kb is not None:
+                lowest[st.probe_at] = (st.probe_pinned_kb,
+                                       st.pinned_floor_kb + st.warm_kb)
+            time.sleep(max(0.0, run.poll - (time.monotonic() - t0)))
+    finally:
+        run.driver.close()
+    rows = [r for r in run.rows if 'badis' in r]
+    print(trace(rows))
+    st = badis_.state(g.uuid)
+    print('reads over rounds at %s; last saw %d MiB beyond its first '
+          'round; probes (tested, floor) %s'
+          % (reads, st.warm_kb // MIB, lowest))
+    assert st.pinned_calibrated_kb > 0 or st.pinned_note, trace(rows)
+    # the read ran on the real guest and saw the windows one round
+    # misses (three of four: 120 MiB; at least half of that)
+    assert reads, trace(rows)
+    assert st.warm_kb >= 60 * MIB, trace(rows)
+    # and no probe went below what it saw touched
+    assert all(tested >= floor for tested, floor in lowest.values()), \
+        lowest

@@ -221,13 +221,16 @@ def test_layout_refuses_nonsense():
 
 
 def test_the_agent_loop_saves_on_load_idle_and_the_oracle_more():
-    case = dict(pattern='load_idle', seconds=60.0, seed=1)
+    # 90 s: the calibration probes' descent starts after a read over
+    # four rounds (calibration_probe_warm_rounds, stop 61), and 60 s
+    # left 12 % saved (15 % before it); 90 s save 24 %
+    case = dict(pattern='load_idle', seconds=90.0, seed=1)
     none = model_run.run_case(model_run.Case(estimator='none', **case))
     bad = model_run.run_case(model_run.Case(estimator='badis', **case),
                              keep_rows=True)
     orc = model_run.run_case(model_run.Case(estimator='oracle', **case))
     assert none['saved_pct'] == 0.0 and none['swap_in_mib'] == 0
-    assert bad['saved_pct'] > 15
+    assert bad['saved_pct'] > 20
     assert orc['saved_pct'] > bad['saved_pct']
     # the agent's own rounds ran: modes and events recorded
     assert {r.get('mode') for r in bad['rows']} & {'V', 'VG', 'G'}

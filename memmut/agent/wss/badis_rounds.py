@@ -75,10 +75,13 @@ class BadisRounds(estimators.Estimator):
         curve = self._curve_on(st)
         choice = None
         window_open = False
+        warm_kb = None
         if curve:
             sample, choice = self._curve_round(vm, st, now)
         elif self._calibration_window(st):
             sample, window_open = self._window_round(vm, st)
+        elif self._warm_window(vm, st):
+            sample, warm_kb = self._warm_round(vm, st)
         else:
             sample = self._end_sampling(vm, st)
         if st.sampler is not None:
@@ -147,6 +150,9 @@ class BadisRounds(estimators.Estimator):
                                   # no shrink on a correction not
                                   # calibrated yet (Observation.hold)
                                   hold=self._calibrating(st))
+        if self._can_read_warm(st):
+            obs = dataclasses.replace(obs, can_read_warm=True,
+                                      warm_kb=warm_kb)
         r = self.badis.observe(vm.uuid, obs)
         if self.badis.state(vm.uuid).sampling_wanted(self.badis.params):
             if not st.sampling:
@@ -209,6 +215,61 @@ class BadisRounds(estimators.Estimator):
         except sampling_base.SamplerError as e:
             self._sampling_failed(vm, st, e)
             return None, True
+
+    # -- reads over several rounds before a probe ----------------------
+    # (calibration_probe_warm_rounds; badis._probe_warm says why)
+
+    def _can_read_warm(self, st):
+        # (ws_curve reads across rounds already, and its rounds are its
+        # own: no read of this kind with it)
+        return (self.conf.badis.calibration_probe_warm_rounds > 1 and
+                st.sampler is not None and
+                getattr(st.sampler, 'can_peek', False) and
+                not self._curve_on(st))
+
+    def _warm_window(self, vm, st):
+        """Whether this round belongs to a read over several rounds:
+        one is running, or Badis asked for one at the last round."""
+        if not (st.sampling and self._can_read_warm(st)):
+            st.warm_round = 0
+            return False
+        return (st.warm_round > 0 or
+                self.badis.state(vm.uuid).warm_wanted)
+
+    def _warm_round(self, vm, st):
+        """(sample, warm KiB) of a round of the read: its first round
+        is an ordinary one-round sample read without clearing; the rounds
+        after it give Badis no sample (a cumulative read is no one-round
+        working set); the last ends the interval and gives what was
+        touched beyond the first round."""
+        st.warm_round += 1
+        last = st.warm_round >= self.conf.badis.calibration_probe_warm_rounds
+        try:
+            sample = (st.sampler.end(vm, st.pid) if last
+                      else st.sampler.peek(vm, st.pid))
+        except sampling_base.SamplerError as e:
+            st.warm_round = 0
+            self._sampling_failed(vm, st, e)
+            return None, None
+        if last:
+            st.sampling = False
+            st.warm_round = 0
+        if sample is None:
+            st.warm_round = 0
+            return None, None
+        seen = sample.estimate(vm.balloon_kb).wss_kb
+        if st.warm_round == 1:
+            st.warm_first_kb = seen
+            return sample, None
+        if not last:
+            return None, None
+        warm = max(0, seen - st.warm_first_kb)
+        LOG.info('VM %s (%s): %s touched over %d rounds, %s of it after '
+                 'the first (the part of the pinned-page correction a '
+                 'probe leaves alone)', vm.name, vm.uuid, _mib(seen),
+                 self.conf.badis.calibration_probe_warm_rounds,
+                 _mib(warm))
+        return None, warm
 
     # -- the working-set curve (ws_curve) ---------------------------------
 

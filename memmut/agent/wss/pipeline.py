@@ -67,6 +67,10 @@ class TrackedVM:
     # calibrate_window_rounds: rounds the running calibration window has
     # read without clearing the accessed state
     calib_window: int = 0
+    # calibration_probe_warm_rounds: rounds into the read over several
+    # rounds (0: none running) and its first round's reading (KiB)
+    warm_round: int = 0
+    warm_first_kb: int = 0
     # what the guest reported in use when the sampled interval began
     # (until the pinned-page correction is calibrated)
     in_use_at_begin: typing.Optional[int] = None

@@ -1218,6 +1218,63 @@ def test_calibration_probe_steps_capped_at_half_the_gap_bisect():
         badis.BadisParams(calibration_probe_max_gap_fraction=0)
 
 
+def _warm_walk(params, warm_mib, rounds=200):
+    """A cold calibration walked down by probes (the guest evicts and
+    reads nothing back) with ``calibration_probe_warm_rounds``: whenever
+    Badis asks for a read over rounds, the next round is that read's
+    last, which saw ``warm_mib`` touched beyond its first round.
+    (state, corrections seen in MiB, probes started, probes spared)"""
+    st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
+    seen, started, spared = [200], 0, 0
+    t = 7.0
+    for _ in range(rounds):
+        o = _quiet(t, can_read_warm=True)
+        if st.warm_wanted:
+            o = dataclasses.replace(o, sampled=None,
+                                    warm_kb=warm_mib * MiB)
+        elif st.probe_pinned_kb is not None:
+            o = dataclasses.replace(o, m_cur_kb=st.probe_size_kb,
+                                    evicted_kb=MiB, steady=False)
+        running = st.probe_pinned_kb is not None
+        st, r = badis.step(st, o, params)
+        started += not running and st.probe_pinned_kb is not None
+        spared += any(e.startswith('no balloon probe') for e in r.events)
+        if seen[-1] != st.pinned_kb // MiB:
+            seen.append(st.pinned_kb // MiB)
+        t += 1.0
+    return st, seen, started, spared
+
+
+@pytest.mark.parametrize('warm_mib, last_mib', [
+    (0, 72),        # nothing touched: walked down to the floor as before
+    (40, 112),      # 40 MiB touched within the read: not probed below
+    # 24 MiB left above: one 16 MiB step, then 8 MiB left is less than
+    # the smallest step (pinned_probe_step_kb) and not probed
+    (104, 184),
+])
+def test_a_read_over_rounds_keeps_the_touched_part(warm_mib, last_mib):
+    # calibration_probe_warm_rounds (stop 61): the part of the correction
+    # the guest touches less often than once a round (a Zipf tail) is not
+    # probed; what no round touches (cold data) still is
+    params = _calibration_params(calibration_probe_warm_rounds=4)
+    st, seen, started, _ = _warm_walk(params, warm_mib)
+    assert seen[-1] == last_mib and min(seen) == last_mib
+    assert started >= 1
+
+
+def test_a_read_over_rounds_that_sees_it_all_spares_the_probe():
+    # the whole correction above its floor touched within the read (the
+    # paged guest model, Zipf 0.8: every probe read back, 14 MiB each):
+    # no probe, and the next decision waits twice as long each time
+    params = _calibration_params(calibration_probe_warm_rounds=4,
+                                 calibration_probe_min_fraction=0.05)
+    st, seen, started, spared = _warm_walk(params, 128, rounds=300)
+    assert seen == [200] and started == 0
+    assert 2 <= spared <= 6 and st.probe_wait == 16
+    with pytest.raises(ValueError):
+        badis.BadisParams(calibration_probe_warm_rounds=1)
+
+
 @pytest.mark.parametrize('used_mib, size_mib, low_mib', [
     (None, 484, 184),       # unknown: one step below the estimate
     (600, 484, 184),        # uses more than the estimate: the same
