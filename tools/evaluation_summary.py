@@ -800,6 +800,11 @@ WHY = {
                'at the allocation of its read-backs, the probe at the '
                'floor and calibration_reprobe_answers, beside stop 55\'s '
                'tree at 256 MiB; Zipf 0.8 at 300 s (README there)',
+    'badis51': 'issue 13 stop 61: a read over rounds before each '
+               'calibration probe (calibration_probe_warm_rounds) on TCG '
+               '(Zipf 0.8, hot set, load-then-idle, twins) and on the '
+               'paged guest model, held-out seeds and 512 MiB with KVM '
+               'costs (README there)',
     'badis50': 'issue 13 stop 60: the production back-end (sampled '
                'pages, KVM) on the paged guest model: the calibration at '
                'the estimate, 400 and 1000 pages, ws_curve, pooling; the '
