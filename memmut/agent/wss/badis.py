@@ -1510,8 +1510,10 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
     if warm is not None:
         return warm
     if params.calibration_probe_warm_rounds and obs.can_read_warm:
+        # (the read is used up only by a probe that starts: one refused
+        # below, by a hindsight floor, leaves it for the next round;
+        # TCG, load-then-idle: three reads in a row, badis51 tcg120_2)
         floor = min(pinned, floor + fields['warm_kb'])
-        fields.update(warm_fresh=False)
     low = max(floor, pinned - step_kb)
     size = max(0, wss.wss_kb - (pinned - low))
     if obs.used_kb is not None and obs.used_kb - step_kb < size:
@@ -1540,7 +1542,7 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
     fields.update(probe_pinned_kb=low, probe_size_kb=size,
                   probe_from_kb=wss.wss_kb, probe_at=obs.timestamp,
                   probe_seen_evict=False, probe_in_kb=0, probe_out_kb=0,
-                  warm_spared_sample_kb=None)
+                  warm_spared_sample_kb=None, warm_fresh=False)
     return _Probe(pinned, None, fields, probe_kb=size, event=(
         'balloon probe of a pinned-page correction of %s (now %s): '
         'balloon %s, estimate kept at %s'

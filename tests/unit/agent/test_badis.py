@@ -1277,6 +1277,25 @@ def test_a_read_over_rounds_that_sees_it_all_spares_the_probe():
         badis.BadisParams(calibration_probe_warm_rounds=1)
 
 
+def test_a_read_is_used_up_only_by_a_probe_that_starts():
+    # a probe the hindsight floor refuses (above_kb) leaves the read for
+    # the next round; before, each refusal sent for a new read of four
+    # rounds (TCG, load-then-idle: three reads in a row, badis51)
+    params = _calibration_params(calibration_probe_warm_rounds=4)
+    st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB,
+                      warm_kb=0, warm_at=6.0, warm_fresh=True)
+    o = _quiet(7.0, can_read_warm=True)
+    wss = sampled(500 * MiB)
+    refused = badis._probe(st, o, params, wss, Mode.V, False, 200 * MiB,
+                           500 * MiB, above_kb=500 * MiB - 8 * MiB)
+    assert refused.probe_kb is None
+    assert refused.fields['warm_fresh'] and not refused.fields['warm_wanted']
+    started = badis._probe(st, o, params, wss, Mode.V, False, 200 * MiB,
+                           500 * MiB)
+    assert started.probe_kb is not None
+    assert not started.fields['warm_fresh']
+
+
 def test_a_fall_after_a_spared_probe_reads_again_at_once():
     # what the read saw touched went cold with a fall of the working set
     # (a sweep's step down; the paged guest model at 512 MiB, W2 and W4):
