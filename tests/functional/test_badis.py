@@ -244,6 +244,24 @@ def test_a_correction_learned_too_high_is_capped_by_the_guest_statistics(
     assert err <= 0.05 * booked, trace(rows)
 
 
+def _moving_window_under_badis(libvirtd, guest_factory, seconds, badis):
+    """A fresh 320 MiB guest whose memwork keeps 160 MiB for ``seconds``
+    and touches a 40 MiB window of it that moves every second, and the
+    agent loop with Badis and the ``badis`` options on it: (guest,
+    badis_run.Run)."""
+    pattern = workloads.Pattern('hotset', hot_mib=40, move_s=1.0)
+    sched = [workloads.Step(160, seconds)]
+    booked_mib = 320
+    g = guest_factory(memory_mib=booked_mib, schedule=sched,
+                      alloc='d', loops=1, period_ms=200, swap='memstore',
+                      swap_mib=256, memfd=True, tb_cache_mib=64,
+                      stat_period=1, pattern=pattern)
+    booked = booked_mib * MIB
+    base = badis_run.base_kb(g, booked)
+    conf = badis_run.agent_conf(libvirtd.memmut_options(), badis=badis)
+    return g, badis_run.Run(g, conf, 'badis', booked, base, sched=sched)
+
+
 def test_a_calibration_window_sees_a_set_reused_slower_than_a_round(
         libvirtd, guest_factory):
     """[badis] calibrate_window_rounds on a real guest: memwork keeps 160
@@ -262,21 +280,11 @@ def test_a_calibration_window_sees_a_set_reused_slower_than_a_round(
     sample (unseen_implausible: it waits, then takes the limit; before
     stop 54 no calibration was made, 2 runs in 6), and the test would
     measure the limit; one that straddles a move sees two windows."""
-    pattern = workloads.Pattern('hotset', hot_mib=40, move_s=1.0)
-    sched = [workloads.Step(160, 60.0)]
-    booked_mib = 320
-    booked = booked_mib * MIB
     calibrated = {}
     for window in (1, 5):
-        g = guest_factory(memory_mib=booked_mib, schedule=sched,
-                          alloc='d', loops=1, period_ms=200, swap='memstore',
-                          swap_mib=256, memfd=True, tb_cache_mib=64,
-                          stat_period=1, pattern=pattern)
-        base = badis_run.base_kb(g, booked)
-        conf = badis_run.agent_conf(
-            libvirtd.memmut_options(),
-            badis={'calibrate_window_rounds': window})
-        run = badis_run.Run(g, conf, 'badis', booked, base, sched=sched)
+        g, run = _moving_window_under_badis(
+            libvirtd, guest_factory, 60.0,
+            {'calibrate_window_rounds': window})
         # the calibration as it was made (a calibration probe may lower
         # it later, and then no longer keeps it as a floor)
         first = 0
@@ -291,7 +299,7 @@ def test_a_calibration_window_sees_a_set_reused_slower_than_a_round(
         finally:
             run.driver.close()
         print('window %d: calibrated %d MiB, base %d MiB'
-              % (window, first // MIB, base // MIB))
+              % (window, first // MIB, run.base // MIB))
         print(trace([r for r in run.rows if 'badis' in r]))
         assert first > 0, trace([r for r in run.rows if 'badis' in r])
         calibrated[window] = first
@@ -318,19 +326,9 @@ def test_a_read_over_rounds_spares_a_correction_the_guest_touches(
 
     320 MiB, as the calibration window's test above: a one-round sample
     of a 256 MiB guest leaves too much unseen to be believed."""
-    pattern = workloads.Pattern('hotset', hot_mib=40, move_s=1.0)
-    sched = [workloads.Step(160, 90.0)]
-    booked_mib = 320
-    booked = booked_mib * MIB
-    g = guest_factory(memory_mib=booked_mib, schedule=sched,
-                      alloc='d', loops=1, period_ms=200, swap='memstore',
-                      swap_mib=256, memfd=True, tb_cache_mib=64,
-                      stat_period=1, pattern=pattern)
-    base = badis_run.base_kb(g, booked)
-    conf = badis_run.agent_conf(
-        libvirtd.memmut_options(),
-        badis={'calibration_probe_warm_rounds': 6})
-    run = badis_run.Run(g, conf, 'badis', booked, base, sched=sched)
+    g, run = _moving_window_under_badis(
+        libvirtd, guest_factory, 90.0,
+        {'calibration_probe_warm_rounds': 6})
     badis_ = run.pipeline.badis
     lowest = {}      # the correction each probe tested, and its floor
     reads = []

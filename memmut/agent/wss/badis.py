@@ -1549,6 +1549,11 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         % (_mib(low), _mib(pinned), _mib(size), _mib(wss.wss_kb))))
 
 
+# how long a read over rounds stays good for a probe decision, in the
+# probes' units of wait (time_slice + shrink_swapin_window)
+WARM_FRESH_UNITS = 4
+
+
 def _probe_warm(fields, obs, params, pinned, floor, longer, wss_kb):
     """With ``calibration_probe_warm_rounds``, a probe due: the
     :class:`_Probe` that waits for a read over that many rounds, or ends
@@ -1580,12 +1585,16 @@ def _probe_warm(fields, obs, params, pinned, floor, longer, wss_kb):
         # without a new read (each would delay the next step by as many
         # rounds: load-then-idle gave up its cold data in six probes)
         fields['probe_streak'] > 0 or
-        # a read is good for one decision within the probes' unit of
-        # wait: a round or two of VG between it and a quiet V round that
-        # can start a probe (sampled pages cross the VG threshold by
-        # noise) must not send it for another read
+        # a read is good for one decision within four of the probes'
+        # units of wait: rounds in which no probe may start (VG, a
+        # demand above the estimate: sampled pages cross those lines by
+        # noise) between it and the next that can must not send it for
+        # another read, and another, with no probe ever starting (the
+        # paged guest model at 512 MiB, W4 with sampled pages: within
+        # one unit, reads one after the other and no probe in the run)
         (fields['warm_fresh'] and obs.timestamp - fields['warm_at'] <=
-         params.time_slice + params.shrink_swapin_window)))
+         WARM_FRESH_UNITS * (params.time_slice +
+                             params.shrink_swapin_window))))
     if not fresh:
         fields.update(warm_wanted=True, warm_fresh=False)
         return _Probe(pinned, None, fields)

@@ -216,6 +216,13 @@ class BadisRounds(estimators.Estimator):
             self._sampling_failed(vm, st, e)
             return None, True
 
+    @staticmethod
+    def _read_on(vm, st, end):
+        """The sampling interval's read: ended (the accessed state
+        cleared) or not (a read across rounds goes on)."""
+        return (st.sampler.end(vm, st.pid) if end
+                else st.sampler.peek(vm, st.pid))
+
     # -- reads over several rounds before a probe ----------------------
     # (calibration_probe_warm_rounds; badis._probe_warm says why)
 
@@ -245,8 +252,7 @@ class BadisRounds(estimators.Estimator):
         st.warm_round += 1
         last = st.warm_round >= self.conf.badis.calibration_probe_warm_rounds
         try:
-            sample = (st.sampler.end(vm, st.pid) if last
-                      else st.sampler.peek(vm, st.pid))
+            sample = self._read_on(vm, st, end=last)
         except sampling_base.SamplerError as e:
             st.warm_round = 0
             self._sampling_failed(vm, st, e)
@@ -308,8 +314,7 @@ class BadisRounds(estimators.Estimator):
         st.curve_rounds += 1
         done = st.curve_rounds >= self.conf.badis.ws_curve_rounds
         try:
-            sample = (st.sampler.end(vm, st.pid) if done
-                      else st.sampler.peek(vm, st.pid))
+            sample = self._read_on(vm, st, end=done)
         except sampling_base.SamplerError as e:
             self._sampling_failed(vm, st, e)
             return None, None

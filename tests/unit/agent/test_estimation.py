@@ -673,6 +673,24 @@ def test_calibration_window_sees_a_sweep_slower_than_a_round(
     assert sampler.reads[-1] == 120 * MIB
 
 
+def _probing_rounds(p, stats, rounds):
+    """``rounds`` 10 s rounds of one VM whose balloon follows the demand
+    (+ 16 MiB) and every probe: (probes started, probes a read spared)."""
+    balloon, probes, spared = 1024 * MIB, 0, 0
+    for i in range(rounds):
+        e = p.estimate([info(balloon=balloon, stats=dict(stats))], 10.0 * i)
+        r = e.get('u-1')
+        if r is None:
+            continue
+        probes += r.probe_kb is not None
+        spared += any(ev.startswith('no balloon probe') for ev in r.events)
+        if r.probe_kb is not None:
+            balloon = r.probe_kb
+        elif r.demand_kb:
+            balloon = r.demand_kb + 16 * MIB
+    return probes, spared
+
+
 @pytest.mark.parametrize('warm_rounds', [0, 3])
 def test_a_read_over_rounds_before_a_probe_spares_a_slow_sweep(
         warm_rounds, caplog):
@@ -687,16 +705,7 @@ def test_a_read_over_rounds_before_a_probe_spares_a_slow_sweep(
     p, sampler, stats = _sweep_pipeline(
         calibration_probe_warm_rounds=warm_rounds, time_slice=20.0,
         shrink_swapin_window=10.0)
-    balloon, probes, spared = 1024 * MIB, 0, 0
-    for i in range(50):
-        e = p.estimate([info(balloon=balloon, stats=dict(stats))], 10.0 * i)
-        r = e.get('u-1')
-        if r is None:
-            continue
-        probes += r.probe_kb is not None
-        spared += any(ev.startswith('no balloon probe') for ev in r.events)
-        if r.probe_kb is None and r.demand_kb:
-            balloon = r.demand_kb + 16 * MIB
+    probes, spared = _probing_rounds(p, stats, 50)
     state = p.badis.state('u-1')
     assert state.pinned_kb == 304 * MIB
     if warm_rounds:
@@ -719,15 +728,7 @@ def test_a_read_over_rounds_needs_a_back_end_that_peeks():
                                 vg_threshold=0.99)
     stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
              'usable': 600 * MIB, 'swap_in': 0, 'swap_out': 0}
-    balloon, probes = 1024 * MIB, 0
-    for i in range(30):
-        e = p.estimate([info(balloon=balloon, stats=dict(stats))], 10.0 * i)
-        r = e.get('u-1')
-        if r is None:
-            continue
-        probes += r.probe_kb is not None
-        if r.probe_kb is None and r.demand_kb:
-            balloon = r.demand_kb + 16 * MIB
+    probes, _ = _probing_rounds(p, stats, 30)
     assert probes >= 1
     assert not p.badis.state('u-1').warm_wanted
 
@@ -738,15 +739,7 @@ def test_no_read_over_rounds_with_the_curve():
     p, sampler, stats = _sweep_pipeline(
         calibration_probe_warm_rounds=3, ws_curve=True, time_slice=20.0,
         shrink_swapin_window=10.0, calibration_probe_min_fraction=0.0)
-    balloon, probes = 1024 * MIB, 0
-    for i in range(50):
-        e = p.estimate([info(balloon=balloon, stats=dict(stats))], 10.0 * i)
-        r = e.get('u-1')
-        if r is None:
-            continue
-        probes += r.probe_kb is not None
-        if r.probe_kb is None and r.demand_kb:
-            balloon = r.demand_kb + 16 * MIB
+    probes, _ = _probing_rounds(p, stats, 50)
     assert probes >= 1
     assert not p.badis.state('u-1').warm_wanted
 
