@@ -481,6 +481,7 @@ opts = [
                     'tests/benchmarks/results/badis45).'),
     cfg.IntOpt('calibration_probe_warm_rounds',
                default=4,
+               min=0,
                help='With calibration_probe or pinned_probe and a sampling '
                     'back-end that can read an interval without ending it '
                     '(smaps, page_idle, kmod): before each balloon probe of '

@@ -56,6 +56,10 @@ def _plugin_checks(conf):
 
 def _cross_checks(conf):
     b = conf.badis
+    if b.calibration_probe_warm_rounds == 1:
+        # (a read over one round sees nothing beyond its first round)
+        yield ('[badis] calibration_probe_warm_rounds: 1 reads nothing '
+               'beyond one round; use 0 (off) or at least 2')
     if conf.mutualization.guaranteed_headroom_kb > max(
             b.headroom_kb, 0) and b.headroom_fraction == 0:
         yield ('[mutualization] guaranteed_headroom_kb (%d) is more than '

@@ -100,3 +100,16 @@ def test_a_bad_duration_stops_the_service_at_start(tmp_path):
                           '{"window": 0}\n')
     (found,) = validate.problems(conf)
     assert 'window must be at least 1 sample' in found
+
+
+def test_a_read_over_one_round_is_refused_at_start(tmp_path):
+    # (BadisParams refuses it too, but only where the agent builds its
+    # estimator, with a traceback)
+    found = validate.problems(load(
+        tmp_path, '[badis]\ncalibration_probe_warm_rounds = 1\n'))
+    assert found == ['[badis] calibration_probe_warm_rounds: 1 reads '
+                     'nothing beyond one round; use 0 (off) or at least 2']
+    found = validate.problems(load(
+        tmp_path, '[badis]\ncalibration_probe_warm_rounds = -1\n'))
+    assert found and found[0].startswith(
+        '[badis] calibration_probe_warm_rounds:')
