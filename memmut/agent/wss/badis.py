@@ -1505,15 +1505,13 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
                                     pinned)) or
             _answered_enough(state, params, wss.wss_kb, pinned)):
         return _Probe(pinned, None, fields)
-    warm = _probe_warm(fields, obs, params, pinned, floor, longer,
-                       wss.wss_kb)
+    # (the read is used up only by a probe that starts: one refused
+    # below, by a hindsight floor, leaves it for the next round; TCG,
+    # load-then-idle: three reads in a row, badis51 tcg120_2)
+    warm, floor = _probe_warm(fields, obs, params, pinned, floor, longer,
+                              wss.wss_kb)
     if warm is not None:
         return warm
-    if params.calibration_probe_warm_rounds and obs.can_read_warm:
-        # (the read is used up only by a probe that starts: one refused
-        # below, by a hindsight floor, leaves it for the next round;
-        # TCG, load-then-idle: three reads in a row, badis51 tcg120_2)
-        floor = min(pinned, floor + fields['warm_kb'])
     low = max(floor, pinned - step_kb)
     size = max(0, wss.wss_kb - (pinned - low))
     if obs.used_kb is not None and obs.used_kb - step_kb < size:
@@ -1555,12 +1553,12 @@ WARM_FRESH_UNITS = 4
 
 
 def _probe_warm(fields, obs, params, pinned, floor, longer, wss_kb):
-    """With ``calibration_probe_warm_rounds``, a probe due: the
+    """With ``calibration_probe_warm_rounds``, a probe due: (the
     :class:`_Probe` that waits for a read over that many rounds, or ends
     the decision because the correction above its floor is touched
-    within them; None: go on (the read is fresh and found cold memory
-    in the correction, or the option is off or the back-end cannot read
-    over rounds).
+    within them, or None to go on; the floor the probe goes on with:
+    ``floor`` plus what the read saw touched, or ``floor`` when the
+    option is off or the back-end cannot read over rounds).
 
     Why: the correction counts what the guest uses and one round's
     sample did not see. Data the guest loaded and left cold (what the
@@ -1579,7 +1577,7 @@ def _probe_warm(fields, obs, params, pinned, floor, longer, wss_kb):
     falls by a step (:func:`_fell_since_spared`). Measured anew before
     each series of probes, so it holds nothing learned for good."""
     if not (params.calibration_probe_warm_rounds and obs.can_read_warm):
-        return None
+        return None, floor
     fresh = (fields['warm_at'] is not None and (
         # a series of probes that each lowered the correction goes on
         # without a new read (each would delay the next step by as many
@@ -1597,7 +1595,7 @@ def _probe_warm(fields, obs, params, pinned, floor, longer, wss_kb):
                              params.shrink_swapin_window))))
     if not fresh:
         fields.update(warm_wanted=True, warm_fresh=False)
-        return _Probe(pinned, None, fields)
+        return _Probe(pinned, None, fields), floor
     # the part touched is in the correction above its floor (the guest
     # kernel's reservation): one round's sample did not see it
     warm_floor = min(pinned, floor + fields['warm_kb'])
@@ -1607,14 +1605,14 @@ def _probe_warm(fields, obs, params, pinned, floor, longer, wss_kb):
         least = max(least,
                     params.calibration_probe_min_fraction * obs.booked_kb)
     if gap >= least:
-        return None
+        return None, warm_floor
     fields.update(warm_fresh=False, probe_end_at=obs.timestamp,
                   probe_wait=longer, warm_spared_sample_kb=wss_kb - pinned)
     return _Probe(pinned, None, fields, event=(
         'no balloon probe of the pinned-page correction of %s: the guest '
         'touched %s of it within %d rounds, %s is left to test'
         % (_mib(pinned), _mib(fields['warm_kb']),
-           params.calibration_probe_warm_rounds, _mib(gap))))
+           params.calibration_probe_warm_rounds, _mib(gap)))), warm_floor
 
 
 def _fell_since_spared(state, obs, params, wss_kb, pinned):
