@@ -107,11 +107,13 @@ opts = [
     cfg.IntOpt('swapin_bound_kb_s',
                default=1024,
                min=1,
-               help='With ws_curve: the swap-in rate (KiB per second) the '
-                    'working-set estimate allows the guest. The working '
-                    'set of a skewed pattern is defined as the smallest '
-                    'allocation at which the guest reads back at most '
-                    'this much from swap. 1024 KiB/s is 256 pages a '
+               help='The swap-in rate (KiB per second) a working set is '
+                    'allowed: the working set of a skewed pattern is '
+                    'defined as the smallest allocation at which the guest '
+                    'reads back at most this much from swap. Used by '
+                    'ws_curve (the estimate) and by '
+                    'calibration_probe_warm_slope (whether a probe would '
+                    'evict memory in use). 1024 KiB/s is 256 pages a '
                     'second, 0.3-3 % of a vCPU at 10-100 us per swap-in.'),
     cfg.IntOpt('ws_curve_rounds',
                default=8,
@@ -506,6 +508,46 @@ opts = [
                     'seeds, paired -0.005 +- 0.003 over every case, 0.2 '
                     'points of the booking saved less, W1-W5 unchanged; '
                     'the first probe of a series waits for the read).'),
+    cfg.IntOpt('calibration_follow_rounds',
+               default=5,
+               min=0,
+               help='With calibrate_pinned: after the first-sample '
+                    'calibration, whenever the guest reports more memory '
+                    'in use (balloon actual - usable) than when the '
+                    'correction was last calibrated, by more than the '
+                    'statistics\' noise, in a round with no swap activity '
+                    'and no probe running, calibrate again: the '
+                    'correction rises to what the guest uses and the '
+                    'round\'s sample did not see (never falls here), and '
+                    'the moving average is raised with it; the balloon '
+                    'is held (no shrink) in such a round and the next. '
+                    'Once the memory in use has not risen for this many '
+                    'rounds the '
+                    'load is over and the calibration stops following '
+                    'it. For guests that go on loading data after the '
+                    'agent first read them (a database or key-value store '
+                    'filled from boot); the calibration probe then tests '
+                    'the new data like the old. 0: off. 5 by default '
+                    'since stop 62 (issue 13, tests/benchmarks/results/'
+                    'badis52: the paged guest model\'s kv pattern, 90 MiB '
+                    'read at random as slowly as redis on TCG, from boot '
+                    '1.047 -> 1.00x vm_over; W1-W5 unchanged).'),
+    cfg.BoolOpt('calibration_probe_warm_slope',
+                default=True,
+                help='With calibration_probe_warm_rounds: no balloon probe '
+                     'either when, at the end of the read over rounds, the '
+                     'guest was still touching memory it had not touched '
+                     'before in the read faster than swapin_bound_kb_s. '
+                     'Shrunk to what it touched within the read, the guest '
+                     'would read back about that much a second (Denning\'s '
+                     'working-set function: the slope at a window is the '
+                     'fault rate of that allocation), so the correction is '
+                     'in use by the definition of a working set under that '
+                     'bound: a key-value store read at random, a hot set '
+                     'that moves. For back-ends that sample pages the '
+                     'lower end of the slope\'s interval at '
+                     'ws_curve_confidence is taken: only what the sample '
+                     'shows holds a probe back.'),
     cfg.BoolOpt('calibration_probe',
                 default=True,
                 help='Test the pinned-page correction set by the first-sample '

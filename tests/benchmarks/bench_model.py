@@ -273,7 +273,7 @@ def main(argv=None):
     if len(set(names)) != len(names) or 'none' in names:
         ap.error('configuration names must be unique and not "none"')
     patterns = [p for p in args.patterns.split(',') if p]
-    known = model_run.workloads.pattern_suite(160, 1.0)
+    known = model_run.pattern_names()
     bad = [p for p in patterns if p not in known]
     if bad:
         ap.error('unknown pattern(s) %s (known: %s)'

@@ -71,6 +71,16 @@ class TrackedVM:
     # rounds (0: none running) and its first round's reading (KiB)
     warm_round: int = 0
     warm_first_kb: int = 0
+    # calibration_follow_rounds: what the guest reported in use when the
+    # pinned-page correction was last calibrated (None: not calibrated
+    # from the guest's figures, or no longer followed)
+    calibrated_in_use: typing.Optional[int] = None
+    # and rounds since it last rose (calibration_follow_rounds)
+    follow_quiet: int = 0
+    # whether it rose since the calibration
+    follow_rose: bool = False
+    # its reads so far (ws_curve.Read), for the slope at its end
+    warm_reads: list = dataclasses.field(default_factory=list)
     # what the guest reported in use when the sampled interval began
     # (until the pinned-page correction is calibrated)
     in_use_at_begin: typing.Optional[int] = None

@@ -111,6 +111,14 @@ def wilson_upper(k, n, z=Z_95_ONE_SIDED):
     return min(1.0, (centre + spread) / (1 + z2 / n))
 
 
+def wilson_lower(k, n, z=Z_95_ONE_SIDED):
+    """Lower limit of the one-sided Wilson score interval of a binomial
+    proportion, ``k`` successes of ``n`` trials."""
+    if n <= 0 or k <= 0:
+        return 0.0
+    return max(0.0, 1.0 - wilson_upper(n - k, n, z))
+
+
 def z_of(confidence):
     """One-sided normal quantile of ``confidence`` (0.5 < c < 1)."""
     return statistics.NormalDist().inv_cdf(confidence)
@@ -169,6 +177,33 @@ def slope(prev, cur, span_kb=None, z=Z_95_ONE_SIDED):
     if cur.sampled and prev.sampled and span_kb:
         new = max(0, (cur.accessed or 0) - (prev.accessed or 0))
         return wilson_upper(new, cur.sampled, z) * span_kb / dw
+    return max(0, cur.kb - prev.kb) / dw
+
+
+def end_slope(reads, span_kb=None, confidence=0.95, ratio=2.0):
+    """KiB/s of memory first touched near the longest window read: the
+    backward slope between the last two geometric reads, for sampled
+    reads the *lower* end of its confidence interval (what the sample
+    shows at least). None with fewer than two reads.
+
+    By Denning's relation it is the rate at which an allocation of the
+    longest window's W would miss (at least, for a concave W, the slope
+    there): what shrinking the guest to the pages it touched within that
+    window would make it read back. The lower end, where :func:`choose`
+    takes the upper one: here it is the evidence that memory outside the
+    window is in use, and only evidence should hold a balloon probe back
+    (a probe is a test the guest's swap-ins answer anyway)."""
+    pts = geometric(reads, ratio)
+    if len(pts) < 2:
+        return None
+    prev, cur = pts[-2], pts[-1]
+    dw = cur.age_s - prev.age_s
+    if dw <= 0:
+        return None
+    if cur.sampled and prev.sampled and span_kb:
+        new = max(0, (cur.accessed or 0) - (prev.accessed or 0))
+        return (wilson_lower(new, cur.sampled, z_of(confidence)) *
+                span_kb / dw)
     return max(0, cur.kb - prev.kb) / dw
 
 

@@ -523,7 +523,11 @@ def test_pinned_correction_is_learned_only_from_steady_intervals():
 def test_initial_correction_is_calibrated_from_the_first_exact_sample(
         caplog):
     caplog.set_level(logging.INFO)
-    p, _ = fixed_pipeline(300 * MIB, vg_threshold=0.99)
+    # (calibration_follow_rounds off: the first calibration alone; with
+    # it a rise of memory in use is calibrated again, see
+    # test_a_guest_that_goes_on_loading_is_calibrated_again)
+    p, _ = fixed_pipeline(300 * MIB, vg_threshold=0.99,
+                          calibration_follow_rounds=0)
     # the guest: 1024 MiB, its kernel keeps 50 MiB outside MemTotal
     # (available 974 MiB) and reports 600 MiB MemAvailable (usable): 424
     # MiB in use, 300 of them seen by sampling
@@ -608,21 +612,27 @@ class SweepSampler(FixedSampler):
     clear, as smaps, page_idle and kmod can)."""
     can_peek = True
 
-    def __init__(self, per_round_kb, total_kb):
+    def __init__(self, per_round_kb, total_kb, aging=False):
         super().__init__(0)
         self.per_round_kb, self.total_kb = per_round_kb, total_kb
         self.reads = []
+        # aging: each read says how long after the clear it was taken (10
+        # s a round), else every read says 10 s
+        self.aging, self.age = aging, 0.0
 
     def begin(self, vm, pid):
         super().begin(vm, pid)
         self.accessed_kb = 0
+        self.age = 0.0
 
     def peek(self, vm, pid):
         self.accessed_kb = min(self.total_kb,
                                self.accessed_kb + self.per_round_kb)
         self.reads.append(self.accessed_kb)
+        self.age += 10.0
         return base.AccessSample(self.name, self.accessed_kb // 4,
-                                 1024 * MIB // 4, 1024 * MIB, 10.0,
+                                 1024 * MIB // 4, 1024 * MIB,
+                                 self.age if self.aging else 10.0,
                                  referenced_kb=self.accessed_kb)
 
     def end(self, vm, pid):
@@ -633,12 +643,14 @@ class SweepSampler(FixedSampler):
         return sample
 
 
-def _sweep_pipeline(**options):
-    """A pipeline on a SweepSampler of 300 MiB swept at 120 MiB a round,
-    in a guest with 424 MiB in use: (pipeline, sampler, balloon stats)."""
+def _sweep_pipeline(per_round_kb=120 * MIB, total_kb=300 * MIB,
+                    aging=False, **options):
+    """A pipeline on a SweepSampler of 300 MiB swept at 120 MiB a round
+    (or as given), in a guest with 424 MiB in use: (pipeline, sampler,
+    balloon stats)."""
     conf = conf_with(vg_threshold=0.99, **options)
     d = FakeDriver()
-    sampler = SweepSampler(120 * MIB, 300 * MIB)
+    sampler = SweepSampler(per_round_kb, total_kb, aging)
     choice = sampling.SamplerChoice(conf, d, samplers={'fixed': sampler})
     choice.setting = 'fixed'
     p = pipeline.EstimationPipeline(conf, d, samplers=choice)
@@ -718,6 +730,35 @@ def test_a_read_over_rounds_before_a_probe_spares_a_slow_sweep(
             'first' in caplog.text
     else:
         assert probes >= 2 and spared == 0
+
+
+@pytest.mark.parametrize('per_round_mib, slope_on, probed', [
+    (20, True, False),      # new memory at 2 MiB/s at the end: spared
+    (20, False, True),      # the option off: probed as before
+    (5, True, True),        # 0.5 MiB/s, under the 1 MiB/s bound: probed
+])
+def test_a_read_still_finding_new_memory_spares_the_probe(
+        per_round_mib, slope_on, probed, caplog):
+    # calibration_probe_warm_slope (stop 62): a key-value store read at
+    # random over more than the read covers (redis on TCG) shows little
+    # touched beyond the first round, but new memory at every round of
+    # it: shrunk to what the read saw, the guest would read back that
+    # fast, above swapin_bound_kb_s
+    caplog.set_level(logging.INFO)
+    p, sampler, stats = _sweep_pipeline(
+        per_round_kb=per_round_mib * MIB, total_kb=1000 * MIB, aging=True,
+        calibration_probe_warm_rounds=3, time_slice=20.0,
+        shrink_swapin_window=10.0,
+        calibration_probe_warm_slope=slope_on)
+    probes, spared = _probing_rounds(p, stats, 40)
+    state = p.badis.state('u-1')
+    assert state.warm_slope_kb_s == pytest.approx(
+        per_round_mib * MIB / 10.0)
+    assert bool(probes) == probed
+    if not probed:
+        assert spared >= 2
+        assert ('memory it had not touched before at 2 MiB/s at the '
+                'end, above the swap-in bound of 1 MiB/s' in caplog.text)
 
 
 def test_a_read_over_rounds_needs_a_back_end_that_peeks():
@@ -883,8 +924,10 @@ def test_calibration_gives_up_waiting_after_a_bounded_number_of_rounds():
     (10, 524)])
 def test_calibration_waits_out_a_load_up_to_calibration_defer_rounds(
         defer, expect_mib):
+    # (calibration_follow_rounds off: what the deferrals alone wait out)
     p, _ = fixed_pipeline(300 * MIB, vg_threshold=0.99,
-                          calibration_defer_rounds=defer)
+                          calibration_defer_rounds=defer,
+                          calibration_follow_rounds=0)
     stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
              'swap_in': 0, 'swap_out': 0}
     # memory in use 324, 424, ... 824 MiB, then steady: a guest loading
@@ -896,6 +939,80 @@ def test_calibration_waits_out_a_load_up_to_calibration_defer_rounds(
             assert _held(p, e, 1024 * MIB)
     assert p._vms['u-1'].calibrated
     assert p.badis.state('u-1').pinned_kb == expect_mib * MIB
+
+
+@pytest.mark.parametrize('follow, pinned_mib', [(True, 424), (False, 224)])
+def test_a_guest_that_goes_on_loading_is_calibrated_again(
+        follow, pinned_mib, caplog):
+    # calibration_follow_rounds (stop 62): redis filled from boot on TCG
+    # went on loading for 14 s after the first calibration; sampling saw
+    # only what each round wrote, so the correction stayed at what the
+    # guest used at the first read and the descent went into its data
+    caplog.set_level(logging.INFO)
+    p, _ = fixed_pipeline(100 * MIB, vg_threshold=0.99,
+                          calibration_defer_rounds=0,
+                          calibration_follow_rounds=5 if follow else 0)
+    stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
+             'swap_in': 0, 'swap_out': 0}
+    estimates, held = [], []
+    # in use 324 MiB at the calibration, then 424, 524 MiB; then it frees
+    for t, in_use in enumerate((324, 324, 424, 524, 524, 400, 400, 400)):
+        e = p.estimate([info(balloon=1024 * MIB, stats=dict(
+            stats, usable=(1024 - in_use) * MIB))], 10.0 * t)
+        if 'u-1' in e:
+            estimates.append(e['u-1'].wss_kb // MIB)
+            held.append(any('memory in use is rising' in ev
+                            for ev in e['u-1'].events))
+    state = p.badis.state('u-1')
+    # raised only, never lowered by this rule (the guest freeing memory is
+    # pinned_used_bound's and the probes' business)
+    assert state.pinned_kb == pinned_mib * MIB
+    if follow:
+        assert estimates[:5] == [324, 424, 524, 524, 524], estimates
+        # the balloon held while it rose and the round after (the
+        # descent would outrun the load)
+        assert held == [False, True, True, True, False, False, False]
+        assert ('pinned-page correction 324 MiB -> 424 MiB: calibrated '
+                'again: guest memory in use rose from 424 MiB to 524 MiB'
+                in caplog.text)
+        assert state.pinned_unconfirmed     # the probes test it
+    else:
+        assert set(estimates) == {324} and not any(held)
+
+
+def test_the_calibration_stops_following_once_the_load_is_over(caplog):
+    # three rounds without a rise end the load: a later rise (a step of a
+    # working set the sample sees only in part) is not calibrated
+    caplog.set_level(logging.INFO)
+    p, _ = fixed_pipeline(100 * MIB, vg_threshold=0.99,
+                          calibration_defer_rounds=0,
+                          calibration_follow_rounds=3)
+    stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
+             'swap_in': 0, 'swap_out': 0}
+    for t, in_use in enumerate((324, 324, 424, 424, 424, 424, 624, 624)):
+        p.estimate([info(balloon=1024 * MIB, stats=dict(
+            stats, usable=(1024 - in_use) * MIB))], 10.0 * t)
+    assert p.badis.state('u-1').pinned_kb == 324 * MIB
+    assert ('has not risen for 3 rounds: the pinned-page calibration no '
+            'longer follows it' in caplog.text)
+
+
+def test_no_calibration_again_while_the_guest_swaps():
+    p, _ = fixed_pipeline(100 * MIB, vg_threshold=0.99,
+                          calibration_defer_rounds=0,
+                          calibration_follow_rounds=5)
+    stats = {'actual': 1024 * MIB, 'available': 974 * MIB,
+             'swap_in': 0, 'swap_out': 0}
+    p.estimate([info(balloon=1024 * MIB, stats=dict(
+        stats, usable=700 * MIB))], 0.0)
+    p.estimate([info(balloon=1024 * MIB, stats=dict(
+        stats, usable=700 * MIB))], 10.0)
+    assert p.badis.state('u-1').pinned_kb == 224 * MIB
+    # what it reads back from swap is in use again, not data it loaded:
+    # VG learns from such rounds, this rule does not
+    p.estimate([info(balloon=1024 * MIB, stats=dict(
+        stats, usable=600 * MIB, swap_in=4096, swap_out=0))], 20.0)
+    assert p.badis.state('u-1').pinned_kb == 224 * MIB
 
 
 def test_no_calibration_when_disabled():

@@ -170,6 +170,40 @@ def test_wilson_upper():
     assert ws_curve.wilson_upper(0, 0) == 1.0
 
 
+def test_wilson_lower():
+    assert ws_curve.wilson_lower(0, 100) == 0.0
+    assert ws_curve.wilson_lower(50, 100) < 0.5
+    assert ws_curve.wilson_lower(100, 100) == pytest.approx(0.9737,
+                                                            abs=1e-3)
+    assert ws_curve.wilson_lower(3, 0) == 0.0
+
+
+def test_end_slope_is_the_last_geometric_backward_slope():
+    # reads 1, 2, 3, 4 rounds after the clear: the slope at the read's
+    # end is taken over its last doubling (2 -> 4), as choose() takes it
+    reads = [ws_curve.Read(a, kb) for a, kb in
+             [(1.0, 100), (2.0, 180), (3.0, 250), (4.0, 300)]]
+    assert ws_curve.end_slope(reads) == pytest.approx(60.0)
+    assert ws_curve.end_slope(reads[:1]) is None
+    assert ws_curve.end_slope([]) is None
+    # nothing new at the end: 0 (a cold remainder, a sweep that ended)
+    flat = [ws_curve.Read(1.0, 100), ws_curve.Read(2.0, 100)]
+    assert ws_curve.end_slope(flat) == 0
+
+
+def test_end_slope_of_sampled_pages_is_the_lower_end():
+    # 400 pages of 512 MiB; 20 first touched between the reads 2 s apart:
+    # point estimate 12.8 MiB/s, the lower end shown with 95 % confidence
+    span = 512 * 1024
+    reads = [ws_curve.Read(2.0, 0, 40, 400), ws_curve.Read(4.0, 0, 60, 400)]
+    low = ws_curve.end_slope(reads, span)
+    point = 20 / 400 * span / 2.0
+    assert 0.4 * point < low < point
+    # none new: nothing shown
+    same = [ws_curve.Read(2.0, 0, 40, 400), ws_curve.Read(4.0, 0, 40, 400)]
+    assert ws_curve.end_slope(same, span) == 0.0
+
+
 def test_monotone_and_geometric():
     reads = [ws_curve.Read(a, kb) for a, kb in
              [(0.5, 10), (1.0, 8), (1.5, 20), (2.0, 25), (3.0, 26),
