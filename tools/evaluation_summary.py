@@ -800,6 +800,12 @@ WHY = {
                'at the allocation of its read-backs, the probe at the '
                'floor and calibration_reprobe_answers, beside stop 55\'s '
                'tree at 256 MiB; Zipf 0.8 at 300 s (README there)',
+    'badis52': 'issue 13 stop 62: the read\'s slope gate '
+               '(calibration_probe_warm_slope) and the calibration that '
+               'follows a load (calibration_follow_rounds) on TCG (redis, '
+               'hot set, Zipf, load-then-idle, twins) and on the paged '
+               'guest model with its kv pattern, 256 and 512 MiB '
+               '(README there)',
     'badis51': 'issue 13 stop 61: a read over rounds before each '
                'calibration probe (calibration_probe_warm_rounds) on TCG '
                '(Zipf 0.8, hot set, load-then-idle, twins) and on the '

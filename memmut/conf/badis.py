@@ -531,7 +531,8 @@ opts = [
                     'since stop 62 (issue 13, tests/benchmarks/results/'
                     'badis52: the paged guest model\'s kv pattern, 90 MiB '
                     'read at random as slowly as redis on TCG, from boot '
-                    '1.047 -> 1.00x vm_over; W1-W5 unchanged).'),
+                    '1.047 -> 1.000 vm_over, 21 -> 26 % saved; W1-W5 '
+                    'unchanged at 256 and 512 MiB).'),
     cfg.BoolOpt('calibration_probe_warm_slope',
                 default=True,
                 help='With calibration_probe_warm_rounds: no balloon probe '
@@ -547,7 +548,9 @@ opts = [
                      'that moves. For back-ends that sample pages the '
                      'lower end of the slope\'s interval at '
                      'ws_curve_confidence is taken: only what the sample '
-                     'shows holds a probe back.'),
+                     'shows holds a probe back. On by default since stop '
+                     '62 (tests/benchmarks/results/badis52: redis on TCG, '
+                     'probes answered by 7-30 MiB of read-back skipped).'),
     cfg.BoolOpt('calibration_probe',
                 default=True,
                 help='Test the pinned-page correction set by the first-sample '
