@@ -1590,7 +1590,11 @@ def _probe_warm(fields, obs, params, pinned, floor, longer, wss_kb):
     there is none: the wait before the next decision doubles as after a
     probe answered by swap-ins, unless the sampled part of the estimate
     falls by a step (:func:`_fell_since_spared`). Measured anew before
-    each series of probes, so it holds nothing learned for good."""
+    each series of probes, so it holds nothing learned for good. With
+    ``calibration_probe_warm_slope``, no probe either when at the read's
+    end the guest was still touching memory it had not touched within
+    it faster than ``swapin_bound_kb_s`` (``warm_slope_kb_s``): what the
+    read saw is then short of the working set under that bound."""
     if not (params.calibration_probe_warm_rounds and obs.can_read_warm):
         return None, floor
     fresh = (fields['warm_at'] is not None and (
@@ -1630,8 +1634,8 @@ def _probe_warm(fields, obs, params, pinned, floor, longer, wss_kb):
         # would read back about this much a second, so the correction
         # above that is in use by the definition of a working set under
         # the swap-in bound (redis on TCG: 20 000 keys read at random,
-        # 40 of 140 MiB touched in four rounds and 7-10 MiB/s more; each
-        # probe was answered by 40 MiB of swap-ins over 40 s)
+        # 40-57 MiB touched in four rounds and 4-7 MiB/s more at their
+        # end; its probes were answered by 7-30 MiB read back, badis52)
         why = ('the guest touched %s of it within %d rounds and memory '
                'it had not touched before at %s/s at the end, above the '
                'swap-in bound of %s/s' % (

@@ -1218,7 +1218,8 @@ def test_calibration_probe_steps_capped_at_half_the_gap_bisect():
         badis.BadisParams(calibration_probe_max_gap_fraction=0)
 
 
-def _warm_walk(params, warm_mib, rounds=200, sampled_mib=lambda t: 300):
+def _warm_walk(params, warm_mib, rounds=200, sampled_mib=lambda t: 300,
+               slope_kb_s=None):
     """A cold calibration walked down by probes (the guest evicts and
     reads nothing back) with ``calibration_probe_warm_rounds``: whenever
     Badis asks for a read over rounds, the next round is that read's
@@ -1232,7 +1233,8 @@ def _warm_walk(params, warm_mib, rounds=200, sampled_mib=lambda t: 300):
         o = _quiet(t, s_kb=sampled_mib(t) * MiB, can_read_warm=True)
         if st.warm_wanted:
             warm = warm_mib(t) if callable(warm_mib) else warm_mib
-            o = dataclasses.replace(o, sampled=None, warm_kb=warm * MiB)
+            o = dataclasses.replace(o, sampled=None, warm_kb=warm * MiB,
+                                    warm_slope_kb_s=slope_kb_s)
         elif st.probe_pinned_kb is not None:
             o = dataclasses.replace(o, m_cur_kb=st.probe_size_kb,
                                     evicted_kb=MiB, steady=False)
@@ -1262,6 +1264,26 @@ def test_a_read_over_rounds_keeps_the_touched_part(warm_mib, last_mib):
     st, seen, started, _ = _warm_walk(params, warm_mib)
     assert seen[-1] == last_mib and min(seen) == last_mib
     assert started
+
+
+@pytest.mark.parametrize('slope_kb_s, on, last_mib', [
+    (None, True, 72),       # no slope known: as before
+    (512, True, 72),        # under the 1 MiB/s bound: walked down
+    (2048, True, 200),      # over it: no probe at all
+    (2048, False, 72),      # the option off
+])
+def test_a_read_still_finding_memory_spares_the_probe(slope_kb_s, on,
+                                                      last_mib):
+    # calibration_probe_warm_slope (stop 62): nothing touched beyond the
+    # first round left to spare, but new memory found at the read's end
+    # faster than swapin_bound_kb_s: the correction is in use
+    params = _calibration_params(calibration_probe_warm_rounds=4,
+                                 calibration_probe_warm_slope=on)
+    st, seen, started, spared = _warm_walk(params, 0,
+                                           slope_kb_s=slope_kb_s)
+    assert seen[-1] == last_mib
+    assert bool(started) == (last_mib < 200)
+    assert bool(spared) == (last_mib == 200)
 
 
 def test_a_read_over_rounds_that_sees_it_all_spares_the_probe():
