@@ -293,9 +293,8 @@ class BadisRounds(estimators.Estimator):
         if not last:
             return None, None, None
         warm = max(0, seen - st.warm_first_kb)
-        slope = ws_curve.end_slope(
-            st.warm_reads, getattr(sample, 'span_kb', None),
-            self.conf.badis.ws_curve_confidence)
+        slope = ws_curve.end_slope(st.warm_reads, sample.span_kb,
+                                   self.conf.badis.ws_curve_confidence)
         st.warm_reads = []
         LOG.info('VM %s (%s): %s touched over %d rounds, %s of it after '
                  'the first (the part of the pinned-page correction a '

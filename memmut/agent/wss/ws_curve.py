@@ -167,16 +167,16 @@ def geometric(reads, ratio=2.0):
     return out
 
 
-def slope(prev, cur, span_kb=None, z=Z_95_ONE_SIDED):
+def slope(prev, cur, span_kb=None, z=Z_95_ONE_SIDED, bound=wilson_upper):
     """KiB/s between two reads: exact, or for sampled reads the upper
-    confidence bound of the proportion of pages first touched between
-    them."""
+    (``bound``: or lower) confidence bound of the proportion of pages
+    first touched between them."""
     dw = cur.age_s - prev.age_s
     if dw <= 0:
         return math.inf
     if cur.sampled and prev.sampled and span_kb:
         new = max(0, (cur.accessed or 0) - (prev.accessed or 0))
-        return wilson_upper(new, cur.sampled, z) * span_kb / dw
+        return bound(new, cur.sampled, z) * span_kb / dw
     return max(0, cur.kb - prev.kb) / dw
 
 
@@ -196,15 +196,9 @@ def end_slope(reads, span_kb=None, confidence=0.95, ratio=2.0):
     pts = geometric(reads, ratio)
     if len(pts) < 2:
         return None
-    prev, cur = pts[-2], pts[-1]
-    dw = cur.age_s - prev.age_s
-    if dw <= 0:
-        return None
-    if cur.sampled and prev.sampled and span_kb:
-        new = max(0, (cur.accessed or 0) - (prev.accessed or 0))
-        return (wilson_lower(new, cur.sampled, z_of(confidence)) *
-                span_kb / dw)
-    return max(0, cur.kb - prev.kb) / dw
+    # (geometric reads have increasing ages: the slope is finite)
+    return slope(pts[-2], pts[-1], span_kb, z_of(confidence),
+                 bound=wilson_lower)
 
 
 def choose(reads, bound_kb_s, span_kb=None, confidence=0.95, ratio=2.0):
