@@ -8,6 +8,7 @@ come from ``[simulator]``. Writes results.json, timeseries.csv and PNG
 plots to the output directory and prints a summary.
 """
 
+import dataclasses
 import datetime
 import os
 import sys
@@ -106,6 +107,15 @@ def run(conf):
         if value is not None:
             conf.set_override(name, value, group=group)
     settings = engine.settings_from_conf(conf, conf.duration, tr.step)
+    if conf.burn_in:
+        burn = int(round(conf.burn_in * 3600.0 / tr.step))
+        if burn >= tr.n_steps - 2:
+            raise ValueError('--burn-in %g h leaves nothing of the %g h '
+                             'trace to account' % (
+                                 conf.burn_in,
+                                 tr.n_steps * tr.step / 3600.0))
+        settings = dataclasses.replace(settings, start_steps=burn,
+                                       burn_in_steps=burn)
     spec_effective = settings.spec.effective()
     out_dir = conf.output_dir or default_output_dir()
     os.makedirs(out_dir, exist_ok=True)
@@ -148,6 +158,7 @@ def run(conf):
             'migration_parallel': settings.migration_parallel,
             'round_pacing': settings.round_pacing,
             'migration_cpu_mhz': settings.migration_cpu_mhz,
+            'burn_in_hours': settings.burn_in_steps * tr.step / 3600.0,
         },
         'modes': metrics,
         'comparison': engine.compare(metrics),

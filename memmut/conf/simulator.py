@@ -172,6 +172,14 @@ cli_opts = [
                  min=0.0,
                  help='Simulate at most this many hours of the trace; 0 '
                       'replays all of it.'),
+    cfg.FloatOpt('burn-in',
+                 default=0.0,
+                 min=0.0,
+                 help='Hours at the start of the trace that are simulated '
+                      'but not accounted (warm-up deletion): the figures '
+                      'are then those of a planner that has been running, '
+                      'not of its first packing of every VM at once. '
+                      '--duration counts the hours after it.'),
     cfg.FloatOpt('host-cpu-mhz',
                  min=1.0,
                  help='CPU capacity of each host in MHz for this run '

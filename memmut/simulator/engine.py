@@ -134,6 +134,12 @@ class Settings:
     # First step to simulate (0: once one time slice of samples exists);
     # the histories before it are used, so a later start is warm.
     start_steps: int = 0
+    # Steps simulated before ``start_steps`` and not accounted (warm-up
+    # deletion): the rounds run from there, so the accounted period
+    # starts from the planner's own packing and its migrations, not
+    # from the fresh packing every run begins with. Bounded by the
+    # trace's first usable step.
+    burn_in_steps: int = 0
     # Seconds between two consolidation rounds.
     interval: float = 300.0
     # Migrations leaving a host at a time (nova's
@@ -389,8 +395,10 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
     end = trace.n_steps - 1
     if settings.duration_steps:
         end = min(end, s0 + settings.duration_steps)
-    here = alive[:, s0]
-    mt = loader.migration_time(d_mem[here, s0] if here.any()
+    # sb: where the simulation starts; s0: where its accounting starts.
+    sb = max(min(s0, w - 1), s0 - max(0, settings.burn_in_steps))
+    here = alive[:, sb]
+    mt = loader.migration_time(d_mem[here, sb] if here.any()
                                else trace.booked, settings.bandwidth_mb_s)
     # The planner's histories have a sample every k trace steps, and
     # its algorithms convert their durations with that time step.
@@ -408,8 +416,8 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
     cpu = trace.cpu
     big_l = settings.history_length
     overhead = settings.migration_cpu_mhz
-    rounds_at = set(round_steps(s0, end, step, settings.interval))
-    pacing = _Pacing(settings.round_pacing, settings.interval, s0 * step)
+    rounds_at = set(round_steps(sb, end, step, settings.interval))
+    pacing = _Pacing(settings.round_pacing, settings.interval, sb * step)
     first_estimate = (mode == 'wss' and
                       settings.prewarm_history == 'first_estimate')
     warm_at = trace.first + (w - 1)
@@ -533,7 +541,7 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
         # Blocks of hk steps ending at t are numbered the same from round
         # to round when the rounds keep to the grid of hk steps from s0
         # (clock pacing); elsewhere they are not a growing series.
-        end_id = (t - s0) // hk if (t - s0) % hk == 0 else None
+        end_id = (t - sb) // hk if (t - sb) % hk == 0 else None
         vms = []
         for v in placed:
             if v in fly:
@@ -561,7 +569,17 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
 
     plan_inputs = [None, None]      # the last round's hosts and VMs
 
-    for k, t in enumerate(range(s0, end)):
+    rounds_before, cancelled_before = 0, 0
+    for t in range(sb, end):
+        k = t - s0          # the accounted interval (< 0: burn-in)
+        if k == 0 and sb < s0:
+            # What the burn-in did is not accounted; the planner's
+            # state (packing, migrations in flight, budget, dwell)
+            # carries on.
+            causes.clear()
+            failed = dict.fromkeys(failed, 0)
+            plan_time, plan_max, moves_total, n_dropped = 0.0, 0.0, 0, 0
+            rounds_before, cancelled_before = n_rounds, sched.cancelled
         t_start = t * step
         lo = max(0, t - big_l * hk + 1)
         gone = (pool.where >= 0) & (trace.last < t)
@@ -612,6 +630,8 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
                          vms=plan_inputs[1], migrations=added)
         overlaps = sched.advance(t_start, t_start + step, switch_over)
         pacing.advanced(sched, t_start + step)
+        if k < 0:
+            continue
 
         # Account for the interval up to the next sample.
         t1 = t + 1
@@ -682,11 +702,13 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
     vm_frac = np.where(counted > 0, (short > 0).sum(axis=1)
                        / np.maximum(counted, 1), 0.0)[counted > 0]
 
-    done = sched.completed
+    # Migrations planned in the accounted period.
+    done = [m for m in sched.completed if m.planned >= s0 * step]
     durations = np.array([m.duration for m in done])
     waits = np.array([m.start - m.planned for m in done])
     spilled = sum(1 for m in done if m.end > m.planned + settings.interval
-                  + 1e-6) + len(sched.waiting) + len(sched.running)
+                  + 1e-6) + sum(1 for m in sched.waiting + sched.running
+                                if m.planned >= s0 * step)
 
     host_time = series['active_hosts'].sum()
     memory_caused = int(series['memory_migrations'].sum())
@@ -703,7 +725,8 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
         'intervals': int(n_int),
         'hours': round(n_int * step / 3600.0, 3),
         'interval_s': settings.interval,
-        'rounds': n_rounds,
+        'rounds': n_rounds - rounds_before,
+        'burn_in_intervals': int(s0 - sb),
         'avg_active_hosts': avg_active,
         'max_active_hosts': int(series['active_hosts'].max())
         if n_int else 0,
@@ -725,7 +748,7 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
         'memory_caused_share': (memory_caused / moves_total
                                 if moves_total else 0.0),
         'migrations_completed': len(done),
-        'migrations_cancelled': sched.cancelled,
+        'migrations_cancelled': sched.cancelled - cancelled_before,
         'migrations_spilled': int(spilled),
         'move_order': settings.move_order,
         'migrations_dropped': int(n_dropped),
@@ -775,7 +798,8 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
         'wss_error': (settings.wss_error.describe() if mode == 'wss'
                       else None),
         'migration_time_s': round(mt, 3),
-        'mean_round_ms': 1000.0 * plan_time / max(1, n_rounds),
+        'mean_round_ms': 1000.0 * plan_time / max(1, n_rounds
+                                                  - rounds_before),
         'max_round_ms': 1000.0 * plan_max,
         'wall_seconds': time.perf_counter() - wall0,
     }

@@ -520,6 +520,13 @@ def main(argv=None):
                     'start has that much history, as on the Bitbrains '
                     'windows after the first (0: every VM new at the '
                     'start)')
+    ap.add_argument('--sweep-burn-in-days', type=float, default=0.0,
+                    help='simulate every run that many days before its '
+                    'start without accounting them (warm-up deletion: '
+                    'the figures are then those of a planner that has '
+                    'been running, not of its first packing; with '
+                    '--sweep-warm-days at least as long, the synthetic '
+                    'traces have the data for it)')
     ap.add_argument('--sweep-configs', default='',
                     help='only the sweep configurations whose names '
                     'contain one of these comma-separated words (plus '

@@ -15,7 +15,16 @@ counts, over all seeds:
   planned (waiting or copying);
 * how long overload moves waited before their copy started and what
   they waited for: another VM leaving the same host, or one arriving at
-  the same destination (one migration per host at a time).
+  the same destination (one migration per host at a time);
+* for each memory overload detection, whether the host's VMs, left
+  where they were, would have used more than the host's memory (their
+  working sets in the trace) within the next two hours, or more than
+  the placement's ``ram_threshold`` of it; and the planner's view of
+  the host (its VMs' packed memory) when it decided.
+
+``--warm-days`` and ``--burn-in-days`` run the profile as the sweep's
+options of the same names do (a warm start; plans before the accounted
+start are not counted).
 
 Run::
 
@@ -38,7 +47,6 @@ import sys
 import numpy as np
 
 from memmut.simulator import engine
-from memmut.simulator import synthetic
 from tests import common
 from tests.benchmarks import consolidation_sweep as sweep
 from tests.benchmarks import discipline
@@ -52,9 +60,19 @@ RECENT = 48          # 4 hours
 class Causes:
     """An ``observer`` for :func:`engine.simulate` that counts."""
 
-    def __init__(self, cpu_mhz, threshold=0.85):
+    def __init__(self, cpu_mhz, threshold=0.85, memory_mb=262144.0,
+                 ram_threshold=0.95, start=0, memory_load=None,
+                 memory_threshold=0.95):
         self.cpu_mhz = float(cpu_mhz)
         self.threshold = threshold
+        self.memory_mb = float(memory_mb)
+        self.ram_threshold = ram_threshold
+        self.start = start              # first accounted step
+        # The planner's memory load (engine.memory_series: WSS^max_avg)
+        # and its memory overload threshold, to judge its detections in
+        # its own units as well as in what the VMs used.
+        self.memory_load = memory_load
+        self.memory_threshold = memory_threshold
         self.c = collections.Counter()
         self.per_detection = collections.Counter()
         self.trace = None
@@ -70,6 +88,8 @@ class Causes:
         self.index = {n: i for i, n in enumerate(trace.names)}
 
     def _plan(self, t, plan, hosts, vms, migrations):
+        if t < self.start:
+            return
         cpu = self.trace.cpu
         for m, f in zip(plan.migrations, migrations):
             self.c['migrations %s %s' % (m.kind, m.resource)] += 1
@@ -83,6 +103,8 @@ class Causes:
         for h, res in plan.overloaded.items():
             self.c['overload detections'] += 1
             self.per_detection[moved.get(h, 0)] += 1
+            if 'memory' in res:
+                self._memory_detection(t, h, on[h], vms)
             if 'cpu' not in res:
                 continue
             self.c['CPU overload detections'] += 1
@@ -100,7 +122,33 @@ class Causes:
             if m.kind == 'overload':
                 self.received[m.destination] = t
 
+    def _memory_detection(self, t, host, ids, vms):
+        self.c['memory overload detections'] += 1
+        future = self.trace.mem[ids, t + 1:t + 1 + 2 * HOUR].sum(axis=0)
+        peak = float(future.max()) if len(future) else 0.0
+        self.c['... VMs in use over the host\'s memory within 2 h if '
+               'nothing moved'] += peak > self.memory_mb
+        self.c['... VMs in use over ram_threshold of it within 2 h if '
+               'nothing moved'] += peak > self.ram_threshold * self.memory_mb
+        packed = sum(v.ram for v in vms if v.host == host)
+        self.c['... planner\'s packed memory of the host, sum of '
+               'fractions'] += packed / self.memory_mb
+        self.c['... VMs in use within 2 h at most, sum of '
+               'fractions'] += peak / self.memory_mb
+        if self.memory_load is None:
+            return
+        load = self.memory_load[ids, t:t + 1 + 2 * HOUR].sum(axis=0)
+        self.c['... planner\'s memory load over its threshold within 2 h '
+               'if nothing moved'] += bool(
+                   (load[1:] > self.memory_threshold * self.memory_mb).any())
+        self.c['... planner\'s memory load then, sum of fractions'] += \
+            load[0] / self.memory_mb
+        self.c['... planner\'s memory load within 2 h at most, sum of '
+               'fractions'] += load[1:].max(initial=0.0) / self.memory_mb
+
     def _interval(self, t, where, waiting, running, host_names):
+        if t <= self.start:
+            return
         cpu = self.trace.cpu
         live = np.flatnonzero((where >= 0) & self.trace.alive()[:, t])
         load = np.bincount(where[live], weights=cpu[live, t],
@@ -141,7 +189,8 @@ class Causes:
                 any(g.destination == f.destination for g in freed)
 
 
-def run(profile, seeds, config='wss default', base=None):
+def run(profile, seeds, config='wss default', base=None, warm_days=0.0,
+        burn_in_days=0.0):
     """The counts over ``seeds`` seeds of ``profile`` (a dict)."""
     base = base or engine.settings_from_conf(common.private_conf(), 0.0,
                                              300.0)
@@ -151,13 +200,26 @@ def run(profile, seeds, config='wss default', base=None):
     n_vms = dict(sweep.SYNTHETIC)[profile]
     threshold = float(spec.effective()['overload'][1].get('threshold',
                                                           0.85))
+    ram_threshold = engine.placement_targets(spec)[1]
+    mem_threshold = float(spec.effective()['memory_overload'][1].get(
+        'threshold', 0.95))
+    warm = int(round(warm_days * 86400.0 / sweep.SYNTHETIC_STEP))
+    days = int(round(sweep.SYNTHETIC_DAYS * 86400.0 / sweep.SYNTHETIC_STEP))
+    burn = int(round(burn_in_days * 86400.0 / sweep.SYNTHETIC_STEP))
     total = collections.Counter()
     per_detection = collections.Counter()
     for seed in range(seeds):
-        trace = synthetic.generate(n_vms, sweep.SYNTHETIC_DAYS, seed,
-                                   profile=profile)
-        causes = Causes(base.hosts.cpu_mhz, threshold)
-        s = dataclasses.replace(base, spec=spec, plan=plan, **extra)
+        trace = sweep.synthetic_trace((profile, n_vms, seed,
+                                       sweep.SYNTHETIC_DAYS, warm_days))
+        s = dataclasses.replace(base, spec=spec, plan=plan,
+                                start_steps=warm,
+                                duration_steps=days if warm else 0,
+                                burn_in_steps=burn, **extra)
+        load = engine.memory_series(trace, mode, s)[1] if mode == 'wss' \
+            else None
+        causes = Causes(base.hosts.cpu_mhz, threshold,
+                        base.hosts.memory_mb, ram_threshold, warm, load,
+                        mem_threshold)
         engine.simulate(trace, mode, s, observer=causes)
         causes.finish()
         total.update(causes.c)
@@ -165,6 +227,7 @@ def run(profile, seeds, config='wss default', base=None):
     started = total['overload moves started']
     return {
         'profile': profile, 'seeds': seeds, 'config': config,
+        'warm_days': warm_days, 'burn_in_days': burn_in_days,
         'counts': {k: (round(v, 1) if isinstance(v, float) else int(v))
                    for k, v in sorted(total.items())},
         'vms_moved_per_overload_detection': {
@@ -203,14 +266,23 @@ def main(argv=None):
                     choices=[p for p, _ in sweep.SYNTHETIC])
     ap.add_argument('--seeds', type=int, default=8)
     ap.add_argument('--config', default='wss default')
+    ap.add_argument('--warm-days', type=float, default=0.0,
+                    help='start after that many days of the trace (a '
+                    'warm start, as the sweep\'s --sweep-warm-days)')
+    ap.add_argument('--burn-in-days', type=float, default=0.0,
+                    help='simulate that long before the start without '
+                    'counting it (as --sweep-burn-in-days)')
     ap.add_argument('--out', default=OUT)
     args = ap.parse_args(argv)
-    result = run(args.profile, args.seeds, args.config)
+    result = run(args.profile, args.seeds, args.config,
+                 warm_days=args.warm_days, burn_in_days=args.burn_in_days)
     command = ('python -m tests.benchmarks.consolidation_causes '
                + shlex.join(argv if argv is not None else sys.argv[1:]))
     result['command'] = command
     os.makedirs(args.out, exist_ok=True)
     name = 'causes_%s' % args.profile
+    if args.warm_days or args.burn_in_days:
+        name += '_warm%g_burn%g' % (args.warm_days, args.burn_in_days)
     with open(os.path.join(args.out, name + '.json'), 'w') as f:
         json.dump(result, f, indent=1, sort_keys=True)
         f.write('\n')

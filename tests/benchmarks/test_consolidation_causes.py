@@ -27,3 +27,23 @@ def test_counts_add_up_on_a_short_bursty_run():
         n['host-steps over capacity']
     assert n['overload moves that waited'] <= n['overload moves started'] \
         <= overload_moves
+
+
+def test_memory_detections_are_checked_against_the_trace():
+    # memory_spikes with a burn-in: every memory detection is counted
+    # once, and what the VMs used is compared with the host's memory.
+    t = synthetic.generate(n_vms=60, days=2.0, seed=1,
+                           profile='memory_spikes')
+    settings = engine.Settings(start_steps=288, burn_in_steps=200)
+    c = causes.Causes(settings.hosts.cpu_mhz,
+                      memory_mb=settings.hosts.memory_mb, start=288)
+    m, _ = engine.simulate(t, 'wss', settings, observer=c)
+    n = c.c
+    assert sum(v for k, v in n.items() if k.startswith('migrations ')) \
+        == m['migrations']
+    over = n['... VMs in use over the host\'s memory within 2 h if '
+             'nothing moved']
+    near = n['... VMs in use over ram_threshold of it within 2 h if '
+             'nothing moved']
+    assert over <= near <= n['memory overload detections'] \
+        <= n['overload detections']

@@ -84,10 +84,21 @@ def test_the_controller_pacing_and_executor_limit_from_the_config(
     assert 0 < w['rounds'] <= w['intervals']
 
 
+def test_a_burn_in_is_simulated_and_not_accounted(tmp_path):
+    assert run(tmp_path, '--noplots', '--burn-in', '6') == 0
+    results = json.loads((tmp_path / 'out' / 'results.json').read_text())
+    assert results['rounds']['burn_in_hours'] == 6
+    w = results['modes']['wss']
+    # 12 h of trace: 6 of them accounted (the last sample has no interval)
+    assert w['intervals'] == 71
+    assert w['burn_in_intervals'] == 72 - 11
+
+
 @pytest.mark.parametrize('args, message', [
     (['--trace', '/nonexistent.tar.gz'], 'does not exist'),
     (['--mode', 'nope'], '--mode takes booked and/or wss'),
     (['--duration', '-1'], 'duration'),
+    (['--burn-in', '12'], 'leaves nothing of the 12 h trace'),
     (['--wss-error', '/nonexistent/badis.json'], 'do not exist'),
 ])
 def test_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, args,

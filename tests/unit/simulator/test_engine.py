@@ -74,6 +74,35 @@ def test_the_surge_lasts_while_the_copy_runs():
     assert series['in_flight'][-1] == 1
 
 
+def test_a_burn_in_carries_the_planners_state_not_its_counts():
+    # The surge of the test above at 10 MB/s, accounted from step 40:
+    # after a burn-in from the first usable step the copy planned at
+    # the surge (step ~20) is still running, its source still
+    # overloaded, and none of it counts as a migration of the accounted
+    # period; started fresh at 40, the packing knows the 150 GiB and
+    # puts the VMs apart.
+    mem = np.ones((2, 100))
+    mem[:, 20:] = 150.0
+    t = make_trace(mem, [200, 200])
+    fresh, fs = engine.simulate(t, 'wss', engine.Settings(
+        start_steps=40, duration_steps=20))
+    burnt, bs = engine.simulate(t, 'wss', engine.Settings(
+        start_steps=40, duration_steps=20, burn_in_steps=40))
+    assert fresh['burn_in_intervals'] == 0
+    assert burnt['burn_in_intervals'] == 40 - 11   # from the first slice
+    assert burnt['intervals'] == fresh['intervals'] == 20
+    assert fs['memory_violations'].sum() == fs['in_flight'].sum() == 0
+    assert bs['in_flight'].min() == 1
+    assert bs['memory_violations'].min() == 1
+    assert burnt['migrations'] == burnt['migrations_completed'] == 0
+    assert burnt['migrations_spilled'] == 0
+    assert burnt['rounds'] == fresh['rounds'] == 20
+    # at the trace's beginning there is nothing to burn in
+    m, _ = engine.simulate(t, 'wss', engine.Settings(
+        duration_steps=20, burn_in_steps=40))
+    assert m['burn_in_intervals'] == 0
+
+
 def test_a_host_that_fits_no_placement_threshold_gets_its_own():
     # 250 GiB fits a 256 GiB host but not 0.95 of it
     t = make_trace(np.ones((2, 20)), [250, 1])
