@@ -38,6 +38,7 @@ line per run), patterns.md and patterns.png.
 
 import argparse
 import concurrent.futures
+import functools
 import json
 import os
 import re
@@ -153,13 +154,13 @@ def oracle_saved_pct(rows, booked_kb):
         booked_kb)
 
 
-def redis_run(factory, libvirtd, start, estimator, seconds):
+def redis_run(factory, libvirtd, start, estimator, seconds, cpuset=None):
     from tests.harness import redis
     booked = BOOKED_MIB * MIB
     g = factory(memory_mib=BOOKED_MIB, swap='memstore',
                 swap_mib=max(256, BOOKED_MIB),
                 memfd=True, tb_cache_mib=64, stat_period=1,
-                cmdline=redis.cmdline(seconds, REDIS_KEYS))
+                cmdline=redis.cmdline(seconds, REDIS_KEYS), cpuset=cpuset)
     try:
         base = badis_run.base_kb(g, booked)
         if start == 'loaded':
@@ -185,15 +186,18 @@ def redis_run(factory, libvirtd, start, estimator, seconds):
         g.destroy()
 
 
-def one_run(factory, libvirtd, name, start, estimator, seconds):
+def one_run(factory, libvirtd, name, start, estimator, seconds,
+            cpuset=None):
     if name == REDIS:
-        return redis_run(factory, libvirtd, start, estimator, seconds)
+        return redis_run(factory, libvirtd, start, estimator, seconds,
+                         cpuset)
     pattern, steps = workloads.pattern_suite(DATA_MIB, seconds)[name]
     booked = BOOKED_MIB * MIB
     g = factory(memory_mib=BOOKED_MIB, schedule=steps, alloc='d', loops=1,
                 period_ms=200, swap='memstore',
                 swap_mib=max(256, BOOKED_MIB), memfd=True,
-                tb_cache_mib=64, stat_period=1, pattern=pattern)
+                tb_cache_mib=64, stat_period=1, pattern=pattern,
+                cpuset=cpuset)
     try:
         base = badis_run.base_kb(g, booked)
         if start == 'loaded':
@@ -236,7 +240,8 @@ def one_run(factory, libvirtd, name, start, estimator, seconds):
         g.destroy()
 
 
-def twin_run(factory, libvirtd, name, start, estimator, seconds):
+def twin_run(factory, libvirtd, name, start, estimator, seconds,
+             pin=False):
     """``estimator``'s run with a ``none`` run of the same case started
     beside it (``--twin``): its reference under the same machine
     conditions. Memory-bound patterns' throughput on this bed drifts with
@@ -246,18 +251,22 @@ def twin_run(factory, libvirtd, name, start, estimator, seconds):
     before the configurations cannot judge them. The twin shares the
     two cores with the run it judges, and a run that swaps leaves its
     twin more of the memory bandwidth: if anything, vm_over reads high.
+    ``pin`` (``--pin``): the run on host CPU 0, its twin on CPU 1, each
+    guest's vCPU and QEMU threads on their own core instead of sharing
+    both as the scheduler likes.
     Returns the run with ``twin_ops`` (None when the twin failed)."""
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         mine = pool.submit(one_run, factory, libvirtd, name, start,
-                           estimator, seconds)
+                           estimator, seconds, '0' if pin else None)
         twin = pool.submit(one_run, factory, libvirtd, name, start, 'none',
-                           seconds)
+                           seconds, '1' if pin else None)
         r = mine.result()
         try:
             t = twin.result()
         except Exception as e:
             t = {'failed': str(e)}
     r['twin_ops'] = (run_ops(t) or None) if not t.get('failed') else None
+    r['pinned'] = bool(pin)
     return r
 
 
@@ -294,9 +303,9 @@ def summarize(runs):
     table = []
     for r in sorted(runs, key=lambda r: (r['pattern'], r['start'],
                                          r['estimator'])):
-        if r['estimator'] == 'none':
-            continue
-        e = r.get('errors') or {}
+        if r['estimator'] == 'none' and not r.get('twin_ops'):
+            continue                 # a reference; an A/A pair (--aa) is
+        e = r.get('errors') or {}    # shown: the bed's noise
         allow = e.get('allowance') or {}
         settled = settled_errors(r)
         # a twin (--twin) ran beside this run, under the same machine
@@ -517,6 +526,14 @@ def main(argv=None):
                         'reference (vm_over = twin operations / this '
                         'run\'s): --parallel counts the pairs\' guests, '
                         'and no separate none run is made')
+    p.add_argument('--pin', action='store_true',
+                   help='with --twin: the run on host CPU 0 and its twin '
+                        'on CPU 1 (libvirt vcpu cpuset), so the pair does '
+                        'not share cores as the scheduler likes')
+    p.add_argument('--aa', action='store_true',
+                   help='with --twin: run none beside none too (an A/A '
+                        'pair: its vm_over is the bed\'s own noise, what '
+                        'no estimator can be judged within)')
     p.add_argument('--out', default=RESULTS)
     p.add_argument('--keep-other-runs', action='store_true',
                    help='keep the runs of the existing patterns.jsonl '
@@ -548,6 +565,9 @@ def main(argv=None):
     why = workloads.size_error(args.booked_mib, args.data_mib)
     if why:
         p.error(why)
+    if (args.pin or args.aa) and not args.twin:
+        p.error('--pin and --aa are about a run and its twin: they need '
+                '--twin')
     set_size(args.booked_mib, args.data_mib)
     badis_run.set_badis_options(args.badis_option)
     if args.log:
@@ -584,7 +604,7 @@ def main(argv=None):
     cases = []
     for name in args.patterns.split(','):
         for est in args.estimators.split(','):
-            if args.twin and est == 'none':
+            if args.twin and est == 'none' and not args.aa:
                 continue                 # each run has its own
             # the none run does not depend on when an agent would start
             if est == badis_run.ORACLE and not has_oracle(name):
@@ -606,7 +626,8 @@ def main(argv=None):
     lock = threading.Lock()
     started = time.time()
     try:
-        runner = twin_run if args.twin else one_run
+        runner = (functools.partial(twin_run, pin=args.pin) if args.twin
+                  else one_run)
         with open(jsonl, 'w') as out, concurrent.futures.ThreadPoolExecutor(
                 max(1, args.parallel // 2) if args.twin
                 else args.parallel) as pool:

@@ -96,6 +96,13 @@ def test_size_options_are_checked_and_reported(tmp_path, capsys):
     assert '512 MiB TCG guests, 320 MiB of data' in head
 
 
+def test_pin_needs_twins(tmp_path, capsys):
+    import pytest
+    with pytest.raises(SystemExit):
+        bp.main(['--pin', '--out', str(tmp_path)])
+    assert 'they need --twin' in capsys.readouterr().err
+
+
 def test_settled_errors_are_the_second_half_of_the_run():
     # a first descent 100 MiB over the truth, then 4 MiB over: the whole
     # run's S_more carries the descent, the second half does not

@@ -201,3 +201,16 @@ def test_swap_under_balloon_pressure(guest_factory):
     # header page (measured: exactly one 4 KiB write)
     writes = g.swap_server.requests()
     assert 0 <= writes['write_bytes'] - final['pswpout'] * 4096 <= 64 * 1024
+
+
+def test_a_guest_pinned_to_one_host_cpu(guest_factory):
+    # bench_patterns --pin: a run and its twin each on their own core.
+    # The vCPU thread and the QEMU process (libvirt pins the emulator to
+    # the vcpu cpuset when it has no emulatorpin) run on CPU 0 only.
+    g = guest_factory(memory_mib=256, cpuset='0')
+    infos, maps = g.dom.vcpus()
+    assert [tuple(m) for m in maps] == [(True,) + (False,) * (len(m) - 1)
+                                        for m in maps]
+    out = subprocess.run(['taskset', '-p', str(g.qemu_pid())],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith(': 1')

@@ -115,6 +115,10 @@ class DomainSpec:
     current_mib: typing.Optional[int] = None  # balloon target at boot
     uuid: str = dataclasses.field(default_factory=lambda: str(uuidlib.uuid4()))
     vcpus: int = 1
+    # Host CPUs the guest's vCPUs (and, libvirt's default, its emulator
+    # threads) run on, e.g. '0': two guests compared side by side each
+    # on their own core instead of sharing both as the scheduler likes.
+    cpuset: typing.Optional[str] = None
     domain_type: str = dataclasses.field(default_factory=default_domain_type)
     machine: str = 'pc'        # i440fx: ACPI PCI hot-plug on the root bus
     cmdline: str = ''          # appended to the base kernel command line
@@ -149,7 +153,11 @@ class DomainSpec:
             mb = ET.SubElement(dom, 'memoryBacking')
             ET.SubElement(mb, 'source', type='memfd')
             ET.SubElement(mb, 'access', mode='shared')
-        ET.SubElement(dom, 'vcpu').text = str(self.vcpus)
+        vcpu = ET.SubElement(dom, 'vcpu')
+        vcpu.text = str(self.vcpus)
+        if self.cpuset:
+            vcpu.set('placement', 'static')
+            vcpu.set('cpuset', self.cpuset)
         os_ = ET.SubElement(dom, 'os')
         ET.SubElement(os_, 'type', arch='x86_64',
                       machine=self.machine).text = 'hvm'
