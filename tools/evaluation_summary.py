@@ -500,6 +500,14 @@ SPECS = [
                  lambda d: dig(d, 'summary', 'new', 'cpu'))),
     spec('consolidation/tradeoff.json', 'sweep goals met (Bitbrains)',
          _goals_met('bitbrains')),
+    # stop 63: the defaults after a day's burn-in (a planner that has
+    # been running; doc/source/simulator.rst)
+    spec('consolidation/tradeoff_burnin_w1b1.json',
+         'goals met after a day of burn-in, bursty', _goals_met(
+             'synthetic bursty')),
+    spec('consolidation/tradeoff_burnin_w1b1.json',
+         'goals met after a day of burn-in, memory_spikes', _goals_met(
+             'synthetic memory_spikes')),
     spec('ws_curve_streams.json', 'curve allocation, zipf0.8 stream',
          lambda d: dig(d, 'summary', 'zipf0.8', 'curve', 'fraction'),
          fmt='.1f', scale=100.0, unit=' %'),
@@ -800,6 +808,9 @@ WHY = {
                'at the allocation of its read-backs, the probe at the '
                'floor and calibration_reprobe_answers, beside stop 55\'s '
                'tree at 256 MiB; Zipf 0.8 at 300 s (README there)',
+    'badis53': 'issue 13 stop 63: redis\'s vm_over noise on this bed '
+               '(A/A pairs, unpinned and pinned to a core each) and Badis '
+               'and observe beside their twins (README there)',
     'badis52': 'issue 13 stop 62: the read\'s slope gate '
                '(calibration_probe_warm_slope) and the calibration that '
                'follows a load (calibration_follow_rounds) on TCG (redis, '

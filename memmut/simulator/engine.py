@@ -373,7 +373,9 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
     set when they run); ``'interval'`` after every accounted interval
     with ``t`` (the sample it is accounted with), ``where`` (each VM's
     host index, -1 for none), ``waiting`` and ``running`` (the
-    migrations in flight) and ``host_names``.
+    migrations in flight) and ``host_names``. With a burn-in
+    (``settings.burn_in_steps``) its rounds are observed too (``t``
+    before ``settings.start_steps``); its intervals are not.
     """
     settings = settings or Settings()
     model = settings.hosts
