@@ -529,7 +529,10 @@ def main(argv=None):
     p.add_argument('--pin', action='store_true',
                    help='with --twin: the run on host CPU 0 and its twin '
                         'on CPU 1 (libvirt vcpu cpuset), so the pair does '
-                        'not share cores as the scheduler likes')
+                        'not share cores as the scheduler likes. On a '
+                        '2-core bed it was noisier than unpinned pairs and '
+                        'put the agent\'s CPU on the run\'s core '
+                        '(results/badis53)')
     p.add_argument('--aa', action='store_true',
                    help='with --twin: run none beside none too (an A/A '
                         'pair: its vm_over is the bed\'s own noise, what '
