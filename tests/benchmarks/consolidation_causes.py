@@ -147,8 +147,7 @@ class Causes:
                'fractions'] += load[1:].max(initial=0.0) / self.memory_mb
 
     def _interval(self, t, where, waiting, running, host_names):
-        if t <= self.start:
-            return
+        # (the engine reports accounted intervals only, never a burn-in's)
         cpu = self.trace.cpu
         live = np.flatnonzero((where >= 0) & self.trace.alive()[:, t])
         load = np.bincount(where[live], weights=cpu[live, t],
@@ -197,23 +196,22 @@ def run(profile, seeds, config='wss default', base=None, warm_days=0.0,
     mode, spec, plan = sweep.configurations()[config][:3]
     extra = sweep.configurations()[config][4] \
         if len(sweep.configurations()[config]) > 4 else {}
-    n_vms = dict(sweep.SYNTHETIC)[profile]
     threshold = float(spec.effective()['overload'][1].get('threshold',
                                                           0.85))
     ram_threshold = engine.placement_targets(spec)[1]
     mem_threshold = float(spec.effective()['memory_overload'][1].get(
         'threshold', 0.95))
-    warm = int(round(warm_days * 86400.0 / sweep.SYNTHETIC_STEP))
-    days = int(round(sweep.SYNTHETIC_DAYS * 86400.0 / sweep.SYNTHETIC_STEP))
     burn = int(round(burn_in_days * 86400.0 / sweep.SYNTHETIC_STEP))
     total = collections.Counter()
     per_detection = collections.Counter()
-    for seed in range(seeds):
-        trace = sweep.synthetic_trace((profile, n_vms, seed,
-                                       sweep.SYNTHETIC_DAYS, warm_days))
+    # the sweep's own inputs: the same traces, starts and durations
+    for group, _, key, warm, days in sweep.inputs(None, 0, seeds, 0,
+                                                  warm_days):
+        if group != 'synthetic ' + profile:
+            continue
+        trace = sweep.synthetic_trace(key)
         s = dataclasses.replace(base, spec=spec, plan=plan,
-                                start_steps=warm,
-                                duration_steps=days if warm else 0,
+                                start_steps=warm, duration_steps=days,
                                 burn_in_steps=burn, **extra)
         load = engine.memory_series(trace, mode, s)[1] if mode == 'wss' \
             else None
