@@ -541,7 +541,14 @@ def main(argv=None):
         return 0
     if args.sweep_markdown:
         from tests.benchmarks import consolidation_sweep
-        print(consolidation_sweep.remarkdown(SWEEP_OUT, args.sweep_name))
+        try:
+            print(consolidation_sweep.remarkdown(SWEEP_OUT,
+                                                 args.sweep_name))
+        except FileNotFoundError as e:
+            sys.stderr.write(
+                'bench_consolidation: error: no sweep named %r in %s '
+                '(%s)\n' % (args.sweep_name, SWEEP_OUT, e.strerror))
+            return 2
         return 0
     if args.scaling_only:
         return scaling_main()

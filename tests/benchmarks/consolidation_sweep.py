@@ -223,6 +223,22 @@ def configurations():
             spec, p = vary_underload('window', w)
             out['wss under_window=%d' % w] = (
                 'wss', spec, p, 'underload forecast window')
+    # A shorter underload forecast (more hosts emptied: after a burn-in
+    # the only knob that moved Bitbrains' hosts, at the cost of its CPU
+    # overload) with the evacuated VMs placed more cautiously (stop 64):
+    # on their CPU peak over a day, or below 0.7 of the host's CPU.
+    for w in (96, 144):
+        for name, key, value in (('place_window=288', 'window', 288),
+                                 ('cpu_threshold=0.7', 'cpu_threshold',
+                                  0.7)):
+            spec = dataclasses.replace(
+                aware,
+                underload_parameters=dict(under, window=w),
+                memory_underload_parameters=dict(under, window=w),
+                placement_parameters=dict(place, **{key: value}))
+            out['wss under_window=%d %s' % (w, name)] = (
+                'wss', spec, dataclasses.replace(p_aware, spec=spec),
+                'underload forecast window + placement ' + key)
     for w in (0, 288):
         if w != in_samples(place, 'memory_window'):
             spec, p = vary('placement_parameters', 'memory_window', w,

@@ -1,5 +1,6 @@
-"""The sweep's paired ESV goal (issue 19, part 7)."""
+"""The sweep's paired ESV goal (issue 19, part 7) and its configurations."""
 
+from memmut.consolidation import loader
 from tests.benchmarks import consolidation_sweep as sweep
 
 
@@ -72,3 +73,35 @@ def test_a_warm_start_runs_the_same_days_after_the_history(monkeypatch):
     assert sweep.synthetic_trace(warm[2]).n_steps == 432
     assert 'after 0.5 warm days' in sweep.describe(warm[2])
     assert 'warm' not in sweep.describe(cold[2])
+
+
+def test_every_configuration_builds_its_algorithms():
+    # A name the sweep offers must be a set the planner accepts: a typo
+    # in a parameter would otherwise surface only minutes into a sweep.
+    for name, config in sweep.configurations().items():
+        mode, spec, plan = config[:3]
+        assert mode in ('booked', 'wss'), name
+        assert plan.spec is spec, name
+        loader.build_all(spec, 300.0, 60.0)
+
+
+def test_the_combined_configurations_change_both_settings():
+    configs = sweep.configurations()
+    _, default, _ = configs['wss default'][:3]
+    _, spec, _ = configs['wss under_window=96 cpu_threshold=0.7'][:3]
+    assert spec.underload_parameters['window'] == 96
+    assert spec.memory_underload_parameters['window'] == 96
+    assert spec.placement_parameters['cpu_threshold'] == 0.7
+    # everything else in the placement is the default's
+    place = loader.parameters('placement', default.placement,
+                              default.placement_parameters)
+    assert (dict(spec.placement_parameters, cpu_threshold=None)
+            == dict(place, cpu_threshold=None))
+
+
+def test_markdown_of_a_sweep_that_was_never_run_is_a_clear_error(capsys):
+    from tests.benchmarks import bench_consolidation
+    rc = bench_consolidation.main(['--sweep-markdown', '--sweep-name',
+                                   'no such sweep'])
+    assert rc == 2
+    assert "no sweep named 'no such sweep'" in capsys.readouterr().err
