@@ -808,6 +808,10 @@ WHY = {
                'at the allocation of its read-backs, the probe at the '
                'floor and calibration_reprobe_answers, beside stop 55\'s '
                'tree at 256 MiB; Zipf 0.8 at 300 s (README there)',
+    'badis64': 'issue 13 stop 64: more redis pairs, unpinned (Badis '
+               'from boot and from a loaded start, A/A pairs), judged with '
+               'stop 63\'s on the suite\'s median and worst (README '
+               'there)',
     'badis53': 'issue 13 stop 63: redis\'s vm_over noise on this bed '
                '(A/A pairs, unpinned and pinned to a core each) and Badis '
                'and observe beside their twins (README there)',

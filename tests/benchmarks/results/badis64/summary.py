@@ -1,0 +1,56 @@
+"""Issue 13's redis pairs, unpinned, stops 63 and 64 together: vm_over
+(twin / run operations) per estimator and start, with the suite's goal
+figures (median, worst), the mean and its 95 % Student-t interval, and
+the memory saved. Run from this directory: python summary.py [--quiet] (--quiet: without the rounds
+that ran beside a consolidation sweep)"""
+import glob
+import json
+import math
+import os
+import statistics
+import sys
+
+# two-sided 95 % Student t quantiles by degrees of freedom
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447,
+       7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179,
+       13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101,
+       19: 2.093, 20: 2.086}
+
+
+def interval(xs):
+    m = statistics.mean(xs)
+    if len(xs) < 2:
+        return m, None
+    return m, T95[len(xs) - 1] * statistics.stdev(xs) / math.sqrt(len(xs))
+
+
+# Rounds that ran beside a consolidation sweep on the other core (the
+# sweep's CPU lands on either guest of a pair): stop 63's rounds 1-2 (at
+# nice 19), this stop's rounds 7-10.
+DISTURBED = {'../badis53/aa_r1', '../badis53/aa_r2', 'badis_r7', 'aa_r7',
+             'badis_r8', 'aa_r8', 'badis_r9', 'aa_r9', 'badis_r10',
+             'aa_r10'}
+QUIET = '--quiet' in sys.argv
+
+kinds = {}
+for path in sorted(glob.glob('../badis53/*_r*/patterns.jsonl')
+                   + glob.glob('*_r*/patterns.jsonl')):
+    if QUIET and os.path.dirname(path) in DISTURBED:
+        continue
+    for line in open(path):
+        r = json.loads(line)
+        if not r.get('twin_ops') or r.get('pinned'):
+            continue
+        kind = '%s %s' % (r['estimator'], r['start'])
+        kinds.setdefault(kind, []).append(
+            (r['twin_ops'] / r['ops'], r.get('saved_pct')))
+for kind, runs in sorted(kinds.items()):
+    vals = [v for v, _ in runs]
+    m, h = interval(vals)
+    saved = [s for _, s in runs if s is not None]
+    print('%-14s n=%2d vm_over median %.3f worst %.3f mean %.3f%s'
+          '  saved %s' % (
+              kind, len(vals), statistics.median(vals), max(vals), m,
+              ' ± %.3f' % h if h is not None else '',
+              '%.1f-%.1f %%' % (min(saved), max(saved)) if saved else '-'))
+    print('%14s %s' % ('', ' '.join('%.3f' % v for v in vals)))
