@@ -1,8 +1,8 @@
 """Issue 13's redis pairs, unpinned, stops 63 and 64 together: vm_over
 (twin / run operations) per estimator and start, with the suite's goal
 figures (median, worst), the mean and its 95 % Student-t interval, and
-the memory saved. Run from this directory: python summary.py [--quiet] (--quiet: without the rounds
-that ran beside a consolidation sweep)"""
+the memory saved. Run from this directory: python summary.py [--quiet]
+(--quiet: without the rounds that ran beside a consolidation sweep)"""
 import glob
 import json
 import math
