@@ -5,23 +5,18 @@ the memory saved. Run from this directory: python summary.py [--quiet]
 (--quiet: without the rounds that ran beside a consolidation sweep)"""
 import glob
 import json
-import math
 import os
 import statistics
 import sys
 
-# two-sided 95 % Student t quantiles by degrees of freedom
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447,
-       7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179,
-       13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101,
-       19: 2.093, 20: 2.086}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                *[os.pardir] * 4))
+from tests.benchmarks import discipline  # noqa: E402
 
 
 def interval(xs):
-    m = statistics.mean(xs)
-    if len(xs) < 2:
-        return m, None
-    return m, T95[len(xs) - 1] * statistics.stdev(xs) / math.sqrt(len(xs))
+    s = discipline.summarize(xs)
+    return s['mean'], s['half_width']
 
 
 # Rounds that ran beside a consolidation sweep on the other core (the
