@@ -124,8 +124,8 @@ def _met(s, goal):
                      else s['mean']) <= goal else 'NO'
 
 
-def markdown(points, group, sweeps, command):
-    figs = figures(points)
+def markdown(points, figs, group, sweeps, command):
+    """The table; ``figs`` is :func:`figures` of ``points``."""
     front = undominated(figs)
     lines = ['# Active hosts against CPU overload: %s (issue 19)' % group,
              '', 'Command: `%s`' % command, '',
@@ -156,11 +156,10 @@ def markdown(points, group, sweeps, command):
     return '\n'.join(lines)
 
 
-def plot(points, group, path):
+def plot(points, figs, group, path):
     import matplotlib
     matplotlib.use('Agg')
     from matplotlib import pyplot as plt
-    figs = figures(points)
     front = undominated(figs)
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     for config, f in sorted(figs.items()):
@@ -217,9 +216,11 @@ def main(argv=None, out_dir=None):
     command = ('python -m tests.benchmarks.consolidation_frontier '
                '--sweeps %s --group %s --name %s'
                % (','.join(names), shlex.quote(args.group), args.name))
+    figs = figures(points)
     with open(os.path.join(out_dir, args.name + '.md'), 'w') as f:
-        f.write(markdown(points, args.group, names, command) + '\n')
-    plot(points, args.group, os.path.join(out_dir, args.name + '.png'))
+        f.write(markdown(points, figs, args.group, names, command) + '\n')
+    plot(points, figs, args.group,
+         os.path.join(out_dir, args.name + '.png'))
     print(os.path.join(out_dir, args.name + '.md'))
     return 0
 

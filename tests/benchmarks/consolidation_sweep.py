@@ -231,11 +231,9 @@ def configurations():
         for name, key, value in (('place_window=288', 'window', 288),
                                  ('cpu_threshold=0.7', 'cpu_threshold',
                                   0.7)):
+            spec, _ = vary_underload('window', w)
             spec = dataclasses.replace(
-                aware,
-                underload_parameters=dict(under, window=w),
-                memory_underload_parameters=dict(under, window=w),
-                placement_parameters=dict(place, **{key: value}))
+                spec, placement_parameters=dict(place, **{key: value}))
             out['wss under_window=%d %s' % (w, name)] = (
                 'wss', spec, dataclasses.replace(p_aware, spec=spec),
                 'underload forecast window + placement ' + key)
