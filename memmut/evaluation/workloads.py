@@ -255,3 +255,56 @@ def pattern_suite(peak_mib, seconds):
                    [Step(max(1, peak_mib // 2), third),
                     Step(peak_mib, third), Step(hot, third)]),
     }
+
+
+def held_out_suite(peak_mib, seconds):
+    """Patterns with parameters Badis was never tuned on (issue 13): the
+    suite's kinds at other exponents, hot-set sizes and speeds, cold
+    shares and phase orders, scaled like :func:`pattern_suite`. A
+    check that the defaults generalise, never a set to tune on."""
+    third = max(1.0, seconds / 3.0)
+    half = max(1, peak_mib // 2)
+    quarter = max(1, peak_mib // 4)
+    eighth = max(1, peak_mib // 8)
+    whole = [Step(peak_mib, seconds)]
+    return {
+        'zipf0.6': (Pattern('zipf', exponent=0.6), whole),
+        'zipf1.0': (Pattern('zipf', exponent=1.0), whole),
+        'zipf1.5': (Pattern('zipf', exponent=1.5), whole),
+        # a quarter of the data moving every 2/5 of the run: at 160 MiB
+        # over 120 s slower than the swap-in bound (0.83 MiB/s), so its
+        # working set is the window
+        'hotset_slow': (Pattern('hotset', hot_mib=quarter,
+                                move_s=max(1.0, seconds / 2.5)), whole),
+        # an eighth moving every twelfth of the run: faster than the
+        # bound (2 MiB/s at 160 MiB over 120 s), its working set is the
+        # whole data
+        'hotset_small': (Pattern('hotset', hot_mib=eighth,
+                                 move_s=max(1.0, seconds / 12.0)), whole),
+        'load_idle_small': (Pattern('load_idle', hot_mib=eighth), whole),
+        'load_idle_half': (Pattern('load_idle', hot_mib=half), whole),
+        'phases_down': (Pattern('random'), [Step(peak_mib, third),
+                                            Step(half, third),
+                                            Step(quarter, third)]),
+        'phases_up': (Pattern('random'), [Step(quarter, third),
+                                          Step(half, third),
+                                          Step(peak_mib, third)]),
+    }
+
+
+def named_pattern(name, peak_mib, seconds):
+    """``(pattern, steps)`` of a name of :func:`pattern_suite` or
+    :func:`held_out_suite`; raises ScheduleError on any other name."""
+    for suite in (pattern_suite, held_out_suite):
+        found = suite(peak_mib, seconds).get(name)
+        if found is not None:
+            return found
+    raise ScheduleError('unknown pattern %r (known: %s)'
+                        % (name, ', '.join(suite_names())))
+
+
+def suite_names():
+    """The names :func:`named_pattern` knows: the suite's, then the
+    held-out ones."""
+    return (tuple(pattern_suite(160, 1.0))
+            + tuple(held_out_suite(160, 1.0)))

@@ -135,7 +135,7 @@ def has_oracle(name):
     run with (not Zipf, not the redis program)."""
     if name == REDIS:
         return False
-    return workloads.pattern_suite(DATA_MIB, 1.0)[name][0].well_defined
+    return workloads.named_pattern(name, DATA_MIB, 1.0)[0].well_defined
 
 
 def saved_pct(rows, booked_kb, key='balloon_kb'):
@@ -191,7 +191,7 @@ def one_run(factory, libvirtd, name, start, estimator, seconds,
     if name == REDIS:
         return redis_run(factory, libvirtd, start, estimator, seconds,
                          cpuset)
-    pattern, steps = workloads.pattern_suite(DATA_MIB, seconds)[name]
+    pattern, steps = workloads.named_pattern(name, DATA_MIB, seconds)
     booked = BOOKED_MIB * MIB
     g = factory(memory_mib=BOOKED_MIB, schedule=steps, alloc='d', loops=1,
                 period_ms=200, swap='memstore',
@@ -503,7 +503,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--patterns', default=','.join(
         workloads.pattern_suite(DATA_MIB, 40)),
-        help='memwork patterns of workloads.pattern_suite; redis (the '
+        help='memwork patterns of workloads.pattern_suite (or, named, '
+             'of workloads.held_out_suite: parameters Badis was not '
+             'tuned on); redis (the '
              'real program; its image needs redis-server and redis-tools '
              'on the host) only when named')
     p.add_argument('--starts', default=','.join(STARTS))
@@ -568,6 +570,12 @@ def main(argv=None):
     why = workloads.size_error(args.booked_mib, args.data_mib)
     if why:
         p.error(why)
+    unknown = [n for n in args.patterns.split(',')
+               if n != REDIS and n not in workloads.suite_names()]
+    if unknown:
+        p.error('unknown pattern(s) %s (known: %s, %s)'
+                % (', '.join(unknown), ', '.join(workloads.suite_names()),
+                   REDIS))
     if (args.pin or args.aa) and not args.twin:
         p.error('--pin and --aa are about a run and its twin: they need '
                 '--twin')

@@ -148,3 +148,16 @@ def test_packing_figure_with_and_without_the_floor_is_reported():
     assert bp.packing_errors(dict(run, rows=old)) == {}
     assert bp.packing_table(bp.summarize([dict(run, rows=old)])['runs']) \
         == []
+
+
+def test_an_unknown_pattern_is_refused_before_any_guest(capsys):
+    with pytest.raises(SystemExit) as e:
+        bp.main(['--patterns', 'load_idle,zipf9', '--out', '/nonexistent'])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert 'unknown pattern(s) zipf9' in err and 'hotset_slow' in err
+
+
+def test_held_out_patterns_have_an_oracle_where_defined():
+    assert bp.has_oracle('phases_up') and bp.has_oracle('hotset_slow')
+    assert not bp.has_oracle('zipf1.0')

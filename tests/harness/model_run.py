@@ -226,7 +226,8 @@ def memstore_reader(guest, clock, percentile):
 
 @dataclasses.dataclass
 class Case:
-    pattern: str                # a name of workloads.pattern_suite, or W1-W5
+    pattern: str                # a name of workloads.pattern_suite or
+    #                             held_out_suite, or W1-W5
     start: str = 'boot'         # or 'loaded'
     estimator: str = 'badis'
     seed: int = 0
@@ -256,7 +257,7 @@ MODEL_PATTERNS = {'kv': ('random', 3200, 9 / 16)}
 
 def pattern_names():
     """The patterns a case may name (W1-W5 aside)."""
-    return tuple(workloads.pattern_suite(160, 1.0)) + tuple(MODEL_PATTERNS)
+    return workloads.suite_names() + tuple(MODEL_PATTERNS)
 
 
 def schedule(case):
@@ -268,7 +269,8 @@ def schedule(case):
         kind, _, share = MODEL_PATTERNS[case.pattern]
         return workloads.Pattern(kind), [
             workloads.Step(max(1, int(case.data_mib * share)), case.seconds)]
-    return workloads.pattern_suite(case.data_mib, case.seconds)[case.pattern]
+    return workloads.named_pattern(case.pattern, case.data_mib,
+                                   case.seconds)
 
 
 def touch_rate(case):

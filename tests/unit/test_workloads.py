@@ -93,3 +93,30 @@ def test_pattern_suite_is_valid_for_memwork():
         assert workloads.parse_pattern(pattern.encode()) == pattern
         assert workloads.decode(workloads.encode(steps)) == steps
         assert workloads.duration(steps) == pytest.approx(60, abs=0.01)
+
+
+def test_held_out_suite_is_valid_for_memwork_and_new():
+    suite = workloads.pattern_suite(160, 60)
+    held = workloads.held_out_suite(160, 60)
+    assert not set(held) & set(suite)
+    for name, (pattern, steps) in held.items():
+        assert workloads.parse_pattern(pattern.encode()) == pattern
+        assert workloads.decode(workloads.encode(steps)) == steps
+        assert workloads.duration(steps) == pytest.approx(60, abs=0.01)
+        # parameters the suite does not use (its own are tuned on)
+        assert (pattern, steps) not in suite.values(), name
+    # at the suite's 120 s runs a slow hot set's working set is its
+    # window, a small fast one's the whole data (see Pattern.hot_of)
+    held = workloads.held_out_suite(160, 120)
+    assert held['hotset_slow'][0].hot_of(160) == 40
+    assert held['hotset_small'][0].hot_of(160) == 160
+    assert held['phases_up'][1][0].mib < held['phases_up'][1][-1].mib
+
+
+def test_named_pattern_knows_both_suites_and_refuses_others():
+    assert workloads.named_pattern('phases', 160, 60) == \
+        workloads.pattern_suite(160, 60)['phases']
+    assert workloads.named_pattern('zipf1.0', 160, 60)[0].exponent == 1.0
+    assert 'hotset_small' in workloads.suite_names()
+    with pytest.raises(workloads.ScheduleError, match='unknown pattern'):
+        workloads.named_pattern('zipf9', 160, 60)
