@@ -16,3 +16,12 @@ R=tests/benchmarks/results/badis65
 # the suite's own phases beside its held-out orders, same seeds
 .tox/py3/bin/python -m tests.benchmarks.bench_model "${C[@]}" \
     --patterns phases --seeds 10-14 --workers 2 --out $R/phases256
+# the candidate the slow hot set's TCG log points to (probe_readback_
+# fraction, off since stop 44), paired to the defaults on the held-out
+# patterns and on the suite
+.tox/py3/bin/python -m tests.benchmarks.bench_model --config badis \
+    --config 'readback probe_readback_fraction=0.25' --patterns $P \
+    --seeds 10-14 --workers 2 --out $R/readback256
+.tox/py3/bin/python -m tests.benchmarks.bench_model --config badis \
+    --config 'readback probe_readback_fraction=0.25' --seeds 10-14 \
+    --shapes W1,W2,W3,W4,W5 --workers 2 --out $R/readback256_suite

@@ -16,6 +16,6 @@ PY=/work/main/.tox/functional/bin/python
       -m tests.benchmarks.bench_patterns \
       --patterns ${PATTERNS:-phases_up,hotset_slow,load_idle_small,zipf1.0} \
       --estimators badis --starts boot,loaded --seconds 120 --twin \
-      --out "$OUT" --log "$OUT/agent.log")
+      --out "$OUT" --log "$OUT/agent.log" ${EXTRA:-})
   echo "rc=$? $(date -u +%FT%TZ)"; uptime
 } > "$OUT/load.txt" 2>&1
