@@ -27,6 +27,11 @@ def _jsonable(obj):
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, float):
+        # six decimals for the figures of everyday size; six significant
+        # digits below 1, where Neat's SLAV (~1e-7) and ESV live and six
+        # decimals would write 0
+        if obj != 0.0 and abs(obj) < 1.0:
+            return float('%.6g' % obj)
         return round(obj, 6)
     return obj
 

@@ -455,11 +455,15 @@ def markdown(results):
                   'before its start and that time not accounted (warm-up '
                   'deletion; the first Bitbrains window has no days '
                   'before it), the synthetic traces %g day(s) longer with '
-                  'the repeat starting after them. The column '
-                  '"cold_start" is the same windows without the burn-in: '
-                  'the first days after memmut is switched on, every VM '
-                  'packed at once.' % (results['burn_in_days'],
-                                       results.get('warm_days') or 0), '']
+                  'the repeat starting after them.%s'
+                  % (results['burn_in_days'],
+                     results.get('warm_days') or 0,
+                     ' The column "cold_start" is the same windows '
+                     'without the burn-in: the first days after memmut is '
+                     'switched on, every VM packed at once.'
+                     if 'cold_start' in results['sources'].get(
+                         'bitbrains', {}).get('variants', {})
+                     else ''), '']
     else:
         lines += ['Cold start: no burn-in (every VM packed at once at the '
                   'start of each repeat).', '']

@@ -64,3 +64,14 @@ def test_bad_days_are_a_clear_error(tmp_path, capsys):
     rc = bench.main(ARGS + ['--out', str(tmp_path), '--window-days', '0'])
     assert rc == 2
     assert '--window-days must be positive' in capsys.readouterr().err
+
+
+def test_the_markdown_names_cold_start_only_when_run(tmp_path):
+    # synthetic only: no real windows, so no cold_start column
+    rc, res, md = _run(tmp_path)
+    assert rc == 0 and '"cold_start"' not in md
+    block = res['sources']['synthetic']
+    res['sources']['bitbrains'] = dict(
+        block, description='windows',
+        variants={'cold_start': {'summary': block['summary']}})
+    assert '"cold_start"' in bench.markdown(res)
