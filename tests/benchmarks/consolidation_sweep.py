@@ -555,8 +555,9 @@ def summarize_rows(rows, configs):
 
 
 def _sig(obj):
-    """Floats to 6 significant digits (SLAV and ESV are ~1e-7: the
-    simulator's JSON writer rounds to 6 decimals)."""
+    """Floats to 6 significant digits, large ones too (the sweep's
+    files are compared across runs digit by digit; SLAV and ESV are
+    ~1e-7)."""
     if isinstance(obj, dict):
         return {k: _sig(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
