@@ -543,6 +543,19 @@ def scaling_main():
     return 0
 
 
+def bad_arguments(args):
+    """Why the main run's arguments cannot be used, or None."""
+    if args.window_days <= 0:
+        return '--window-days must be positive (got %g)' % args.window_days
+    for flag, value in (('--burn-in-days', args.burn_in_days),
+                        ('--warm-days', args.warm_days)):
+        if value < 0:
+            return '%s must be >= 0 (got %g)' % (flag, value)
+    if args.synthetic_vms < 1 or args.repeats < 1:
+        return '--synthetic-vms and --repeats must be at least 1'
+    return None
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--trace', default=None,
@@ -634,18 +647,9 @@ def main(argv=None):
         return 0
     if args.scaling_only:
         return scaling_main()
-    for name in ('burn_in_days', 'warm_days', 'window_days'):
-        if getattr(args, name) < 0 or (name == 'window_days'
-                                       and args.window_days <= 0):
-            sys.stderr.write('bench_consolidation: error: --%s must be %s '
-                             '(got %g)\n' % (name.replace('_', '-'),
-                                             'positive' if name ==
-                                             'window_days' else '>= 0',
-                                             getattr(args, name)))
-            return 2
-    if args.synthetic_vms < 1 or args.repeats < 1:
-        sys.stderr.write('bench_consolidation: error: --synthetic-vms and '
-                         '--repeats must be at least 1\n')
+    problem = bad_arguments(args)
+    if problem:
+        sys.stderr.write('bench_consolidation: error: %s\n' % problem)
         return 2
     os.makedirs(args.out, exist_ok=True)
     t_all = time.perf_counter()
