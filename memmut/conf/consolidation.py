@@ -267,6 +267,23 @@ opts = [
                     'lightest CPU use (Neat), "fewest_vms" the fewest VMs '
                     '(fewest migrations per host switched off), then the '
                     'lightest CPU use.'),
+    cfg.FloatOpt('remote_memory_fraction',
+                 default=0.0, min=0.0, max=1.0,
+                 help='How much of a host\'s memory remote memory (global '
+                      'mutualization: [mutualization] remote_cap_kb on the '
+                      'agents, [memstore] remote_listen on the lenders) '
+                      'may stand in for before a memory overload moves VMs. '
+                      'A host overloaded on memory alone, and not '
+                      'overloaded by the same detector with this fraction '
+                      'of memory added, is left in place while the other '
+                      'hosts\' reported reservoirs cover the least extra '
+                      'memory that would stop the detector; its agent '
+                      'serves the excess from remote memory. The least '
+                      'loaded such hosts go first. 0: every memory '
+                      'overload moves VMs (the '
+                      'behaviour before). Set it only where remote memory '
+                      'is deployed (doc/source/consolidation.rst, "Remote '
+                      'memory instead of migrations").'),
     cfg.StrOpt('young_vm_policy',
                default='time_slice',
                choices=['time_slice', 'booked', 'prior', 'spike_prior'],

@@ -55,6 +55,7 @@ move is *caused by memory* when its resource includes memory.
 """
 
 import collections
+import copy
 import dataclasses
 import gc
 import typing
@@ -63,6 +64,7 @@ import numpy as np
 
 from memmut.consolidation import budget as budget_mod
 from memmut.consolidation import placement as placement_mod
+from memmut.consolidation import remote_absorb
 
 CPU = 'cpu'
 MEMORY = 'memory'
@@ -81,6 +83,10 @@ class PlannerHost:
     ram: float
     active: bool = True
     state: typing.Optional[dict] = None
+    # What the host's agent reported it can lend to other hosts (its
+    # reservoir, same unit as ``ram``); None: not known, taken as its
+    # memory not promised to its VMs (see remote_absorb).
+    lendable: typing.Optional[float] = None
 
 
 @dataclasses.dataclass
@@ -140,6 +146,9 @@ class PlanParams:
     # CPU (Neat), or ``fewest_vms``, the fewest VMs (the fewest
     # migrations per host switched off), then the lightest CPU.
     underload_order: str = 'cpu'
+    # How much of a host's memory remote memory may stand in for before
+    # a memory overload moves VMs (0: never; remote_absorb).
+    remote_memory_fraction: float = 0.0
     spec: typing.Any = None
     time_step: float = 300.0
     migration_time: typing.Optional[float] = None
@@ -159,6 +168,7 @@ class PlanParams:
                        c.migration_budget_window),
                    migration_budget_burst=float(c.migration_budget_burst),
                    underload_order=c.underload_order,
+                   remote_memory_fraction=c.remote_memory_fraction,
                    spec=loader.AlgorithmSpec.from_conf(conf),
                    time_step=float(c.interval),
                    bandwidth_mb_s=c.network_migration_bandwidth)
@@ -185,6 +195,7 @@ class PlanParams:
             raise ValueError('migration_budget_window must be positive')
         if self.migration_budget_burst < 0:
             raise ValueError('migration_budget_burst must not be negative')
+        remote_absorb.check_fraction(self.remote_memory_fraction)
         if self.underload_order not in UNDERLOAD_ORDERS:
             raise ValueError('underload_order must be one of %s'
                              % ', '.join(UNDERLOAD_ORDERS))
@@ -221,7 +232,10 @@ class Plan:
     to pass back as :attr:`PlannerHost.state` next round.
     ``over_budget``: underloaded hosts left on because emptying them
     would have overspent the migration budget. ``load``: overloaded
-    host -> its load at detection (fraction of capacity).
+    host -> its load at detection (fraction of capacity). ``absorbed``:
+    hosts overloaded on memory alone left in place because remote memory
+    serves their excess (host -> what each reserves from the lenders;
+    :mod:`memmut.consolidation.remote_absorb`).
     """
     migrations: typing.List[Move] = dataclasses.field(default_factory=list)
     activate: typing.List[str] = dataclasses.field(default_factory=list)
@@ -238,6 +252,8 @@ class Plan:
     # the larger of the resources detected): how urgent its moves are
     # (memmut.consolidation.move_order).
     load: typing.Dict[str, float] = dataclasses.field(default_factory=dict)
+    absorbed: typing.Dict[str, float] = dataclasses.field(
+        default_factory=dict)
 
     def counts(self):
         """Moves per (kind, resource)."""
@@ -438,6 +454,8 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
                             for u, v in candidates.items()}}
 
     # -- 1. detection ---------------------------------------------------
+    remote = params.remote_memory_fraction
+    absorbing = []      # remote_absorb.Candidate
     cpu_hist, mem_hist = {}, {}
     over_hist = {}      # host -> (CPU, memory) as the overload detectors see
     cpu_use, ram_use = {}, {}
@@ -466,6 +484,21 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
             cpu_o / h.cpu_mhz, state.get('cpu_overload'))
         over_m, state['memory_overload'] = algorithms.memory_overload(
             mem_o / h.ram, state.get('memory_overload'))
+        if remote:
+            # The same detector on a host with remote memory added; run
+            # every round so that a stateful detector's state follows.
+            before = state.get('memory_overload_remote')
+            over_r, state['memory_overload_remote'] = \
+                algorithms.memory_overload(
+                    mem_o / (h.ram * (1.0 + remote)), before)
+            if over_m and not over_c and not over_r:
+                need = remote_absorb.least_extra(
+                    lambda g: algorithms.memory_overload(
+                        mem_o / (h.ram * (1.0 + g)),
+                        copy.deepcopy(before))[0], remote)
+                absorbing.append(remote_absorb.Candidate(
+                    name, float(mu[-1]) if len(mu) else 0.0,
+                    float(need * h.ram)))
         under_c, state['cpu_underload'] = algorithms.cpu_underload(
             cu, state.get('cpu_underload'))
         under_m, state['memory_underload'] = algorithms.memory_underload(
@@ -496,6 +529,18 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
     for h in hosts:
         if h.active and h.name not in on:
             plan.deactivate.append(h.name)
+    if absorbing:
+        # Lenders: hosts on, neither overloaded (the candidates are
+        # still counted so) nor underloaded (they may be emptied and
+        # switched off in this round).
+        pool = sum(remote_absorb.lendable(by_name[n].ram, ram_use[n],
+                                          by_name[n].lendable)
+                   for n in on if n not in plan.overloaded
+                   and n not in plan.underloaded)
+        plan.absorbed, _ = remote_absorb.choose(absorbing, pool)
+        for name in plan.absorbed:
+            del plan.overloaded[name]
+            del plan.load[name]
 
     cpu_total = {h.name: float(h.cpu_mhz) for h in hosts}
     ram_total = {h.name: float(h.ram) for h in hosts}
@@ -510,7 +555,8 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
     session = None
     make_session = getattr(algorithms.placement, 'session', None)
     if make_session is not None:
-        targets0 = sorted(active - set(plan.overloaded))
+        targets0 = sorted(active - set(plan.overloaded)
+                          - set(plan.absorbed))
         off = set(plan.deactivate)
         inactive0 = [h.name for h in hosts if h.name not in active
                      and h.name not in off]
@@ -540,7 +586,7 @@ def _plan_round(hosts, vms, algorithms, params=None, sums=None,
             return session.place(vms_cpu, vms_ram, allow_inactive,
                                  exclude=(source,), **kw)
         targets = sorted(active - {source} - set(plan.overloaded)
-                         - emptied)
+                         - set(plan.absorbed) - emptied)
         inactive = ([h.name for h in hosts
                      if h.name not in active and h.name not in emptied
                      and h.name not in plan.deactivate]

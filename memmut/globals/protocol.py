@@ -80,6 +80,17 @@ def lent_by_server(allocations):
     return lent
 
 
+def lendable_kb(db):
+    """Host name -> KiB it can lend next: its reported reservoir less the
+    allocations it serves or is being asked for (a reported reservoir
+    still counts what the host lends, seed 004: pool + exports + local
+    store); 0 for a host that never reported one."""
+    lent = lent_by_server(db.list_remote_allocations(
+        state=OUTSTANDING_STATES))
+    return {h.name: max(0, (h.reservoir_kb or 0) - lent.get(h.name, 0))
+            for h in db.list_hosts()}
+
+
 def new_credentials(allocation_id):
     """(PSK identity, key): 32 bytes from the OS's CSPRNG, in hex (the
     form nbdkit's and GnuTLS's PSK files use)."""
@@ -163,13 +174,8 @@ class GlobalProtocol:
     def _hosts(self):
         # updated_at: the controller's receive time of the host's newest
         # report or inform (liveness never trusts the agent's clock).
-        # A reported reservoir still counts what the host lends (seed
-        # 004: pool + exports + local store), so what it can lend next is
-        # that less the allocations it serves or is being asked for.
-        lent = lent_by_server(self._db.list_remote_allocations(
-            state=OUTSTANDING_STATES))
-        return [(h.name, max(0, (h.reservoir_kb or 0) - lent.get(h.name, 0)),
-                 h.updated_at)
+        free = lendable_kb(self._db)
+        return [(h.name, free[h.name], h.updated_at)
                 for h in self._db.list_hosts()]
 
     # -- GMC_alloc ----------------------------------------------------------

@@ -73,6 +73,7 @@ from memmut.consolidation import move_order
 from memmut.consolidation import planner
 from memmut.consolidation import young as young_mod
 from memmut.db import models
+from memmut.globals import protocol
 from memmut import sizing
 
 LOG = logging.getLogger(__name__)
@@ -412,11 +413,17 @@ def build_input(conf, db, now, states=None, wake=False, in_flight=None):
     busy = {v.host for v in vms}
     for source, dest in moving.values():
         busy.update((source, dest))
+    # What each host can lend as remote memory (its reservoir), for the
+    # planner's remote_memory_fraction (remote_absorb).
+    lend = (protocol.lendable_kb(db) if c.remote_memory_fraction
+            else {})
     hosts = [planner.PlannerHost(
         name,
         max(MIN_CAPACITY, h.cpu_count * core - pinned_cpu[name]),
         max(MIN_CAPACITY, h.memory_total_kb / 1024.0 - pinned_ram[name]),
-        active=name in busy, state=states.get(name))
+        active=name in busy, state=states.get(name),
+        lendable=(lend.get(name, 0) / 1024.0
+                  if c.remote_memory_fraction else None))
         for name, h in sorted(up.items())]
     hosts += [planner.PlannerHost(
         name, max(MIN_CAPACITY, h.cpu_count * core),
@@ -731,6 +738,7 @@ class RoundRunner:
             'not_placed': [list(f) for f in plan.failed],
             'budget_spent': spent,
             'over_budget': plan.over_budget,
+            'absorbed': plan.absorbed,
             'activate': plan.activate,
             'deactivate': plan.deactivate,
             'states': plan.states,
@@ -740,6 +748,11 @@ class RoundRunner:
         if plan.failed:
             planned += ', %d host(s) whose VMs did not fit elsewhere' % (
                 len(plan.failed))
+        if plan.absorbed:
+            planned += (', %d host(s) left to remote memory for their '
+                        'memory overload (%s)' % (
+                            len(plan.absorbed),
+                            ', '.join(sorted(plan.absorbed))))
         if result.dry_run or not plan.migrations:
             result.status = COMPLETED
             result.reason = ('dry run: %s, none executed' % planned

@@ -76,6 +76,7 @@ from memmut.consolidation import young as young_mod
 from memmut import sizing
 from memmut.simulator import migration
 from memmut.simulator import quality
+from memmut.simulator import remote_memory
 from memmut.simulator import sla
 
 MODES = ('booked', 'wss')
@@ -435,13 +436,17 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
     series = {k: np.zeros(n_int) for k in (
         'active_hosts', 'migrations', 'memory_migrations',
         'memory_violations', 'cpu_overloads', 'power_w', 'used_memory_mb',
-        'allocated_memory_mb', 'in_flight', 'copying')}
+        'allocated_memory_mb', 'in_flight', 'copying', 'remote_memory_mb',
+        'remote_hosts', 'memory_unserved', 'absorbed_hosts')}
+    remote_fraction = settings.plan.remote_memory_fraction
     causes = {}
     failed = {'overload': 0, 'underload': 0}
     oversize = set()
     plan_time, plan_max, moves_total, n_rounds = 0.0, 0.0, 0, 0
     # Underload moves move_order priority_drop left out of their round.
     n_dropped = 0
+    # Hosts the planner left to remote memory, summed over the rounds.
+    absorbed_rounds = 0
     # Neat's SLA figures (:mod:`memmut.simulator.sla`): per host, steps
     # on and steps CPU-overloaded; per VM, CPU asked for and CPU lost to
     # its copies (MHz x s).
@@ -581,6 +586,7 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
             causes.clear()
             failed = dict.fromkeys(failed, 0)
             plan_time, plan_max, moves_total, n_dropped = 0.0, 0.0, 0, 0
+            absorbed_rounds = 0
             rounds_before, cancelled_before = n_rounds, sched.cancelled
         t_start = t * step
         lo = max(0, t - big_l * hk + 1)
@@ -591,7 +597,7 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
         new = np.flatnonzero((pool.where < 0) & alive[:, t])
         if len(new):
             place_new(new, t, lo)
-        mem_moves, n_moves = 0, 0
+        mem_moves, n_moves, n_absorbed = 0, 0, 0
         if (t in rounds_at if pacing.mode == CLOCK
                 else pacing.due(t_start)):
             n_rounds += 1
@@ -601,6 +607,8 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
             plan_time += dt
             plan_max = max(plan_max, dt)
             states.update(plan.states)
+            n_absorbed = len(plan.absorbed)
+            absorbed_rounds += n_absorbed
             added = []
             moves = plan.migrations
             if settings.move_order == move_order_mod.PRIORITY_DROP:
@@ -666,6 +674,15 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
         series['memory_migrations'][k] = mem_moves
         series['memory_violations'][k] = np.count_nonzero(
             used[act] > model.memory_mb)
+        served, unserved = remote_memory.serve(
+            used, np.bincount(hv, weights=d_mem[live, t1], minlength=n_h),
+            act, model.memory_mb, remote_fraction)
+        series['remote_memory_mb'][k] = served.sum()
+        series['remote_hosts'][k] = np.count_nonzero(
+            served > remote_memory.EPSILON_MB)
+        series['memory_unserved'][k] = np.count_nonzero(
+            unserved > remote_memory.EPSILON_MB)
+        series['absorbed_hosts'][k] = n_absorbed
         series['cpu_overloads'][k] = np.count_nonzero(over)
         series['power_w'][k] = float(np.sum(sla.power(
             u, model.idle_watts, model.max_watts, model.power_model)))
@@ -761,6 +778,20 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
         'memory_overload_host_time_fraction': (
             float(series['memory_violations'].sum() / host_time)
             if host_time else 0.0),
+        # With remote memory (remote_memory_fraction), the part of it
+        # the lenders served, and what was left for the guests' disks.
+        'remote_memory_fraction': remote_fraction,
+        'memory_unserved_host_time_fraction': (
+            float(series['memory_unserved'].sum() / host_time)
+            if host_time else 0.0),
+        'remote_memory_host_time_fraction': (
+            float(series['remote_hosts'].sum() / host_time)
+            if host_time else 0.0),
+        'remote_memory_gib_hours': float(
+            series['remote_memory_mb'].sum() / 1024.0 * step / 3600.0),
+        'remote_memory_peak_gib': (float(
+            series['remote_memory_mb'].max() / 1024.0) if n_int else 0.0),
+        'absorbed_host_rounds': int(absorbed_rounds),
         'memory_overload_any_host_time_fraction': (
             float(np.mean(series['memory_violations'] > 0))
             if n_int else 0.0),

@@ -167,6 +167,18 @@ def summary_lines(results):
                    m['shortfall_gib_hours'], m['rejected_vm_count'],
                    m['readings']['missing_readings'],
                    m['readings']['carried_forward']))
+        if m.get('remote_memory_fraction'):
+            lines.append(
+                '       remote memory (up to %.0f %% of a host): %d host '
+                'round(s) left to it, served %.3f %% of host time (%.1f '
+                'GiB-h, peak %.1f GiB), memory overload not served %.4f %% '
+                'of host time'
+                % (100 * m['remote_memory_fraction'],
+                   m['absorbed_host_rounds'],
+                   100 * m['remote_memory_host_time_fraction'],
+                   m['remote_memory_gib_hours'],
+                   m['remote_memory_peak_gib'],
+                   100 * m['memory_unserved_host_time_fraction']))
     comp = results.get('comparison', {})
     ratio = comp.get('active_host_ratio_booked_over_wss')
     if ratio:

@@ -103,7 +103,16 @@ FIGURES = (
      'migrations caused by memory', '.2f', 100, ' %'),
     ('memory_overload', 'memory_overload_host_time_fraction',
      'memory overload (host time)', '.3f', 100, ' %'),
+    # With remote memory (remote_memory_fraction): memory overload the
+    # lenders did not serve, and what they served.
+    ('memory_unserved', 'memory_unserved_host_time_fraction',
+     'memory overload not served remotely (host time)', '.3f', 100, ' %'),
+    ('remote_time', 'remote_memory_host_time_fraction',
+     'served remotely (host time)', '.3f', 100, ' %'),
+    ('remote_gib_hours', 'remote_memory_gib_hours',
+     'remote memory (GiB-h)', '.1f', 1, ''),
 )
+REMOTE_FIGURES = ('memory_unserved', 'remote_time', 'remote_gib_hours')
 
 
 def configurations():
@@ -371,6 +380,15 @@ def configurations():
             out['wss move_order=%s' % order] = (
                 'wss', aware, p_aware, 'move_order',
                 {'move_order': order})
+    # Memory overload left to remote memory up to a fraction of the
+    # host's memory instead of moving VMs (remote_absorb; for
+    # memory_spikes, whose moves are nearly all caused by memory).
+    for f in (0.1, 0.2, 0.3):
+        if f != p_aware.remote_memory_fraction:
+            out['wss remote=%g' % f] = (
+                'wss', aware, dataclasses.replace(
+                    p_aware, remote_memory_fraction=f),
+                'remote_memory_fraction')
     for d in (0, 288):
         if d != p_aware.min_dwell_rounds:
             out['wss dwell=%d' % d] = (
@@ -742,6 +760,9 @@ def markdown(result, command):
             'over_held_bound', 'migrations_per_vm_day',
             'cpu_overload', 'slav', 'esv', 'memory_caused_share',
             'memory_overload')
+    if any(g.get('remote_gib_hours', {}).get('mean')
+           for c in result['summary'].values() for g in c.values()):
+        cols += REMOTE_FIGURES
     spec = {k: (fmt, scale, unit) for k, _, _, fmt, scale, unit in FIGURES}
     label = {k: lab for k, _, lab, *_ in FIGURES}
     sp = result.get('spread')

@@ -559,6 +559,32 @@ def test_a_recurring_memory_spike_is_relieved_before_it_comes_back(
     assert plain.plan.overloaded == {} and plain.migrations == []
 
 
+def test_remote_memory_holds_an_overload_the_reservoirs_cover(db, clock):
+    # h1's 3 VMs use 1300 MiB each: 3900 MiB, 0.95 of its 4 GiB is 3891.
+    # With remote_memory_fraction 0.1 the host may stay where it is if
+    # the other hosts' reported reservoirs cover what it needs (a few
+    # MiB): h2 reports none at first, then 1 GiB.
+    populate(db, clock, {
+        'h1': (8, 4 * GIB_KB, [VMSpec(u, booked_kb=3 * GIB_KB // 2,
+                                      wss_kb=1300 << 10) for u in 'abc']),
+        'h2': (8, 8 * GIB_KB, [VMSpec('d', wss_kb=100 << 10)])})
+    conf = round_conf(memory_overload_detection='threshold',
+                      memory_overload_detection_parameters=(
+                          '{"threshold": 0.95}'),
+                      remote_memory_fraction=0.1)
+    no_lender = rounds.RoundRunner(conf, db, clock=clock).run(dry_run=True)
+    assert no_lender.plan.overloaded == {'h1': 'memory'}
+    assert no_lender.plan.absorbed == {} and no_lender.migrations
+    db.store_reservoir(objects.ReservoirInform(
+        host='h2', reservoir_kb=GIB_KB, timestamp=clock.t))
+    lent = rounds.RoundRunner(conf, db, clock=clock).run(dry_run=True)
+    assert lent.plan.overloaded == {} and lent.migrations == []
+    assert set(lent.plan.absorbed) == {'h1'}
+    assert 0 < lent.plan.absorbed['h1'] <= 0.1 * 4096
+    assert 'left to remote memory' in lent.reason
+    assert lent.summary['absorbed'] == lent.plan.absorbed
+
+
 def test_both_resources_are_stored_as_cpu_plus_memory(db, clock):
     # CPU and memory overloaded together: the reason is 'cpu+memory',
     # which the migrations table accepts.

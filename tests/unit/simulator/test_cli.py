@@ -94,6 +94,23 @@ def test_a_burn_in_is_simulated_and_not_accounted(tmp_path):
     assert w['burn_in_intervals'] == 72 - 11
 
 
+def test_remote_memory_fraction_from_the_config(tmp_path, capsys):
+    conf_file = tmp_path / 'sim.conf'
+    conf_file.write_text('[simulator]\nsynthetic_vms = 30\n'
+                         'synthetic_days = 0.5\n'
+                         '[consolidation]\nremote_memory_fraction = 0.2\n')
+    assert sim.main(['--config-file', str(conf_file), '--noprogress',
+                     '--noplots', '--output-dir', str(tmp_path / 'out')],
+                    conf=fresh_conf()) == 0
+    results = json.loads((tmp_path / 'out' / 'results.json').read_text())
+    w = results['modes']['wss']
+    assert w['remote_memory_fraction'] == 0.2
+    for key in ('memory_unserved_host_time_fraction',
+                'remote_memory_gib_hours', 'absorbed_host_rounds'):
+        assert key in w
+    assert 'remote memory (up to 20 % of a host)' in capsys.readouterr().out
+
+
 @pytest.mark.parametrize('args, message', [
     (['--trace', '/nonexistent.tar.gz'], 'does not exist'),
     (['--mode', 'nope'], '--mode takes booked and/or wss'),
