@@ -962,6 +962,14 @@ opts = [
                help='With hindsight_rounds: a shrink is judged only once '
                     'the guest wrote at least this much (KiB) to swap '
                     'after it.'),
+    cfg.BoolOpt('hindsight_recent_only',
+                default=False,
+                help='With hindsight_rounds: count only what the guest '
+                     'reads back of the pages evicted since the shrink '
+                     '(memstore\'s reuse distances tell them apart), not '
+                     'pages that went to swap before it (a hot set moving '
+                     'to data evicted while the guest loaded it). Without '
+                     'memstore\'s distances every swap-in counts.'),
     cfg.IntOpt('swapin_budget_kb_s',
                default=0,
                min=0,

@@ -283,6 +283,7 @@ class BadisParams:
     hindsight_rounds: int = 30
     hindsight_fraction: float = 0.25
     hindsight_min_kb: int = 16 * MiB
+    hindsight_recent_only: bool = False
     # stop 53: a correction lowered on evidence lowers the estimates
     # already averaged with it (see rebase_estimates; off)
     pinned_drop_rebase: bool = False
@@ -349,7 +350,8 @@ class BadisParams:
     def hindsight_params(self):
         return hindsight.Params(rounds=self.hindsight_rounds,
                                 fraction=self.hindsight_fraction,
-                                min_kb=self.hindsight_min_kb)
+                                min_kb=self.hindsight_min_kb,
+                                recent_only=self.hindsight_recent_only)
 
     @property
     def floor_params(self):
@@ -424,6 +426,9 @@ class Observation:
     evicted_kb: int = 0
     swapin_kb: int = 0
     interval_s: typing.Optional[float] = None
+    # the round's swap-ins by reuse distance (SwapReading.in_distances;
+    # None: unknown), for hindsight's recent_only
+    swapin_distances: typing.Optional[tuple] = None
     used_kb: typing.Optional[int] = None
     allocating: bool = False
     in_use_kb: typing.Optional[int] = None
@@ -1839,6 +1844,7 @@ def step(state, obs, params=None):
             state.ledger, shrunk=obs.shrunk,
             shrunk_from_kb=obs.shrunk_from_kb, m_cur_kb=obs.m_cur_kb,
             out_kb=obs.evicted_kb, in_kb=obs.swapin_kb,
+            in_distances=obs.swapin_distances,
             params=params.hindsight_params,
             forced=(state.last_asked_kb is not None and obs.m_cur_kb <
                     state.last_asked_kb - BALLOON_SLACK_KB))

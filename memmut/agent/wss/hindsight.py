@@ -38,6 +38,25 @@ never read back (ratio near 0), the tail of a Zipf pattern mostly is
 (0.7 above). A working set that rises afterwards also reads back, which
 is then a floor at a size the guest needs anyway.
 
+Which read-backs count (``recent_only``). Without it, every swap-in
+in the ledger's rounds counts. A guest also reads back pages evicted
+long before the shrink: a hot set moving to a region that went to swap
+while the guest loaded its data, or at an earlier size. Those are not
+the memory the shrink took, yet counted they judged it bad (TCG, the
+slow hot set of the held-out suite, stop 65: a window move read back
+13.8 MiB where 7.4 MiB had been written since the shrink, and the floor
+held 242 MiB for a 120 MiB working set). With it, a swap-in counts only
+if the page was evicted after the ledger opened: memstore's reuse
+distance of a swap-in is the number of pages still in swap that were
+evicted after it (seed 004 §2.4.4), so a page evicted since the ledger
+opened has a distance below what the guest wrote since then less what
+it read back of it, and an older page has at least that. The
+histogram's buckets (``[memstore] histogram_bucket_pages``, 1 MiB by
+default) make the test count a bucket that straddles the line (the bad
+side); swap-ins of pages memstore never saw written (``cold``) are old.
+A reading with no distances (the balloon-statistics monitor) counts
+every swap-in as before.
+
 Only Badis's own shrinks are judged. A balloon taken below the demand
 Badis asked for (the host reclaiming a VM to its Mem_init under a
 shortage, seed 004 ch.3) was known too small when it was taken: its
@@ -72,6 +91,8 @@ class Params:
     fraction: float = 0.25
     min_kb: int = 16 * 1024
     settle: int = 3
+    # count only the read-backs of pages evicted since the ledger opened
+    recent_only: bool = False
 
     def __post_init__(self):
         if self.rounds < 0 or self.settle < 0:
@@ -83,15 +104,26 @@ class Params:
             raise ValueError('hindsight min_kb must not be negative')
 
 
+def recent_kb(distances, queued_kb):
+    """KiB of one round's swap-ins whose pages were evicted after the
+    ``queued_kb`` most recent still in swap: ``distances`` are
+    ``(least distance KiB, KiB read)`` pairs, one per histogram bucket
+    (a bucket whose least distance is below the line counts whole)."""
+    return sum(kb for least, kb in distances if least < queued_kb)
+
+
 def update(ledger, *, shrunk, shrunk_from_kb, m_cur_kb, out_kb, in_kb,
-           params, forced=False):
+           params, forced=False, in_distances=None):
     """One round: ``(ledger, floor_kb, event)``. ``floor_kb`` is the floor
     a shrink judged bad asks for in a round that read back (0: none): the
     lowest allocation since it plus what the guest read back, at most the
     allocation before it; ``event`` a log line when it is judged.
     ``out_kb``/``in_kb``: what the guest wrote to swap and read back
     over the round. ``forced``: the shrink took the balloon below the
-    demand Badis had asked for (not judged; it ends the ledger)."""
+    demand Badis had asked for (not judged; it ends the ledger).
+    ``in_distances``: the round's swap-ins by reuse distance
+    (:func:`recent_kb`; None: unknown), read with ``params.recent_only``.
+    """
     if not params.rounds:
         return ledger, 0, None
     if shrunk and forced:
@@ -109,9 +141,15 @@ def update(ledger, *, shrunk, shrunk_from_kb, m_cur_kb, out_kb, in_kb,
         ledger = dataclasses.replace(
             ledger, low_kb=min(ledger.low_kb, m_cur_kb),
             since_shrink=ledger.since_shrink + 1)
+    out_kb = max(0, out_kb or 0)
+    in_kb = max(0, in_kb or 0)
+    if params.recent_only and in_distances is not None:
+        # still in swap of what was evicted since the ledger opened
+        in_kb = min(in_kb, recent_kb(
+            in_distances, ledger.out_kb + out_kb - ledger.in_kb))
     ledger = dataclasses.replace(
-        ledger, out_kb=ledger.out_kb + max(0, out_kb or 0),
-        in_kb=ledger.in_kb + max(0, in_kb or 0), age=ledger.age + 1)
+        ledger, out_kb=ledger.out_kb + out_kb,
+        in_kb=ledger.in_kb + in_kb, age=ledger.age + 1)
     if (not ledger.bad and ledger.out_kb >= max(1, params.min_kb) and
             ledger.in_kb >= params.fraction * ledger.out_kb):
         ledger = dataclasses.replace(ledger, bad=True)

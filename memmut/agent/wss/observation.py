@@ -111,7 +111,7 @@ def observe(now, booked_kb, sizes, sampled, reading, full, sampled_round,
         full=full, pressure_kb=pressure_kb(reading, sizes.shrunk),
         shrunk=sizes.shrunk, shrunk_from_kb=sizes.shrunk_from_kb,
         evicted_kb=reading.out_kb, swapin_kb=reading.in_kb,
-        interval_s=reading.seconds,
+        interval_s=reading.seconds, swapin_distances=reading.in_distances,
         used_kb=used_kb if sampled_round else None,
         allocating=allocating and sampled_round, in_use_kb=in_use_kb,
         hold=hold)

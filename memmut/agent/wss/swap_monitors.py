@@ -55,6 +55,20 @@ class SwapReading:
     out_kb: int = 0
     in_kb: int = 0
     seconds: typing.Optional[float] = None
+    # The interval's swap-ins by reuse distance: ``(least distance KiB,
+    # KiB read)`` per histogram bucket, swap-ins without a distance left
+    # out (pages written before memstore's monitor saw them: old). None:
+    # the monitor has no distances (memmut.agent.wss.hindsight).
+    in_distances: typing.Optional[tuple] = None
+
+
+def distances_kb(histogram, bucket_pages):
+    """:attr:`SwapReading.in_distances` from memstore's interval
+    histogram (bucket -> swap-ins, bucket ``b`` holding the distances in
+    ``[b, b + 1)`` x ``bucket_pages`` pages)."""
+    page_kb = 4
+    return tuple((int(b) * bucket_pages * page_kb, int(n) * page_kb)
+                 for b, n in sorted(histogram.items()))
 
 
 class SwapMonitor(abc.ABC):
@@ -228,6 +242,7 @@ class MemstoreSwapMonitor(SwapMonitor):
             ghost_kb = int(mon.extra_bytes) // 1024
             queued_kb = int(mon.queue_pages) * 4
             out_pages = int(mon.swap_out_pages)
+            distances = distances_kb(mon.histogram, int(mon.bucket_pages))
         except Exception as e:       # memstore away, or no export
             if vm.uuid not in self._failed:
                 LOG.warning('VM %s (%s): no reuse distances from memstore '
@@ -261,7 +276,8 @@ class MemstoreSwapMonitor(SwapMonitor):
                            % (swap_ins + cold, cold, ghost_kb, grown,
                               out_kb),
                            grown_kb=grown, pressure=pressure, out_kb=out_kb,
-                           in_kb=(swap_ins + cold) * 4, seconds=seconds)
+                           in_kb=(swap_ins + cold) * 4, seconds=seconds,
+                           in_distances=distances)
 
     def forget(self, uuid):
         self._failed.discard(uuid)

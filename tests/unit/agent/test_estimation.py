@@ -118,6 +118,18 @@ def test_memstore_monitor_turns_reuse_distances_into_geiger():
     assert r.swapping and r.ghost is None
 
 
+def test_memstore_monitor_gives_the_swap_ins_by_distance():
+    # buckets of 1024 pages (4 MiB): bucket 3 holds distances 12-16 MiB;
+    # swap-ins without a distance (cold) are not among them
+    readings = [memstore_reading([[0, 10], [3, 80]], cold=5)]
+    m = swap_monitors.MemstoreSwapMonitor(lambda vm: readings.pop(0))
+    r = m.read(info(), 300 * MIB)
+    assert r.in_distances == ((0, 40), (12 * MIB, 320))
+    assert r.in_kb == 95 * 4
+    # a reading without distances (the balloon statistics') has none
+    assert swap_monitors.SwapReading(True, None, 'x').in_distances is None
+
+
 def test_memstore_failure_falls_back_to_balloon_stats(caplog):
     def broken(vm):
         raise ConnectionRefusedError('no control socket')

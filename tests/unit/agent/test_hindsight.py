@@ -276,3 +276,81 @@ def test_a_raise_after_a_shrink_keeps_where_the_guest_read_back():
                              m_cur_kb=236 * MiB, sample_kb=None,
                              short=True, params=params, booked_kb=BOOKED)
     assert plain.kb and plain.read_at_kb == 0
+
+
+RECENT = dataclasses.replace(P, recent_only=True)
+
+
+def test_recent_kb_counts_the_buckets_below_the_line():
+    d = ((0, 4 * MiB), (4 * MiB, 2 * MiB), (8 * MiB, 8 * MiB))
+    assert hs.recent_kb(d, 5 * MiB) == 6 * MiB   # 4-8 straddles: counted
+    assert hs.recent_kb(d, 4 * MiB) == 4 * MiB
+    assert hs.recent_kb(d, 0) == 0
+    assert hs.recent_kb((), 100 * MiB) == 0
+
+
+def test_recent_only_ignores_read_backs_of_pages_evicted_before_the_shrink():
+    # The shrink writes 20 MiB to swap; the guest then reads back 8 MiB a
+    # round, all of pages that had been in swap before the shrink (their
+    # distance: at least the 20 MiB written since, less what was read
+    # back of those, i.e. 20 MiB here).
+    old = ((20 * MiB, 8 * MiB),)
+
+    def run(params, distances):
+        ledger, verdicts = hs.Ledger(), []
+        for i in range(4):
+            shrunk = i == 0
+            ledger, bad, ev = hs.update(
+                ledger, shrunk=shrunk,
+                shrunk_from_kb=256 * MiB if shrunk else None,
+                m_cur_kb=200 * MiB, out_kb=20 * MiB if shrunk else 0,
+                in_kb=0 if shrunk else 8 * MiB, params=params,
+                in_distances=None if shrunk else distances)
+            verdicts.append(bad)
+        return ledger, verdicts
+
+    ledger, v = run(P, old)                 # every swap-in counts
+    assert ledger.bad and v[1] == 208 * MiB
+    ledger, v = run(RECENT, old)
+    assert not ledger.bad and not any(v) and ledger.in_kb == 0
+    # the same reads at short distances: pages the shrink evicted
+    ledger, v = run(RECENT, ((MiB, 8 * MiB),))
+    assert ledger.bad and v[1] == 208 * MiB
+    # no distances (the balloon statistics): every swap-in counts
+    ledger, v = run(RECENT, None)
+    assert ledger.bad
+
+
+def test_the_line_moves_down_as_recent_pages_come_back():
+    # 16 MiB evicted by the shrink; 8 MiB of them read back in round 1
+    # (distances 0-8 MiB), so 8 MiB of them are still in swap: round 2's
+    # swap-ins at distances from 8 MiB on are older pages.
+    ledger = hs.Ledger()
+    for i, (out, read, dist) in enumerate((
+            (16 * MiB, 0, None),
+            (0, 8 * MiB, ((0, 4 * MiB), (4 * MiB, 4 * MiB))),
+            (0, 6 * MiB, ((4 * MiB, 2 * MiB), (8 * MiB, 4 * MiB))))):
+        ledger, _, _ = hs.update(
+            ledger, shrunk=i == 0, shrunk_from_kb=256 * MiB if i == 0
+            else None, m_cur_kb=200 * MiB, out_kb=out, in_kb=read,
+            params=RECENT, in_distances=dist)
+    assert ledger.in_kb == 10 * MiB and ledger.out_kb == 16 * MiB
+
+
+def test_the_rounds_observation_carries_the_distances():
+    from memmut.agent.wss import observation
+    from memmut.agent.wss import swap_monitors
+    reading = swap_monitors.SwapReading(
+        True, None, 'memstore', out_kb=MiB, in_kb=2 * MiB,
+        in_distances=((0, 2 * MiB),))
+    obs = observation.observe(
+        0.0, BOOKED, observation.BalloonSizes(200 * MiB, 200 * MiB),
+        None, reading, True, True)
+    assert obs.swapin_distances == ((0, 2 * MiB),)
+    assert obs.swapin_kb == 2 * MiB
+
+
+def test_the_option_reaches_the_ledger():
+    assert not badis.BadisParams().hindsight_params.recent_only
+    assert badis.BadisParams(
+        hindsight_recent_only=True).hindsight_params.recent_only
