@@ -15,10 +15,12 @@ def fresh_conf():
     return c
 
 
-def run(tmp_path, *args):
+def run(tmp_path, *args, extra=''):
+    """memmut-sim on 30 synthetic VMs for half a day; ``extra``: more
+    configuration lines after ``[simulator]``'s."""
     conf_file = tmp_path / 'sim.conf'
     conf_file.write_text('[simulator]\nsynthetic_vms = 30\n'
-                         'synthetic_days = 0.5\n')
+                         'synthetic_days = 0.5\n' + extra)
     argv = ['--config-file', str(conf_file), '--noprogress',
             '--output-dir', str(tmp_path / 'out')] + list(args)
     return sim.main(argv, conf=fresh_conf())
@@ -68,14 +70,9 @@ def test_interval_and_estimator_error_options(tmp_path):
 
 def test_the_controller_pacing_and_executor_limit_from_the_config(
         tmp_path):
-    conf_file = tmp_path / 'sim.conf'
-    conf_file.write_text('[simulator]\nsynthetic_vms = 30\n'
-                         'synthetic_days = 0.5\n'
-                         'round_pacing = after_execution\n'
-                         'migration_parallel = 4\n')
-    assert sim.main(['--config-file', str(conf_file), '--noprogress',
-                     '--noplots', '--output-dir', str(tmp_path / 'out')],
-                    conf=fresh_conf()) == 0
+    assert run(tmp_path, '--noplots',
+               extra='round_pacing = after_execution\n'
+                     'migration_parallel = 4\n') == 0
     results = json.loads((tmp_path / 'out' / 'results.json').read_text())
     assert results['rounds']['round_pacing'] == 'after_execution'
     assert results['rounds']['migration_parallel'] == 4
@@ -95,13 +92,8 @@ def test_a_burn_in_is_simulated_and_not_accounted(tmp_path):
 
 
 def test_remote_memory_fraction_from_the_config(tmp_path, capsys):
-    conf_file = tmp_path / 'sim.conf'
-    conf_file.write_text('[simulator]\nsynthetic_vms = 30\n'
-                         'synthetic_days = 0.5\n'
-                         '[consolidation]\nremote_memory_fraction = 0.2\n')
-    assert sim.main(['--config-file', str(conf_file), '--noprogress',
-                     '--noplots', '--output-dir', str(tmp_path / 'out')],
-                    conf=fresh_conf()) == 0
+    assert run(tmp_path, '--noplots', extra='[consolidation]\n'
+               'remote_memory_fraction = 0.2\n') == 0
     results = json.loads((tmp_path / 'out' / 'results.json').read_text())
     w = results['modes']['wss']
     assert w['remote_memory_fraction'] == 0.2
