@@ -7,23 +7,7 @@
 # from boot and from a loaded start, one twin pair at a time under the
 # TCG lock, from the tree $T (its COMMIT file names the commit).
 cd "$(dirname "$0")"
-T=${T:-/tmp/t66/tree}
-export MEMMUT_TEST_CACHE=/work/main/tests/.cache
-export PATH=/work/main/memstore/target/release:$PATH
-PY=/work/main/.tox/functional/bin/python
-run() {     # out_dir patterns [bench_patterns options]
-  local out=$PWD/$1 patterns=$2
-  shift 2
-  mkdir -p "$out"
-  {
-    echo "== $(date -u +%FT%TZ) tree $(cat "$T/COMMIT")"; uptime
-    (cd "$T" && PYTHONPATH=$T flock /tmp/memmut-tcg.lock $PY \
-        -m tests.benchmarks.bench_patterns --patterns "$patterns" \
-        --estimators badis --starts boot,loaded --seconds 120 --twin \
-        --out "$out" --log "$out/agent.log" "$@")
-    echo "rc=$? $(date -u +%FT%TZ)"; uptime
-  } > "$out/load.txt" 2>&1
-}
+. ./lib.sh
 RECENT=(--badis-option hindsight_recent_only=True --label recent)
 for r in ${ROUNDS:-1 2 3}; do
   run tcg_slow_r$r hotset_slow
