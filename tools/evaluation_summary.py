@@ -821,7 +821,8 @@ WHY = {
                'tree at 256 MiB; Zipf 0.8 at 300 s (README there)',
     'badis66': 'issue 13 stop 66: [badis] hindsight_recent_only on TCG, '
                'the slow hot set and the suite\'s hot set, the defaults '
-               'and the option alternated (README there)',
+               'and the option alternated; probe_readback_fraction beside '
+               'the defaults on three suite patterns (README there)',
     'badis65': 'issue 13 stop 65: the held-out patterns (parameters no '
                'default was tuned on) on the model at two sizes and four '
                'of them on TCG (README there)',
