@@ -416,14 +416,13 @@ def build_input(conf, db, now, states=None, wake=False, in_flight=None):
     # What each host can lend as remote memory (its reservoir), for the
     # planner's remote_memory_fraction (remote_absorb).
     lend = (protocol.lendable_kb(db) if c.remote_memory_fraction
-            else {})
+            else None)
     hosts = [planner.PlannerHost(
         name,
         max(MIN_CAPACITY, h.cpu_count * core - pinned_cpu[name]),
         max(MIN_CAPACITY, h.memory_total_kb / 1024.0 - pinned_ram[name]),
         active=name in busy, state=states.get(name),
-        lendable=(lend.get(name, 0) / 1024.0
-                  if c.remote_memory_fraction else None))
+        lendable=None if lend is None else lend.get(name, 0) / 1024.0)
         for name, h in sorted(up.items())]
     hosts += [planner.PlannerHost(
         name, max(MIN_CAPACITY, h.cpu_count * core),

@@ -445,8 +445,6 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
     plan_time, plan_max, moves_total, n_rounds = 0.0, 0.0, 0, 0
     # Underload moves move_order priority_drop left out of their round.
     n_dropped = 0
-    # Hosts the planner left to remote memory, summed over the rounds.
-    absorbed_rounds = 0
     # Neat's SLA figures (:mod:`memmut.simulator.sla`): per host, steps
     # on and steps CPU-overloaded; per VM, CPU asked for and CPU lost to
     # its copies (MHz x s).
@@ -586,7 +584,6 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
             causes.clear()
             failed = dict.fromkeys(failed, 0)
             plan_time, plan_max, moves_total, n_dropped = 0.0, 0.0, 0, 0
-            absorbed_rounds = 0
             rounds_before, cancelled_before = n_rounds, sched.cancelled
         t_start = t * step
         lo = max(0, t - big_l * hk + 1)
@@ -608,7 +605,6 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
             plan_max = max(plan_max, dt)
             states.update(plan.states)
             n_absorbed = len(plan.absorbed)
-            absorbed_rounds += n_absorbed
             added = []
             moves = plan.migrations
             if settings.move_order == move_order_mod.PRIORITY_DROP:
@@ -791,7 +787,7 @@ def simulate(trace, mode, settings=None, progress=None, observer=None):
             series['remote_memory_mb'].sum() / 1024.0 * step / 3600.0),
         'remote_memory_peak_gib': (float(
             series['remote_memory_mb'].max() / 1024.0) if n_int else 0.0),
-        'absorbed_host_rounds': int(absorbed_rounds),
+        'absorbed_host_rounds': int(series['absorbed_hosts'].sum()),
         'memory_overload_any_host_time_fraction': (
             float(np.mean(series['memory_violations'] > 0))
             if n_int else 0.0),
