@@ -37,6 +37,22 @@ opts = [
                     'when the controller starts). A lender that is down '
                     'has its allocations closed as failed within '
                     'host_down_after + reconcile_interval seconds.'),
+    cfg.IntOpt('report_batch_size',
+               default=64,
+               min=1,
+               help='Most agents\' reports the controller stores in one '
+                    'database transaction. Reports are written by one '
+                    'thread, which takes every report received while it '
+                    'wrote the last batch: under light load each is '
+                    'stored alone as soon as it arrives, under load '
+                    'several share a transaction, which costs the '
+                    'controller and the database a fraction of what one '
+                    'transaction per report does. An agent is answered '
+                    'once its report is committed either way. 1: each '
+                    'report is stored in its own transaction by the RPC '
+                    'thread that received it. Above [DEFAULT] '
+                    'executor_thread_pool_size (the RPC threads that '
+                    'wait for the writer) changes nothing.'),
     cfg.IntOpt('sample_retention',
                default=7 * 24 * 3600,
                min=60,

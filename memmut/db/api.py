@@ -85,60 +85,94 @@ class Database:
 
     def store_report(self, report):
         """Store a HostReport; False if this (host, boot_id, seq) is known."""
-        try:
-            return self._store_report(report)
-        except DBError as e:
-            # Two controllers took the same resent report at once: the
-            # unique constraint let one in, and that is the outcome wanted.
-            if isinstance(e.__cause__, sa_exc.IntegrityError):
-                return False
-            raise
+        return self.store_reports([report])[0]
 
-    def _store_report(self, report):
+    def store_reports(self, reports):
+        """Store HostReports in one transaction, as if one by one in
+        order: a list of booleans, False for a report whose (host,
+        boot_id, seq) is known (stored before, or earlier in the list).
+
+        One transaction and one executemany per table for the whole list
+        (group commit): a controller under load stores the reports its
+        RPC threads received meanwhile together (:mod:`memmut.globals.
+        report_writer`), which costs it and the database less per report
+        than one transaction each."""
+        if not reports:
+            return []
+        try:
+            return self._store_reports(reports)
+        except DBError as e:
+            # Another controller took one of these (a resent report) at
+            # the same time: the unique constraint let one in. Alone, a
+            # report that collides is known, which is the outcome wanted;
+            # in a batch it rolled back the others, so each goes again in
+            # its own transaction.
+            if not isinstance(e.__cause__, sa_exc.IntegrityError):
+                raise
+            if len(reports) == 1:
+                return [False]
+            return [self.store_report(r) for r in reports]
+
+    def _store_reports(self, reports):
         now = self._clock()
         with self._session() as session:
-            host = self._host(session, report.host, now)
-            known = session.scalar(
-                sa.select(models.HostSample.id).filter_by(
-                    host_id=host.id, boot_id=report.boot_id, seq=report.seq))
-            if known is not None:
-                return False
+            hosts = self._hosts(session, {r.host for r in reports}, now)
+            known = self._known_reports(session, hosts, reports)
+            fresh = []
+            for r in reports:
+                key = (hosts[r.host].id, r.boot_id, r.seq)
+                fresh.append(key not in known)
+                known.add(key)
+            stored = [r for r, new in zip(reports, fresh) if new]
+            if not stored:
+                return fresh
             # Core statements, not ORM objects, for the rows of a report:
             # per-row ORM bookkeeping was most of a report's cost. The
-            # first write is this row, so two controllers storing the same
-            # report collide here (IntegrityError) before writing more.
+            # first write is these rows, so two controllers storing the
+            # same report collide here (IntegrityError) before writing
+            # more.
             session.execute(sa.insert(models.HostSample), [dict(
-                host_id=host.id, boot_id=report.boot_id, seq=report.seq,
-                timestamp=report.timestamp,
-                memory_free_kb=report.memory_free_kb,
-                cpu_util=report.cpu_util, reservoir_kb=report.reservoir_kb)])
-            host.updated_at = now
-            newest = (host.last_report_at is None or
-                      report.timestamp >= host.last_report_at)
-            if newest:
-                # A backlog flushed after an outage arrives oldest first:
-                # only the newest report describes the host now.
-                host.hypervisor = report.hypervisor
-                host.memory_total_kb = report.memory_total_kb
-                host.cpu_count = report.cpu_count
-                host.last_report_at = report.timestamp
-                host.boot_id = report.boot_id
-                # None (an agent that does not list them) is stored as
-                # NULL: reconciliation then does not judge this host.
-                host.remote_exports = _ids(report.remote_exports)
-                host.remote_attachments = _ids(report.remote_attachments)
-            if host.reservoir_at is None or \
-                    report.timestamp >= host.reservoir_at:
-                host.reservoir_kb = report.reservoir_kb
-                host.reservoir_at = report.timestamp
-            if report.vms:
+                host_id=hosts[r.host].id, boot_id=r.boot_id, seq=r.seq,
+                timestamp=r.timestamp, memory_free_kb=r.memory_free_kb,
+                cpu_util=r.cpu_util, reservoir_kb=r.reservoir_kb)
+                for r in stored])
+            for r in stored:
+                _apply_report(hosts[r.host], r, now)
+            samples = [(hosts[r.host].id, s) for r in stored for s in r.vms]
+            if samples:
                 # executemany: psycopg pipelines the rows of one prepared
                 # statement (cheaper here than one multi-row INSERT).
-                ids = _store_vms(session, host.id, report.vms)
+                ids = _store_vms(session, samples)
                 session.execute(sa.insert(models.VMSample), [
-                    _sample_row(ids[s.uuid], host.id, s)
-                    for s in report.vms])
-        return True
+                    _sample_row(ids[s.uuid], host_id, s)
+                    for host_id, s in samples])
+        return fresh
+
+    @staticmethod
+    def _hosts(session, names, now):
+        """{name: Host} of ``names``, created where missing."""
+        hosts = {h.name: h for h in session.scalars(
+            sa.select(models.Host).where(models.Host.name.in_(
+                sorted(names))))}
+        missing = sorted(set(names) - set(hosts))
+        for name in missing:
+            hosts[name] = models.Host(name=name, created_at=now,
+                                      updated_at=now, reservoir_kb=0)
+            session.add(hosts[name])
+        if missing:
+            session.flush()
+        return hosts
+
+    @staticmethod
+    def _known_reports(session, hosts, reports):
+        """The (host_id, boot_id, seq) of ``reports`` already stored."""
+        hs = models.HostSample
+        wanted = {(hosts[r.host].id, r.boot_id, r.seq) for r in reports}
+        rows = session.execute(
+            sa.select(hs.host_id, hs.boot_id, hs.seq).where(
+                hs.host_id.in_(sorted({k[0] for k in wanted})),
+                hs.seq.in_(sorted({k[2] for k in wanted}))))
+        return {tuple(row) for row in rows} & wanted
 
     def store_reservoir(self, inform):
         """Apply a GMC_inform unless a newer figure is already stored."""
@@ -706,17 +740,38 @@ class _Transaction:
         return False
 
 
-def _store_vms(session, host_id, samples):
-    """Create or update the VM rows of a report's ``samples``, as if they
-    were applied one by one in order (a VM is created by its first
-    sample and follows any later one that is not older than what it
-    holds); their ids by UUID. One SELECT, then one INSERT of the new VMs
-    (and a SELECT of their ids) and one UPDATE per VM that follows its
-    sample, all executemany."""
+def _apply_report(host, report, now):
+    """What a stored report sets on its host's row."""
+    host.updated_at = now
+    if host.last_report_at is None or \
+            report.timestamp >= host.last_report_at:
+        # A backlog flushed after an outage arrives oldest first: only
+        # the newest report describes the host now.
+        host.hypervisor = report.hypervisor
+        host.memory_total_kb = report.memory_total_kb
+        host.cpu_count = report.cpu_count
+        host.last_report_at = report.timestamp
+        host.boot_id = report.boot_id
+        # None (an agent that does not list them) is stored as NULL:
+        # reconciliation then does not judge this host.
+        host.remote_exports = _ids(report.remote_exports)
+        host.remote_attachments = _ids(report.remote_attachments)
+    if host.reservoir_at is None or report.timestamp >= host.reservoir_at:
+        host.reservoir_kb = report.reservoir_kb
+        host.reservoir_at = report.timestamp
+
+
+def _store_vms(session, samples):
+    """Create or update the VM rows of ``samples``, (host id, VMReport)
+    pairs, as if they were applied one by one in order (a VM is created
+    by its first sample and follows any later one that is not older than
+    what it holds); their ids by UUID. One SELECT, then one INSERT of the
+    new VMs (and a SELECT of their ids) and one UPDATE per VM that
+    follows its sample, all executemany."""
     vm = models.VM.__table__
-    rows = _vms_by_uuid(session, {s.uuid for s in samples})
+    rows = _vms_by_uuid(session, {s.uuid for _, s in samples})
     new, changed = {}, {}
-    for s in samples:
+    for host_id, s in samples:
         values = new.get(s.uuid)
         if values is None and s.uuid not in rows:
             new[s.uuid] = dict(uuid=s.uuid, name=s.name, host_id=host_id,

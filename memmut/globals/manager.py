@@ -7,6 +7,7 @@ from oslo_log import log as logging
 
 from memmut import objects
 from memmut.globals import protocol
+from memmut.globals import report_writer
 from memmut.globals import rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -28,6 +29,11 @@ class ControllerManager:
         self._start_round = start_round
         self.protocol = protocol.GlobalProtocol(db, agent_api, conf,
                                                 clock=clock)
+        # Group commit of reports; the service starts and stops its
+        # thread (not started: each report stored by its own call).
+        self.reports = report_writer.ReportWriter(
+            db.store_reports, db.store_report,
+            conf.controller.report_batch_size)
 
     @messaging.expected_exceptions(objects.SchemaError)
     def report(self, ctxt, report):
@@ -38,7 +44,7 @@ class ControllerManager:
             # resend it forever. 'stored': False makes it drop it (an
             # agent before 1.3 takes it for a duplicate, also dropped).
             return {'stored': False, 'refused': problem}
-        stored = self.db.store_report(report)
+        stored = self.reports.store(report)
         if stored:
             self.protocol.note_lists(report)
             LOG.debug('Report %s/%d from %s: %d VMs', report.boot_id,

@@ -177,6 +177,7 @@ class ControllerService:
 
     def start(self):
         self.rounds.recover()
+        self.manager.reports.start()
         self._server.start()
         self._started = True
         self._thread = threading.Thread(target=self._housekeeping,
@@ -211,8 +212,10 @@ class ControllerService:
         # Stopping a server that never started blocks in oslo.messaging.
         if self._started:
             self._server.stop()
+            # (the calls it waits for wait for the report writer)
             self._server.wait()
             self._started = False
+        self.manager.reports.stop()
         if self._thread:
             self._thread.join()
         if self._rounds_thread:

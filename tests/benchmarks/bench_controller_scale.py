@@ -240,10 +240,10 @@ def run(args):
             'rpc_response_timeout = %d\nexecutor_thread_pool_size = %d\n'
             '[database]\nconnection = %s\n'
             '[controller]\nhost_down_after = %d\n'
-            'raw_sample_retention = %d\n'
+            'raw_sample_retention = %d\nreport_batch_size = %d\n'
             '[consolidation]\ninterval = %d\nhistory_length = 6\n'
             % (rabbit.url, args.timeout, args.pool, url,
-               3 * args.interval, args.raw_retention,
+               3 * args.interval, args.raw_retention, args.batch,
                args.round_interval))
         size0 = _pg_size(url)
 
@@ -376,6 +376,7 @@ def run(args):
             'db_bytes_per_day': per_day,
             'round_interval_s': args.round_interval,
             'raw_sample_retention_s': args.raw_retention,
+            'report_batch_size': args.batch,
             'tables': tables,
             'history_per_day': history_per_day(args, tables),
             'controller_cpu_s': sum(cpu0.values()),
@@ -568,6 +569,9 @@ def main(argv=None):
     ap.add_argument('--raw-retention', type=int, default=0,
                     help='[controller] raw_sample_retention (0: no '
                          'rollups)')
+    ap.add_argument('--batch', type=int, default=64,
+                    help='[controller] report_batch_size (1: one '
+                         'transaction per report, as before group commit)')
     ap.add_argument('--no-kill', dest='kill_controller',
                     action='store_false')
     ap.add_argument('--out', default=os.path.join(RESULTS,

@@ -145,6 +145,7 @@ def run(args):
         first = Meter(datadir)
         prof = cProfile.Profile() if args.profile else None
         sent = []
+        batch = []
         body_bytes = 0
         for poll in range(args.polls):
             for i, h in enumerate(hosts):
@@ -162,27 +163,32 @@ def run(args):
                     problem = allocations.report_problem(
                         report, t + 1, 3600.0)
                 assert problem is None, problem
+                for k in ('json_loads', 'from_primitive', 'check'):
+                    meters[k].n += steady
+                batch.append(report)
+                if len(batch) < args.batch and i < len(hosts) - 1:
+                    continue
                 meter = meters['store'] if steady else first
                 with meter:
                     if steady and prof:
                         prof.enable()
-                    stored = db.store_report(report)
+                    stored = db.store_reports(batch)
                     if steady and prof:
                         prof.disable()
-                assert stored, (h, poll)
-                sent.append(report)
-                for k in ('json_loads', 'from_primitive', 'check'):
-                    meters[k].n += steady
-                meter.n += 1
-        for report in sent:
+                assert all(stored), (h, poll)
+                sent.extend(batch)
+                meter.n += len(batch)
+                batch = []
+        for i in range(0, len(sent), args.batch):
             with meters['resend']:
-                stored = db.store_report(report)
-            assert not stored, (report.host, report.seq)
-            meters['resend'].n += 1
+                stored = db.store_reports(sent[i:i + args.batch])
+            assert not any(stored), i
+            meters['resend'].n += len(stored)
         counts = dict(reports=db.count_reports())
         db.close()
         assert counts['reports'] == len(sent), counts
         res = {'label': args.label, 'hosts': args.hosts, 'vms': args.vms,
+               'batch': args.batch,
                'polls': args.polls, 'body_bytes': body_bytes / len(sent),
                'first_poll': first.per_report(),
                'steps': {k: m.per_report() for k, m in meters.items()}}
@@ -249,6 +255,9 @@ def main(argv=None):
     ap.add_argument('--polls', type=int, default=6)
     ap.add_argument('--interval', type=float, default=60.0)
     ap.add_argument('--label', default='run')
+    ap.add_argument('--batch', type=int, default=1,
+                    help='reports per transaction (Database.store_reports, '
+                    'the controller\'s report_batch_size)')
     ap.add_argument('--profile', action='store_true')
     ap.add_argument('--out', default=os.path.join(RESULTS, 'ingest'))
     args = ap.parse_args(argv)

@@ -67,3 +67,57 @@ def test_wrong_password_is_one_clear_error(postgres_url):
     with pytest.raises(db_api.DBError) as e:
         migration.upgrade(bad)
     assert 'wrong' not in str(e.value) and '***' in str(e.value)
+
+
+def test_group_commit_stores_every_report_once_on_postgresql(db):
+    """32 RPC-like threads store 4 polls of 32 hosts through the report
+    writer while its first batch is held: later reports share
+    transactions, each is stored once, a resend of all stores nothing."""
+    import threading
+
+    from memmut.globals import report_writer
+
+    held = threading.Event()
+    entered = threading.Event()
+    sizes = []
+
+    def many(reports):
+        entered.set()
+        held.wait(30)
+        sizes.append(len(reports))
+        return db.store_reports(reports)
+
+    writer = report_writer.ReportWriter(many, db.store_report, 64)
+    reports = [test_api._report(
+        poll, 10.0 * poll + h, host='h%02d' % h,
+        vms=[test_api._vm('vm-%02d-%d' % (h, j), 10.0 * poll + h)
+             for j in range(3)])
+        for poll in range(1, 5) for h in range(32)]
+    results = []
+
+    def agent(mine):
+        for r in mine:
+            results.append(writer.store(r))
+    writer.start()
+    try:
+        threads = [threading.Thread(target=agent, args=(reports[h::32],))
+                   for h in range(32)]
+        threads[0].start()
+        assert entered.wait(30)
+        for t in threads[1:]:
+            t.start()
+        for _ in range(3000):
+            if len(writer._queue) == 31:
+                break
+            threading.Event().wait(0.01)
+        held.set()
+        for t in threads:
+            t.join(60)
+        again = [writer.store(r) for r in reports[:40]]
+    finally:
+        writer.stop()
+    assert results == [True] * len(reports) and not any(again)
+    assert sizes[1] == 31 and sum(sizes) == len(reports) + 40
+    assert db.count_reports() == len(reports)
+    assert len(db.vm_samples('vm-07-2')) == 4
+    assert db.get_vm('vm-31-0').last_seen == 10.0 * 4 + 31

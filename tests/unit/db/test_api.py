@@ -2,6 +2,7 @@ import pytest
 import sqlalchemy as sa
 
 from memmut.db import api as db_api
+from memmut.db import migration
 from memmut.db import models
 from memmut import objects
 
@@ -399,3 +400,97 @@ def test_a_report_of_many_vms_keeps_every_column(db):
                if c.key not in ('id', 'vm_id', 'host_id')]
     assert {k: getattr(first, k) for k in columns} == {
         k: getattr(vms[700], k) for k in columns}
+
+
+def _tables(db):
+    """Every row the reports wrote, without ids and times of writing."""
+    def rows(model, skip):
+        with db.engine.connect() as conn:
+            out = [{k: v for k, v in r._mapping.items() if k not in skip}
+                   for r in conn.execute(sa.select(model))]
+        return sorted(out, key=repr)
+    hosts = {h.id: h.name for h in db.list_hosts()}
+    vms = {v.id: v.uuid for v in db.list_vms()}
+
+    def named(r):
+        r = dict(r)
+        for k, names in (('host_id', hosts), ('vm_id', vms)):
+            if k in r:
+                r[k] = names.get(r[k])
+        return r
+    skip = {'id', 'created_at', 'updated_at'}
+    return {name: sorted(map(named, rows(model, skip)), key=repr)
+            for name, model in (('hosts', models.Host), ('vms', models.VM),
+                                ('host_samples', models.HostSample),
+                                ('vm_samples', models.VMSample))}
+
+
+def _mixed_reports():
+    return [
+        _report(2, 20.0, host='h1', reservoir=20,
+                vms=[_vm('a', 20.0), _vm('b', 20.0, state='paused')]),
+        # the same host's older report, later in the list (a backlog)
+        _report(1, 10.0, host='h1', reservoir=10,
+                vms=[_vm('a', 10.0, state='old'), _vm('c', 10.0)]),
+        # VM b moves to h2 within the list; h2 is new
+        _report(1, 25.0, host='h2', vms=[_vm('b', 25.0, state='moved')]),
+        # the first report again (a resend): known
+        _report(2, 20.0, host='h1', reservoir=20,
+                vms=[_vm('a', 20.0), _vm('b', 20.0, state='paused')]),
+        _report(3, 30.0, host='h1', reservoir=30,
+                vms=[_vm('a', 30.0, balloon=7)]),
+    ]
+
+
+def test_reports_stored_together_are_stored_as_one_by_one(db, tmp_path,
+                                                          clock):
+    db.store_report(_report(9, 5.0, host='h3', vms=[_vm('z', 5.0)]))
+    url = 'sqlite:///%s' % (tmp_path / 'one.db')
+    migration.upgrade(url)
+    other = db_api.Database(url, clock=clock)
+    try:
+        other.store_report(_report(9, 5.0, host='h3', vms=[_vm('z', 5.0)]))
+        reports = _mixed_reports() + [
+            _report(9, 5.0, host='h3', vms=[_vm('z', 5.0)])]
+        together = db.store_reports(reports)
+        alone = [other.store_report(r) for r in reports]
+        assert together == alone == [True, True, True, False, True, False]
+        assert _tables(db) == _tables(other)
+    finally:
+        other.close()
+    assert db.get_vm('b').host.name == 'h2'
+    assert db.get_host('h1').reservoir_kb == 30
+    assert db.vm_samples('a')[-1].balloon_kb == 7
+    assert db.store_reports([]) == []
+
+
+def test_reports_racing_another_controller_are_stored_one_by_one(
+        db, tmp_path):
+    """A batch that collides with another controller's insert is stored
+    again report by report: the raced report is known, the others are
+    stored."""
+    # (both hosts known: SQLite would lock the other out of a batch that
+    # created one before the race)
+    db.store_report(_report(1, 5.0, host='h2', vms=[_vm('b', 5.0)]))
+    db.store_report(_report(1, 5.0, host='h1', boot='b0'))
+    other = db_api.Database(db.url)
+    raced = []
+
+    def before(conn, cursor, statement, params, context, executemany):
+        if statement.startswith('INSERT INTO host_samples') and not raced:
+            raced.append(other.store_report(
+                _report(2, 20.0, vms=[_vm('a', 20.0)])))
+
+    sa.event.listen(db.engine, 'before_cursor_execute', before)
+    try:
+        assert db.store_reports([
+            _report(1, 10.0, vms=[_vm('a', 10.0)]),
+            _report(2, 20.0, vms=[_vm('a', 20.0)]),
+            _report(2, 10.0, host='h2', vms=[_vm('b', 10.0)])]) == \
+            [True, False, True]
+    finally:
+        sa.event.remove(db.engine, 'before_cursor_execute', before)
+        other.close()
+    assert raced == [True]
+    assert db.count_reports() == 5
+    assert [s.timestamp for s in db.vm_samples('a')] == [10.0, 20.0]

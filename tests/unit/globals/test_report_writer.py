@@ -1,0 +1,174 @@
+"""Group commit of reports (memmut.globals.report_writer)."""
+
+import threading
+
+import pytest
+
+from memmut.globals import report_writer
+
+
+class Store:
+    """store_many / store_one that record their calls; ``gate`` holds the
+    first batch until released so that the next calls queue up."""
+
+    def __init__(self, fail=()):
+        self.batches = []
+        self.singles = []
+        self.fail = set(fail)
+        self.gate = threading.Event()
+        self.gate.set()
+        self.entered = threading.Event()
+        self.known = set()
+
+    def many(self, reports):
+        self.entered.set()
+        self.gate.wait(10)
+        self.batches.append(list(reports))
+        if self.fail & set(reports):
+            raise RuntimeError('refused')
+        out = []
+        for r in reports:
+            out.append(r not in self.known)
+            self.known.add(r)
+        return out
+
+    def one(self, report):
+        self.singles.append(report)
+        if report in self.fail:
+            raise RuntimeError('refused %s' % report)
+        new = report not in self.known
+        self.known.add(report)
+        return new
+
+
+def _calls(writer, reports):
+    results = {}
+
+    def call(r):
+        try:
+            results[r] = writer.store(r)
+        except Exception as e:
+            results[r] = e
+    threads = [threading.Thread(target=call, args=(r,)) for r in reports]
+    for t in threads:
+        t.start()
+    return threads, results
+
+
+def test_reports_received_while_a_batch_is_written_share_the_next():
+    store = Store()
+    w = report_writer.ReportWriter(store.many, store.one, 64)
+    w.start()
+    try:
+        store.gate.clear()
+        first, res1 = _calls(w, ['r0'])
+        assert store.entered.wait(10)
+        # 20 calls arrive while r0's batch is being written
+        rest, res2 = _calls(w, ['r%d' % i for i in range(1, 21)])
+        for _ in range(200):
+            if len(w._queue) == 20:
+                break
+            threading.Event().wait(0.01)
+        store.gate.set()
+        for t in first + rest:
+            t.join(10)
+    finally:
+        w.stop()
+    assert [len(b) for b in store.batches] == [1, 20]
+    assert res1 == {'r0': True}
+    assert set(res2.values()) == {True} and len(res2) == 20
+    assert (w.batches, w.reports) == (2, 21)
+    assert store.singles == []
+
+
+def test_a_batch_is_at_most_max_batch_and_answers_in_order():
+    store = Store()
+    w = report_writer.ReportWriter(store.many, store.one, 8)
+    w.start()
+    try:
+        store.gate.clear()
+        first, _ = _calls(w, ['x'])
+        assert store.entered.wait(10)
+        rest, res = _calls(w, ['r%d' % i for i in range(20)] + ['x'])
+        for _ in range(200):
+            if len(w._queue) == 21:
+                break
+            threading.Event().wait(0.01)
+        store.gate.set()
+        for t in first + rest:
+            t.join(10)
+    finally:
+        w.stop()
+    assert max(len(b) for b in store.batches) == 8
+    assert sum(len(b) for b in store.batches) == 22
+    # the second 'x' was known: False, as the database would say
+    assert res['x'] is False
+
+
+def test_a_refused_report_fails_its_own_call_only():
+    store = Store(fail={'bad'})
+    w = report_writer.ReportWriter(store.many, store.one, 64)
+    w.start()
+    try:
+        store.gate.clear()
+        first, _ = _calls(w, ['r0'])
+        assert store.entered.wait(10)
+        rest, res = _calls(w, ['a', 'bad', 'b'])
+        for _ in range(200):
+            if len(w._queue) == 3:
+                break
+            threading.Event().wait(0.01)
+        store.gate.set()
+        for t in first + rest:
+            t.join(10)
+    finally:
+        w.stop()
+    assert res['a'] is True and res['b'] is True
+    assert isinstance(res['bad'], RuntimeError)
+    assert sorted(store.singles) == ['a', 'b', 'bad']
+
+
+def test_an_error_of_a_batch_of_one_reaches_its_caller():
+    store = Store(fail={'bad'})
+    w = report_writer.ReportWriter(store.many, store.one, 64)
+    w.start()
+    try:
+        with pytest.raises(RuntimeError):
+            w.store('bad')
+        assert w.store('good') is True
+    finally:
+        w.stop()
+    assert store.singles == []
+
+
+def test_stop_stores_what_is_queued_and_later_calls_store_directly():
+    store = Store()
+    w = report_writer.ReportWriter(store.many, store.one, 64)
+    w.start()
+    store.gate.clear()
+    first, _ = _calls(w, ['r0'])
+    assert store.entered.wait(10)
+    rest, res = _calls(w, ['r1', 'r2'])
+    for _ in range(200):
+        if len(w._queue) == 2:
+            break
+        threading.Event().wait(0.01)
+    stopper = threading.Thread(target=w.stop)
+    stopper.start()
+    store.gate.set()
+    stopper.join(10)
+    for t in first + rest:
+        t.join(10)
+    assert res == {'r1': True, 'r2': True} and not w.running
+    assert w.store('r3') is True and store.singles == ['r3']
+
+
+def test_a_batch_size_of_one_runs_no_thread():
+    store = Store()
+    w = report_writer.ReportWriter(store.many, store.one, 1)
+    w.start()
+    assert not w.running
+    assert w.store('r') is True and store.singles == ['r']
+    assert store.batches == []
+    with pytest.raises(ValueError):
+        report_writer.ReportWriter(store.many, store.one, 0)
