@@ -53,6 +53,19 @@ opts = [
                     'thread that received it. Above [DEFAULT] '
                     'executor_thread_pool_size (the RPC threads that '
                     'wait for the writer) changes nothing.'),
+    cfg.IntOpt('report_writers',
+               default=2,
+               min=1,
+               help='Threads storing the batches of reports (see '
+                    'report_batch_size), each in its own transaction on '
+                    'its own database connection: while one builds its '
+                    'batch another\'s is executed by the database. One '
+                    'writer stored about 170 reports/s at 10 000 hosts '
+                    'with the machine not busy (a serial path). Each '
+                    'writer holds one of the connection pool\'s 5 '
+                    'standing connections (SQLAlchemy\'s default, plus 10 '
+                    'on demand) while it writes; keep it well below that. '
+                    'Unused when report_batch_size is 1.'),
     cfg.IntOpt('sample_retention',
                default=7 * 24 * 3600,
                min=60,

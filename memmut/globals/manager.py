@@ -33,7 +33,8 @@ class ControllerManager:
         # thread (not started: each report stored by its own call).
         self.reports = report_writer.ReportWriter(
             db.store_reports, db.store_report,
-            conf.controller.report_batch_size)
+            conf.controller.report_batch_size,
+            conf.controller.report_writers)
 
     @messaging.expected_exceptions(objects.SchemaError)
     def report(self, ctxt, report):

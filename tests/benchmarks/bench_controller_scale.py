@@ -241,10 +241,11 @@ def run(args):
             '[database]\nconnection = %s\n'
             '[controller]\nhost_down_after = %d\n'
             'raw_sample_retention = %d\nreport_batch_size = %d\n'
+            'report_writers = %d\n'
             '[consolidation]\ninterval = %d\nhistory_length = 6\n'
             % (rabbit.url, args.timeout, args.pool, url,
                3 * args.interval, args.raw_retention, args.batch,
-               args.round_interval))
+               args.writers, args.round_interval))
         size0 = _pg_size(url)
 
         def start_controller(i):
@@ -377,6 +378,7 @@ def run(args):
             'round_interval_s': args.round_interval,
             'raw_sample_retention_s': args.raw_retention,
             'report_batch_size': args.batch,
+            'report_writers': args.writers,
             'tables': tables,
             'history_per_day': history_per_day(args, tables),
             'controller_cpu_s': sum(cpu0.values()),
@@ -572,6 +574,8 @@ def main(argv=None):
     ap.add_argument('--batch', type=int, default=64,
                     help='[controller] report_batch_size (1: one '
                          'transaction per report, as before group commit)')
+    ap.add_argument('--writers', type=int, default=2,
+                    help='[controller] report_writers')
     ap.add_argument('--no-kill', dest='kill_controller',
                     action='store_false')
     ap.add_argument('--out', default=os.path.join(RESULTS,

@@ -7,7 +7,7 @@ in this process, against a private PostgreSQL (tests/harness/services):
 - ``json_loads``: the message body as the RPC transport decodes it;
 - ``from_primitive``: :meth:`memmut.objects.HostReport.from_primitive`;
 - ``check``: :func:`memmut.globals.allocations.report_problem`;
-- ``store``: :meth:`memmut.db.api.Database.store_report`, with the CPU
+- ``store``: :meth:`memmut.db.api.Database.store_reports`, with the CPU
   the PostgreSQL server spent meanwhile (all its processes, /proc).
 
 ``--hosts`` hosts report ``--polls`` times each, every host once per
@@ -15,6 +15,10 @@ poll; the first poll creates the hosts and VMs and is left out of the
 figures (steady state: every VM known). Then every report is sent again
 (``resend``: must store nothing). Figures are per report: CPU ms of this
 process (``time.process_time``), wall ms, PostgreSQL CPU ms.
+
+``--batch`` stores that many reports per transaction
+(:meth:`memmut.db.api.Database.store_reports`, what the controller's
+report writer does under load); figures stay per report.
 
 ``--label`` names the run in the results (e.g. ``before``, ``after``);
 a run replaces the one of the same label in ``--out``.json and the
@@ -215,7 +219,7 @@ def markdown(doc):
     for r in doc['runs']:
         s = r['steps']
         rows.append([r['label'], r.get('commit', '-'), r['hosts'], r['vms'],
-                     r['polls'] - 1,
+                     r.get('batch', 1), r['polls'] - 1,
                      '%.2f' % s['json_loads']['cpu_ms'],
                      '%.2f' % s['from_primitive']['cpu_ms'],
                      '%.2f' % s['check']['cpu_ms'],
@@ -233,17 +237,21 @@ def markdown(doc):
         '~%d bytes of JSON) through the controller\'s steps in one '
         'process, against a private PostgreSQL (fsync off) on the same '
         '2-core machine. Milliseconds per report; steady state (every VM '
-        'already known; the first poll, which creates them, apart).' % (
+        'already known; the first poll, which creates them, apart). '
+        'Reports per transaction: `--batch`, what the controller\'s report '
+        'writer stores together under load (`[controller] '
+        'report_batch_size`; 1 before it).' % (
             doc['runs'][0]['body_bytes'] if doc['runs'] else 0), '',
         discipline.markdown_table(
-            ['label', 'commit', 'hosts', 'VMs/host', 'polls timed',
+            ['label', 'commit', 'hosts', 'VMs/host', 'reports per '
+             'transaction', 'polls timed',
              'json loads (ms)', 'from_primitive (ms)', 'check (ms)',
-             'store_report CPU / wall (ms)', 'PostgreSQL CPU (ms)',
+             'storing CPU / wall (ms)', 'PostgreSQL CPU (ms)',
              'controller CPU (ms)', 'resend CPU / PostgreSQL (ms)',
              'first poll CPU (ms)'], rows), '',
         'Controller CPU is the sum of the four steps in this process (not '
         'the oslo.messaging/kombu transport around them); PostgreSQL CPU '
-        'is the server\'s, all processes, during `store_report`; resend: '
+        'is the server\'s, all processes, while storing; resend: '
         'the same reports again (stored nothing, as they must).', ''] +
         doc.get('notes', []))
 

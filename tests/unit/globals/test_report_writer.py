@@ -172,3 +172,34 @@ def test_a_batch_size_of_one_runs_no_thread():
     assert store.batches == []
     with pytest.raises(ValueError):
         report_writer.ReportWriter(store.many, store.one, 0)
+
+
+def test_several_writers_write_batches_at_once():
+    """Two writers: a second batch is written while the first is held."""
+    inside = []
+    both = threading.Barrier(2, timeout=10)
+    lock = threading.Lock()
+
+    def many(reports):
+        with lock:
+            inside.append(list(reports))
+        both.wait()          # fails unless two batches are inside at once
+        return [True] * len(reports)
+
+    w = report_writer.ReportWriter(many, lambda r: True, 64, writers=2)
+    w.start()
+    try:
+        first, res = _calls(w, ['a'])
+        for _ in range(1000):
+            if inside:
+                break
+            threading.Event().wait(0.01)
+        second, res2 = _calls(w, ['b'])
+        for t in first + second:
+            t.join(10)
+    finally:
+        w.stop()
+    assert res == {'a': True} and res2 == {'b': True}
+    assert sorted(map(len, inside)) == [1, 1] and w.batches == 2
+    with pytest.raises(ValueError):
+        report_writer.ReportWriter(many, lambda r: True, 64, writers=0)
