@@ -102,16 +102,19 @@ class Database:
         try:
             return self._store_reports(reports)
         except DBError as e:
-            # Another controller took one of these (a resent report) at
-            # the same time: the unique constraint let one in. Alone, a
-            # report that collides is known, which is the outcome wanted;
-            # in a batch it rolled back the others, so each goes again in
-            # its own transaction.
+            # A unique constraint refused a row another transaction wrote
+            # meanwhile: the same report (a resend another controller
+            # took), or the host or a VM it creates (first seen by two
+            # at once). In a batch it rolled back the others: each goes
+            # again in its own transaction. Alone, it goes again once:
+            # the retry finds the report known (False) or the row now
+            # there (stored). Answering False without the retry would
+            # make the agent drop a report that is not stored.
             if not isinstance(e.__cause__, sa_exc.IntegrityError):
                 raise
-            if len(reports) == 1:
-                return [False]
-            return [self.store_report(r) for r in reports]
+            if len(reports) > 1:
+                return [self.store_report(r) for r in reports]
+            return self._store_reports(reports)
 
     def _store_reports(self, reports):
         now = self._clock()

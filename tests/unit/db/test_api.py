@@ -494,3 +494,28 @@ def test_reports_racing_another_controller_are_stored_one_by_one(
     assert raced == [True]
     assert db.count_reports() == 5
     assert [s.timestamp for s in db.vm_samples('a')] == [10.0, 20.0]
+
+
+def test_a_first_report_racing_the_hosts_creation_is_stored(db):
+    """The host's row is created by another transaction (its GMC_inform,
+    another controller) between the report's look-up and its insert: the
+    report is stored on the retry, not answered "known" (the agent would
+    drop it)."""
+    other = db_api.Database(db.url)
+    raced = []
+
+    def before(conn, cursor, statement, params, context, executemany):
+        if statement.startswith('INSERT INTO hosts') and not raced:
+            raced.append(other.store_reservoir(objects.ReservoirInform(
+                host='h9', reservoir_kb=9, timestamp=1.0)))
+
+    sa.event.listen(db.engine, 'before_cursor_execute', before)
+    try:
+        assert db.store_report(_report(1, 10.0, host='h9',
+                                       vms=[_vm('a', 10.0)]))
+    finally:
+        sa.event.remove(db.engine, 'before_cursor_execute', before)
+        other.close()
+    assert raced == [True]
+    assert db.count_reports('h9') == 1
+    assert len(db.vm_samples('a')) == 1
