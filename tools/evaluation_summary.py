@@ -608,6 +608,17 @@ SPECS = [
          '10000 hosts, 2 controllers: lost or doubled',
          _controller(10000, 2, 'lost_or_doubled'),
          fmt='d', goal=(0, 0), goal_text='0', count=True),
+    # group commit (stop 67), the defaults; before: one transaction per
+    # report, the same afternoon, alternated with them
+    spec('controller_scale_10000_groupcommit/writers2.json',
+         '10000 hosts, 1 controller, group commit: lag p99',
+         _controller(10000, 1, 'lag_p99_s'), fmt='.1f', unit=' s',
+         before=('controller_scale_10000_groupcommit/batch1.json', None,
+                 _controller(10000, 1, 'lag_p99_s'))),
+    spec('controller_scale_10000_groupcommit/writers2.json',
+         '10000 hosts, 1 controller, group commit: lost or doubled',
+         _controller(10000, 1, 'lost_or_doubled'),
+         fmt='d', goal=(0, 0), goal_text='0', count=True),
 ]
 
 
@@ -819,6 +830,9 @@ WHY = {
                'at the allocation of its read-backs, the probe at the '
                'floor and calibration_reprobe_answers, beside stop 55\'s '
                'tree at 256 MiB; Zipf 0.8 at 300 s (README there)',
+    'controller_scale_10000_groupcommit': 'issue 19 stop 67: group '
+        'commit of reports at 10 000 hosts, one file per configuration '
+        '(README there)',
     'badis66': 'issue 13 stop 66: [badis] hindsight_recent_only on TCG, '
                'the slow hot set and the suite\'s hot set, the defaults '
                'and the option alternated; probe_readback_fraction beside '

@@ -317,15 +317,30 @@ def _git(*args):
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+def tree_commit(root=None):
+    """The commit a copy of the tree was made from (its ``COMMIT`` file,
+    which the copy scripts of the results directories write: a run from
+    a copy leaves the working tree free to change meanwhile), or None."""
+    try:
+        with open(os.path.join(root or ROOT, 'COMMIT')) as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    return text if re.fullmatch(r'[0-9a-f]{40}', text) else None
+
+
 def versions():
     """Versions of every component that is installed, None otherwise."""
     commit = _git('rev-parse', 'HEAD')
     dirty = _git('status', '--porcelain', '--untracked-files=no')
+    tree = None if commit else tree_commit()
     libvirt = _version(['libvirtd', '--version']) or _version(
         ['virsh', '--version'])
     return {
         'python': platform.python_version(),
-        'memmut_commit': commit,
+        'memmut_commit': commit or tree,
+        # a copy of a commit's files (no git): what it was made from,
+        # whether edited since unknown
         'memmut_dirty': bool(dirty) if commit else None,
         'memstore_commit': _git('log', '-1', '--format=%H', '--',
                                 'memstore'),

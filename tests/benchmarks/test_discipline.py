@@ -199,3 +199,11 @@ def test_within_budget_stops_once_the_budget_is_spent(capsys):
     assert 'budget spent: 2 of 4 runs done' in capsys.readouterr().out
     assert list(discipline.within_budget(order, 0)) == \
         [(i, c, r) for i, (c, r) in enumerate(order)]
+
+
+def test_a_copy_of_the_tree_names_its_commit(tmp_path):
+    assert discipline.tree_commit(str(tmp_path)) is None
+    (tmp_path / 'COMMIT').write_text('not a commit\n')
+    assert discipline.tree_commit(str(tmp_path)) is None
+    (tmp_path / 'COMMIT').write_text('ab' * 20 + '\n')
+    assert discipline.tree_commit(str(tmp_path)) == 'ab' * 20
