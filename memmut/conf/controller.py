@@ -65,7 +65,8 @@ opts = [
                     'writer holds one of the connection pool\'s 5 '
                     'standing connections (SQLAlchemy\'s default, plus 10 '
                     'on demand) while it writes; keep it well below that. '
-                    'Unused when report_batch_size is 1.'),
+                    'SQLite (one write transaction at a time) always '
+                    'gets one. Unused when report_batch_size is 1.'),
     cfg.IntOpt('sample_retention',
                default=7 * 24 * 3600,
                min=60,

@@ -34,7 +34,7 @@ class ControllerManager:
         self.reports = report_writer.ReportWriter(
             db.store_reports, db.store_report,
             conf.controller.report_batch_size,
-            conf.controller.report_writers)
+            report_writer.writers_for(db, conf.controller.report_writers))
 
     @messaging.expected_exceptions(objects.SchemaError)
     def report(self, ctxt, report):

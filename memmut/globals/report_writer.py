@@ -37,6 +37,15 @@ from oslo_log import log as logging
 LOG = logging.getLogger(__name__)
 
 
+def writers_for(db, writers):
+    """``writers``, or 1 on SQLite: it takes one write transaction at a
+    time, so a second writer would only wait for the file's lock."""
+    engine = getattr(db, 'engine', None)
+    if engine is not None and engine.dialect.name == 'sqlite':
+        return 1
+    return writers
+
+
 class _Call:
     __slots__ = ('report', 'done', 'stored', 'error')
 
@@ -154,8 +163,13 @@ class ReportWriter:
             with self._counts:
                 self.batches += 1
                 self.reports += len(batch)
-        for call in batch:
-            call.done.set()
+        finally:
+            # whatever happened, no RPC thread waits for good (a call
+            # left without an answer or an error raises in store())
+            for call in batch:
+                if call.stored is None and call.error is None:
+                    call.error = RuntimeError('report not stored')
+                call.done.set()
 
     def _one_by_one(self, batch):
         for call in batch:

@@ -203,3 +203,26 @@ def test_several_writers_write_batches_at_once():
     assert sorted(map(len, inside)) == [1, 1] and w.batches == 2
     with pytest.raises(ValueError):
         report_writer.ReportWriter(many, lambda r: True, 64, writers=0)
+
+
+def test_sqlite_gets_one_writer(db):
+    assert report_writer.writers_for(db, 2) == 1
+
+    class Other:
+        class engine:
+            class dialect:
+                name = 'postgresql'
+    assert report_writer.writers_for(Other, 3) == 3
+
+
+def test_a_call_the_writer_could_not_answer_raises():
+    def many(reports):
+        return []           # answers none of them (a bug): never hang
+
+    w = report_writer.ReportWriter(many, lambda r: True, 64)
+    w.start()
+    try:
+        with pytest.raises(RuntimeError):
+            w.store('r')
+    finally:
+        w.stop()
