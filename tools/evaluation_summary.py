@@ -830,9 +830,9 @@ WHY = {
                'at the allocation of its read-backs, the probe at the '
                'floor and calibration_reprobe_answers, beside stop 55\'s '
                'tree at 256 MiB; Zipf 0.8 at 300 s (README there)',
-    'controller_scale_10000_groupcommit': 'issue 19 stop 67: group '
-        'commit of reports at 10 000 hosts, one file per configuration '
-        '(README there)',
+    'controller_scale_10000_groupcommit': (
+        'issue 19 stop 67: group commit of reports at 10 000 hosts, one '
+        'file per configuration (README there)'),
     'badis66': 'issue 13 stop 66: [badis] hindsight_recent_only on TCG, '
                'the slow hot set and the suite\'s hot set, the defaults '
                'and the option alternated; probe_readback_fraction beside '

@@ -2,7 +2,8 @@
 configuration (repeats numbered in the order they ran), with
 bench_controller_scale's summary and Markdown.
 
-    python tests/benchmarks/results/controller_scale_10000_groupcommit/merge.py SRC_DIR...
+    python tests/benchmarks/results/controller_scale_10000_groupcommit/\
+merge.py SRC_DIR...
 
 Each SRC_DIR holds ``<run>.json`` files written by ``run.sh`` (one
 ``--repeats 1`` run each) and ``tree/COMMIT``: the commit the runs' tree
