@@ -1,3 +1,5 @@
+import contextlib
+
 import pytest
 import sqlalchemy as sa
 
@@ -344,25 +346,35 @@ def test_a_late_sample_of_a_rolled_up_interval_adds_a_row(db):
     assert cpu == [100.0, 100.0]        # 0.1 core, the late one ignored
 
 
+@contextlib.contextmanager
+def _racing(db, prefix, action):
+    """Run ``action(other)`` once, on a second Database of the same URL
+    (another controller), just before ``db`` executes its first statement
+    starting with ``prefix``; yields the list of what it returned."""
+    other = db_api.Database(db.url)
+    raced = []
+
+    def before(conn, cursor, statement, params, context, executemany):
+        if statement.startswith(prefix) and not raced:
+            raced.append(action(other))
+
+    sa.event.listen(db.engine, 'before_cursor_execute', before)
+    try:
+        yield raced
+    finally:
+        sa.event.remove(db.engine, 'before_cursor_execute', before)
+        other.close()
+
+
 def test_a_report_racing_another_controller_stores_nothing(db, tmp_path):
     """Two controllers take the same resent report: the one that finds
     it stored only when inserting (unique constraint) answers False and
     adds no sample."""
     db.store_report(_report(1, 10.0, vms=[_vm('a', 10.0)]))
-    other = db_api.Database(db.url)
-    raced = []
-
-    def before(conn, cursor, statement, params, context, executemany):
-        if statement.startswith('INSERT INTO host_samples') and not raced:
-            raced.append(other.store_report(
-                _report(2, 20.0, vms=[_vm('a', 20.0)])))
-
-    sa.event.listen(db.engine, 'before_cursor_execute', before)
-    try:
+    with _racing(db, 'INSERT INTO host_samples', lambda other:
+                 other.store_report(_report(2, 20.0, vms=[_vm('a', 20.0)]))
+                 ) as raced:
         assert not db.store_report(_report(2, 20.0, vms=[_vm('a', 20.0)]))
-    finally:
-        sa.event.remove(db.engine, 'before_cursor_execute', before)
-        other.close()
     assert raced == [True]
     assert db.count_reports('h1') == 2
     assert [s.timestamp for s in db.vm_samples('a')] == [10.0, 20.0]
@@ -473,24 +485,14 @@ def test_reports_racing_another_controller_are_stored_one_by_one(
     # created one before the race)
     db.store_report(_report(1, 5.0, host='h2', vms=[_vm('b', 5.0)]))
     db.store_report(_report(1, 5.0, host='h1', boot='b0'))
-    other = db_api.Database(db.url)
-    raced = []
-
-    def before(conn, cursor, statement, params, context, executemany):
-        if statement.startswith('INSERT INTO host_samples') and not raced:
-            raced.append(other.store_report(
-                _report(2, 20.0, vms=[_vm('a', 20.0)])))
-
-    sa.event.listen(db.engine, 'before_cursor_execute', before)
-    try:
+    with _racing(db, 'INSERT INTO host_samples', lambda other:
+                 other.store_report(_report(2, 20.0, vms=[_vm('a', 20.0)]))
+                 ) as raced:
         assert db.store_reports([
             _report(1, 10.0, vms=[_vm('a', 10.0)]),
             _report(2, 20.0, vms=[_vm('a', 20.0)]),
             _report(2, 10.0, host='h2', vms=[_vm('b', 10.0)])]) == \
             [True, False, True]
-    finally:
-        sa.event.remove(db.engine, 'before_cursor_execute', before)
-        other.close()
     assert raced == [True]
     assert db.count_reports() == 5
     assert [s.timestamp for s in db.vm_samples('a')] == [10.0, 20.0]
@@ -501,21 +503,11 @@ def test_a_first_report_racing_the_hosts_creation_is_stored(db):
     another controller) between the report's look-up and its insert: the
     report is stored on the retry, not answered "known" (the agent would
     drop it)."""
-    other = db_api.Database(db.url)
-    raced = []
-
-    def before(conn, cursor, statement, params, context, executemany):
-        if statement.startswith('INSERT INTO hosts') and not raced:
-            raced.append(other.store_reservoir(objects.ReservoirInform(
-                host='h9', reservoir_kb=9, timestamp=1.0)))
-
-    sa.event.listen(db.engine, 'before_cursor_execute', before)
-    try:
+    with _racing(db, 'INSERT INTO hosts', lambda other:
+                 other.store_reservoir(objects.ReservoirInform(
+                     host='h9', reservoir_kb=9, timestamp=1.0))) as raced:
         assert db.store_report(_report(1, 10.0, host='h9',
                                        vms=[_vm('a', 10.0)]))
-    finally:
-        sa.event.remove(db.engine, 'before_cursor_execute', before)
-        other.close()
     assert raced == [True]
     assert db.count_reports('h9') == 1
     assert len(db.vm_samples('a')) == 1

@@ -55,25 +55,38 @@ def _calls(writer, reports):
     return threads, results
 
 
-def test_reports_received_while_a_batch_is_written_share_the_next():
-    store = Store()
-    w = report_writer.ReportWriter(store.many, store.one, 64)
+def _wait_queued(w, n):
+    for _ in range(1000):
+        if len(w._queue) == n:
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError('%d calls never queued' % n)
+
+
+def _behind_a_held_batch(store, max_batch, first, rest):
+    """Store ``first`` while the store holds its batch, queue ``rest``
+    behind it, then let it go: the results of both calls' lists."""
+    w = report_writer.ReportWriter(store.many, store.one, max_batch)
     w.start()
     try:
         store.gate.clear()
-        first, res1 = _calls(w, ['r0'])
+        threads, res1 = _calls(w, first)
         assert store.entered.wait(10)
-        # 20 calls arrive while r0's batch is being written
-        rest, res2 = _calls(w, ['r%d' % i for i in range(1, 21)])
-        for _ in range(200):
-            if len(w._queue) == 20:
-                break
-            threading.Event().wait(0.01)
+        more, res2 = _calls(w, rest)
+        _wait_queued(w, len(rest))
         store.gate.set()
-        for t in first + rest:
+        for t in threads + more:
             t.join(10)
     finally:
         w.stop()
+    return w, res1, res2
+
+
+def test_reports_received_while_a_batch_is_written_share_the_next():
+    store = Store()
+    # 20 calls arrive while r0's batch is being written
+    w, res1, res2 = _behind_a_held_batch(
+        store, 64, ['r0'], ['r%d' % i for i in range(1, 21)])
     assert [len(b) for b in store.batches] == [1, 20]
     assert res1 == {'r0': True}
     assert set(res2.values()) == {True} and len(res2) == 20
@@ -83,22 +96,8 @@ def test_reports_received_while_a_batch_is_written_share_the_next():
 
 def test_a_batch_is_at_most_max_batch_and_answers_in_order():
     store = Store()
-    w = report_writer.ReportWriter(store.many, store.one, 8)
-    w.start()
-    try:
-        store.gate.clear()
-        first, _ = _calls(w, ['x'])
-        assert store.entered.wait(10)
-        rest, res = _calls(w, ['r%d' % i for i in range(20)] + ['x'])
-        for _ in range(200):
-            if len(w._queue) == 21:
-                break
-            threading.Event().wait(0.01)
-        store.gate.set()
-        for t in first + rest:
-            t.join(10)
-    finally:
-        w.stop()
+    _, _, res = _behind_a_held_batch(
+        store, 8, ['x'], ['r%d' % i for i in range(20)] + ['x'])
     assert max(len(b) for b in store.batches) == 8
     assert sum(len(b) for b in store.batches) == 22
     # the second 'x' was known: False, as the database would say
@@ -107,22 +106,7 @@ def test_a_batch_is_at_most_max_batch_and_answers_in_order():
 
 def test_a_refused_report_fails_its_own_call_only():
     store = Store(fail={'bad'})
-    w = report_writer.ReportWriter(store.many, store.one, 64)
-    w.start()
-    try:
-        store.gate.clear()
-        first, _ = _calls(w, ['r0'])
-        assert store.entered.wait(10)
-        rest, res = _calls(w, ['a', 'bad', 'b'])
-        for _ in range(200):
-            if len(w._queue) == 3:
-                break
-            threading.Event().wait(0.01)
-        store.gate.set()
-        for t in first + rest:
-            t.join(10)
-    finally:
-        w.stop()
+    _, _, res = _behind_a_held_batch(store, 64, ['r0'], ['a', 'bad', 'b'])
     assert res['a'] is True and res['b'] is True
     assert isinstance(res['bad'], RuntimeError)
     assert sorted(store.singles) == ['a', 'b', 'bad']
@@ -149,10 +133,7 @@ def test_stop_stores_what_is_queued_and_later_calls_store_directly():
     first, _ = _calls(w, ['r0'])
     assert store.entered.wait(10)
     rest, res = _calls(w, ['r1', 'r2'])
-    for _ in range(200):
-        if len(w._queue) == 2:
-            break
-        threading.Event().wait(0.01)
+    _wait_queued(w, 2)
     stopper = threading.Thread(target=w.stop)
     stopper.start()
     store.gate.set()
