@@ -98,6 +98,8 @@ class ReportWriter:
             for i in range(self.writers)]
         for thread in self._threads:
             thread.start()
+        LOG.info('Reports stored by %d writer thread(s), up to %d per '
+                 'transaction', self.writers, self.max_batch)
 
     def stop(self):
         """Store what is queued, then end the threads."""
