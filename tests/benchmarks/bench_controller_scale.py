@@ -327,6 +327,7 @@ def run(args):
         wall = time.time() - t0
         busy = proccpu.machine_busy_seconds() - busy0
         lat, lag, failed, generated = [], [], 0, 0
+        made_lag = []
         acked = set()
         for out, _ in senders:
             with open(out) as f:
@@ -338,10 +339,12 @@ def run(args):
                         # from the report's making to its storing: the
                         # time it queued in the sender and its resends too
                         lag.append(ts + dt - made)
+                        made_lag.append((made, ts + dt - made))
                     else:
                         failed += 1
             with open(str(out) + '.sum') as f:
                 generated += json.load(f)['generated']
+        last = last_interval_lag(made_lag, args.interval)
         db = db_api.Database(url)
         stored = db.count_reports()
         unstored = acked - _stored_reports(url)
@@ -371,6 +374,10 @@ def run(args):
                           'max': max(lat) if lat else None},
             'lag_s': {'p50': _pct(lag, 0.5), 'p99': _pct(lag, 0.99),
                       'max': max(lag) if lag else None},
+            # the reports made in the last interval: whether the
+            # controller keeps up once the restart's backlog is behind
+            'lag_last_interval_s': {'p50': _pct(last, 0.5),
+                                    'p99': _pct(last, 0.99)},
             'controller_killed_at_s': killed_at,
             'round_wall_s': round_s, 'round_output': round_out,
             'db_growth_bytes': growth,
@@ -436,6 +443,16 @@ def history_per_day(args, tables):
     return out
 
 
+def last_interval_lag(made_lag, interval):
+    """The lags of the reports made in the last ``interval`` seconds of
+    the sending, from ``(made, lag)`` pairs (every host reports once in
+    it)."""
+    if not made_lag:
+        return []
+    end = max(m for m, _ in made_lag)
+    return [lag for m, lag in made_lag if m > end - interval]
+
+
 def markdown(results, doc=None):
     from tests.benchmarks import discipline
     rows = []
@@ -447,6 +464,9 @@ def markdown(results, doc=None):
                      '%.3f / %.3f' % (r['lag_s']['p50'] or 0,
                                       r['lag_s']['p99'] or 0)
                      if r.get('lag_s') else '-',
+                     '%.3f / %.3f' % (r['lag_last_interval_s']['p50'] or 0,
+                                      r['lag_last_interval_s']['p99'] or 0)
+                     if r.get('lag_last_interval_s') else '-',
                      r['lost_or_doubled'],
                      '%d / %d' % (r['acknowledged_not_stored'],
                                   r['never_acknowledged'])
@@ -536,6 +556,7 @@ def markdown(results, doc=None):
         discipline.markdown_table(
             ['hosts', 'controllers', 'repeat', 'reports/s',
              'latency p50 / p99 (s)', 'lag p50 / p99 (s)',
+             'lag in the last interval p50 / p99 (s)',
              'lost or doubled', 'acknowledged not stored / never '
              'acknowledged', 'calls resent', 'round (s)',
              'DB GiB/day', 'controller cores'], rows)] + extra + [''])

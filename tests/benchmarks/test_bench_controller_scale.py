@@ -60,3 +60,14 @@ def test_acknowledged_reports_are_shown_apart_from_the_backlog():
     run.update(acknowledged=95, acknowledged_not_stored=0,
                never_acknowledged=5)
     assert '| 5 | 0 / 5 | 1 |' in bcs.markdown([run])
+
+
+def test_the_last_interval_lag_takes_the_reports_made_in_it():
+    pairs = [(0.0, 90.0), (50.0, 80.0), (101.0, 1.0), (149.0, 2.0),
+             (160.0, 0.5)]
+    assert sorted(bcs.last_interval_lag(pairs, 60.0)) == [0.5, 1.0, 2.0]
+    assert bcs.last_interval_lag([], 60.0) == []
+    run = _run(0, 2.0)
+    run['lag_last_interval_s'] = {'p50': 0.4, 'p99': 0.9}
+    assert '| 0.400 / 0.900 |' in bcs.markdown([run])
+    assert '| - |' in bcs.markdown([_run(0, 2.0)])
