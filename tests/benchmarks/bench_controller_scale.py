@@ -378,6 +378,7 @@ def run(args):
             # controller keeps up once the restart's backlog is behind
             'lag_last_interval_s': {'p50': _pct(last, 0.5),
                                     'p99': _pct(last, 0.99)},
+            'lag_series_s': lag_series(made_lag),
             'controller_killed_at_s': killed_at,
             'round_wall_s': round_s, 'round_output': round_out,
             'db_growth_bytes': growth,
@@ -441,6 +442,21 @@ def history_per_day(args, tables):
     if roll:
         out['rollups'] = roll * vms * 86400.0 / args.round_interval
     return out
+
+
+def lag_series(made_lag, step=30.0):
+    """The lag p50 and p99 of the reports made in each ``step`` seconds
+    of the sending, from ``(made, lag)`` pairs: ``[[from_s, n, p50,
+    p99], ...]`` (from the first report's making). Where a restart's
+    backlog starts and whether it drains."""
+    if not made_lag:
+        return []
+    t0 = min(m for m, _ in made_lag)
+    bins = {}
+    for m, lag in made_lag:
+        bins.setdefault(int((m - t0) // step), []).append(lag)
+    return [[k * step, len(v), _pct(v, 0.5), _pct(v, 0.99)]
+            for k, v in sorted(bins.items())]
 
 
 def last_interval_lag(made_lag, interval):

@@ -71,3 +71,12 @@ def test_the_last_interval_lag_takes_the_reports_made_in_it():
     run['lag_last_interval_s'] = {'p50': 0.4, 'p99': 0.9}
     assert '| 0.400 / 0.900 |' in bcs.markdown([run])
     assert '| - |' in bcs.markdown([_run(0, 2.0)])
+
+
+def test_the_lag_series_bins_reports_by_when_they_were_made():
+    pairs = [(100.0, 0.1), (110.0, 0.3), (131.0, 5.0), (140.0, 7.0),
+             (200.0, 1.0)]
+    series = bcs.lag_series(pairs, 30.0)
+    assert [row[:2] for row in series] == [[0.0, 2], [30.0, 2], [90.0, 1]]
+    assert series[1][3] >= 5.0 and series[0][2] <= 0.3
+    assert bcs.lag_series([]) == []

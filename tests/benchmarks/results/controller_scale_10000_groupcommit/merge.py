@@ -23,12 +23,14 @@ from tests.benchmarks import bench_controller_scale as bcs  # noqa: E402
 
 # configuration -> run files, in the order they ran
 CONFIGS = {
-    'batch1': ['b1_r0', 'b1_r1'],
+    'batch1': ['b1_r0', 'b1_r1', 'b1_r2'],
     'writers1': ['b64_r0', 'w1_r1'],
-    'writers2': ['w2_r0', 'w2_r1'],
+    'writers2': ['w2_r0', 'w2_r1', 'w2_r2', 'w2_r3'],
     'writers4': ['w4_r0'],
     'controllers2_writers2': ['c2w2_r0'],
     'writers1_threads128': ['b64t_r0', 'b64t_r1'],
+    'writers2_threads128': ['w2t_r0', 'w2t_r1'],
+    'writers2_6min': ['w2long_r0'],
 }
 
 
@@ -48,7 +50,31 @@ def load(srcs, name):
     return None
 
 
+def run_line(label, r):
+    """One row of runs.md: the figures the README compares."""
+    c = r['cpu_ms_per_report']
+    last = r.get('lag_last_interval_s')
+    return ('| %s | %d | %.1f / %.1f | %s | %.2f / %.2f | %.1f | %.1f | '
+            '%.1f | %.2f | %.1f | %d | %d |' % (
+                label, r['repeat'], r['lag_s']['p50'], r['lag_s']['p99'],
+                '%.1f / %.1f' % (last['p50'], last['p99']) if last else '-',
+                r['latency_s']['p50'], r['latency_s']['p99'],
+                c['controllers'], c['postgres'], c['total'],
+                r['machine_busy_cores'], r['round_wall_s'],
+                r['failed_calls_resent'], r['lost_or_doubled']))
+
+
 def main(srcs):
+    lines = [
+        '# Every run, by configuration (written by merge.py)', '',
+        'Lag: a report\'s making to its storing (its wait in the sender '
+        'and its resends included); last interval: the reports made in the '
+        'last 60 s of the sending. CPU: ms per stored report.', '',
+        '| configuration | run | lag p50 / p99 (s) | lag, last interval '
+        'p50 / p99 (s) | latency p50 / p99 (s) | controller CPU | '
+        'PostgreSQL CPU | total CPU | busy cores | round (s) | calls '
+        'resent | lost or doubled |',
+        '|---|---|---|---|---|---|---|---|---|---|---|---|']
     for label, names in CONFIGS.items():
         docs = [d for d in (load(srcs, n) for n in names) if d]
         if not docs:
@@ -66,12 +92,15 @@ def main(srcs):
                'summary': bcs.summarize_runs(runs), 'runs': runs}
         doc['discipline']['repeats'] = len(docs)
         doc['command'] = '; '.join(doc['command'])
+        lines.extend(run_line(label, r) for r in runs)
         out = os.path.join(HERE, label)
         with open(out + '.json', 'w') as f:
             json.dump(doc, f, indent=1)
         with open(out + '.md', 'w') as f:
             f.write(bcs.markdown(runs, doc))
         print('wrote', out + '.json')
+    with open(os.path.join(HERE, 'runs.md'), 'w') as f:
+        f.write('\n'.join(lines) + '\n')
 
 
 if __name__ == '__main__':
