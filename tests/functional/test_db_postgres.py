@@ -117,7 +117,8 @@ def test_group_commit_stores_every_report_once_on_postgresql(db):
     finally:
         writer.stop()
     assert results == [True] * len(reports) and not any(again)
-    assert sizes[1] == 31 and sum(sizes) == len(reports) + 40
+    # (thread 0 may queue its next report before the writer takes them)
+    assert 31 <= sizes[1] <= 32 and sum(sizes) == len(reports) + 40
     assert db.count_reports() == len(reports)
     assert len(db.vm_samples('vm-07-2')) == 4
     assert db.get_vm('vm-31-0').last_seen == 10.0 * 4 + 31
