@@ -73,16 +73,6 @@ class Database:
 
     # -- reports ----------------------------------------------------------
 
-    @staticmethod
-    def _host(session, name, now):
-        host = session.scalar(sa.select(models.Host).filter_by(name=name))
-        if host is None:
-            host = models.Host(name=name, created_at=now, updated_at=now,
-                               reservoir_kb=0)
-            session.add(host)
-            session.flush()
-        return host
-
     def store_report(self, report):
         """Store a HostReport; False if this (host, boot_id, seq) is known."""
         return self.store_reports([report])[0]
@@ -181,7 +171,7 @@ class Database:
         """Apply a GMC_inform unless a newer figure is already stored."""
         now = self._clock()
         with self._session() as session:
-            host = self._host(session, inform.host, now)
+            host = self._hosts(session, {inform.host}, now)[inform.host]
             if host.reservoir_at is None or \
                     inform.timestamp >= host.reservoir_at:
                 host.reservoir_kb = inform.reservoir_kb

@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(HERE)))))
 
 from tests.benchmarks import bench_controller_scale as bcs  # noqa: E402
+from tests.benchmarks import discipline  # noqa: E402
 
 # configuration -> run files, in the order they ran
 CONFIGS = {
@@ -40,8 +41,7 @@ def load(srcs, name):
         if os.path.exists(path):
             with open(path) as f:
                 doc = json.load(f)
-            with open(os.path.join(src, 'tree', 'COMMIT')) as f:
-                commit = f.read().strip()
+            commit = discipline.tree_commit(os.path.join(src, 'tree'))
             v = doc['discipline']['versions']
             if not v.get('memmut_commit'):
                 v['memmut_commit'] = commit
