@@ -81,7 +81,7 @@ def load_trace(conf, progress):
     if conf.trace:
         if progress.enabled:
             sys.stderr.write('reading %s ...\n' % conf.trace)
-        return trace_mod.load_bitbrains(conf.trace)
+        return trace_mod.load_bitbrains(conf.trace, part=conf.trace_part)
     s = conf.simulator
     return synthetic.generate(s.synthetic_vms, s.synthetic_days,
                               s.synthetic_seed)

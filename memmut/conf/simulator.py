@@ -155,10 +155,17 @@ opts = [
 # Per-run choices, on the command line of memmut-sim only.
 cli_opts = [
     cfg.StrOpt('trace',
-               help='Bitbrains trace to replay: the .tar.gz (e.g. '
-                    'bitbrains-rnd-2013-7.tar.gz, read in place) or a '
-                    'directory of its CSV files. Without it a seeded '
-                    'synthetic trace is generated.'),
+               help='Bitbrains trace to replay: a tar archive (e.g. '
+                    'bitbrains-rnd-2013-7.tar.gz, read in place), the '
+                    'data set\'s .zip, or a directory of its CSV files. '
+                    'Without it a seeded synthetic trace is generated.'),
+    cfg.StrOpt('trace-part',
+               help='The directory of the trace to replay when its CSV '
+                    'files sit in several (the data set\'s rnd.zip holds '
+                    'rnd/2013-7, rnd/2013-8 and rnd/2013-9: different '
+                    'VMs at different times): its path inside the '
+                    'trace, or its last part when that is unambiguous '
+                    '(2013-8). A trace with one directory needs none.'),
     cfg.StrOpt('output-dir',
                help='Directory for results.json, timeseries.csv and the '
                     'plots (default: ./results/sim-<UTC timestamp>).'),

@@ -2,11 +2,13 @@
 
 :func:`load_bitbrains` reads the GWA-T-12 Bitbrains trace (one CSV per VM,
 columns separated by ``;\\t``, a header row, one row every 300 s) straight
-from its ``.tar.gz`` (or from a directory of CSVs); nothing is unpacked or
-copied. Columns used: ``Timestamp [ms]`` (seconds since the epoch in
-fact), ``CPU capacity provisioned [MHZ]``, ``CPU usage [MHZ]``, ``Memory
-capacity provisioned [KB]`` (the booked memory) and ``Memory usage [KB]``
-(the working set).
+from its ``.tar.gz`` (or a ``.zip``, or a directory of CSVs); nothing is
+unpacked or copied. One directory of CSVs at a time (one month of the Rnd
+set, or the fastStorage set): :func:`load_bitbrains`'s ``part``.
+Columns used: ``Timestamp [ms]`` (seconds since the epoch in fact), ``CPU
+capacity provisioned [MHZ]``, ``CPU usage [MHZ]``, ``Memory capacity
+provisioned [KB]`` (the booked memory) and ``Memory usage [KB]`` (the
+working set).
 
 Every row is put on a grid of ``step`` seconds starting at the earliest
 timestamp of the trace (nearest slot; rows falling in the same slot are
@@ -28,6 +30,8 @@ import logging
 import os
 import tarfile
 import typing
+import zipfile
+import zlib
 
 import numpy as np
 
@@ -215,31 +219,109 @@ def parse_csv(text, rejected=None):
     return arr, len(bad)
 
 
-def _members(path):
-    """(name, bytes) of every CSV in a .tar.gz or a directory."""
-    if os.path.isdir(path):
-        for name in sorted(os.listdir(path)):
-            full = os.path.join(path, name)
+def _part_of(relpath):
+    """The directory a CSV sits in, relative to the trace ('' at its top),
+    with '/' separators: the trace's "part" (a month of the Rnd set,
+    ``rnd/2013-8``; the fastStorage set, ``fastStorage/2013-8``)."""
+    head = os.path.dirname(relpath.replace(os.sep, '/').strip('/'))
+    return '' if head in ('', '.') else head
+
+
+def _directory_members(path):
+    for top, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(top, name)
             if name.endswith('.csv') and os.path.isfile(full):
-                with open(full, 'rb') as f:
-                    yield name, f.read()
-        return
-    try:
-        tar = tarfile.open(path, 'r:*')
-    except tarfile.TarError:
-        raise TraceError('cannot read trace %s: not a .tar.gz archive (nor '
-                         'a directory of CSV files)' % path)
-    except OSError as e:
-        raise TraceError('cannot read trace %s: %s' % (path, e))
+                yield (_part_of(os.path.relpath(full, path)), name,
+                       lambda full=full: _read_file(full))
+
+
+def _read_file(full):
+    with open(full, 'rb') as f:
+        return f.read()
+
+
+def _tar_members(path, tar):
     with tar:
         try:
             for member in tar:
                 if member.isfile() and member.name.endswith('.csv'):
                     f = tar.extractfile(member)
                     if f is not None:
-                        yield os.path.basename(member.name), f.read()
+                        yield (_part_of(member.name),
+                               os.path.basename(member.name), f.read)
         except (OSError, tarfile.TarError, EOFError) as e:
             raise TraceError('trace %s is damaged: %s' % (path, e))
+
+
+def _zip_members(path):
+    try:
+        archive = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as e:
+        raise TraceError('cannot read trace %s: %s' % (path, e))
+    with archive:
+        for info in archive.infolist():
+            if info.is_dir() or not info.filename.endswith('.csv'):
+                continue
+
+            def read(info=info):
+                try:
+                    return archive.read(info)
+                except (OSError, zipfile.BadZipFile, EOFError,
+                        zlib.error) as e:
+                    raise TraceError('trace %s is damaged: %s: %s'
+                                     % (path, info.filename, e))
+            yield (_part_of(info.filename),
+                   os.path.basename(info.filename), read)
+
+
+def _members(path):
+    """(part, name, read) of every CSV in a directory (and the directories
+    under it), a tar archive (any compression) or a .zip, in the order
+    stored; ``read()`` gives the file's bytes (only the part loaded is
+    read, and decompressed once)."""
+    if os.path.isdir(path):
+        return _directory_members(path)
+    if zipfile.is_zipfile(path):
+        return _zip_members(path)
+    try:
+        tar = tarfile.open(path, 'r:*')
+    except tarfile.TarError:
+        raise TraceError('cannot read trace %s: not a tar (.tar.gz) or '
+                         '.zip archive, nor a directory of CSV files'
+                         % path)
+    except OSError as e:
+        raise TraceError('cannot read trace %s: %s' % (path, e))
+    return _tar_members(path, tar)
+
+
+def _part_matches(found, wanted):
+    """Whether the part ``found`` is the one asked for: the same path, or
+    ending with it on a directory boundary (``2013-8`` is
+    ``rnd/2013-8``)."""
+    wanted = wanted.replace(os.sep, '/').strip('/')
+    return found == wanted or found.endswith('/' + wanted)
+
+
+def _choose_part(path, parts, wanted):
+    """The one part to load, or a TraceError that lists them."""
+    listed = ', '.join(p or '(top level)' for p in parts)
+    if wanted:
+        hits = [p for p in parts if _part_matches(p, wanted)]
+        if len(hits) == 1:
+            return hits[0]
+        raise TraceError(
+            'trace %s: %s part %r; its parts: %s'
+            % (path, 'no' if not hits else 'more than one', wanted,
+               listed))
+    if len(parts) > 1:
+        raise TraceError(
+            'trace %s holds CSV files in %d directories (%s), e.g. several '
+            'months of one data set, which are different VMs and '
+            'different times: choose one with --trace-part'
+            % (path, len(parts), listed))
+    return parts[0]
 
 
 def _vm_sort_key(name):
@@ -247,21 +329,39 @@ def _vm_sort_key(name):
     return (0, int(stem), '') if stem.isdigit() else (1, 0, stem)
 
 
-def load_bitbrains(path, step=300.0, progress=None):
-    """Read a Bitbrains trace (.tar.gz or directory) into a :class:`Trace`.
+def load_bitbrains(path, step=300.0, progress=None, part=None):
+    """Read a Bitbrains trace into a :class:`Trace`: a tar archive
+    (``.tar.gz`` as in ``../shared/traces``), a ``.zip`` (the data set's
+    own ``rnd.zip``, ``fastStorage.zip``) or a directory.
 
-    ``progress(done, name)`` is called after each file.
+    A trace whose CSV files sit in more than one directory (the Rnd
+    set's three months) is refused unless ``part`` names one of them
+    (``rnd/2013-8``, or just ``2013-8`` when that is unambiguous): each
+    month's ``1.csv`` is its own file of its own time, and nothing in
+    the files says whether it is the same VM. ``progress(done, name)``
+    is called after each file.
     """
     if not os.path.exists(path):
         raise TraceError('trace %s does not exist' % path)
     if not os.access(path, os.R_OK):
         raise TraceError('trace %s is not readable' % path)
-    parsed, malformed, skipped = {}, 0, 0
-    for i, (name, data) in enumerate(_members(path)):
+    by_part, malformed, skipped = {}, 0, 0
+    parts = []
+    for i, (where, name, read) in enumerate(_members(path)):
+        if where not in parts:
+            parts.append(where)
+        if part is not None:
+            if not _part_matches(where, part):
+                continue
+        elif where != parts[0]:
+            continue                # refused below (several parts)
+        parsed = by_part.setdefault(where, {})
         rejected = []
         try:
-            arr, bad = parse_csv(data.decode('utf-8', errors='replace'),
+            arr, bad = parse_csv(read().decode('utf-8', errors='replace'),
                                  rejected)
+        except TraceError:
+            raise
         except Exception as e:                          # pragma: no cover
             LOG.warning('Skipping %s: %s', name, e)
             skipped += 1
@@ -278,6 +378,10 @@ def load_bitbrains(path, step=300.0, progress=None):
         parsed[name] = arr
         if progress:
             progress(i + 1, name)
+    if not parts:
+        raise TraceError('no CSV file in %s' % path)
+    chosen = _choose_part(path, parts, part)
+    parsed = by_part.get(chosen, {})
     if not parsed:
         raise TraceError('no usable CSV file in %s' % path)
     if malformed:
@@ -331,5 +435,7 @@ def load_bitbrains(path, step=300.0, progress=None):
     return Trace(names=[n[:-4] if n.endswith('.csv') else n for n in names],
                  step=float(step), start=start, cpu=cpu, mem=mem,
                  booked=booked, cpu_capacity=cap, first=first, last=last,
-                 source=os.path.abspath(path), malformed_rows=malformed,
+                 source=os.path.abspath(path) + (
+                     '!' + chosen if part is not None and chosen else ''),
+                 malformed_rows=malformed,
                  files_skipped=skipped, mem_valid=valid)

@@ -561,6 +561,9 @@ def main(argv=None):
     ap.add_argument('--trace', default=None,
                     help='real trace (default %s when present)'
                     % DEFAULT_TRACE)
+    ap.add_argument('--trace-part', default=None,
+                    help='the directory of a trace holding several '
+                    '(e.g. 2013-8 of the data set\'s rnd.zip)')
     ap.add_argument('--out', default=RESULTS)
     ap.add_argument('--repeats', type=int, default=5,
                     help='synthetic seeds (default 5)')
@@ -666,7 +669,7 @@ def main(argv=None):
     if path:
         t0 = time.perf_counter()
         try:
-            real = trace_mod.load_bitbrains(path)
+            real = trace_mod.load_bitbrains(path, part=args.trace_part)
         except trace_mod.TraceError as e:
             sys.stderr.write('bench_consolidation: error: %s\n' % e)
             return 2

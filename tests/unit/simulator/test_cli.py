@@ -139,3 +139,24 @@ def test_bad_algorithm_in_config(tmp_path, capsys):
                   '--output-dir', str(tmp_path)], conf=fresh_conf())
     assert e.value.code == 2
     assert "unknown overload algorithm 'nope'" in capsys.readouterr().err
+
+
+def test_a_month_of_the_data_sets_zip(tmp_path, capsys):
+    """The data set's rnd.zip holds three months: memmut-sim refuses to
+    guess, and replays the one --trace-part names."""
+    from tests.unit.simulator import test_trace as tt
+    day = [tt.row(300 * i, 100.0 + i, 1048576) for i in range(289)]
+    path = tmp_path / 'rnd.zip'
+    tt.make_zip(path, {'rnd/2013-7': {'1.csv': tt.csv_text(day),
+                                      '2.csv': tt.csv_text(day)},
+                       'rnd/2013-8': tt.MONTH2})
+    with pytest.raises(SystemExit) as e:
+        run(tmp_path, '--trace', str(path))
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert 'rnd/2013-7, rnd/2013-8' in err and '--trace-part' in err
+    assert run(tmp_path, '--trace', str(path), '--trace-part', '2013-7') == 0
+    out = capsys.readouterr().out
+    assert 'rnd.zip!rnd/2013-7' in out
+    results = json.loads((tmp_path / 'out' / 'results.json').read_text())
+    assert results['trace']['vms'] == 2

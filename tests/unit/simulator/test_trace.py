@@ -2,6 +2,7 @@
 
 import io
 import tarfile
+import zipfile
 
 import numpy as np
 import pytest
@@ -109,7 +110,7 @@ def test_missing_file():
 def test_garbled_archive(tmp_path):
     path = tmp_path / 'bad.tar.gz'
     path.write_bytes(b'this is not an archive')
-    with pytest.raises(tr.TraceError, match='not a .tar.gz'):
+    with pytest.raises(tr.TraceError, match=r'not a tar \(.tar.gz\) or .zip'):
         tr.load_bitbrains(str(path))
 
 
@@ -155,3 +156,90 @@ def test_rejected_rows_are_logged_with_file_and_row(tmp_path, caplog):
     assert trace.mem[2].max() < 1 << 20
     assert '3.csv row 3 rejected: has 2 fields' in caplog.text
     assert '3.csv row 4 rejected: memory usage (KB) 1e+308' in caplog.text
+
+
+# The data set's own archives: rnd.zip holds rnd/2013-7, rnd/2013-8 and
+# rnd/2013-9 (each 1.csv ... 500.csv), fastStorage.zip one directory.
+MONTH2 = {'1.csv': csv_text([row(10 ** 6, 5.0, 65536)])}
+
+
+def make_zip(path, parts):
+    with zipfile.ZipFile(path, 'w', zipfile.ZIP_DEFLATED) as z:
+        for part, files in parts.items():
+            z.writestr(part + '/', b'')
+            for name, text in files.items():
+                z.writestr(part + '/' + name, text)
+
+
+def test_load_zip_of_one_directory(tmp_path):
+    make_zip(tmp_path / 'fastStorage.zip', {'fastStorage/2013-8': FILES})
+    check(tr.load_bitbrains(str(tmp_path / 'fastStorage.zip')))
+
+
+def test_several_months_are_refused_without_a_part(tmp_path):
+    path = tmp_path / 'rnd.zip'
+    make_zip(path, {'rnd/2013-7': FILES, 'rnd/2013-8': MONTH2})
+    with pytest.raises(tr.TraceError, match=r'2 directories \(rnd/2013-7, '
+                       r'rnd/2013-8\).*--trace-part'):
+        tr.load_bitbrains(str(path))
+
+
+@pytest.mark.parametrize('kind', ['zip', 'tar', 'dir'])
+def test_a_part_is_chosen_by_its_path_or_its_last_directory(tmp_path, kind):
+    parts = {'rnd/2013-7': FILES, 'rnd/2013-8': MONTH2}
+    if kind == 'zip':
+        path = tmp_path / 'rnd.zip'
+        make_zip(path, parts)
+    elif kind == 'tar':
+        path = tmp_path / 'rnd.tar.gz'
+        with tarfile.open(path, 'w:gz') as t:
+            for part, files in parts.items():
+                for name, text in files.items():
+                    data = text.encode()
+                    info = tarfile.TarInfo(part + '/' + name)
+                    info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+    else:
+        path = tmp_path / 'rnd'
+        for part, files in parts.items():
+            (path / part).mkdir(parents=True)
+            for name, text in files.items():
+                (path / part / name).write_text(text)
+    july = tr.load_bitbrains(str(path), part='rnd/2013-7')
+    check(july)
+    assert july.source.endswith('!rnd/2013-7')
+    august = tr.load_bitbrains(str(path), part='2013-8')
+    assert august.names == ['1'] and august.mem[0].tolist() == [64]
+    assert august.start == T0 + 10 ** 6
+
+
+def test_a_part_that_is_not_there_or_ambiguous_is_refused(tmp_path):
+    path = tmp_path / 'both.zip'
+    make_zip(path, {'rnd/2013-8': FILES, 'fastStorage/2013-8': MONTH2})
+    with pytest.raises(tr.TraceError, match="no part '2013-9'; its parts: "
+                       "rnd/2013-8, fastStorage/2013-8"):
+        tr.load_bitbrains(str(path), part='2013-9')
+    with pytest.raises(tr.TraceError, match="more than one part '2013-8'"):
+        tr.load_bitbrains(str(path), part='2013-8')
+    # a part is matched on whole directories only
+    with pytest.raises(tr.TraceError, match="no part '013-8'"):
+        tr.load_bitbrains(str(path), part='013-8')
+    check(tr.load_bitbrains(str(path), part='rnd/2013-8'))
+
+
+def test_damaged_zip_member_is_a_trace_error(tmp_path):
+    path = tmp_path / 'rnd.zip'
+    make_zip(path, {'rnd/2013-7': FILES})
+    data = bytearray(path.read_bytes())
+    # flip bytes inside the first member's compressed data
+    start = data.index(b'rnd/2013-7/1.csv') + len('rnd/2013-7/1.csv')
+    for i in range(start + 4, start + 40):
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(tr.TraceError, match='damaged|cannot read'):
+        tr.load_bitbrains(str(path))
+
+
+def test_an_empty_directory_has_no_csv(tmp_path):
+    with pytest.raises(tr.TraceError, match='no CSV file'):
+        tr.load_bitbrains(str(tmp_path))
