@@ -607,6 +607,33 @@ opts = [
                       'evicted and stays out, and a first page read back '
                       'should not keep it counted for good. 0: any swap '
                       'activity answers the probe.'),
+    cfg.IntOpt('probe_answer_rounds',
+               default=1,
+               min=1,
+               help='A balloon probe of the pinned-page correction counts '
+                    'as answered by swap-ins only in the round that is '
+                    'its this-many-th with swap activity; before, the '
+                    'probe holds the balloon and goes on. 1: the first '
+                    'swap-in answers it. The first reclaim after a guest '
+                    'loaded its data is blind (the load touched every '
+                    'page, so the kernel cannot tell the hot ones from '
+                    'the cold and evicts in load order): the guest reads '
+                    'back what it needs in one burst and then evicts cold '
+                    'pages; read-backs that go on in a later round are '
+                    'the allocation\'s. Costs one more round of swap-ins '
+                    'at one probe step below a right correction.'),
+    cfg.BoolOpt('probe_rise_written',
+                default=False,
+                help='While a balloon probe runs, a swap-in whose reuse '
+                     'distance is within what the guest wrote to swap '
+                     'since the probe began is the probe\'s doing, not a '
+                     'rise of the working set: the round stays quiet for '
+                     'the other rules (shrink guard, floors, hindsight, '
+                     'modes) and only the probe sees it. Off: only '
+                     'distances within the probe\'s step below the '
+                     'estimate are, though the balloon starts above the '
+                     'estimate (headroom) and the guest\'s reclaim frees '
+                     'more than asked.'),
     cfg.BoolOpt('stall_filter',
                 default=False,
                 help='Learn or raise no pinned-page correction in a '

@@ -19,10 +19,22 @@ What it keeps of a guest:
   and of which only ``base_active_kb`` is touched in any interval (what
   Badis's pinned-page correction is for); the data of the program beside
   it, in 4 KiB pages, each never touched yet, resident or in swap;
-* reclaim: least recently used first, at the granularity of a
-  micro-step (``MICRO_S`` of guest time), when the resident data
-  exceeds the balloon less the base and the kernel's free-page
-  watermark (``free_min_kb``); a balloon shrink reclaims at once;
+* reclaim, when the resident data exceeds the balloon less the base
+  and the kernel's free-page watermark (``free_min_kb``), at the
+  granularity of a micro-step (``MICRO_S`` of guest time); a balloon
+  shrink reclaims at once. Two rules (``reclaim``): ``lru``, the least
+  recently used pages first (what an ideal kernel would evict), or
+  ``clock``, the second chance the guest's kernel gives with the
+  accessed bits of its page tables: pages are kept in the order they
+  came in (first touch, swap-in) and the scan from the oldest evicts a
+  page not touched since the scan last passed it, and moves one that was
+  to the newest end with its bit cleared. Only the bit is seen, not
+  when it was set: right after a load every page has it, so the first
+  reclaim evicts in load order whatever the program touches now (the
+  TCG guests' first probe after a load, badis65/badis66: 40 of 57 MiB
+  read back at once), and the next ones tell recent pages from old
+  ones. Linux's active and inactive lists are two such clocks in a row;
+  one is kept here;
 * costs: the program runs at ``rate`` page touches per second of guest
   time, and every page read back from swap or written to it stalls it
   for :class:`Costs` (a TCG profile fitted to the test bed's measured
@@ -35,8 +47,9 @@ What it keeps of a guest:
   distances (on a swap-in of page p, the pages still in swap that were
   written after p; seed 004 section 2.4.4).
 
-What it leaves out (so what it cannot show): swap readahead, the active
-and inactive lists' second chance, page cache, transparent huge pages,
+What it leaves out (so what it cannot show): swap readahead, the split
+of the second chance into an active and an inactive list, refault
+activation, page cache, transparent huge pages,
 the balloon's own inflation time, and the agent's CPU beside the guest.
 """
 
@@ -53,6 +66,7 @@ MIB = 1024
 MICRO_S = 0.02
 
 NEW, RESIDENT, SWAPPED = 0, 1, 2
+RECLAIM_RULES = ('lru', 'clock')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,7 +239,12 @@ class PagedGuest:
     """One guest: ``run_until(wall_t)`` advances it, ``set_balloon``
     resizes it, the rest are the readings the agent takes."""
 
-    def __init__(self, references, layout=None, costs=None, rate=None):
+    def __init__(self, references, layout=None, costs=None, rate=None,
+                 reclaim='lru'):
+        if reclaim not in RECLAIM_RULES:
+            raise ValueError('reclaim=%s: want one of %s'
+                             % (reclaim, ', '.join(RECLAIM_RULES)))
+        self.reclaim = reclaim
         self.refs = references
         self.layout = layout or Layout()
         self.costs = costs or COSTS['tcg']
@@ -234,6 +253,11 @@ class PagedGuest:
         self.state = np.zeros(n, dtype=np.int8)
         self.last = np.full(n, -1.0)
         self.seq = np.zeros(n, dtype=np.int64)   # swap-out order
+        # reclaim='clock': a resident page's place in the scan order
+        # (smaller: older) and its accessed bit
+        self.pos = np.zeros(n, dtype=np.int64)
+        self.young = np.zeros(n, dtype=bool)
+        self._next_pos = 1
         self.touched = np.zeros(n, dtype=bool)   # since the sampler's clear
         # since the short set's clear (a page-sampling back-end's second
         # set of pages, short_set.py); None until one is started
@@ -271,19 +295,51 @@ class PagedGuest:
         count = min(count, len(res))
         if count <= 0:
             return 0
-        if count < len(res):
+        if self.reclaim == 'clock':
+            victims = self._clock_victims(res, count)
+        elif count < len(res):
             part = np.argpartition(self.last[res], count - 1)[:count]
             victims = res[part]
         else:
             victims = res
-        victims = victims[np.argsort(self.last[victims], kind='stable')]
+        if self.reclaim == 'lru':
+            victims = victims[np.argsort(self.last[victims], kind='stable')]
         self.state[victims] = SWAPPED
+        self.young[victims] = False
         self.seq[victims] = np.arange(self._next_seq,
                                       self._next_seq + count)
         self._next_seq += count
         self._resident -= count
         self.swap_out_pages += count
         return count
+
+    def _clock_victims(self, res, count):
+        """The ``count`` pages the second-chance scan evicts from ``res``
+        (in eviction order); the touched pages it passes lose their bit
+        and go to the newest end, in their order."""
+        order = res[np.argsort(self.pos[res], kind='stable')]
+        young = self.young[order]
+        cold = np.cumsum(~young)
+        if cold[-1] >= count:
+            # the scan stops at the count-th page without its bit
+            scanned = order[:int(np.searchsorted(cold, count)) + 1]
+            keep = self.young[scanned]
+            victims, spared = scanned[~keep], scanned[keep]
+        else:
+            # a whole turn: every bit cleared, then the oldest of those
+            # that had one go too
+            spared = order[young]
+            need = count - int(cold[-1])
+            victims = np.concatenate([order[~young], spared[:need]])
+            spared = spared[need:]
+        self.young[spared] = False
+        self._to_newest(spared)
+        return victims
+
+    def _to_newest(self, pages):
+        self.pos[pages] = np.arange(self._next_pos,
+                                    self._next_pos + len(pages))
+        self._next_pos += len(pages)
 
     def _swap_in(self, pages):
         """Geiger's distances of these swap-ins, then the pages resident;
@@ -329,6 +385,9 @@ class PagedGuest:
             reads = self._swap_in(swapped)
             self.state[fresh] = RESIDENT
             self._resident += len(fresh)
+            if self.reclaim == 'clock':
+                self._to_newest(np.concatenate([swapped, fresh]))
+                self.young[u] = True
             self.last[u] = self.wall
             self.touched[u] = True
             if self.touched_short is not None:
@@ -347,6 +406,7 @@ class PagedGuest:
         gone = self.state[first:]
         self._resident -= int((gone == RESIDENT).sum())
         gone[:] = NEW
+        self.young[first:] = False
 
     def set_balloon(self, kb):
         kb = int(min(self.layout.booked_kb, max(1, kb)))

@@ -62,7 +62,8 @@ def parse_seeds(text):
 
 
 def cases(configs, patterns, starts, seeds, seconds, costs, shapes=(),
-          allocs=('s',), booked_mib=256, data_mib=model_run.DATA_MIB):
+          allocs=('s',), booked_mib=256, data_mib=model_run.DATA_MIB,
+          reclaim='lru'):
     """Every run: the ``none`` reference once per pattern (shape and
     allocation) and seed, then each configuration on each case (W1-W5
     from boot only, as the TCG bench runs them)."""
@@ -74,14 +75,15 @@ def cases(configs, patterns, starts, seeds, seconds, costs, shapes=(),
             out.append(model_run.Case(p, 'boot', 'none', s, seconds, costs,
                                       label='none', alloc=alloc,
                                       booked_mib=booked_mib,
-                                      data_mib=data_mib))
+                                      data_mib=data_mib, reclaim=reclaim))
             for st in sts:
                 for name, opts in configs:
                     est = 'oracle' if name == 'oracle' else 'badis'
                     out.append(model_run.Case(p, st, est, s, seconds, costs,
                                               opts, label=name, alloc=alloc,
                                               booked_mib=booked_mib,
-                                              data_mib=data_mib))
+                                              data_mib=data_mib,
+                                              reclaim=reclaim))
     return out
 
 
@@ -258,6 +260,11 @@ def main(argv=None):
                     help="the guest's memory (MiB)")
     ap.add_argument('--data-mib', type=int, default=model_run.DATA_MIB,
                     help="the patterns' data and W1-W5's peak (MiB)")
+    ap.add_argument('--reclaim', default='lru',
+                    choices=model_run.guest_model.RECLAIM_RULES,
+                    help="the guest's reclaim: lru (ideal, the default) or "
+                         "clock (the kernel's second chance on accessed "
+                         "bits: a load's pages all look touched)")
     ap.add_argument('--workers', type=int, default=1)
     ap.add_argument('--out', required=True)
     args = ap.parse_args(argv)
@@ -287,7 +294,8 @@ def main(argv=None):
     if bad or set(allocs) - {'s', 'd'}:
         ap.error('shapes are W1-W5 and allocations s and/or d')
     todo = cases(configs, patterns, starts, seeds, args.seconds, args.costs,
-                 shapes, allocs, args.booked_mib, args.data_mib)
+                 shapes, allocs, args.booked_mib, args.data_mib,
+                 args.reclaim)
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
     runs = []

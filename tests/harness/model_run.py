@@ -238,6 +238,7 @@ class Case:
     alloc: str = 's'            # W1-W5: 's' static or 'd' dynamic
     booked_mib: int = 256       # the guest's memory
     data_mib: int = DATA_MIB    # the suite's data (W1-W5: their peak)
+    reclaim: str = 'lru'        # the guest's reclaim rule (guest_model)
 
 
 # W1-W5 as the TCG bench runs them (bench_badis.py: peak 160 MiB, 10 s
@@ -304,7 +305,8 @@ def run_case(case, keep_rows=False):
     g = guest_model.PagedGuest(
         refs, layout=guest_model.Layout(
             booked_kb=case.booked_mib * guest_model.MIB),
-        costs=guest_model.COSTS[case.costs], rate=touch_rate(case))
+        costs=guest_model.COSTS[case.costs], rate=touch_rate(case),
+        reclaim=case.reclaim)
     clock = Clock()
     booked = g.layout.booked_kb
     t = 0.0
@@ -369,6 +371,7 @@ def run_case(case, keep_rows=False):
            'alloc': case.alloc,
            'estimator': case.estimator, 'label': case.label,
            'seed': case.seed, 'costs': case.costs,
+           'reclaim': case.reclaim,
            'options': list(case.options), 'ops': g.ops,
            'swap_in_mib': g.swap_in_pages * guest_model.PAGE_KB / 1024,
            'saved_pct': saved_pct(rows, booked)}

@@ -203,6 +203,12 @@ class BadisParams:
     # back this fraction of what it evicted since the probe began (0:
     # any swap activity; see _probe())
     probe_readback_fraction: float = 0.0
+    # stop 68: a probe is answered by swap-ins only in its
+    # probe_answer_rounds-th round with swap-ins (1: the first), and
+    # (probe_rise_written) a reuse distance within what the guest wrote
+    # since the probe began is the probe's, not a rise (see _probe())
+    probe_answer_rounds: int = 1
+    probe_rise_written: bool = False
     # issue 13, session 7: no shrinking again into an allocation shown to
     # swap (see shrink_floor); on since stop 33 (badis21)
     shrink_floor: bool = True
@@ -313,6 +319,8 @@ class BadisParams:
             raise ValueError('pinned_probe_step_kb must be positive')
         if not 0 <= self.probe_readback_fraction <= 1:
             raise ValueError('probe_readback_fraction must be in [0, 1]')
+        if self.probe_answer_rounds < 1:
+            raise ValueError('probe_answer_rounds must be at least 1')
         if self.calibration_probe_warm_rounds == 1:
             raise ValueError('calibration_probe_warm_rounds must be 0 '
                              '(off) or at least 2')
@@ -552,6 +560,9 @@ class BadisState:
     # began (KiB; probe_readback_fraction)
     probe_in_kb: int = 0
     probe_out_kb: int = 0
+    # rounds of the running probe with swap activity
+    # (probe_answer_rounds)
+    probe_swap_rounds: int = 0
     # probes in a row answered by swap-ins with the correction at
     # probe_answer_pinned_kb, and the sampled part of the estimate
     # (estimate less correction) when the last of them began
@@ -1349,6 +1360,7 @@ _PROBE_FIELDS = ('probe_pinned_kb', 'probe_size_kb', 'probe_from_kb',
                  'probe_at', 'probe_seen_evict', 'probe_end_at',
                  'probe_wait', 'probe_readback_until', 'probe_readback_kb',
                  'probe_streak', 'probe_in_kb', 'probe_out_kb',
+                 'probe_swap_rounds',
                  'probe_answers', 'probe_answer_pinned_kb',
                  'probe_answer_sample_kb', 'warm_wanted', 'warm_kb',
                  'warm_slope_kb_s', 'warm_at', 'warm_fresh',
@@ -1404,7 +1416,10 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
       estimate error, only the swap-ins of one probe.
     * While it runs (``shrink_swapin_window`` seconds) the balloon is
       held at that size. Swap-ins end it, the correction kept (it was
-      needed; the next probe waits twice as long, up to 16 times).
+      needed; the next probe waits twice as long, up to 16 times); with
+      ``probe_answer_rounds`` > 1 only swap-ins in that many of its
+      rounds do (the first reclaim after a load is blind and read back
+      in one burst).
       Swap-outs at an allocation below the estimate it started from,
       even fast enough to count as swap pressure, are the guest giving
       up pages (cold data, not pinned): what the probe looks for (stop
@@ -1440,15 +1455,25 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         return dict(fields, probe_pinned_kb=None, probe_size_kb=0,
                     probe_from_kb=0, probe_at=None, probe_seen_evict=False,
                     probe_end_at=obs.timestamp, probe_wait=wait,
-                    probe_streak=streak, probe_in_kb=0, probe_out_kb=0)
+                    probe_streak=streak, probe_in_kb=0, probe_out_kb=0,
+                    probe_swap_rounds=0)
 
     longer = min(16, state.probe_wait * 2)
     low = state.probe_pinned_kb
     if low is not None:
         read_kb = state.probe_in_kb + obs.swapin_kb
         out_kb = state.probe_out_kb + obs.evicted_kb
-        fields.update(probe_in_kb=read_kb, probe_out_kb=out_kb)
-        if obs.swapping and probe_answered(read_kb, out_kb, params):
+        swap_rounds = state.probe_swap_rounds + (1 if obs.swapping else 0)
+        fields.update(probe_in_kb=read_kb, probe_out_kb=out_kb,
+                      probe_swap_rounds=swap_rounds)
+        if (obs.swapping and probe_answered(read_kb, out_kb, params) and
+                swap_rounds >= params.probe_answer_rounds):
+            # (probe_answer_rounds > 1: the first reclaim after a load is
+            # blind, every page having been touched by the load, and the
+            # guest reads back the hot pages it took in one burst, then
+            # evicts cold ones; TCG, slow hot set: 40 of the 57 MiB a 18
+            # MiB probe made it write, all in its first round. Read-backs
+            # that go on in a later round are the allocation's.)
             # read back: the pages were needed (swap growth alone is the
             # guest evicting to meet the probe's balloon: what it is for);
             # what it reads back next is the probe's doing too
@@ -1560,6 +1585,7 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
     fields.update(probe_pinned_kb=low, probe_size_kb=size,
                   probe_from_kb=wss.wss_kb, probe_at=obs.timestamp,
                   probe_seen_evict=False, probe_in_kb=0, probe_out_kb=0,
+                  probe_swap_rounds=0,
                   warm_spared_sample_kb=None, warm_fresh=False)
     return _Probe(pinned, None, fields, probe_kb=size, event=(
         'balloon probe of a pinned-page correction of %s (now %s): '
@@ -1713,23 +1739,35 @@ def probe_answered(read_kb, out_kb, params):
     return fraction <= 0 or out_kb <= 0 or read_kb >= fraction * out_kb
 
 
-def _probe_swap_kb(state, obs):
+def _probe_swap_kb(state, obs, params):
     """The estimate a probe started from when this round's swap
     activity is the probe's doing (see step()), else 0. While the probe
     runs, Geiger's WSS more than what the probe took above that estimate
     is a rise (a shortage as usual); during the read-back window every
     swap-in is the probe's: Geiger's WSS is taken from an allocation
     that grew back meanwhile and reads high (TCG: 200-256 MiB for a
-    156 MiB guest), so a real rise then waits out the window."""
+    156 MiB guest), so a real rise then waits out the window.
+
+    ``probe_rise_written``: what the probe took is also what the guest
+    wrote to swap since it began. A balloon above the estimate (its
+    headroom) and the kernel's reclaim, which frees more than asked,
+    make the guest evict far more than the step (TCG, slow hot set: 57
+    MiB written for a 4 MiB step from an estimate 14 MiB under the
+    balloon); a page read back from among them has a reuse distance up
+    to that much, and Geiger's WSS (the allocation plus a distance)
+    read as a rise: the swap-ins then counted as a bad shrink, a floor
+    and a recurrence beside the probe's own answer."""
     if state.mode is not Mode.V or not obs.short:
         return 0
     if state.probe_pinned_kb is not None:
         # a reuse distance beyond what the probe took is a rise; taken
         # down to the allocation the balloon reached, which can be below
         # the probe's target (TCG: 4 MiB, with a 4 MiB step)
-        took = state.probe_from_kb - min(state.probe_size_kb, obs.m_cur_kb)
-        if (obs.ghost is not None and
-                obs.ghost.wss_kb > state.probe_from_kb + took):
+        low = min(state.probe_size_kb, obs.m_cur_kb)
+        limit = 2 * state.probe_from_kb - low
+        if params.probe_rise_written:
+            limit = max(limit, low + state.probe_out_kb + obs.evicted_kb)
+        if obs.ghost is not None and obs.ghost.wss_kb > limit:
             return 0
         return state.probe_from_kb
     if (state.probe_readback_until is not None and
@@ -1788,7 +1826,7 @@ def step(state, obs, params=None):
     if state is None:
         state = BadisState.initial(params)
     real = obs
-    probe_kb = _probe_swap_kb(state, obs)
+    probe_kb = _probe_swap_kb(state, obs, params)
     if probe_kb:
         # Swap activity while a balloon probe holds the guest below the
         # estimate, or while it reads back what a probe answered by

@@ -1432,6 +1432,58 @@ def test_probe_answered_bounds():
         _calibration_params(probe_readback_fraction=1.5)
 
 
+# -- stop 68: the blind first reclaim after a load (probe_answer_rounds)
+# and what the probe made the guest write (probe_rise_written) --
+
+@pytest.mark.parametrize('answer_rounds, rounds, pinned_mib, confirmed', [
+    # default: the burst of the first round answers it
+    (1, [(8.0, 10 * MiB, 20 * MiB), (9.0, 0, 0), (11.0, 0, 0)], 200, True),
+    # one burst, then quiet at the probe's size: lowered by a step
+    (2, [(8.0, 10 * MiB, 20 * MiB), (9.0, 0, 0), (11.0, 0, 0)], 184, False),
+    # read-backs that go on in a later round answer it
+    (2, [(8.0, 10 * MiB, 20 * MiB), (9.0, 0, 0), (10.0, 2 * MiB, 0)],
+     200, True),
+])
+def test_a_probe_outlives_the_first_reclaims_burst(
+        answer_rounds, rounds, pinned_mib, confirmed):
+    params = _calibration_params(probe_answer_rounds=answer_rounds)
+    st, results = _probe_rounds(params, rounds)
+    assert st.pinned_kb == pinned_mib * MiB
+    assert st.pinned_unconfirmed is not confirmed
+    assert st.probe_pinned_kb is None and st.probe_swap_rounds == 0
+    # the burst is the probe's: not a shortage
+    assert results[0].mode is Mode.V
+    assert results[0].wss.wss_kb == 500 * MiB
+    if not confirmed:
+        assert 'reading back 10 MiB of the 20 MiB' in st.pinned_note
+    with pytest.raises(ValueError):
+        _calibration_params(probe_answer_rounds=0)
+
+
+@pytest.mark.parametrize('written, rise', [(False, True), (True, False)])
+def test_a_probe_reads_its_own_evictions_reuse_distances(written, rise):
+    """TCG, slow hot set: the balloon 14 MiB above the estimate, a 4 MiB
+    probe step, the guest wrote 57 MiB and read back 40 of them in the
+    probe's first round; Geiger's WSS (the allocation plus the reuse
+    distances) read above the estimate plus the step, so the round was
+    taken for a rise: V -> VG, a floor, a bad shrink beside the probe."""
+    params = _calibration_params(probe_rise_written=written,
+                                 probe_answer_rounds=2)
+    st = _probe_state(pinned_unconfirmed=True,
+                      pinned_calibrated_kb=200 * MiB)
+    st, _ = badis.step(st, _quiet(7.0), params)
+    size = st.probe_size_kb
+    o = badis.Observation(
+        timestamp=8.0, m_cur_kb=size, booked_kb=BOOKED,
+        sampled=sampled(300 * MiB), swapping=True,
+        ghost=geiger(size + 50 * MiB), swapin_kb=40 * MiB,
+        evicted_kb=57 * MiB, steady=False)
+    st, r = badis.step(st, o, params)
+    assert (r.mode is not Mode.V) is rise
+    # the probe's own doing: the estimate stays where the probe began
+    assert (r.wss.wss_kb == 500 * MiB) is not rise
+
+
 @pytest.mark.parametrize('answer, released',
                          [('evict', True), ('swap', False)])
 def test_a_probe_below_a_shrink_floor_tests_the_floor_too(answer, released):
