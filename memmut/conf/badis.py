@@ -607,21 +607,24 @@ opts = [
                       'evicted and stays out, and a first page read back '
                       'should not keep it counted for good. 0: any swap '
                       'activity answers the probe.'),
-    cfg.IntOpt('probe_answer_rounds',
-               default=1,
-               min=1,
-               help='A balloon probe of the pinned-page correction counts '
-                    'as answered by swap-ins only in the round that is '
-                    'its this-many-th with swap activity; before, the '
-                    'probe holds the balloon and goes on. 1: the first '
-                    'swap-in answers it. The first reclaim after a guest '
-                    'loaded its data is blind (the load touched every '
-                    'page, so the kernel cannot tell the hot ones from '
-                    'the cold and evicts in load order): the guest reads '
-                    'back what it needs in one burst and then evicts cold '
-                    'pages; read-backs that go on in a later round are '
-                    'the allocation\'s. Costs one more round of swap-ins '
-                    'at one probe step below a right correction.'),
+    cfg.FloatOpt('probe_burst_s',
+                 default=0.0,
+                 min=0.0,
+                 help='For a balloon probe of the pinned-page correction '
+                      'that is the guest\'s first reclaim (it has evicted '
+                      'nothing since the agent first saw it), swap activity '
+                      'within this many seconds of the probe\'s first does '
+                      'not answer it: the probe holds the balloon and goes '
+                      'on; swap-ins after that, or in its last round, '
+                      'answer it as needed. 0: the first swap-in answers '
+                      'every probe. That first reclaim is blind (loading '
+                      'its data touched every page, so the kernel cannot '
+                      'tell the hot ones from the cold and evicts in load '
+                      'order): the guest reads back what it needs in one '
+                      'burst and then evicts cold pages; later reclaims '
+                      'see the accessed bits. Costs up to this long of '
+                      'swap-ins once per VM where the correction was '
+                      'right.'),
     cfg.BoolOpt('probe_rise_written',
                 default=False,
                 help='While a balloon probe runs, a swap-in whose reuse '

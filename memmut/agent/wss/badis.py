@@ -203,11 +203,11 @@ class BadisParams:
     # back this fraction of what it evicted since the probe began (0:
     # any swap activity; see _probe())
     probe_readback_fraction: float = 0.0
-    # stop 68: a probe is answered by swap-ins only in its
-    # probe_answer_rounds-th round with swap-ins (1: the first), and
-    # (probe_rise_written) a reuse distance within what the guest wrote
-    # since the probe began is the probe's, not a rise (see _probe())
-    probe_answer_rounds: int = 1
+    # stop 68: swap activity within probe_burst_s seconds of a probe's
+    # first does not answer it (0: any does), and (probe_rise_written) a
+    # reuse distance within what the guest wrote since the probe began
+    # is the probe's, not a rise (see _probe())
+    probe_burst_s: float = 0.0
     probe_rise_written: bool = False
     # issue 13, session 7: no shrinking again into an allocation shown to
     # swap (see shrink_floor); on since stop 33 (badis21)
@@ -319,8 +319,8 @@ class BadisParams:
             raise ValueError('pinned_probe_step_kb must be positive')
         if not 0 <= self.probe_readback_fraction <= 1:
             raise ValueError('probe_readback_fraction must be in [0, 1]')
-        if self.probe_answer_rounds < 1:
-            raise ValueError('probe_answer_rounds must be at least 1')
+        if self.probe_burst_s < 0:
+            raise ValueError('probe_burst_s must not be negative')
         if self.calibration_probe_warm_rounds == 1:
             raise ValueError('calibration_probe_warm_rounds must be 0 '
                              '(off) or at least 2')
@@ -560,9 +560,12 @@ class BadisState:
     # began (KiB; probe_readback_fraction)
     probe_in_kb: int = 0
     probe_out_kb: int = 0
-    # rounds of the running probe with swap activity
-    # (probe_answer_rounds)
-    probe_swap_rounds: int = 0
+    # when the running probe first saw swap activity, and whether it
+    # began before the guest had evicted anything (probe_burst_s)
+    probe_swap_at: typing.Optional[float] = None
+    probe_blind: bool = False
+    # whether the guest has evicted to swap since the VM was first seen
+    evicted_once: bool = False
     # probes in a row answered by swap-ins with the correction at
     # probe_answer_pinned_kb, and the sampled part of the estimate
     # (estimate less correction) when the last of them began
@@ -1360,7 +1363,7 @@ _PROBE_FIELDS = ('probe_pinned_kb', 'probe_size_kb', 'probe_from_kb',
                  'probe_at', 'probe_seen_evict', 'probe_end_at',
                  'probe_wait', 'probe_readback_until', 'probe_readback_kb',
                  'probe_streak', 'probe_in_kb', 'probe_out_kb',
-                 'probe_swap_rounds',
+                 'probe_swap_at', 'probe_blind',
                  'probe_answers', 'probe_answer_pinned_kb',
                  'probe_answer_sample_kb', 'warm_wanted', 'warm_kb',
                  'warm_slope_kb_s', 'warm_at', 'warm_fresh',
@@ -1417,8 +1420,9 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
     * While it runs (``shrink_swapin_window`` seconds) the balloon is
       held at that size. Swap-ins end it, the correction kept (it was
       needed; the next probe waits twice as long, up to 16 times); with
-      ``probe_answer_rounds`` > 1 only swap-ins in that many of its
-      rounds do (the first reclaim after a load is blind and read back
+      ``probe_burst_s``, for a probe that is the guest's first reclaim,
+      only swap-ins that many seconds after its first, or in its last
+      round, do (the first reclaim after a load is blind and read back
       in one burst).
       Swap-outs at an allocation below the estimate it started from,
       even fast enough to count as swap pressure, are the guest giving
@@ -1456,24 +1460,31 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
                     probe_from_kb=0, probe_at=None, probe_seen_evict=False,
                     probe_end_at=obs.timestamp, probe_wait=wait,
                     probe_streak=streak, probe_in_kb=0, probe_out_kb=0,
-                    probe_swap_rounds=0)
+                    probe_swap_at=None, probe_blind=False)
 
     longer = min(16, state.probe_wait * 2)
     low = state.probe_pinned_kb
     if low is not None:
         read_kb = state.probe_in_kb + obs.swapin_kb
         out_kb = state.probe_out_kb + obs.evicted_kb
-        swap_rounds = state.probe_swap_rounds + (1 if obs.swapping else 0)
+        first = state.probe_swap_at
+        if first is None and obs.swapping:
+            first = obs.timestamp
         fields.update(probe_in_kb=read_kb, probe_out_kb=out_kb,
-                      probe_swap_rounds=swap_rounds)
+                      probe_swap_at=first)
+        over = (obs.timestamp - state.probe_at >=
+                params.shrink_swapin_window)
+        burst = params.probe_burst_s if state.probe_blind else 0.0
         if (obs.swapping and probe_answered(read_kb, out_kb, params) and
-                swap_rounds >= params.probe_answer_rounds):
-            # (probe_answer_rounds > 1: the first reclaim after a load is
-            # blind, every page having been touched by the load, and the
-            # guest reads back the hot pages it took in one burst, then
-            # evicts cold ones; TCG, slow hot set: 40 of the 57 MiB a 18
-            # MiB probe made it write, all in its first round. Read-backs
-            # that go on in a later round are the allocation's.)
+                (over or obs.timestamp - first >= burst)):
+            # (probe_burst_s: the guest's first reclaim is blind, every
+            # page having been touched by the load, and the guest reads
+            # back the hot pages it took in one burst, then evicts cold
+            # ones; TCG, slow hot set: 40 of the 57 MiB a 18 MiB probe
+            # made it write, within a second. Read-backs that go on past
+            # the burst, or into the probe's last round, are the
+            # allocation's; once the guest has reclaimed, its accessed
+            # bits tell hot from cold and the first swap-in answers.)
             # read back: the pages were needed (swap growth alone is the
             # guest evicting to meet the probe's balloon: what it is for);
             # what it reads back next is the probe's doing too
@@ -1585,7 +1596,7 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
     fields.update(probe_pinned_kb=low, probe_size_kb=size,
                   probe_from_kb=wss.wss_kb, probe_at=obs.timestamp,
                   probe_seen_evict=False, probe_in_kb=0, probe_out_kb=0,
-                  probe_swap_rounds=0,
+                  probe_swap_at=None, probe_blind=not state.evicted_once,
                   warm_spared_sample_kb=None, warm_fresh=False)
     return _Probe(pinned, None, fields, probe_kb=size, event=(
         'balloon probe of a pinned-page correction of %s (now %s): '
@@ -2183,6 +2194,8 @@ def step(state, obs, params=None):
                            slice=time_slice,
                            jumped_at=jumped_at, first_at=first_at,
                            last_m_cur_kb=obs.m_cur_kb, budget=budget,
+                           evicted_once=(state.evicted_once or
+                                         real.evicted_kb > 0),
                            descent=descent, ledger=ledger,
                            last_asked_kb=(
                                demand if pr.probe_kb is None

@@ -1432,32 +1432,57 @@ def test_probe_answered_bounds():
         _calibration_params(probe_readback_fraction=1.5)
 
 
-# -- stop 68: the blind first reclaim after a load (probe_answer_rounds)
-# and what the probe made the guest write (probe_rise_written) --
+# -- stop 68: the blind first reclaim after a load (probe_burst_s) and
+# what the probe made the guest write (probe_rise_written) --
 
-@pytest.mark.parametrize('answer_rounds, rounds, pinned_mib, confirmed', [
+@pytest.mark.parametrize('burst, rounds, pinned_mib, confirmed', [
     # default: the burst of the first round answers it
-    (1, [(8.0, 10 * MiB, 20 * MiB), (9.0, 0, 0), (11.0, 0, 0)], 200, True),
+    (0.0, [(8.0, 10 * MiB, 20 * MiB), (9.0, 0, 0), (11.0, 0, 0)], 200,
+     True),
     # one burst, then quiet at the probe's size: lowered by a step
-    (2, [(8.0, 10 * MiB, 20 * MiB), (9.0, 0, 0), (11.0, 0, 0)], 184, False),
-    # read-backs that go on in a later round answer it
-    (2, [(8.0, 10 * MiB, 20 * MiB), (9.0, 0, 0), (10.0, 2 * MiB, 0)],
-     200, True),
+    (1.5, [(8.0, 10 * MiB, 20 * MiB), (9.0, 0, 0), (11.0, 0, 0)], 184,
+     False),
+    # read-backs within the burst do not answer it, past it they do
+    (1.5, [(8.0, 10 * MiB, 20 * MiB), (9.0, 2 * MiB, 0),
+           (9.5, 2 * MiB, 0)], 200, True),
+    # nor is a correction lowered while the guest still reads back in
+    # the probe's last round
+    (5.0, [(8.0, 10 * MiB, 20 * MiB), (10.0, 1 * MiB, 0)], 200, True),
 ])
 def test_a_probe_outlives_the_first_reclaims_burst(
-        answer_rounds, rounds, pinned_mib, confirmed):
-    params = _calibration_params(probe_answer_rounds=answer_rounds)
+        burst, rounds, pinned_mib, confirmed):
+    params = _calibration_params(probe_burst_s=burst)
     st, results = _probe_rounds(params, rounds)
     assert st.pinned_kb == pinned_mib * MiB
     assert st.pinned_unconfirmed is not confirmed
-    assert st.probe_pinned_kb is None and st.probe_swap_rounds == 0
+    assert st.probe_pinned_kb is None and st.probe_swap_at is None
     # the burst is the probe's: not a shortage
     assert results[0].mode is Mode.V
     assert results[0].wss.wss_kb == 500 * MiB
     if not confirmed:
         assert 'reading back 10 MiB of the 20 MiB' in st.pinned_note
     with pytest.raises(ValueError):
-        _calibration_params(probe_answer_rounds=0)
+        _calibration_params(probe_burst_s=-1)
+
+
+def test_only_the_guests_first_reclaim_gets_a_burst():
+    # a guest that has evicted before: its accessed bits tell hot from
+    # cold, and the probe's first swap-in answers it
+    params = _calibration_params(probe_burst_s=1.5)
+    st = _probe_state(pinned_unconfirmed=True,
+                      pinned_calibrated_kb=200 * MiB, evicted_once=True)
+    st, _ = badis.step(st, _quiet(7.0), params)
+    assert st.probe_pinned_kb is not None and not st.probe_blind
+    o = badis.Observation(
+        timestamp=8.0, m_cur_kb=st.probe_size_kb, booked_kb=BOOKED,
+        sampled=sampled(300 * MiB), swapping=True, ghost=geiger(500 * MiB),
+        swapin_kb=10 * MiB, evicted_kb=20 * MiB, steady=False)
+    st, _ = badis.step(st, o, params)
+    assert st.probe_pinned_kb is None and st.pinned_kb == 200 * MiB
+    # and the first eviction is remembered
+    st2, _ = badis.step(_probe_state(), dataclasses.replace(
+        _quiet(7.0), evicted_kb=4 * MiB), params)
+    assert st2.evicted_once
 
 
 @pytest.mark.parametrize('written, rise', [(False, True), (True, False)])
@@ -1468,7 +1493,7 @@ def test_a_probe_reads_its_own_evictions_reuse_distances(written, rise):
     distances) read above the estimate plus the step, so the round was
     taken for a rise: V -> VG, a floor, a bad shrink beside the probe."""
     params = _calibration_params(probe_rise_written=written,
-                                 probe_answer_rounds=2)
+                                 probe_burst_s=2.0)
     st = _probe_state(pinned_unconfirmed=True,
                       pinned_calibrated_kb=200 * MiB)
     st, _ = badis.step(st, _quiet(7.0), params)
