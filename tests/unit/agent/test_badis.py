@@ -1396,6 +1396,16 @@ def _probe_rounds(params, rounds):
     return st, results
 
 
+def _probe_ended(params, rounds, pinned_mib, confirmed):
+    """:func:`_probe_rounds`, then: the probe has ended with the
+    correction at ``pinned_mib``, confirmed by swap-ins or not."""
+    st, results = _probe_rounds(params, rounds)
+    assert st.pinned_kb == pinned_mib * MiB
+    assert st.pinned_unconfirmed is not confirmed
+    assert st.probe_pinned_kb is None
+    return st, results
+
+
 @pytest.mark.parametrize('fraction, rounds, pinned_mib, confirmed', [
     # off: the first page read back keeps the correction for good
     (0.0, [(8.0, 3 * MiB, 26 * MiB), (11.0, 0, 0)], 200, True),
@@ -1411,10 +1421,7 @@ def _probe_rounds(params, rounds):
 def test_a_probe_is_answered_by_what_the_guest_reads_back(
         fraction, rounds, pinned_mib, confirmed):
     params = _calibration_params(probe_readback_fraction=fraction)
-    st, results = _probe_rounds(params, rounds)
-    assert st.pinned_kb == pinned_mib * MiB
-    assert st.pinned_unconfirmed is not confirmed
-    assert st.probe_pinned_kb is None            # the probe has ended
+    st, results = _probe_ended(params, rounds, pinned_mib, confirmed)
     assert st.probe_in_kb == st.probe_out_kb == 0
     for r in results[:-1]:
         # while it runs, its swap activity is not a shortage
@@ -1452,10 +1459,8 @@ def test_probe_answered_bounds():
 def test_a_probe_outlives_the_first_reclaims_burst(
         burst, rounds, pinned_mib, confirmed):
     params = _calibration_params(probe_burst_s=burst)
-    st, results = _probe_rounds(params, rounds)
-    assert st.pinned_kb == pinned_mib * MiB
-    assert st.pinned_unconfirmed is not confirmed
-    assert st.probe_pinned_kb is None and st.probe_swap_at is None
+    st, results = _probe_ended(params, rounds, pinned_mib, confirmed)
+    assert st.probe_swap_at is None
     # the burst is the probe's: not a shortage
     assert results[0].mode is Mode.V
     assert results[0].wss.wss_kb == 500 * MiB
