@@ -833,6 +833,12 @@ WHY = {
     'controller_scale_10000_groupcommit': (
         'issue 19 stop 67: group commit of reports at 10 000 hosts, one '
         'file per configuration (README there)'),
+    'badis68': 'issue 13 stop 68: the paged guest model\'s second-chance '
+               'reclaim (--reclaim clock) beside its LRU on the whole '
+               'suite; probe_burst_s (three versions) and '
+               'probe_rise_written on the model under both rules and on '
+               'TCG beside the defaults, both made the defaults (README '
+               'there)',
     'badis66': 'issue 13 stop 66: [badis] hindsight_recent_only on TCG, '
                'the slow hot set and the suite\'s hot set, the defaults '
                'and the option alternated; probe_readback_fraction beside '

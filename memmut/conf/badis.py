@@ -608,7 +608,7 @@ opts = [
                       'should not keep it counted for good. 0: any swap '
                       'activity answers the probe.'),
     cfg.FloatOpt('probe_burst_s',
-                 default=0.0,
+                 default=3.0,
                  min=0.0,
                  help='For a balloon probe of the pinned-page correction '
                       'that is the guest\'s first reclaim (it has evicted '
@@ -624,9 +624,10 @@ opts = [
                       'burst and then evicts cold pages; later reclaims '
                       'see the accessed bits. Costs up to this long of '
                       'swap-ins once per VM where the correction was '
-                      'right.'),
+                      'right. The default, the shrink_swapin_window\'s, '
+                      'judges that probe by its last round.'),
     cfg.BoolOpt('probe_rise_written',
-                default=False,
+                default=True,
                 help='While a balloon probe runs, a swap-in whose reuse '
                      'distance is within what the guest wrote to swap '
                      'since the probe began is the probe\'s doing, not a '

@@ -203,12 +203,13 @@ class BadisParams:
     # back this fraction of what it evicted since the probe began (0:
     # any swap activity; see _probe())
     probe_readback_fraction: float = 0.0
-    # stop 68: swap activity within probe_burst_s seconds of a probe's
-    # first does not answer it (0: any does), and (probe_rise_written) a
-    # reuse distance within what the guest wrote since the probe began
-    # is the probe's, not a rise (see _probe())
-    probe_burst_s: float = 0.0
-    probe_rise_written: bool = False
+    # stop 68 (badis68, on by default since): swap activity within
+    # probe_burst_s seconds of the first of a probe that is the guest's
+    # first reclaim does not answer it (0: any does), and
+    # (probe_rise_written) a reuse distance within what the guest wrote
+    # since the probe began is the probe's, not a rise (see _probe())
+    probe_burst_s: float = 3.0
+    probe_rise_written: bool = True
     # issue 13, session 7: no shrinking again into an allocation shown to
     # swap (see shrink_floor); on since stop 33 (badis21)
     shrink_floor: bool = True
