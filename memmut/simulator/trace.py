@@ -28,6 +28,7 @@ skipped and counted.
 import dataclasses
 import logging
 import os
+import posixpath
 import tarfile
 import typing
 import zipfile
@@ -223,8 +224,15 @@ def _part_of(relpath):
     """The directory a CSV sits in, relative to the trace ('' at its top),
     with '/' separators: the trace's "part" (a month of the Rnd set,
     ``rnd/2013-8``; the fastStorage set, ``fastStorage/2013-8``)."""
-    head = os.path.dirname(relpath.replace(os.sep, '/').strip('/'))
+    head = posixpath.dirname(posixpath.normpath(
+        relpath.replace(os.sep, '/').strip('/')))
     return '' if head in ('', '.') else head
+
+
+def _is_metadata(part, name):
+    """An archiver's metadata, not a VM: macOS zips carry an AppleDouble
+    ``._N.csv`` for every file, under ``__MACOSX/``."""
+    return name.startswith('._') or part.split('/')[0] == '__MACOSX'
 
 
 def _directory_members(path):
@@ -348,6 +356,8 @@ def load_bitbrains(path, step=300.0, progress=None, part=None):
     by_part, malformed, skipped = {}, 0, 0
     parts = []
     for i, (where, name, read) in enumerate(_members(path)):
+        if _is_metadata(where, name):
+            continue
         if where not in parts:
             parts.append(where)
         if part is not None:

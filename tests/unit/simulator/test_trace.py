@@ -243,3 +243,23 @@ def test_damaged_zip_member_is_a_trace_error(tmp_path):
 def test_an_empty_directory_has_no_csv(tmp_path):
     with pytest.raises(tr.TraceError, match='no CSV file'):
         tr.load_bitbrains(str(tmp_path))
+
+
+def test_archivers_metadata_and_dot_paths_are_not_parts(tmp_path):
+    # a zip made on macOS: an AppleDouble ._N.csv per file under __MACOSX/
+    path = tmp_path / 'rnd.zip'
+    make_zip(path, {'rnd/2013-7': FILES,
+                    '__MACOSX/rnd/2013-7': {'._1.csv': 'binary junk'}})
+    with zipfile.ZipFile(path, 'a') as z:
+        z.writestr('rnd/2013-7/._2.csv', 'junk')
+    trace = tr.load_bitbrains(str(path))
+    check(trace)
+    # a tar made with `tar -C dir .`: members named ./2013-7/N.csv
+    path = tmp_path / 'dot.tar.gz'
+    with tarfile.open(path, 'w:gz') as t:
+        for name, text in FILES.items():
+            data = text.encode()
+            info = tarfile.TarInfo('./2013-7/' + name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    check(tr.load_bitbrains(str(path), part='2013-7'))
