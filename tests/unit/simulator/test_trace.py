@@ -40,13 +40,16 @@ FILES = {
 }
 
 
-def make_tar(path, files):
+def make_tar(path, files, parts=None):
+    """A .tar.gz of ``files`` under 2013-7/, or of ``parts`` (directory
+    -> files)."""
     with tarfile.open(path, 'w:gz') as t:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo('2013-7/' + name)
-            info.size = len(data)
-            t.addfile(info, io.BytesIO(data))
+        for part, members in (parts or {'2013-7': files}).items():
+            for name, text in members.items():
+                data = text.encode()
+                info = tarfile.TarInfo(part + '/' + name)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
 
 
 def check(trace):
@@ -192,13 +195,7 @@ def test_a_part_is_chosen_by_its_path_or_its_last_directory(tmp_path, kind):
         make_zip(path, parts)
     elif kind == 'tar':
         path = tmp_path / 'rnd.tar.gz'
-        with tarfile.open(path, 'w:gz') as t:
-            for part, files in parts.items():
-                for name, text in files.items():
-                    data = text.encode()
-                    info = tarfile.TarInfo(part + '/' + name)
-                    info.size = len(data)
-                    t.addfile(info, io.BytesIO(data))
+        make_tar(path, None, parts)
     else:
         path = tmp_path / 'rnd'
         for part, files in parts.items():
@@ -256,10 +253,7 @@ def test_archivers_metadata_and_dot_paths_are_not_parts(tmp_path):
     check(trace)
     # a tar made with `tar -C dir .`: members named ./2013-7/N.csv
     path = tmp_path / 'dot.tar.gz'
-    with tarfile.open(path, 'w:gz') as t:
-        for name, text in FILES.items():
-            data = text.encode()
-            info = tarfile.TarInfo('./2013-7/' + name)
-            info.size = len(data)
-            t.addfile(info, io.BytesIO(data))
-    check(tr.load_bitbrains(str(path), part='2013-7'))
+    make_tar(path, None, {'./2013-7': FILES})
+    trace = tr.load_bitbrains(str(path), part='2013-7')
+    check(trace)
+    assert trace.source.endswith('!2013-7')
