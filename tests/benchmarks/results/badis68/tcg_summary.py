@@ -1,8 +1,10 @@
 """One line per TCG run of this directory (bench_patterns'
 patterns.jsonl under tcg_*): vm_over against the twin, % of the booking
 saved, what the guest read back from swap (MiB), bad shrinks; then per
-pattern and start the defaults and `both` side by side, paired by
-round. Usage: python tcg_summary.py"""
+pattern and start the old rule (`defaults`: the defaults before this
+stop, in tcg_*; from queue3.sh on, the same options set explicitly) and
+`both` (probe_burst_s = 3 and probe_rise_written, tcg_both_*) side by
+side, paired by round. Usage: python tcg_summary.py"""
 import collections
 import glob
 import json
