@@ -295,15 +295,9 @@ class PagedGuest:
         count = min(count, len(res))
         if count <= 0:
             return 0
-        if self.reclaim == 'clock':
-            victims = self._clock_victims(res, count)
-        elif count < len(res):
-            part = np.argpartition(self.last[res], count - 1)[:count]
-            victims = res[part]
-        else:
-            victims = res
-        if self.reclaim == 'lru':
-            victims = victims[np.argsort(self.last[victims], kind='stable')]
+        victims = (self._clock_victims(res, count)
+                   if self.reclaim == 'clock'
+                   else self._lru_victims(res, count))
         self.state[victims] = SWAPPED
         self.young[victims] = False
         self.seq[victims] = np.arange(self._next_seq,
@@ -312,6 +306,14 @@ class PagedGuest:
         self._resident -= count
         self.swap_out_pages += count
         return count
+
+    def _lru_victims(self, res, count):
+        """The ``count`` least recently touched pages of ``res``, oldest
+        first."""
+        victims = res
+        if count < len(res):
+            victims = res[np.argpartition(self.last[res], count - 1)[:count]]
+        return victims[np.argsort(self.last[victims], kind='stable')]
 
     def _clock_victims(self, res, count):
         """The ``count`` pages the second-chance scan evicts from ``res``

@@ -1506,7 +1506,7 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         evicted = state.probe_seen_evict or (
             (obs.evicted_kb > 0 or obs.pressure_kb > 0) and
             obs.m_cur_kb < state.probe_from_kb - BALLOON_SLACK_KB)
-        if obs.timestamp - state.probe_at < params.shrink_swapin_window:
+        if not over:
             fields.update(probe_seen_evict=evicted)
             return _Probe(pinned, None, fields,
                           probe_kb=state.probe_size_kb)
@@ -1776,8 +1776,9 @@ def _probe_swap_kb(state, obs, params):
         # down to the allocation the balloon reached, which can be below
         # the probe's target (TCG: 4 MiB, with a 4 MiB step)
         low = min(state.probe_size_kb, obs.m_cur_kb)
-        limit = 2 * state.probe_from_kb - low
+        limit = state.probe_from_kb + (state.probe_from_kb - low)
         if params.probe_rise_written:
+            # the allocation plus every distance the probe's writes span
             limit = max(limit, low + state.probe_out_kb + obs.evicted_kb)
         if obs.ghost is not None and obs.ghost.wss_kb > limit:
             return 0
