@@ -294,6 +294,9 @@ class BadisParams:
     # stop 53: a correction lowered on evidence lowers the estimates
     # already averaged with it (see rebase_estimates; off)
     pinned_drop_rebase: bool = False
+    # stop 69: after a probe that lowered the correction, the next waits
+    # one read-back window only (with pinned_drop_rebase; off)
+    probe_chain: bool = False
     round_interval: float = 60.0
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
@@ -1374,11 +1377,27 @@ _PROBE_FIELDS = ('probe_pinned_kb', 'probe_size_kb', 'probe_from_kb',
 def _probe_due(state, obs, params):
     """Whether the next probe may start: the correction, swap activity
     and the last probe all at least ``probe_wait`` x (``time_slice`` +
-    ``shrink_swapin_window``) old, as :func:`_decay_due` paces decay."""
+    ``shrink_swapin_window``) old, as :func:`_decay_due` paces decay.
+
+    ``probe_chain`` (with ``pinned_drop_rebase``): after a run of probes
+    that lowered the correction (the guest lived through each for its
+    whole window without reading back), the unit is
+    ``shrink_swapin_window`` alone. The time slice in the wait lets the
+    max-average forget the estimates of the old correction; rebased,
+    they already carry the new one, and the balloon stays down instead
+    of climbing back for a slice. Swap activity still restarts the
+    wait, and a probe answered by swap-ins ends the run (its streak)
+    and doubles the wait as before. Paged guest model, load-then-idle
+    from boot: probes 9 s apart became 3-5 s apart; in production
+    (a 3600 s slice, a 180 s window) one probe an hour becomes one
+    every few minutes."""
     last = max(t for t in (state.pinned_at, state.swap_at,
                            state.probe_end_at, -1e18) if t is not None)
-    return obs.timestamp - last >= state.probe_wait * (
-        params.time_slice + params.shrink_swapin_window)
+    unit = params.time_slice + params.shrink_swapin_window
+    if (params.probe_chain and params.pinned_drop_rebase and
+            state.probe_streak > 0 and state.probe_wait <= 1):
+        unit = params.shrink_swapin_window
+    return obs.timestamp - last >= state.probe_wait * unit
 
 
 def _probes(state, params):

@@ -1047,6 +1047,47 @@ def test_a_probe_that_lowers_the_correction_rebases_the_averages(rebase):
         assert r.demand_kb == 500 * MiB
 
 
+def _next_probe_at(params, answered=False):
+    """When the probe after a first one (started at 7 s, its window over
+    at 10 s: lowered the correction, or ``answered`` by swap-ins at 9 s)
+    starts, quiet rounds every second from 11 s (None: not by 30 s)."""
+    st, _ = _start_probe(params)
+    rounds = ((8.0, 4 * MiB, False), (9.0, 0, True)) if answered else (
+        (8.0, 4 * MiB, False), (10.0, 0, False))
+    for t, evicted, swapping in rounds:
+        o = badis.Observation(
+            timestamp=t, m_cur_kb=468 * MiB, booked_kb=BOOKED,
+            sampled=sampled(300 * MiB), steady=False, evicted_kb=evicted,
+            swapping=swapping,
+            ghost=geiger(488 * MiB) if swapping else None)
+        st, r = badis.step(st, o, params)
+    assert st.probe_pinned_kb is None
+    for t in range(11, 31):
+        st, r = badis.step(st, _quiet(float(t)), params)
+        if r.probe_kb is not None:
+            return t
+    return None
+
+
+@pytest.mark.parametrize('kw, at', [
+    # the wait after a probe: time_slice + shrink_swapin_window (7 s)
+    (dict(pinned_drop_rebase=True), 17),
+    (dict(probe_chain=True), 17),                  # needs the rebase
+    # chained: one shrink_swapin_window after the probe that lowered it
+    (dict(pinned_drop_rebase=True, probe_chain=True), 13),
+])
+def test_a_probe_that_lowered_the_correction_chains_the_next(kw, at):
+    assert _next_probe_at(_probe_params(**kw)) == at
+
+
+def test_a_probe_answered_by_swap_ins_breaks_the_chain():
+    # the correction was needed: the next waits twice time_slice +
+    # shrink_swapin_window from the swap activity, chained or not
+    for chain in (False, True):
+        params = _probe_params(pinned_drop_rebase=True, probe_chain=chain)
+        assert _next_probe_at(params, answered=True) == 23
+
+
 def test_rebase_estimates_moves_both_ways_within_the_booking():
     recent, window = badis.rebase_estimates(
         (100, 200), ((1.0, 150), (2.0, 30)), -50, 220)
