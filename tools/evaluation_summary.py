@@ -833,6 +833,11 @@ WHY = {
     'controller_scale_10000_groupcommit': (
         'issue 19 stop 67: group commit of reports at 10 000 hosts, one '
         'file per configuration (README there)'),
+    'badis69': 'issue 13 stop 69: pinned_drop_rebase and the new '
+               'probe_chain (probes in a row after one that lowered the '
+               'correction) on the model under both reclaim rules and on '
+               'TCG beside the stop 68 defaults, two rounds; both made '
+               'the defaults (README there)',
     'badis68': 'issue 13 stop 68: the paged guest model\'s second-chance '
                'reclaim (--reclaim clock) beside its LRU on the whole '
                'suite; probe_burst_s (three versions) and '

@@ -315,7 +315,7 @@ opts = [
                      'Zipf from boot, 256 -> 224 MiB and 35 MiB read '
                      'back).'),
     cfg.BoolOpt('pinned_drop_rebase',
-                default=False,
+                default=True,
                 help='When the pinned-page correction falls on evidence '
                      '(a balloon probe the guest lived through without '
                      'reading back, or the cap by the guest\'s own '
@@ -330,7 +330,7 @@ opts = [
                      's). A drop by decay (pinned_relearn) is a guess and '
                      'does not rebase.'),
     cfg.BoolOpt('probe_chain',
-                default=False,
+                default=True,
                 help='With pinned_drop_rebase: after a balloon probe that '
                      'lowered the pinned-page correction (the guest lived '
                      'through it for shrink_swapin_window without reading '

@@ -292,11 +292,11 @@ class BadisParams:
     hindsight_min_kb: int = 16 * MiB
     hindsight_recent_only: bool = False
     # stop 53: a correction lowered on evidence lowers the estimates
-    # already averaged with it (see rebase_estimates; off)
-    pinned_drop_rebase: bool = False
+    # already averaged with it (see rebase_estimates; on since stop 69)
+    pinned_drop_rebase: bool = True
     # stop 69: after a probe that lowered the correction, the next waits
-    # one read-back window only (with pinned_drop_rebase; off)
-    probe_chain: bool = False
+    # one read-back window only (with pinned_drop_rebase)
+    probe_chain: bool = True
     round_interval: float = 60.0
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
