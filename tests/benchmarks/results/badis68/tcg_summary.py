@@ -9,43 +9,58 @@ import collections
 import glob
 import json
 import os
+import re
 import statistics
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-runs = collections.defaultdict(dict)
-for path in sorted(glob.glob(os.path.join(HERE, 'tcg_*/patterns.jsonl'))):
-    name = path.split('/')[-2]
-    label = 'both' if name.startswith('tcg_both_') else 'defaults'
-    rnd = name.rsplit('_r', 1)[1] if '_r' in name[-4:] else '1'
-    for line in open(path):
-        r = json.loads(line)
-        if r['estimator'] in ('none', 'oracle'):
-            continue
-        back = (r['rows'][-1].get('swap_in') or 0) / 1024
-        vo = r['twin_ops'] / r['ops']
-        print('%-12s %-6s %-8s r%s vm_over %.3f saved %5.1f %% read back '
-              '%5.1f MiB bad %d' % (r['pattern'], r['start'], label, rnd,
-                                    vo, r['saved_pct'], back,
-                                    r['bad_shrinks']))
-        runs[(r['pattern'], r['start'])].setdefault(label, {})[rnd] = (
-            vo, r['saved_pct'])
-print()
-dv, ds, allv = [], [], collections.defaultdict(list)
-for case, by in sorted(runs.items()):
-    cells = []
-    for label in ('defaults', 'both'):
-        v = by.get(label, {})
-        allv[label] += [x[0] for x in v.values()]
-        cells.append(', '.join('%.3f / %.1f' % v[k] for k in sorted(v)))
-    for k in set(by.get('defaults', {})) & set(by.get('both', {})):
-        dv.append(by['both'][k][0] - by['defaults'][k][0])
-        ds.append(by['both'][k][1] - by['defaults'][k][1])
-    print('%-12s %-6s defaults %-32s both %s' % (case + (cells[0],
-                                                         cells[1])))
-for label, v in allv.items():
-    if v:
-        print('%s: vm_over median %.3f worst %.3f (n=%d)'
-              % (label, statistics.median(v), max(v), len(v)))
-if dv:
-    print('paired (both - defaults, n=%d): vm_over %+.3f, saved %+.1f points'
-          % (len(dv), statistics.mean(dv), statistics.mean(ds)))
+
+
+def summarize(here, other, prefix):
+    """Print the runs of ``here``/tcg_*: ``defaults`` in tcg_<pattern>,
+    ``other`` in <prefix><pattern>, a round _rN at the end of the name
+    (1 without); badis69's tcg_summary.py calls it too."""
+    labels = ('defaults', other)
+    runs = collections.defaultdict(dict)
+    for path in sorted(glob.glob(os.path.join(here,
+                                              'tcg_*/patterns.jsonl'))):
+        name = path.split('/')[-2]
+        label = other if name.startswith(prefix) else 'defaults'
+        m = re.search(r'_r(\d+)$', name)
+        rnd = m.group(1) if m else '1'
+        for line in open(path):
+            r = json.loads(line)
+            if r['estimator'] in ('none', 'oracle'):
+                continue
+            back = (r['rows'][-1].get('swap_in') or 0) / 1024
+            vo = r['twin_ops'] / r['ops']
+            print('%-12s %-6s %-8s r%s vm_over %.3f saved %5.1f %% read '
+                  'back %5.1f MiB bad %d'
+                  % (r['pattern'], r['start'], label, rnd, vo,
+                     r['saved_pct'], back, r['bad_shrinks']))
+            runs[(r['pattern'], r['start'])].setdefault(label, {})[rnd] = (
+                vo, r['saved_pct'])
+    print()
+    dv, ds, allv = [], [], collections.defaultdict(list)
+    for case, by in sorted(runs.items()):
+        cells = []
+        for label in labels:
+            v = by.get(label, {})
+            allv[label] += [x[0] for x in v.values()]
+            cells.append(', '.join('%.3f / %.1f' % v[k] for k in sorted(v)))
+        for k in set(by.get(labels[0], {})) & set(by.get(labels[1], {})):
+            dv.append(by[labels[1]][k][0] - by[labels[0]][k][0])
+            ds.append(by[labels[1]][k][1] - by[labels[0]][k][1])
+        print('%-12s %-6s defaults %-32s %s %s'
+              % (case + (cells[0], other, cells[1])))
+    for label, v in allv.items():
+        if v:
+            print('%s: vm_over median %.3f worst %.3f (n=%d)'
+                  % (label, statistics.median(v), max(v), len(v)))
+    if dv:
+        print('paired (%s - defaults, n=%d): vm_over %+.3f, saved %+.1f '
+              'points' % (other, len(dv), statistics.mean(dv),
+                          statistics.mean(ds)))
+
+
+if __name__ == '__main__':
+    summarize(HERE, 'both', 'tcg_both_')
