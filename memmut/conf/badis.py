@@ -343,6 +343,19 @@ opts = [
                      'probe answered by swap-ins ends the run as before. '
                      'Cold data comes back in minutes instead of one '
                      'probe an hour (issue 13).'),
+    cfg.BoolOpt('probe_in_use_evidence',
+                default=False,
+                help='A balloon probe counts the guest\'s memory in use '
+                     '(balloon statistics actual - usable, MemAvailable) '
+                     'falling below what it was when the probe began as '
+                     'evictions, as it counts swap-outs. A guest gives up '
+                     'clean copies of what swap already holds (the swap '
+                     'cache) without writing them: after a probe answered '
+                     'by swap-ins it may hold tens of MiB of them, and the '
+                     'next probes, counting swap-outs only, read "no '
+                     'evictions" and keep the correction. The page cache '
+                     'is not in use by this measure, so dropping it is no '
+                     'such evidence (issue 13).'),
     cfg.BoolOpt('pinned_relearn',
                 default=False,
                 help='Re-estimate the pinned-page correction in quiet '

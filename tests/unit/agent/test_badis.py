@@ -1018,6 +1018,38 @@ def test_probe_outcome(rounds, pinned_mib, wait):
         assert st.pinned_at == rounds[-1][0]
 
 
+# stop 70 (TCG, badis69 r2): after a probe answered by its burst the
+# guest held 85-92 MiB of swap cache, gave it up to the next probes with
+# no swap-out, and they read "no evictions"
+@pytest.mark.parametrize('evidence, start_kb, end_kb, pinned_mib', [
+    (True, 530 * MiB, 522 * MiB, 168),      # gave up 8 MiB: lowered
+    (False, 530 * MiB, 522 * MiB, 200),     # option off: swap-outs only
+    (True, 530 * MiB, 529 * MiB, 200),      # within the statistics' slack
+    (True, None, 522 * MiB, 200),           # unknown when it began
+    (True, 530 * MiB, None, 200),           # unknown at its end
+])
+def test_a_probe_counts_memory_in_use_given_up_without_swap_outs(
+        evidence, start_kb, end_kb, pinned_mib):
+    params = _probe_params(probe_in_use_evidence=evidence)
+    st, r = badis.step(_probe_state(), _quiet(7.0, in_use_kb=start_kb),
+                       params)
+    assert r.probe_kb == 468 * MiB and st.probe_in_use_kb == start_kb
+    for t, in_use in ((8.0, start_kb), (10.0, end_kb)):
+        o = badis.Observation(timestamp=t, m_cur_kb=468 * MiB,
+                              booked_kb=BOOKED, sampled=sampled(300 * MiB),
+                              steady=False, in_use_kb=in_use)
+        st, r = badis.step(st, o, params)
+    assert st.probe_pinned_kb is None and st.pinned_kb == pinned_mib * MiB
+    assert st.probe_in_use_kb is None
+    if pinned_mib != 200:
+        assert st.probe_wait == 1
+        assert any('giving up 8 MiB of memory in use without writing to '
+                   'swap' in e for e in r.events)
+    else:
+        assert st.probe_wait == 2
+        assert any('no evictions' in e for e in r.events)
+
+
 @pytest.mark.parametrize('rebase', [False, True])
 def test_a_probe_that_lowers_the_correction_rebases_the_averages(rebase):
     # stop 53 (TCG, badis41): after each probe that lowered a cold
