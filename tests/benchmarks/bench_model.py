@@ -63,7 +63,7 @@ def parse_seeds(text):
 
 def cases(configs, patterns, starts, seeds, seconds, costs, shapes=(),
           allocs=('s',), booked_mib=256, data_mib=model_run.DATA_MIB,
-          reclaim='lru'):
+          reclaim='lru', writeback_surplus=0.0):
     """Every run: the ``none`` reference once per pattern (shape and
     allocation) and seed, then each configuration on each case (W1-W5
     from boot only, as the TCG bench runs them)."""
@@ -75,7 +75,8 @@ def cases(configs, patterns, starts, seeds, seconds, costs, shapes=(),
             out.append(model_run.Case(p, 'boot', 'none', s, seconds, costs,
                                       label='none', alloc=alloc,
                                       booked_mib=booked_mib,
-                                      data_mib=data_mib, reclaim=reclaim))
+                                      data_mib=data_mib, reclaim=reclaim,
+                                      writeback_surplus=writeback_surplus))
             for st in sts:
                 for name, opts in configs:
                     est = 'oracle' if name == 'oracle' else 'badis'
@@ -83,7 +84,9 @@ def cases(configs, patterns, starts, seeds, seconds, costs, shapes=(),
                                               opts, label=name, alloc=alloc,
                                               booked_mib=booked_mib,
                                               data_mib=data_mib,
-                                              reclaim=reclaim))
+                                              reclaim=reclaim,
+                                              writeback_surplus=(
+                                                  writeback_surplus)))
     return out
 
 
@@ -265,6 +268,11 @@ def main(argv=None):
                     help="the guest's reclaim: lru (ideal, the default) or "
                          "clock (the kernel's second chance on accessed "
                          "bits: a load's pages all look touched)")
+    ap.add_argument('--writeback-surplus', type=float, default=0.0,
+                    help="pages a balloon shrink makes the guest write to "
+                         "swap and leave resident in its swap cache, per "
+                         "page it frees (0, the default: no swap cache; "
+                         "TCG's first probes wrote about 2)")
     ap.add_argument('--workers', type=int, default=1)
     ap.add_argument('--out', required=True)
     args = ap.parse_args(argv)
@@ -293,9 +301,11 @@ def main(argv=None):
     allocs = args.allocs.split(',')
     if bad or set(allocs) - {'s', 'd'}:
         ap.error('shapes are W1-W5 and allocations s and/or d')
+    if not 0 <= args.writeback_surplus <= 16:
+        ap.error('--writeback-surplus must be within 0-16')
     todo = cases(configs, patterns, starts, seeds, args.seconds, args.costs,
                  shapes, allocs, args.booked_mib, args.data_mib,
-                 args.reclaim)
+                 args.reclaim, args.writeback_surplus)
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
     runs = []

@@ -239,6 +239,9 @@ class Case:
     booked_mib: int = 256       # the guest's memory
     data_mib: int = DATA_MIB    # the suite's data (W1-W5: their peak)
     reclaim: str = 'lru'        # the guest's reclaim rule (guest_model)
+    # pages a shrink's reclaim writes and leaves in the swap cache, per
+    # page it frees (guest_model.PagedGuest; 0: no swap cache)
+    writeback_surplus: float = 0.0
 
 
 # W1-W5 as the TCG bench runs them (bench_badis.py: peak 160 MiB, 10 s
@@ -306,7 +309,7 @@ def run_case(case, keep_rows=False):
         refs, layout=guest_model.Layout(
             booked_kb=case.booked_mib * guest_model.MIB),
         costs=guest_model.COSTS[case.costs], rate=touch_rate(case),
-        reclaim=case.reclaim)
+        reclaim=case.reclaim, writeback_surplus=case.writeback_surplus)
     clock = Clock()
     booked = g.layout.booked_kb
     t = 0.0
@@ -372,6 +375,7 @@ def run_case(case, keep_rows=False):
            'estimator': case.estimator, 'label': case.label,
            'seed': case.seed, 'costs': case.costs,
            'reclaim': case.reclaim,
+           'writeback_surplus': case.writeback_surplus,
            'options': list(case.options), 'ops': g.ops,
            'swap_in_mib': g.swap_in_pages * guest_model.PAGE_KB / 1024,
            'saved_pct': saved_pct(rows, booked)}

@@ -4,13 +4,16 @@ saved, what the guest read back from swap (MiB), bad shrinks; then per
 pattern and start the old rule (`defaults`: the defaults before this
 stop, in tcg_*; from queue3.sh on, the same options set explicitly) and
 `both` (probe_burst_s = 3 and probe_rise_written, tcg_both_*) side by
-side, paired by round. Usage: python tcg_summary.py"""
+side, paired by round. Usage: python tcg_summary.py [DIR LABEL PREFIX] (another
+stop's runs: DIR/tcg_*, the other rule's, labelled LABEL, in
+DIR/PREFIX<pattern>; badis69: ../badis69 rc tcg_rc_)"""
 import collections
 import glob
 import json
 import os
 import re
 import statistics
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -63,4 +66,9 @@ def summarize(here, other, prefix):
 
 
 if __name__ == '__main__':
-    summarize(HERE, 'both', 'tcg_both_')
+    if len(sys.argv) == 4:
+        summarize(os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 1:
+        summarize(HERE, 'both', 'tcg_both_')
+    else:
+        sys.exit(__doc__)
