@@ -1566,9 +1566,9 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
             read = ('without swap-ins' if not read_kb else
                     'reading back %s of the %s it evicted'
                     % (_mib(read_kb), _mib(out_kb)))
-            if not out_kb and dropped:
-                read = ('giving up %s of memory in use without writing '
-                        'to swap, %s' % (_mib(dropped), read))
+            if dropped:
+                read = ('giving up %s of memory in use, %s of it written '
+                        'to swap, %s' % (_mib(dropped), _mib(out_kb), read))
             return _Probe(low, (
                 _PROBE_NOTE + ': the guest evicted below the '
                 'estimate of %s (balloon %s) %s for %gs'
