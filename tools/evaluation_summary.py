@@ -833,6 +833,12 @@ WHY = {
     'controller_scale_10000_groupcommit': (
         'issue 19 stop 67: group commit of reports at 10 000 hosts, one '
         'file per configuration (README there)'),
+    'badis70': 'issue 13 stop 70: probe_in_use_evidence (a probe counts '
+               'memory in use given up without a swap-out) on the model '
+               'with and without its new swap cache (--writeback-surplus) '
+               'and on TCG beside the stop 69 defaults, with the first '
+               'probe\'s burst answered (burst0/); made the default '
+               '(README there)',
     'badis69': 'issue 13 stop 69: pinned_drop_rebase and the new '
                'probe_chain (probes in a row after one that lowered the '
                'correction) on the model under both reclaim rules and on '

@@ -344,7 +344,7 @@ opts = [
                      'Cold data comes back in minutes instead of one '
                      'probe an hour (issue 13).'),
     cfg.BoolOpt('probe_in_use_evidence',
-                default=False,
+                default=True,
                 help='A balloon probe counts the guest\'s memory in use '
                      '(balloon statistics actual - usable, MemAvailable) '
                      'falling below what it was when the probe began as '

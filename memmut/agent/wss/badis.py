@@ -298,8 +298,8 @@ class BadisParams:
     # one read-back window only (with pinned_drop_rebase)
     probe_chain: bool = True
     # stop 70: a probe counts the guest's memory in use falling as
-    # evictions (clean pages dropped without a swap-out)
-    probe_in_use_evidence: bool = False
+    # evictions (clean pages dropped without a swap-out; on since stop 70)
+    probe_in_use_evidence: bool = True
     round_interval: float = 60.0
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
