@@ -1483,9 +1483,11 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
       lower (``used_kb``, balloon statistics): the correction tested is
       lowered by as much, since a balloon above it evicts nothing.
     * At its end the lower correction is kept only if the guest so
-      evicted and read nothing back; otherwise (no evictions: the
-      balloon did not get there, or the guest had free memory) the
-      correction stays and the next probe waits twice as long.
+      evicted (or, with ``probe_in_use_evidence``, gave up memory in use
+      without writing it: :func:`_dropped_in_use`) and read nothing
+      back; otherwise (no evictions: the balloon did not get there, or
+      the guest had free memory) the correction stays and the next probe
+      waits twice as long.
 
     With ``calibration_probe`` (and not ``pinned_probe``) only a
     correction still unconfirmed (``pinned_unconfirmed``: the first-sample
