@@ -79,6 +79,8 @@ MICRO_S = 0.02
 # CACHED: resident, and a clean copy in swap (the swap cache)
 NEW, RESIDENT, SWAPPED, CACHED = 0, 1, 2, 3
 RECLAIM_RULES = ('lru', 'clock')
+# the largest writeback_surplus a PagedGuest takes
+MAX_WRITEBACK_SURPLUS = 16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -256,9 +258,9 @@ class PagedGuest:
         if reclaim not in RECLAIM_RULES:
             raise ValueError('reclaim=%s: want one of %s'
                              % (reclaim, ', '.join(RECLAIM_RULES)))
-        if not 0 <= writeback_surplus <= 16:
-            raise ValueError('writeback_surplus=%s: want 0-16'
-                             % writeback_surplus)
+        if not 0 <= writeback_surplus <= MAX_WRITEBACK_SURPLUS:
+            raise ValueError('writeback_surplus=%s: want 0-%d'
+                             % (writeback_surplus, MAX_WRITEBACK_SURPLUS))
         self.reclaim = reclaim
         self.writeback_surplus = writeback_surplus
         self.refs = references
@@ -390,8 +392,7 @@ class PagedGuest:
         if not len(pages):
             return 0
         clusters = len(np.unique(self.seq[pages] // CLUSTER))
-        in_swap = np.sort(self.seq[(self.state == SWAPPED) |
-                                   (self.state == CACHED)])
+        in_swap = np.sort(self.seq[self._in_swap()])
         mine = np.sort(self.seq[pages])
         # pages written after p and still in swap (the others read now
         # count: memstore removes a page when it is read, in read order;
@@ -520,8 +521,13 @@ class PagedGuest:
                    max(0, self.balloon_kb - lay.base_kb))
         return data + lay.base_active_kb
 
+    def _in_swap(self):
+        """Which pages swap (memstore) holds: swapped out, or in the
+        swap cache."""
+        return (self.state == SWAPPED) | (self.state == CACHED)
+
     def queue_pages(self):
-        return int(((self.state == SWAPPED) | (self.state == CACHED)).sum())
+        return int(self._in_swap().sum())
 
     def take_reuse(self):
         """memstore's monitor interval: (histogram, swap-ins) since the

@@ -301,8 +301,9 @@ def main(argv=None):
     allocs = args.allocs.split(',')
     if bad or set(allocs) - {'s', 'd'}:
         ap.error('shapes are W1-W5 and allocations s and/or d')
-    if not 0 <= args.writeback_surplus <= 16:
-        ap.error('--writeback-surplus must be within 0-16')
+    top = model_run.guest_model.MAX_WRITEBACK_SURPLUS
+    if not 0 <= args.writeback_surplus <= top:
+        ap.error('--writeback-surplus must be within 0-%d' % top)
     todo = cases(configs, patterns, starts, seeds, args.seconds, args.costs,
                  shapes, allocs, args.booked_mib, args.data_mib,
                  args.reclaim, args.writeback_surplus)
