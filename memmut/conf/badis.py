@@ -1049,6 +1049,28 @@ opts = [
                  help='Time constant of the swap-in budget\'s average, in '
                       'rounds of round_interval (30: half an hour at 60 s '
                       'rounds).'),
+    cfg.FloatOpt('reentry_horizon_rounds',
+                 default=0.0,
+                 min=0.0,
+                 help='Re-entries (with memstore\'s reuse distances only; '
+                      '0: off): a swap-in of a page the guest evicted more '
+                      'than this many rounds ago is not a shortage while '
+                      'such swap-ins stay under swapin_bound_kb_s, averaged '
+                      'over reentry_window_rounds rounds. A hot set that '
+                      'moves onto data left long ago reads it back whatever '
+                      'the allocation, and growing for it buys nothing; a '
+                      'guest that lacks memory reads back pages it evicted '
+                      'recently, which count as before (doc/source/'
+                      'badis.rst, "Re-entries").'),
+    cfg.FloatOpt('reentry_window_rounds',
+                 default=60.0,
+                 min=0.001,
+                 help='Time constant, in rounds of round_interval, of the '
+                      'average re-entry rate compared with '
+                      'swapin_bound_kb_s: a burst of re-entries up to about '
+                      'swapin_bound_kb_s x this x round_interval is not a '
+                      'shortage; a guest re-reading old pages steadily '
+                      'faster than the bound counts as short again.'),
     cfg.BoolOpt('shrink_floor_steady',
                 default=True,
                 help='Swap-ins at an allocation that did not move over the '

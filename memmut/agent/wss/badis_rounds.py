@@ -147,6 +147,9 @@ class BadisRounds(estimators.Estimator):
         evicted_at = sizes.evicted_at_kb
         reading = self._evicting_at(
             self.pipeline.swap_reading(vm, evicted_at), evicted_at, m_cur)
+        waited = self._reentry_stall(reading)
+        if waited:
+            sampled = None        # it reads low while the guest waits
         obs = observation.observe(now, vm.booked_kb, sizes, sampled, reading,
                                   self._full(vm, m_cur),
                                   sampled_round=sample is not None,
@@ -167,6 +170,8 @@ class BadisRounds(estimators.Estimator):
             obs = dataclasses.replace(
                 obs, hold=True, hold_reason='the guest\'s memory in use '
                 'is rising (the calibration follows its load)')
+        if waited and not obs.hold:
+            obs = dataclasses.replace(obs, hold=True, hold_reason=waited)
         if self._can_read_warm(st):
             obs = dataclasses.replace(obs, can_read_warm=True,
                                       warm_kb=warm_kb,
@@ -557,6 +562,21 @@ class BadisRounds(estimators.Estimator):
                         shrink_floor_note=state.floor_note,
                         shrink_floor_at=state.floor_at, probe_kb=r.probe_kb,
                         events=tuple(r.events), held=r.held)
+
+    def _reentry_stall(self, reading):
+        """Why this round's sample is no measurement when the guest read
+        back re-entries (:mod:`.reentry`: left out of the reading, no
+        shortage) at ``[badis] stall_swapin_rate_kb`` or faster over it,
+        else None: it waited for them, and its sample reads low."""
+        limit = self.conf.badis.stall_swapin_rate_kb
+        if not (reading.reentry_kb and reading.seconds and limit):
+            return None
+        rate = reading.reentry_kb / reading.seconds
+        if rate < limit:
+            return None
+        return ('the guest read back %s of pages it evicted long ago '
+                '(re-entries, %d KiB/s): its sample is no measurement'
+                % (_mib(reading.reentry_kb), rate))
 
     def _evicting(self, reading):
         """Whether the guest wrote to swap over the reading's interval

@@ -19,6 +19,7 @@ import typing
 from oslo_log import log as logging
 
 from memmut.agent.wss import estimate as estimate_mod
+from memmut.agent.wss import reentry
 from memmut.agent.wss import sampling
 from memmut.agent.wss import swap_monitors as swapmod
 from memmut import plugins
@@ -274,8 +275,12 @@ def default_swap_monitors(conf, memstore_read=None, clock=time.monotonic):
     own time)."""
     monitors = []
     if memstore_read is not None:
+        b = conf.badis
         monitors.append(swapmod.MemstoreSwapMonitor(
-            memstore_read,
-            growth_rate_kb=conf.badis.swap_growth_rate_kb, clock=clock))
+            memstore_read, growth_rate_kb=b.swap_growth_rate_kb,
+            clock=clock, reentries=reentry.Params(
+                horizon_s=b.reentry_horizon_rounds * b.round_interval,
+                limit_kb_s=b.swapin_bound_kb_s,
+                window_s=b.reentry_window_rounds * b.round_interval)))
     monitors.append(swapmod.BalloonStatsSwapMonitor.from_conf(conf, clock))
     return monitors

@@ -16,13 +16,17 @@ the estimate's source string.
 """
 
 import abc
+import collections
 import dataclasses
 import time
 import typing
 
 from oslo_log import log as logging
 
+from memmut import units
+from memmut.agent.wss import reentry
 from memmut.agent.wss import techniques
+from memmut.memstore import reuse
 
 LOG = logging.getLogger(__name__)
 
@@ -60,6 +64,10 @@ class SwapReading:
     # out (pages written before memstore's monitor saw them: old). None:
     # the monitor has no distances (memmut.agent.wss.hindsight).
     in_distances: typing.Optional[tuple] = None
+    # KiB read back over the interval that are left out of all the above
+    # as re-entries under the swap-in bound (memmut.agent.wss.reentry):
+    # not a shortage, but the guest waited for them
+    reentry_kb: int = 0
 
 
 def distances_kb(histogram, bucket_pages):
@@ -221,14 +229,18 @@ class MemstoreSwapMonitor(SwapMonitor):
     name = SOURCE_MEMSTORE
 
     def __init__(self, read, swap_in_threshold_pages=1, growth_rate_kb=0,
-                 clock=time.monotonic):
+                 clock=time.monotonic, reentries=None):
         self._read = read
         self.threshold = swap_in_threshold_pages
         self.growth_rate_kb = growth_rate_kb
         self.clock = clock
+        self.reentries = reentries or reentry.Params()
         self._failed = set()
         # uuid -> (KiB in swap, time, pages written) at the last round
         self._queued = {}
+        # uuid -> deque of (time, KiB written) over the re-entry horizon
+        self._writes = {}
+        self._budgets = {}       # uuid -> reentry.Budget
 
     def read(self, vm, m_cur_kb, keep_quiet=False):
         # (A reading starts a new interval in memstore; one without
@@ -254,12 +266,24 @@ class MemstoreSwapMonitor(SwapMonitor):
             LOG.info('VM %s (%s): memstore reuse distances available '
                      'again', vm.name, vm.uuid)
             self._failed.discard(vm.uuid)
+        now = self.clock()
+        in_kb = (swap_ins + cold) * 4
+        left_out = self._reentries(vm, now, out_pages, distances, cold * 4,
+                                   float(mon.interval_seconds))
+        if left_out is not None:
+            # re-entries under the bound: not a shortage (reentry.py)
+            distances, left_kb = left_out
+            in_kb = sum(kb for _, kb in distances)
+            swap_ins, cold = in_kb // 4, 0
+            ghost_kb = reuse.extra_pages(
+                {least // (4 * int(mon.bucket_pages)): kb // 4
+                 for least, kb in distances},
+                float(mon.percentile), int(mon.bucket_pages)) * 4
         ghost = None
         if ghost_kb > 0:
             ghost = techniques.TechniqueEstimate(int(m_cur_kb + ghost_kb),
                                                  techniques.SOURCE_GEIGER)
         swapping = swap_ins + cold >= self.threshold
-        now = self.clock()
         before = self._queued.get(vm.uuid)
         grown, pressure = _growth(before and before[:2], queued_kb, now,
                                   self.growth_rate_kb)
@@ -270,18 +294,51 @@ class MemstoreSwapMonitor(SwapMonitor):
         if before is None or not keep_quiet or swapping or pressure:
             # (a quiet look between rounds leaves the growth to the round)
             self._queued[vm.uuid] = (queued_kb, now, out_pages)
-        return SwapReading(swapping, ghost, self.name,
-                           '%d swap-ins (%d without a distance), m_ghost '
-                           '%d KiB, +%d KiB in swap, %d KiB written'
-                           % (swap_ins + cold, cold, ghost_kb, grown,
-                              out_kb),
+        detail = ('%d swap-ins (%d without a distance), m_ghost %d KiB, '
+                  '+%d KiB in swap, %d KiB written'
+                  % (swap_ins + cold, cold, ghost_kb, grown, out_kb))
+        if left_out is not None and left_out[1]:
+            detail += (', %d KiB of re-entries left out (under %s/s)'
+                       % (left_out[1], units.fmt_kb(
+                           int(self.reentries.limit_kb_s))))
+        return SwapReading(swapping, ghost, self.name, detail,
                            grown_kb=grown, pressure=pressure, out_kb=out_kb,
-                           in_kb=(swap_ins + cold) * 4, seconds=seconds,
-                           in_distances=distances)
+                           in_kb=in_kb, seconds=seconds,
+                           in_distances=distances,
+                           reentry_kb=left_out[1] if left_out else 0)
+
+    def _reentries(self, vm, now, out_pages, distances, cold_kb,
+                   interval_s):
+        """``(recent distances, KiB left out)`` when this reading's
+        re-entries are under the bound and left out, else None (off, or
+        over the bound: every swap-in counts)."""
+        p = self.reentries
+        if not p.horizon_s:
+            return None
+        writes = self._writes.setdefault(vm.uuid, collections.deque())
+        if writes and out_pages * 4 < writes[-1][1]:
+            writes.clear()                    # memstore restarted
+        writes.append((now, out_pages * 4))
+        while len(writes) > 2 and writes[1][0] <= now - p.horizon_s:
+            writes.popleft()
+        line = reentry.line_kb(writes, now, p.horizon_s)
+        recent, old = reentry.split(distances, cold_kb, line)
+        budget, event = reentry.update(
+            self._budgets.get(vm.uuid, reentry.Budget()), old, interval_s, p,
+            now=now)
+        self._budgets[vm.uuid] = budget
+        if event:
+            LOG.info('VM %s (%s): %s', vm.name, vm.uuid, event)
+        if budget.counted:
+            return None
+        return (tuple((least, kb) for least, kb in distances
+                      if least < line), old)
 
     def forget(self, uuid):
         self._failed.discard(uuid)
         self._queued.pop(uuid, None)
+        self._writes.pop(uuid, None)
+        self._budgets.pop(uuid, None)
 
 
 class SwapMonitors:
