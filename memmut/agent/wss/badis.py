@@ -97,6 +97,7 @@ Everything here is pure: :func:`step` maps (state, observation, params) to
 import dataclasses
 import enum
 import typing
+import types
 
 from memmut.agent.wss import adaptive_slice
 from memmut.agent.wss import hindsight
@@ -888,6 +889,15 @@ def _close(wss, obs, params):
     room = sizing.headroom(wss.wss_kb, params.headroom_kb,
                            params.headroom_fraction)
     return obs.m_cur_kb - wss.wss_kb <= params.vg_headroom_fraction * room
+
+
+def fills_allocation(sampled_kb, pinned_kb, m_cur_kb, params):
+    """Whether a raw sample, with the pinned-page correction, has come
+    close to the allocation as V -> VG reads it (:func:`_close`): the
+    guest touches about all it has."""
+    wss = techniques.TechniqueEstimate(min(m_cur_kb, sampled_kb + pinned_kb),
+                                       'sample')
+    return _close(wss, types.SimpleNamespace(m_cur_kb=m_cur_kb), params)
 
 
 # A sample lower than the last sampled round's by more than this (or

@@ -68,6 +68,9 @@ class SwapReading:
     # as re-entries under the swap-in bound (memmut.agent.wss.reentry):
     # not a shortage, but the guest waited for them
     reentry_kb: int = 0
+    # the reading with them counted, when some were left out (the round
+    # counts them after all when its sample fills the allocation)
+    with_reentries: typing.Optional['SwapReading'] = None
 
 
 def distances_kb(histogram, bucket_pages):
@@ -267,23 +270,8 @@ class MemstoreSwapMonitor(SwapMonitor):
                      'again', vm.name, vm.uuid)
             self._failed.discard(vm.uuid)
         now = self.clock()
-        in_kb = (swap_ins + cold) * 4
         left_out = self._reentries(vm, now, out_pages, distances, cold * 4,
                                    float(mon.interval_seconds))
-        if left_out is not None:
-            # re-entries under the bound: not a shortage (reentry.py)
-            distances, left_kb = left_out
-            in_kb = sum(kb for _, kb in distances)
-            swap_ins, cold = in_kb // 4, 0
-            ghost_kb = reuse.extra_pages(
-                {least // (4 * int(mon.bucket_pages)): kb // 4
-                 for least, kb in distances},
-                float(mon.percentile), int(mon.bucket_pages)) * 4
-        ghost = None
-        if ghost_kb > 0:
-            ghost = techniques.TechniqueEstimate(int(m_cur_kb + ghost_kb),
-                                                 techniques.SOURCE_GEIGER)
-        swapping = swap_ins + cold >= self.threshold
         before = self._queued.get(vm.uuid)
         grown, pressure = _growth(before and before[:2], queued_kb, now,
                                   self.growth_rate_kb)
@@ -291,21 +279,45 @@ class MemstoreSwapMonitor(SwapMonitor):
         if before is not None and out_pages >= before[2]:
             out_kb = (out_pages - before[2]) * 4
         seconds = max(1e-3, now - before[1]) if before is not None else None
+        full = self._reading(m_cur_kb, swap_ins, cold, ghost_kb, distances,
+                             grown, pressure, out_kb, seconds)
+        reading = full
+        if left_out is not None and left_out[1]:
+            # re-entries under the bound: not a shortage (reentry.py)
+            recent, left_kb = left_out
+            in_kb = sum(kb for _, kb in recent)
+            ghost_kb = reuse.extra_pages(
+                {least // (4 * int(mon.bucket_pages)): kb // 4
+                 for least, kb in recent},
+                float(mon.percentile), int(mon.bucket_pages)) * 4
+            reading = self._reading(m_cur_kb, in_kb // 4, 0, ghost_kb, recent,
+                                    grown, pressure, out_kb, seconds)
+            reading = dataclasses.replace(
+                reading, reentry_kb=left_kb, with_reentries=full,
+                detail='%s, %d KiB of re-entries left out (under %s/s)'
+                       % (reading.detail, left_kb, units.fmt_kb(
+                           int(self.reentries.limit_kb_s))))
+        swapping = reading.swapping
         if before is None or not keep_quiet or swapping or pressure:
             # (a quiet look between rounds leaves the growth to the round)
             self._queued[vm.uuid] = (queued_kb, now, out_pages)
-        detail = ('%d swap-ins (%d without a distance), m_ghost %d KiB, '
-                  '+%d KiB in swap, %d KiB written'
-                  % (swap_ins + cold, cold, ghost_kb, grown, out_kb))
-        if left_out is not None and left_out[1]:
-            detail += (', %d KiB of re-entries left out (under %s/s)'
-                       % (left_out[1], units.fmt_kb(
-                           int(self.reentries.limit_kb_s))))
-        return SwapReading(swapping, ghost, self.name, detail,
+        return reading
+
+    def _reading(self, m_cur_kb, swap_ins, cold, ghost_kb, distances, grown,
+                 pressure, out_kb, seconds):
+        ghost = None
+        if ghost_kb > 0:
+            ghost = techniques.TechniqueEstimate(int(m_cur_kb + ghost_kb),
+                                                 techniques.SOURCE_GEIGER)
+        return SwapReading(swap_ins + cold >= self.threshold, ghost,
+                           self.name,
+                           '%d swap-ins (%d without a distance), m_ghost '
+                           '%d KiB, +%d KiB in swap, %d KiB written'
+                           % (swap_ins + cold, cold, ghost_kb, grown,
+                              out_kb),
                            grown_kb=grown, pressure=pressure, out_kb=out_kb,
-                           in_kb=in_kb, seconds=seconds,
-                           in_distances=distances,
-                           reentry_kb=left_out[1] if left_out else 0)
+                           in_kb=(swap_ins + cold) * 4, seconds=seconds,
+                           in_distances=distances)
 
     def _reentries(self, vm, now, out_pages, distances, cold_kb,
                    interval_s):

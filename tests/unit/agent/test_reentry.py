@@ -8,6 +8,7 @@ import pytest
 from memmut.agent.wss import pipeline
 from memmut.agent.wss import reentry
 from memmut.agent.wss import swap_monitors
+from memmut.agent.wss import techniques
 from memmut.memstore import reuse
 from memmut.virt import driver
 from tests import common
@@ -140,6 +141,11 @@ def test_the_monitor_leaves_out_old_swap_ins_under_the_bound():
     assert r.ghost.wss_kb == 132 * MIB + 1 * MIB
     assert '20480 KiB of re-entries left out' in r.detail
     assert r.reentry_kb == 20 * MIB
+    # and the reading with them counted, for a round whose sample fills
+    # the allocation
+    full = r.with_reentries
+    assert full.in_kb == 20 * MIB + 512 and full.reentry_kb == 0
+    assert full.ghost.wss_kb == 132 * MIB + 59 * MIB
 
 
 def test_without_the_horizon_every_swap_in_counts():
@@ -180,7 +186,8 @@ def test_old_swap_ins_above_the_bound_count_again(caplog):
 # -- the round: re-entries the guest waited for -------------------------------
 
 class _Reentries(swap_monitors.SwapMonitor):
-    """No shortage; ``reentry_kb`` per call (10 s intervals)."""
+    """No shortage; ``reentry_kb`` per call (10 s intervals), and the
+    reading with them counted (Geiger: 40 MiB more)."""
     name = 'reentries'
 
     def __init__(self, reentries):
@@ -188,14 +195,19 @@ class _Reentries(swap_monitors.SwapMonitor):
 
     def read(self, vm, m_cur_kb, keep_quiet=False):
         kb = self.reentries.pop(0) if self.reentries else 0
-        return swap_monitors.SwapReading(False, None, self.name,
-                                         seconds=10.0, reentry_kb=kb)
+        full = swap_monitors.SwapReading(
+            True, techniques.TechniqueEstimate(
+                m_cur_kb + 40 * MIB, techniques.SOURCE_GEIGER),
+            self.name, seconds=10.0, in_kb=kb)
+        return swap_monitors.SwapReading(
+            False, None, self.name, seconds=10.0, reentry_kb=kb,
+            with_reentries=full if kb else None)
 
 
-def _rounds(reentries):
-    """Demands of rounds at 10 s of a guest using 200 of its 400 MiB, the
-    monitor reporting ``reentries`` (KiB per round, after the priming
-    read); the last round's estimate too."""
+def _rounds(reentries, used_mib=200):
+    """Demands of rounds at 10 s of a guest using ``used_mib`` of its 400
+    MiB, the monitor reporting ``reentries`` (KiB per round, after the
+    priming read); the last round's estimate too."""
     conf = common.private_conf(badis={
         'round_interval': 10.0, 'stall_swapin_rate_kb': 4096,
         'shrink_slow_start_kb': 0, 'calibrate_pinned': False})
@@ -205,7 +217,7 @@ def _rounds(reentries):
     vm = driver.VMInfo(uuid='u-1', name='vm-1', state='running',
                        booked_kb=400 * MIB, balloon_kb=400 * MIB,
                        memory_stats={'available': 400 * MIB,
-                                     'unused': 200 * MIB,
+                                     'unused': (400 - used_mib) * MIB,
                                      'disk_caches': 0},
                        cpu_time_ns=0, domain_type='kvm')
     demands, e = [], None
@@ -253,3 +265,18 @@ def test_a_second_episode_counts_at_the_pace_of_the_first():
     assert moves(20 * MIB, 10, 4) == [False, True, True, True]
     # 40 MiB every 15 s: from the second
     assert moves(40 * MIB, 15, 3) == [False, True, True]
+
+
+def test_re_entries_count_when_the_sample_fills_the_allocation():
+    # a working set rising into data left long ago: the guest touches
+    # all it has while it reads them back, and they are a shortage
+    _, e = _rounds([0, 80 * MIB], used_mib=396)
+    # (Geiger's 440 MiB, at most the booking)
+    assert e.mode == 'VG' and e.wss_kb == 400 * MIB
+    assert e.detail == 'geiger'
+    assert not any('re-entries' in x for x in e.events)
+    # the same re-entries with the guest touching half: left out
+    _, e = _rounds([0, 80 * MIB], used_mib=200)
+    assert e.mode == 'V' and e.wss_kb == 200 * MIB
+    _, e = _rounds([0, 0], used_mib=396)      # no re-entries: no Geiger
+    assert e.detail != 'geiger'
