@@ -244,6 +244,7 @@ class MemstoreSwapMonitor(SwapMonitor):
         # uuid -> deque of (time, KiB written) over the re-entry horizon
         self._writes = {}
         self._budgets = {}       # uuid -> reentry.Budget
+        self._left_out = {}      # uuid -> KiB of re-entries left out
 
     def read(self, vm, m_cur_kb, keep_quiet=False):
         # (A reading starts a new interval in memstore; one without
@@ -285,6 +286,14 @@ class MemstoreSwapMonitor(SwapMonitor):
         if left_out is not None and left_out[1]:
             # re-entries under the bound: not a shortage (reentry.py)
             recent, left_kb = left_out
+            self._left_out[vm.uuid] = self._left_out.get(vm.uuid, 0) + left_kb
+            if left_kb >= 1024:
+                LOG.info('VM %s (%s): %s read back from swap left out as '
+                         're-entries (pages evicted more than %gs ago, '
+                         'their pace under %s/s): no shortage',
+                         vm.name, vm.uuid, units.fmt_kb(left_kb),
+                         self.reentries.horizon_s, units.fmt_kb(
+                             int(self.reentries.limit_kb_s)))
             in_kb = sum(kb for _, kb in recent)
             ghost_kb = reuse.extra_pages(
                 {least // (4 * int(mon.bucket_pages)): kb // 4
@@ -346,11 +355,16 @@ class MemstoreSwapMonitor(SwapMonitor):
         return (tuple((least, kb) for least, kb in distances
                       if least < line), old)
 
+    def left_out_kb(self, uuid):
+        """KiB of the VM's swap-ins left out as re-entries so far."""
+        return self._left_out.get(uuid, 0)
+
     def forget(self, uuid):
         self._failed.discard(uuid)
         self._queued.pop(uuid, None)
         self._writes.pop(uuid, None)
         self._budgets.pop(uuid, None)
+        self._left_out.pop(uuid, None)
 
 
 class SwapMonitors:

@@ -119,7 +119,8 @@ def test_params_are_checked():
         reentry.Params(window_s=0)
 
 
-def test_the_monitor_leaves_out_old_swap_ins_under_the_bound():
+def test_the_monitor_leaves_out_old_swap_ins_under_the_bound(caplog):
+    caplog.set_level(logging.INFO)
     clock = Clock()
     # 0-20 s: 60 MiB written; 20-30 s: 2 MiB; at 31 s a 20 MiB window of
     # pages at distances 40-59 MiB comes back, with 0.5 MiB of recent ones
@@ -140,7 +141,8 @@ def test_the_monitor_leaves_out_old_swap_ins_under_the_bound():
     assert r.in_distances == ((0, 512),)
     assert r.ghost.wss_kb == 132 * MIB + 1 * MIB
     assert '20480 KiB of re-entries left out' in r.detail
-    assert r.reentry_kb == 20 * MIB
+    assert r.reentry_kb == 20 * MIB and m.left_out_kb('u1') == 20 * MIB
+    assert '20 MiB read back from swap left out as re-entries' in caplog.text
     # and the reading with them counted, for a round whose sample fills
     # the allocation
     full = r.with_reentries
