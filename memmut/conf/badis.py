@@ -1055,22 +1055,28 @@ opts = [
                  help='Re-entries (with memstore\'s reuse distances only; '
                       '0: off): a swap-in of a page the guest evicted more '
                       'than this many rounds ago is not a shortage while '
-                      'such swap-ins stay under swapin_bound_kb_s, averaged '
-                      'over reentry_window_rounds rounds. A hot set that '
-                      'moves onto data left long ago reads it back whatever '
-                      'the allocation, and growing for it buys nothing; a '
-                      'guest that lacks memory reads back pages it evicted '
-                      'recently, which count as before (doc/source/'
-                      'badis.rst, "Re-entries").'),
+                      'the pace of such swap-ins stays under '
+                      'swapin_bound_kb_s (between episodes from the second '
+                      'on, and within one; see reentry_window_rounds), '
+                      'unless the round\'s access sample fills the '
+                      'allocation. A hot set that moves onto data left '
+                      'long ago reads it back whatever the allocation, and '
+                      'growing for it buys nothing; a guest that lacks '
+                      'memory reads back pages it evicted recently, which '
+                      'count as before. The first move of a hot set moving '
+                      'faster than the bound is left out too; measured in '
+                      'doc/source/badis.rst, "Re-entries" (stop 71): a '
+                      'trade-off, hence off.'),
     cfg.FloatOpt('reentry_window_rounds',
                  default=60.0,
                  min=0.001,
-                 help='Time constant, in rounds of round_interval, of the '
-                      'average re-entry rate compared with '
-                      'swapin_bound_kb_s: a burst of re-entries up to about '
-                      'swapin_bound_kb_s x this x round_interval is not a '
-                      'shortage; a guest re-reading old pages steadily '
-                      'faster than the bound counts as short again.'),
+                 help='Re-entries: how far back, in rounds of '
+                      'round_interval, the episodes before this one count '
+                      'towards their pace; an episode alone counts once it '
+                      'read back more than swapin_bound_kb_s x (its length '
+                      '+ this window); once counted, re-entries count until '
+                      'their mean rate (this time constant) is under half '
+                      'the bound.'),
     cfg.BoolOpt('shrink_floor_steady',
                 default=True,
                 help='Swap-ins at an allocation that did not move over the '

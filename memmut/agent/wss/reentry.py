@@ -26,28 +26,32 @@ older page has at least that; a swap-in memstore has no distance for
 that straddles the line counts as recent (the safe side).
 
 Recent swap-ins are what Geiger is for (a guest evicting pages it reads
-back soon lacks memory) and count as before. Re-entries count only while
-their rate, an exponentially weighted mean over ``window_s``, is above
-``limit_kb_s`` (and then until it falls under half of it; ``[badis]
-swapin_bound_kb_s``: the issue's definition of
-a working set is the smallest allocation at which the guest's swap-in
-rate stays under that bound). Under it they are left out of the reading:
-no swap activity, no Geiger estimate, no read-back; but the guest waited
-for them, so a round in which it read them back faster than
-``[badis] stall_swapin_rate_kb`` learns nothing from its access sample
-(it reads low while the guest stalls) and does not shrink. Over it, a guest
-cycling through more memory than it has, more slowly than the horizon
-(a sweep whose pass takes longer), so that every page it reads back is
-old: all swap-ins count again, as Geiger counts them.
+back soon lacks memory) and count as before. Re-entries are left out of
+the reading (no swap activity, no Geiger estimate, no read-back) while
+their pace is under ``limit_kb_s`` (``[badis] swapin_bound_kb_s``: the
+issue's definition of a working set is the smallest allocation at which
+the guest's swap-in rate stays under that bound), judged between
+episodes and within one (:func:`update`); once over it they count until
+their mean rate falls under half of it. Over it is a guest whose hot set
+moves faster than the bound (its working set is all it touches), or one
+cycling through more memory than it has more slowly than the horizon (a
+sweep whose pass takes longer), so that every page it reads back is old.
 
-What it costs. A burst of re-entries is within the bound when it is at
-most about ``limit_kb_s`` x ``window_s`` (the mean rises by the burst
-over the window); a slow cycle at twice the bound is counted after about
-0.7 ``window_s``. A rise of the working set into data left long ago is
-read back without a grow, and the guest evicts its coldest pages for it:
-if those are in use, they come back at short distances (recent) and the
-balloon grows as before. With the balloon-statistics monitor (no
-distances) nothing changes.
+The round (:mod:`.badis_rounds`) adds two rules that need the access
+sample: re-entries count after all when the sample fills the allocation
+(a working set rising into data left long ago reads it back like a hot
+set moving onto it, but touches all it has while it does), and a round
+in which the guest read them back faster than ``[badis]
+stall_swapin_rate_kb`` learns nothing from its sample (it reads low
+while the guest stalls) and does not shrink.
+
+What it costs. One move cannot tell its pace: the first move of a hot
+set that moves faster than the bound is read back without a grow, and
+the guest evicts its coldest pages for it; what it needs of those comes
+back at short distances (recent) and counts. A slow cycle at twice the
+bound counts after about ``window_s``. With the balloon-statistics
+monitor (no distances) nothing changes. Measured on the paged guest
+model and TCG in tests/benchmarks/results/badis71: off by default.
 """
 
 import dataclasses
