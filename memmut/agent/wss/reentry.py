@@ -111,6 +111,21 @@ def split(distances, cold_kb, line):
     return recent, old + max(0, cold_kb)
 
 
+# A reading's recent swap-ins are part of the move its re-entries make
+# when they are at most this share of them: on TCG a slow hot set's move
+# read back 40 MiB of re-entries with a few MiB of pages the last shrinks
+# had evicted within the horizon, and those alone (a shortage, Geiger
+# from their distances) sent the balloon to the booking (badis71).
+MOVE_RECENT_SHARE = 0.25
+
+
+def part_of_a_move(recent_kb, reentry_kb):
+    """Whether a reading's recent swap-ins go with its re-entries (a
+    few pages a shrink took, read back as the hot set moves) rather than
+    mark a shortage of their own."""
+    return reentry_kb > 0 and recent_kb <= MOVE_RECENT_SHARE * reentry_kb
+
+
 def update(budget, reentry_kb, interval_s, params, now=0.0):
     """One reading ending at ``now``: ``(budget, event)``;
     ``budget.counted`` says whether this reading's re-entries count;

@@ -352,6 +352,8 @@ class MemstoreSwapMonitor(SwapMonitor):
             LOG.info('VM %s (%s): %s', vm.name, vm.uuid, event)
         if budget.counted:
             return None
+        if old and reentry.part_of_a_move(recent, old):
+            return (), old + recent
         return (tuple((least, kb) for least, kb in distances
                       if least < line), old)
 

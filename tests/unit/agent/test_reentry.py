@@ -119,35 +119,52 @@ def test_params_are_checked():
         reentry.Params(window_s=0)
 
 
-def test_the_monitor_leaves_out_old_swap_ins_under_the_bound(caplog):
-    caplog.set_level(logging.INFO)
+def _window_back(recent):
+    """A monitor whose fourth reading, at 31 s, reads back a 20 MiB
+    window of pages at distances 40-59 MiB with ``recent`` {bucket:
+    pages} of recent ones (0-20 s: 60 MiB written, 20-30 s: 2 MiB)."""
     clock = Clock()
-    # 0-20 s: 60 MiB written; 20-30 s: 2 MiB; at 31 s a 20 MiB window of
-    # pages at distances 40-59 MiB comes back, with 0.5 MiB of recent ones
     readings = [reading({}, 0),
                 reading({}, 60 * 256),
                 reading({}, 62 * 256),
-                reading({0: 128, **{40 + i: 256 for i in range(20)}},
+                reading({**recent, **{40 + i: 256 for i in range(20)}},
                         62 * 256)]
     m = monitor(readings, clock)
     for t in (0.0, 20.0, 30.0):
         clock.t = t
-        r = m.read(VM(), 132 * MIB)
-        assert not r.swapping
+        assert not m.read(VM(), 132 * MIB).swapping
     clock.t = 31.0
-    r = m.read(VM(), 132 * MIB)
-    # the line: 2 MiB written within the last 10 s; bucket 0 is recent
-    assert r.swapping and r.in_kb == 512
-    assert r.in_distances == ((0, 512),)
-    assert r.ghost.wss_kb == 132 * MIB + 1 * MIB
+    return m, m.read(VM(), 132 * MIB)
+
+
+def test_the_monitor_leaves_out_old_swap_ins_under_the_bound(caplog):
+    caplog.set_level(logging.INFO)
+    # 8 MiB of recent swap-ins (over a quarter of the 20 MiB of
+    # re-entries): a shortage of their own
+    m, r = _window_back({0: 1024, 1: 1024})
+    # the line: 2 MiB written within the last 10 s; buckets 0-1 recent
+    assert r.swapping and r.in_kb == 8 * MIB
+    assert r.in_distances == ((0, 4 * MIB), (1 * MIB, 4 * MIB))
+    assert r.ghost.wss_kb == 132 * MIB + 2 * MIB
     assert '20480 KiB of re-entries left out' in r.detail
     assert r.reentry_kb == 20 * MIB and m.left_out_kb('u1') == 20 * MIB
     assert '20 MiB read back from swap left out as re-entries' in caplog.text
     # and the reading with them counted, for a round whose sample fills
     # the allocation
     full = r.with_reentries
-    assert full.in_kb == 20 * MIB + 512 and full.reentry_kb == 0
+    assert full.in_kb == 28 * MIB and full.reentry_kb == 0
     assert full.ghost.wss_kb == 132 * MIB + 59 * MIB
+
+
+def test_a_few_recent_swap_ins_go_with_the_move():
+    # 0.5 MiB of recent swap-ins beside 20 MiB of re-entries (at most a
+    # quarter): pages a shrink took, read back as the hot set moves
+    m, r = _window_back({0: 128})
+    assert not r.swapping and r.ghost is None and r.in_kb == 0
+    assert r.reentry_kb == 20 * MIB + 512
+    assert reentry.part_of_a_move(5 * MIB, 20 * MIB)
+    assert not reentry.part_of_a_move(6 * MIB, 20 * MIB)
+    assert not reentry.part_of_a_move(0, 0)
 
 
 def test_without_the_horizon_every_swap_in_counts():
