@@ -97,7 +97,6 @@ Everything here is pure: :func:`step` maps (state, observation, params) to
 import dataclasses
 import enum
 import typing
-import types
 
 from memmut.agent.wss import adaptive_slice
 from memmut.agent.wss import hindsight
@@ -882,22 +881,27 @@ def _close(wss, obs, params):
     65 % by the oracle). A working set that grows eats into the headroom
     first, which is what VG is for. At 256 MiB and 16 MiB of headroom the
     two tests agree (5 % of 256 MiB is 0.8 x 16 MiB)."""
-    if wss is None or wss.wss_kb < params.vg_threshold * obs.m_cur_kb:
+    return wss is not None and _near_allocation(wss.wss_kb, obs.m_cur_kb,
+                                                params)
+
+
+def _near_allocation(wss_kb, m_cur_kb, params):
+    """:func:`_close` of an estimate of ``wss_kb`` at ``m_cur_kb``."""
+    if wss_kb < params.vg_threshold * m_cur_kb:
         return False
     if not params.vg_headroom_fraction:
         return True
-    room = sizing.headroom(wss.wss_kb, params.headroom_kb,
+    room = sizing.headroom(wss_kb, params.headroom_kb,
                            params.headroom_fraction)
-    return obs.m_cur_kb - wss.wss_kb <= params.vg_headroom_fraction * room
+    return m_cur_kb - wss_kb <= params.vg_headroom_fraction * room
 
 
 def fills_allocation(sampled_kb, pinned_kb, m_cur_kb, params):
     """Whether a raw sample, with the pinned-page correction, has come
     close to the allocation as V -> VG reads it (:func:`_close`): the
     guest touches about all it has."""
-    wss = techniques.TechniqueEstimate(min(m_cur_kb, sampled_kb + pinned_kb),
-                                       'sample')
-    return _close(wss, types.SimpleNamespace(m_cur_kb=m_cur_kb), params)
+    return _near_allocation(min(m_cur_kb, sampled_kb + pinned_kb), m_cur_kb,
+                            params)
 
 
 # A sample lower than the last sampled round's by more than this (or

@@ -60,6 +60,7 @@ import math
 from memmut import units
 
 _mib = units.fmt_kb
+PAGE_KB = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,14 +102,19 @@ def line_kb(writes, now, horizon_s):
     return max(0, writes[-1][1] - start[1])
 
 
-def split(distances, cold_kb, line):
-    """``(recent_kb, re-entry_kb)`` of one reading's swap-ins:
-    ``distances`` are ``(least distance KiB, KiB read)`` per histogram
-    bucket (a bucket whose least distance is below ``line`` is recent),
-    ``cold_kb`` those without a distance (re-entries)."""
-    recent = sum(kb for least, kb in distances if least < line)
-    old = sum(kb for least, kb in distances if least >= line)
-    return recent, old + max(0, cold_kb)
+def split(histogram, bucket_pages, cold_kb, line):
+    """``(recent histogram, re-entry KiB)`` of one reading's swap-ins:
+    ``histogram`` is memstore's (bucket -> swap-ins, bucket ``b`` holding
+    the distances in ``[b, b + 1)`` x ``bucket_pages`` pages; a bucket
+    whose least distance is below ``line`` KiB is recent), ``cold_kb``
+    the swap-ins without a distance (re-entries)."""
+    recent, old = {}, max(0, cold_kb)
+    for b, n in histogram.items():
+        if int(b) * bucket_pages * PAGE_KB < line:
+            recent[b] = n
+        else:
+            old += int(n) * PAGE_KB
+    return recent, old
 
 
 # A reading's recent swap-ins are part of the move its re-entries make

@@ -271,8 +271,7 @@ class MemstoreSwapMonitor(SwapMonitor):
                      'again', vm.name, vm.uuid)
             self._failed.discard(vm.uuid)
         now = self.clock()
-        left_out = self._reentries(vm, now, out_pages, distances, cold * 4,
-                                   float(mon.interval_seconds))
+        left_out = self._reentries(vm, now, mon)
         before = self._queued.get(vm.uuid)
         grown, pressure = _growth(before and before[:2], queued_kb, now,
                                   self.growth_rate_kb)
@@ -285,7 +284,7 @@ class MemstoreSwapMonitor(SwapMonitor):
         reading = full
         if left_out is not None and left_out[1]:
             # re-entries under the bound: not a shortage (reentry.py)
-            recent, left_kb = left_out
+            recent, left_kb = left_out      # the recent histogram
             self._left_out[vm.uuid] = self._left_out.get(vm.uuid, 0) + left_kb
             if left_kb >= 1024:
                 LOG.info('VM %s (%s): %s read back from swap left out as '
@@ -294,13 +293,13 @@ class MemstoreSwapMonitor(SwapMonitor):
                          vm.name, vm.uuid, units.fmt_kb(left_kb),
                          self.reentries.horizon_s, units.fmt_kb(
                              int(self.reentries.limit_kb_s)))
-            in_kb = sum(kb for _, kb in recent)
+            bucket_pages = int(mon.bucket_pages)
             ghost_kb = reuse.extra_pages(
-                {least // (4 * int(mon.bucket_pages)): kb // 4
-                 for least, kb in recent},
-                float(mon.percentile), int(mon.bucket_pages)) * 4
-            reading = self._reading(m_cur_kb, in_kb // 4, 0, ghost_kb, recent,
-                                    grown, pressure, out_kb, seconds)
+                recent, float(mon.percentile), bucket_pages) * 4
+            reading = self._reading(
+                m_cur_kb, sum(int(n) for n in recent.values()), 0, ghost_kb,
+                distances_kb(recent, bucket_pages), grown, pressure, out_kb,
+                seconds)
             reading = dataclasses.replace(
                 reading, reentry_kb=left_kb, with_reentries=full,
                 detail='%s, %d KiB of re-entries left out (under %s/s)'
@@ -328,34 +327,35 @@ class MemstoreSwapMonitor(SwapMonitor):
                            in_kb=(swap_ins + cold) * 4, seconds=seconds,
                            in_distances=distances)
 
-    def _reentries(self, vm, now, out_pages, distances, cold_kb,
-                   interval_s):
-        """``(recent distances, KiB left out)`` when this reading's
+    def _reentries(self, vm, now, mon):
+        """``(recent histogram, KiB left out)`` when this reading's
         re-entries are under the bound and left out, else None (off, or
         over the bound: every swap-in counts)."""
         p = self.reentries
         if not p.horizon_s:
             return None
+        out_kb = int(mon.swap_out_pages) * 4
         writes = self._writes.setdefault(vm.uuid, collections.deque())
-        if writes and out_pages * 4 < writes[-1][1]:
+        if writes and out_kb < writes[-1][1]:
             writes.clear()                    # memstore restarted
-        writes.append((now, out_pages * 4))
+        writes.append((now, out_kb))
         while len(writes) > 2 and writes[1][0] <= now - p.horizon_s:
             writes.popleft()
-        line = reentry.line_kb(writes, now, p.horizon_s)
-        recent, old = reentry.split(distances, cold_kb, line)
+        recent, old = reentry.split(
+            mon.histogram, int(mon.bucket_pages), int(mon.interval_cold) * 4,
+            reentry.line_kb(writes, now, p.horizon_s))
         budget, event = reentry.update(
-            self._budgets.get(vm.uuid, reentry.Budget()), old, interval_s, p,
-            now=now)
+            self._budgets.get(vm.uuid, reentry.Budget()), old,
+            float(mon.interval_seconds), p, now=now)
         self._budgets[vm.uuid] = budget
         if event:
             LOG.info('VM %s (%s): %s', vm.name, vm.uuid, event)
         if budget.counted:
             return None
-        if old and reentry.part_of_a_move(recent, old):
-            return (), old + recent
-        return (tuple((least, kb) for least, kb in distances
-                      if least < line), old)
+        recent_kb = sum(int(n) for n in recent.values()) * 4
+        if old and reentry.part_of_a_move(recent_kb, old):
+            return {}, old + recent_kb
+        return recent, old
 
     def left_out_kb(self, uuid):
         """KiB of the VM's swap-ins left out as re-entries so far."""

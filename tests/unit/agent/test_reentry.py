@@ -61,10 +61,16 @@ def test_the_line_is_what_was_written_within_the_horizon():
 
 
 def test_split_counts_a_straddling_bucket_as_recent_and_cold_as_old():
-    distances = ((0, 40), (1024, 80), (2048, 8))
-    assert reentry.split(distances, 0, 1500) == (120, 8)
-    assert reentry.split(distances, 12, 1024) == (40, 100)
-    assert reentry.split((), 5, 0) == (0, 5)
+    # 1 MiB buckets: 40 KiB at distances 0-1 MiB, 80 KiB at 1-2 MiB, 8 KiB
+    # at 2-3 MiB
+    histogram = {0: 10, 1: 20, 2: 2}
+
+    def kb(split):
+        recent, old = split
+        return sum(recent.values()) * 4, old
+    assert kb(reentry.split(histogram, 256, 0, 1500)) == (120, 8)
+    assert kb(reentry.split(histogram, 256, 12, 1024)) == (40, 100)
+    assert kb(reentry.split({}, 256, 5, 0)) == (0, 5)
 
 
 def test_a_burst_under_the_bound_times_the_window_is_not_counted():
