@@ -259,6 +259,10 @@ class BadisParams:
     # many times its swap-ins (new data pushing old out: a rise; 0: any
     # short round; see fresh_allocation())
     shortage_grow_out_ratio: float = 0.0
+    # stop 72: a short round that follows a short round and still asks
+    # for more than the allocation asks one more round's growth ahead
+    # (see shortage_ramp_demand)
+    shortage_ramp: bool = False
     # issue 13, session 8: no shrink in a VM's first warmup_slices x
     # time_slice (see step); the balloon's headroom, to hold it there
     warmup_slices: float = 0.0
@@ -747,6 +751,24 @@ def shortage_demand(obs, fraction):
     back."""
     gap = max(0, obs.booked_kb - obs.m_cur_kb)
     return obs.m_cur_kb + int(fraction * gap)
+
+
+def shortage_ramp_demand(obs, estimate_kb):
+    """The demand of a short round that follows a short round: the
+    estimate plus what it asks above the allocation once more, at most
+    the booking (the allocation when the estimate is not above it).
+
+    A rising working set is estimated from what the guest read back in
+    the round, so each round grows by what one round can swap in (25
+    MiB/s on the test bed's disk: an 80 MiB rise takes three rounds, each
+    swapping). Two short rounds in a row are a rise, not a hot set's
+    one-round move; the growth of the second round is the best guess of
+    the third's. The excess is in the demand only and is given back at
+    the first quiet round, as a shortage jump's."""
+    grow = max(0, estimate_kb - obs.m_cur_kb)
+    if not grow:
+        return obs.m_cur_kb
+    return min(obs.booked_kb, estimate_kb + grow)
 
 
 def fresh_allocation(obs, out_ratio):
@@ -2077,6 +2099,16 @@ def step(state, obs, params=None):
                              round(100 * params.shortage_grow_fraction),
                              _mib(obs.m_cur_kb), _mib(wss.wss_kb)))
             demand = jump
+            jumped_at = obs.timestamp
+    if (params.shortage_ramp and obs.short and state.last_short and
+            wss.source in SHORTAGE_SOURCES):
+        ahead = shortage_ramp_demand(obs, wss.wss_kb)
+        if ahead > demand:
+            events.append('rise: demand %s, one more round of growth '
+                          'ahead of the estimate %s (allocation %s)'
+                          % (_mib(ahead), _mib(wss.wss_kb),
+                             _mib(obs.m_cur_kb)))
+            demand = ahead
             jumped_at = obs.timestamp
     if r.skipped:
         events.append(r.skipped)

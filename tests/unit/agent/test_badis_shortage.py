@@ -1,5 +1,6 @@
-"""Badis's demand in a shortage round ([badis] shortage_grow_fraction), on
-simulated rounds of a guest whose working set rises (issue 13)."""
+"""Badis's demand in a shortage round ([badis] shortage_grow_fraction and
+shortage_ramp), on simulated rounds of a guest whose working set rises
+(issue 13)."""
 
 from memmut.agent.wss import badis
 from memmut.agent.wss import techniques as est
@@ -10,7 +11,7 @@ EVICTED = 10 * MiB          # what the guest evicts per round while short
 
 
 def simulate(need, fraction, rounds=20, start=171 * MiB, out_ratio=0.0,
-             read_back=None):
+             read_back=None, ramp=False):
     """Rounds of 1 s of a guest that needs ``need(i)`` KiB, sampled right
     when it has what it needs; while short it swaps and evicts EVICTED
     per round, and with ``read_back`` (KiB) the swap monitor counts that
@@ -20,7 +21,8 @@ def simulate(need, fraction, rounds=20, start=171 * MiB, out_ratio=0.0,
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                shrink_swapin_window=3.0,
                                shortage_grow_fraction=fraction,
-                               shortage_grow_out_ratio=out_ratio)
+                               shortage_grow_out_ratio=out_ratio,
+                               shortage_ramp=ramp)
     bal = prev = start
     st, out = None, []
     for i in range(rounds):
@@ -88,6 +90,52 @@ def test_shortage_demand_is_a_fraction_of_the_gap():
     full = badis.Observation(timestamp=0.0, m_cur_kb=BOOKED,
                              booked_kb=BOOKED)
     assert badis.shortage_demand(full, 0.5) == BOOKED
+
+
+def ramped(out):
+    return [i for i, (_, _, _, ev) in enumerate(out)
+            if any(e.startswith('rise:') for e in ev)]
+
+
+def test_a_ramp_covers_a_rise_in_fewer_swapping_rounds():
+    # a 74 MiB rise: the estimate grows by what one round read back
+    def to_230(i):
+        return 156 * MiB if i < 5 else 230 * MiB
+    by_estimate = simulate(to_230, 0.0, rounds=30)
+    ahead = simulate(to_230, 0.0, rounds=30, ramp=True)
+    assert short_rounds(ahead) < short_rounds(by_estimate)
+    assert ramped(ahead) and not ramped(by_estimate)
+    # only from the second short round of the rise
+    first_short = next(i for i, (_, s, _, _) in enumerate(ahead) if s)
+    assert min(ramped(ahead)) > first_short
+
+
+def test_one_short_round_does_not_ramp():
+    # a guest short for one round only (a hot set's one-round move)
+    out = simulate(lambda i: 180 * MiB if i == 5 else 150 * MiB, 0.0,
+                   ramp=True)
+    assert short_rounds(out) == 1
+    assert not ramped(out)
+
+
+def test_the_ramp_excess_is_given_back_once_the_rounds_are_quiet():
+    out = simulate(rise, 0.0, rounds=40, ramp=True)
+    assert max(d for _, _, d, _ in out) <= BOOKED
+    # the first quiet rounds hold at most the estimate's max-average
+    # and the floor; later the demand comes down to the need plus the
+    # balloon's headroom, not the booking
+    assert out[-1][2] < BOOKED
+    assert out[-1][2] >= 236 * MiB
+
+
+def test_shortage_ramp_demand_asks_the_growth_once_more():
+    o = badis.Observation(timestamp=0.0, m_cur_kb=156 * MiB,
+                          booked_kb=BOOKED)
+    assert badis.shortage_ramp_demand(o, 180 * MiB) == 204 * MiB
+    # never beyond the booking, nothing ahead when the estimate is not
+    # above the allocation
+    assert badis.shortage_ramp_demand(o, 240 * MiB) == BOOKED
+    assert badis.shortage_ramp_demand(o, 150 * MiB) == 156 * MiB
 
 
 def warm(need, warmup, rounds=12, under=0):
