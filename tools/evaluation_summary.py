@@ -833,6 +833,11 @@ WHY = {
     'controller_scale_10000_groupcommit': (
         'issue 19 stop 67: group commit of reports at 10 000 hosts, one '
         'file per configuration (README there)'),
+    'badis72': 'issue 13 stop 72: shortage_ramp (a second short round '
+               'asks one more round of growth ahead) on the model under '
+               'both reclaim rules, and on TCG beside the defaults: '
+               'phases and phases up in two rounds, the hot sets and '
+               'load-then-idle, W1-W5 (README there)',
     'badis71': 'issue 13 stop 71: reentry_horizon_rounds (swap-ins of '
                'pages evicted long ago are no shortage while under the '
                'swap-in bound) at 10, 20 and 30 rounds on the model under '
