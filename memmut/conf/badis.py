@@ -720,15 +720,17 @@ opts = [
                       'given back at the next quiet round and the guest '
                       'evicts again. 0: every short round.'),
     cfg.BoolOpt('shortage_ramp',
-                default=False,
+                default=True,
                 help='In a short round (swap-ins or swap growth, VG/G) '
-                     'that follows a short round, the demand is the '
-                     'estimate plus what it asks above the allocation once '
-                     'more: a rising working set is estimated from what '
-                     'the guest read back in a round, so it grows by one '
-                     'round of swap-ins per round; this asks for the next '
-                     'round\'s growth ahead. Only the demand: the first '
-                     'quiet round gives the excess back.'),
+                     'that follows a short round, the demand is at least '
+                     'the allocation (the balloon then grows by its '
+                     'headroom), and the estimate plus what it asks above '
+                     'the allocation once more when it asks more: a '
+                     'rising working set is estimated from what the guest '
+                     'read back in a round, so it grows by one round of '
+                     'swap-ins per round; this asks for the next round\'s '
+                     'growth ahead. Only the demand: the first quiet '
+                     'rounds give the excess back.'),
     cfg.FloatOpt('warmup_slices',
                  default=0.0,
                  min=0.0,

@@ -259,10 +259,10 @@ class BadisParams:
     # many times its swap-ins (new data pushing old out: a rise; 0: any
     # short round; see fresh_allocation())
     shortage_grow_out_ratio: float = 0.0
-    # stop 72: a short round that follows a short round and still asks
-    # for more than the allocation asks one more round's growth ahead
-    # (see shortage_ramp_demand)
-    shortage_ramp: bool = False
+    # stop 72: a short round that follows a short round asks at least
+    # the allocation and one more round's growth ahead (see
+    # shortage_ramp_demand)
+    shortage_ramp: bool = True
     # issue 13, session 8: no shrink in a VM's first warmup_slices x
     # time_slice (see step); the balloon's headroom, to hold it there
     warmup_slices: float = 0.0
@@ -754,21 +754,24 @@ def shortage_demand(obs, fraction):
 
 
 def shortage_ramp_demand(obs, estimate_kb):
-    """The demand of a short round that follows a short round: the
-    estimate plus what it asks above the allocation once more, at most
-    the booking (the allocation when the estimate is not above it).
+    """The demand of a short round that follows a short round: at least
+    the allocation, and the estimate plus what it asks above the
+    allocation once more when it asks more; at most the booking.
 
     A rising working set is estimated from what the guest read back in
     the round, so each round grows by what one round can swap in (25
     MiB/s on the test bed's disk: an 80 MiB rise takes three rounds, each
     swapping). Two short rounds in a row are a rise, not a hot set's
-    one-round move; the growth of the second round is the best guess of
-    the third's. The excess is in the demand only and is given back at
-    the first quiet round, as a shortage jump's."""
+    one-round move, and the guest swaps at its allocation: it is asked
+    no less (the balloon target then adds its headroom), and the growth
+    the estimate asks of the second round is the best guess of the
+    third's. On the test bed most of these rounds had Geiger's estimate
+    a little under the allocation (the guest swapped in the headroom):
+    there the rule grows the balloon by the headroom. The excess is in
+    the demand only and is given back from the first quiet round, as a
+    shortage jump's."""
     grow = max(0, estimate_kb - obs.m_cur_kb)
-    if not grow:
-        return obs.m_cur_kb
-    return min(obs.booked_kb, estimate_kb + grow)
+    return min(obs.booked_kb, max(obs.m_cur_kb, estimate_kb + grow))
 
 
 def fresh_allocation(obs, out_ratio):

@@ -21,12 +21,14 @@ def simulate(max_s, moves_until=10 ** 6, move=15, rounds=150):
     (balloon, swapped, events)."""
     # the slice alone, on the floor of stops 33-36 (no steps, no steady
     # shortages: with them the fixed slice swaps in 12 rounds, not 11;
-    # no slow start, which paces the descents between moves)
+    # no slow start, which paces the descents between moves; no ramp,
+    # which asks the second round of each move ahead of REGION and so
+    # shifts the slice's peaks)
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                shrink_swapin_window=3.0,
                                time_slice_max=max_s, shrink_floor_step_kb=0,
                                shrink_floor_steady=False,
-                               shrink_slow_start_kb=0)
+                               shrink_slow_start_kb=0, shortage_ramp=False)
     bal = prev = BOOKED
     st, out = None, []
     for i in range(rounds):
