@@ -60,7 +60,6 @@ import math
 from memmut import units
 
 _mib = units.fmt_kb
-PAGE_KB = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,10 +109,10 @@ def split(histogram, bucket_pages, cold_kb, line):
     the swap-ins without a distance (re-entries)."""
     recent, old = {}, max(0, cold_kb)
     for b, n in histogram.items():
-        if int(b) * bucket_pages * PAGE_KB < line:
+        if int(b) * bucket_pages * units.PAGE_KIB < line:
             recent[b] = n
         else:
-            old += int(n) * PAGE_KB
+            old += int(n) * units.PAGE_KIB
     return recent, old
 
 
