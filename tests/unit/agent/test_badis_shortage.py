@@ -132,8 +132,8 @@ def test_shortage_ramp_demand_asks_the_growth_once_more():
     o = badis.Observation(timestamp=0.0, m_cur_kb=156 * MiB,
                           booked_kb=BOOKED)
     assert badis.shortage_ramp_demand(o, 180 * MiB) == 204 * MiB
-    # never beyond the booking, nothing ahead when the estimate is not
-    # above the allocation
+    # never beyond the booking; the allocation when the estimate is not
+    # above it (the guest swaps there)
     assert badis.shortage_ramp_demand(o, 240 * MiB) == BOOKED
     assert badis.shortage_ramp_demand(o, 150 * MiB) == 156 * MiB
 
