@@ -855,6 +855,17 @@ opts = [
                      'sample under-reads at the same throughput; '
                      'shrink_floor_estimate counts every floor '
                      '(doc/source/badis.rst, stop 39).'),
+    cfg.BoolOpt('shrink_floor_estimate_raise',
+                default=True,
+                help='A shrink floor counted in the working-set estimate '
+                     '(shrink_floor_estimate_confirmed) counts with its '
+                     'raise (shrink_floor_raise_kb) above the allocation '
+                     'the guest swapped at. False: the estimate and '
+                     'WSS^max_avg count only that allocation (what the '
+                     'guest showed it needs more than); the balloon\'s '
+                     'demand and the controller\'s packing '
+                     '([consolidation] pack_on_shrink_floor) keep the '
+                     'whole floor.'),
     cfg.BoolOpt('shrink_floor_hold_at_demand',
                 default=False,
                 help='A shrink floor counted in the working-set estimate '

@@ -236,6 +236,9 @@ class BadisParams:
     # only a floor a later shortage confirmed (shrink_floor.tested):
     # the suite's gain without W1-W5's loss (stop 39, badis27)
     shrink_floor_estimate_confirmed: bool = True
+    # stop 73: the floor in the estimate with its raise above where the
+    # guest swapped (shrink_floor.evidence_kb; the demand keeps it)
+    shrink_floor_estimate_raise: bool = True
     # a lifted floor holds (and steps down) only while the demand sits
     # at it (stop 40, badis28: the hot set better, W5 worse; off)
     shrink_floor_hold_at_demand: bool = False
@@ -2008,7 +2011,9 @@ def step(state, obs, params=None):
                     state.ledger.low_kb or obs.m_cur_kb, obs.m_cur_kb))
             if floor_event:
                 events.append(floor_event)
-        floored = floors.apply(floor, wss.wss_kb, obs.booked_kb)
+        floored = max(wss.wss_kb, min(
+            floor.kb if params.shrink_floor_estimate_raise
+            else floors.evidence_kb(floor), obs.booked_kb))
         counted = params.shrink_floor_estimate or (
             params.shrink_floor_estimate_confirmed and floor.confirmed)
         lifted = counted and floored > wss.wss_kb

@@ -394,6 +394,14 @@ def _raise(floor, params):
     return floor.raise_kb * 2 if floor.raise_kb else params.raise_kb
 
 
+def evidence_kb(floor):
+    """The floor less its raise (``raise_kb``) above the allocation the
+    guest swapped at: what the guest showed it needs more than. The
+    raise is a margin for the balloon, not a measurement of the working
+    set."""
+    return floor.swapped_kb or floor.kb
+
+
 def apply(floor, demand_kb, booked_kb):
     """The demand with the floor under it (never above the booking)."""
     return max(demand_kb, min(floor.kb, booked_kb))

@@ -711,6 +711,32 @@ def test_only_a_confirmed_floor_counts_in_the_estimate():
     assert r.max_avg_kb == 110 * MiB
 
 
+@pytest.mark.parametrize('count_raise', [True, False])
+def test_a_raised_floor_counts_in_the_estimate_with_or_without_its_raise(
+        count_raise):
+    # TCG, W3 static (badis73_repeats): a rise at a floor that held was
+    # answered by a raise of 64 MiB above where the guest swapped (186
+    # MiB), and the estimate carried the floor, 246 MiB, for the 40 s
+    # that followed for a working set of 204 MiB
+    params = badis.BadisParams(average_window=1, time_slice=4.0,
+                               shrink_swapin_window=3.0,
+                               shrink_floor_step_kb=0,
+                               shrink_floor_estimate_raise=count_raise)
+    assert badis.BadisParams().shrink_floor_estimate_raise is True
+    floor = floors.Floor(kb=174 * MiB, ref_kb=95 * MiB, quiet_rounds=1,
+                         confirmed=True, raise_kb=64 * MiB,
+                         swapped_kb=110 * MiB)
+    assert floors.evidence_kb(floor) == 110 * MiB
+    assert floors.evidence_kb(floors.Floor(kb=120 * MiB)) == 120 * MiB
+    st = badis.BadisState(mode=Mode.V, floor=floor)
+    _, r = badis.step(st, _under_read(st, 0), params)
+    counted = 174 * MiB if count_raise else 110 * MiB
+    assert r.wss.wss_kb == counted and r.max_avg_kb == counted
+    assert r.wss.source == badis.SOURCE_SHRINK_FLOOR
+    # the balloon's demand keeps the whole floor either way
+    assert r.demand_kb == 174 * MiB
+
+
 def _confirmed_floor_rounds(n, **kw):
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                shrink_swapin_window=3.0,
