@@ -237,8 +237,8 @@ class BadisParams:
     # the suite's gain without W1-W5's loss (stop 39, badis27)
     shrink_floor_estimate_confirmed: bool = True
     # stop 73: the floor in the estimate with its raise above where the
-    # guest swapped (shrink_floor.evidence_kb; the demand keeps it)
-    shrink_floor_estimate_raise: bool = True
+    # guest swapped (off: shrink_floor.evidence_kb; the demand keeps it)
+    shrink_floor_estimate_raise: bool = False
     # a lifted floor holds (and steps down) only while the demand sits
     # at it (stop 40, badis28: the hot set better, W5 worse; off)
     shrink_floor_hold_at_demand: bool = False

@@ -722,7 +722,7 @@ def test_a_raised_floor_counts_in_the_estimate_with_or_without_its_raise(
                                shrink_swapin_window=3.0,
                                shrink_floor_step_kb=0,
                                shrink_floor_estimate_raise=count_raise)
-    assert badis.BadisParams().shrink_floor_estimate_raise is True
+    assert badis.BadisParams().shrink_floor_estimate_raise is False
     floor = floors.Floor(kb=174 * MiB, ref_kb=95 * MiB, quiet_rounds=1,
                          confirmed=True, raise_kb=64 * MiB,
                          swapped_kb=110 * MiB)
