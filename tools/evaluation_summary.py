@@ -337,6 +337,23 @@ SPECS = [
          fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
          before=('badis.json', BASE_REV,
                  lambda d: dig(d, 'summary', 'badis', 'vm_over_median'))),
+    # the same design at the stop-73 defaults (issue 13: W1-W5 not
+    # worse than at the series above)
+    spec('badis73_noraise/badis.json', 'Badis mean error, % of booked '
+         '(W1-W5, repeats, stop 73 defaults)',
+         lambda d: dig(d, 'summary', 'badis', 'intervals', 'booked_all'),
+         unit=' %', goal=(None, 5.0), goal_text='<= 5 %',
+         before=('badis_repeats/badis.json', None,
+                 lambda d: dig(d, 'summary', 'badis', 'intervals',
+                               'booked_all'))),
+    spec('badis73_noraise/badis.json', 'Badis vm_over, median of 10 '
+         'schedules (repeats, stop 73 defaults)',
+         lambda d: dig(d, 'summary', 'badis', 'intervals',
+                       'vm_over_median'),
+         fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
+         before=('badis_repeats/badis.json', None,
+                 lambda d: dig(d, 'summary', 'badis', 'intervals',
+                               'vm_over_median'))),
     # Badis and the baselines in fixed-work mode (issue 20 item 2):
     # completion time / `none`'s, one invocation per repeat, all four
     # estimators from one commit; W3,d and W5,d only
@@ -833,6 +850,9 @@ WHY = {
     'controller_scale_10000_groupcommit': (
         'issue 19 stop 67: group commit of reports at 10 000 hosts, one '
         'file per configuration (README there)'),
+    'badis73_repeats': 'issue 13 stop 73: W1-W5 repeated at the stop-72 '
+                       'defaults, the reference of badis73_noraise '
+                       '(README there)',
     'badis72': 'issue 13 stop 72: shortage_ramp (a second short round '
                'asks one more round of growth ahead) on the model under '
                'both reclaim rules, and on TCG beside the defaults: '
