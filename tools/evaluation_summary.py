@@ -284,6 +284,33 @@ def _goals_met(part):
     return get
 
 
+def _w15_series(file, label, before, before_keys):
+    """The two figures of a repeated W1-W5 series (bench_badis
+    ``--repeats``): Badis's mean error and its vm_over median, each
+    beside ``before`` = (file, rev) read at ``before_keys``: a key of the
+    summary's single-run figures, or ``'intervals'`` for another
+    series' intervals."""
+    def earlier(interval_key, key):
+        if key == 'intervals':
+            return lambda d: dig(d, 'summary', 'badis', 'intervals',
+                                 interval_key)
+        return lambda d: dig(d, 'summary', 'badis', key)
+    error_key, over_key = before_keys
+    return [
+        spec(file, 'Badis mean error, %% of booked %s' % label,
+             lambda d: dig(d, 'summary', 'badis', 'intervals',
+                           'booked_all'),
+             unit=' %', goal=(None, 5.0), goal_text='<= 5 %',
+             before=before + (earlier('booked_all', error_key),)),
+        spec(file, 'Badis vm_over, median of 10 schedules %s'
+             % label.replace('(W1-W5, ', '('),
+             lambda d: dig(d, 'summary', 'badis', 'intervals',
+                           'vm_over_median'),
+             fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
+             before=before + (earlier('vm_over_median', over_key),)),
+    ]
+
+
 SPECS = [
     # Badis (issue 20 item 2): W1-W5, fixed time, Badis and both
     # baselines with their `none` reference from one invocation of one
@@ -322,38 +349,17 @@ SPECS = [
          'vm_over_median', '', '.3f'))
 ] + [
     # Badis W1-W5 repeated (issue 20's cheapest honest design: fixed
-    # time, both allocations, Badis and `none` from one invocation)
-    spec('badis_repeats/badis.json', 'Badis mean error, % of booked '
-         '(W1-W5, repeats)',
-         lambda d: dig(d, 'summary', 'badis', 'intervals', 'booked_all'),
-         unit=' %', goal=(None, 5.0), goal_text='<= 5 %',
-         before=('badis.json', BASE_REV,
-                 lambda d: dig(d, 'summary', 'badis',
-                               'mean_error_pct_booked'))),
-    spec('badis_repeats/badis.json', 'Badis vm_over, median of 10 '
-         'schedules (repeats)',
-         lambda d: dig(d, 'summary', 'badis', 'intervals',
-                       'vm_over_median'),
-         fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
-         before=('badis.json', BASE_REV,
-                 lambda d: dig(d, 'summary', 'badis', 'vm_over_median'))),
+    # time, both allocations, Badis and `none` from one invocation),
+    # beside the single runs published first
+    *_w15_series('badis_repeats/badis.json', '(W1-W5, repeats)',
+                 ('badis.json', BASE_REV),
+                 ('mean_error_pct_booked', 'vm_over_median')),
     # the same design at the stop-73 defaults (issue 13: W1-W5 not
     # worse than at the series above)
-    spec('badis73_noraise/badis.json', 'Badis mean error, % of booked '
-         '(W1-W5, repeats, stop 73 defaults)',
-         lambda d: dig(d, 'summary', 'badis', 'intervals', 'booked_all'),
-         unit=' %', goal=(None, 5.0), goal_text='<= 5 %',
-         before=('badis_repeats/badis.json', None,
-                 lambda d: dig(d, 'summary', 'badis', 'intervals',
-                               'booked_all'))),
-    spec('badis73_noraise/badis.json', 'Badis vm_over, median of 10 '
-         'schedules (repeats, stop 73 defaults)',
-         lambda d: dig(d, 'summary', 'badis', 'intervals',
-                       'vm_over_median'),
-         fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
-         before=('badis_repeats/badis.json', None,
-                 lambda d: dig(d, 'summary', 'badis', 'intervals',
-                               'vm_over_median'))),
+    *_w15_series('badis73_noraise/badis.json',
+                 '(W1-W5, repeats, stop 73 defaults)',
+                 ('badis_repeats/badis.json', None),
+                 ('intervals', 'intervals')),
     # Badis and the baselines in fixed-work mode (issue 20 item 2):
     # completion time / `none`'s, one invocation per repeat, all four
     # estimators from one commit; W3,d and W5,d only
