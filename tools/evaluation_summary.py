@@ -857,7 +857,7 @@ WHY = {
         'issue 19 stop 67: group commit of reports at 10 000 hosts, one '
         'file per configuration (README there)'),
     'badis73_slice': 'issue 13 stop 73: time_slice_max 60 s screened on '
-                     'the model under both reclaim rules, and one TCG run '
+                     'the model under both reclaim rules, and two TCG runs '
                      'of W1-W5 with it (README there)',
     'badis73_repeats': 'issue 13 stop 73: W1-W5 repeated at the stop-72 '
                        'defaults, the reference of badis73_noraise '
