@@ -284,30 +284,30 @@ def _goals_met(part):
     return get
 
 
-def _w15_series(file, label, before, before_keys):
+def _w15_series(file, series, before, before_series):
     """The two figures of a repeated W1-W5 series (bench_badis
-    ``--repeats``): Badis's mean error and its vm_over median, each
-    beside ``before`` = (file, rev) read at ``before_keys``: a key of the
-    summary's single-run figures, or ``'intervals'`` for another
-    series' intervals."""
-    def earlier(interval_key, key):
-        if key == 'intervals':
+    ``--repeats``; ``series`` names it in the labels): Badis's mean
+    error and its vm_over median, each beside ``before`` = (file, rev):
+    another series' intervals when ``before_series``, else the single
+    run's figures."""
+    def earlier(interval_key, single_key):
+        if before_series:
             return lambda d: dig(d, 'summary', 'badis', 'intervals',
                                  interval_key)
-        return lambda d: dig(d, 'summary', 'badis', key)
-    error_key, over_key = before_keys
+        return lambda d: dig(d, 'summary', 'badis', single_key)
     return [
-        spec(file, 'Badis mean error, %% of booked %s' % label,
+        spec(file, 'Badis mean error, %% of booked (W1-W5, %s)' % series,
              lambda d: dig(d, 'summary', 'badis', 'intervals',
                            'booked_all'),
              unit=' %', goal=(None, 5.0), goal_text='<= 5 %',
-             before=before + (earlier('booked_all', error_key),)),
-        spec(file, 'Badis vm_over, median of 10 schedules %s'
-             % label.replace('(W1-W5, ', '('),
+             before=before + (earlier('booked_all',
+                                      'mean_error_pct_booked'),)),
+        spec(file, 'Badis vm_over, median of 10 schedules (%s)' % series,
              lambda d: dig(d, 'summary', 'badis', 'intervals',
                            'vm_over_median'),
              fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
-             before=before + (earlier('vm_over_median', over_key),)),
+             before=before + (earlier('vm_over_median',
+                                      'vm_over_median'),)),
     ]
 
 
@@ -351,15 +351,13 @@ SPECS = [
     # Badis W1-W5 repeated (issue 20's cheapest honest design: fixed
     # time, both allocations, Badis and `none` from one invocation),
     # beside the single runs published first
-    *_w15_series('badis_repeats/badis.json', '(W1-W5, repeats)',
-                 ('badis.json', BASE_REV),
-                 ('mean_error_pct_booked', 'vm_over_median')),
+    *_w15_series('badis_repeats/badis.json', 'repeats',
+                 ('badis.json', BASE_REV), before_series=False),
     # the same design at the stop-73 defaults (issue 13: W1-W5 not
     # worse than at the series above)
     *_w15_series('badis73_noraise/badis.json',
-                 '(W1-W5, repeats, stop 73 defaults)',
-                 ('badis_repeats/badis.json', None),
-                 ('intervals', 'intervals')),
+                 'repeats, stop 73 defaults',
+                 ('badis_repeats/badis.json', None), before_series=True),
     # Badis and the baselines in fixed-work mode (issue 20 item 2):
     # completion time / `none`'s, one invocation per repeat, all four
     # estimators from one commit; W3,d and W5,d only

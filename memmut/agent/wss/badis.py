@@ -2011,9 +2011,9 @@ def step(state, obs, params=None):
                     state.ledger.low_kb or obs.m_cur_kb, obs.m_cur_kb))
             if floor_event:
                 events.append(floor_event)
-        floored = max(wss.wss_kb, min(
-            floor.kb if params.shrink_floor_estimate_raise
-            else floors.evidence_kb(floor), obs.booked_kb))
+        floored = floors.apply(
+            floor, wss.wss_kb, obs.booked_kb,
+            evidence=not params.shrink_floor_estimate_raise)
         counted = params.shrink_floor_estimate or (
             params.shrink_floor_estimate_confirmed and floor.confirmed)
         lifted = counted and floored > wss.wss_kb

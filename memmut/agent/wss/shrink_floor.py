@@ -402,9 +402,11 @@ def evidence_kb(floor):
     return floor.swapped_kb or floor.kb
 
 
-def apply(floor, demand_kb, booked_kb):
-    """The demand with the floor under it (never above the booking)."""
-    return max(demand_kb, min(floor.kb, booked_kb))
+def apply(floor, demand_kb, booked_kb, evidence=False):
+    """The demand with the floor under it (never above the booking);
+    ``evidence``: the floor less its raise (:func:`evidence_kb`)."""
+    kb = evidence_kb(floor) if evidence else floor.kb
+    return max(demand_kb, min(kb, booked_kb))
 
 
 def holding(floor, demand_kb, booked_kb, lifted=False, at_demand=False):
