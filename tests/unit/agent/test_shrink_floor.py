@@ -982,3 +982,63 @@ def test_a_step_that_did_not_move_the_balloon_is_not_doubled():
 
     assert _steps(True, following) == [4, 8, 16, 32, 64]
     assert badis.BadisParams().shrink_floor_step_moved is False
+
+
+def _quiet(f, samples, params, m_cur_kb=230):
+    events = []
+    for s in samples:
+        f, ev = floors.update(f, bad_shrink=False, m_cur_kb=m_cur_kb,
+                              sample_kb=s, short=False, params=params)
+        events.append(ev)
+    return f, events
+
+
+@pytest.mark.parametrize('rounds', [0, 3])
+def test_a_risen_working_set_raises_the_reference_and_its_fall_releases(
+        rounds):
+    # TCG, W3,d (badis73_noraise): a floor confirmed at 230 MiB kept the
+    # reference 156 MiB from before the rise and outlived the fall
+    params = floors.FloorParams(expire_rounds=0, rebase_rounds=rounds)
+    f = floors.Floor(kb=230, ref_kb=156, quiet_rounds=1, confirmed=True)
+    f, events = _quiet(f, [228, 232, 226], params)
+    if rounds:
+        assert f.ref_kb == 226 and f.kb == 230
+        assert 'raised from 156 KiB to 226 KiB' in events[-1]
+    else:
+        assert f.ref_kb == 156 and events == [None] * 3
+    # the schedule's step down to 156 MiB
+    f, events = _quiet(f, [156], params)
+    if rounds:
+        assert f.kb == 0 and 'fell from 226' in events[0]
+    else:
+        assert f.kb == 230 and events == [None]
+
+
+def test_the_reference_rises_only_on_a_rise_of_every_quiet_sample():
+    params = floors.FloorParams(expire_rounds=0, rebase_rounds=3)
+    # a hot set's samples vary by a third: one low among them keeps it
+    f = floors.Floor(kb=230, ref_kb=96, quiet_rounds=1)
+    f, events = _quiet(f, [138, 110, 135, 140, 105, 139], params)
+    assert f.ref_kb == 96 and events == [None] * 6
+    # a rise smaller than a fall does not move it
+    f, events = _quiet(floors.Floor(kb=230, ref_kb=100, quiet_rounds=1),
+                       [110, 112, 114, 116], params)
+    assert f.ref_kb == 100 and events == [None] * 4
+    # swap activity starts the count again: its sample is no measurement
+    f, _ = _quiet(floors.Floor(kb=230, ref_kb=100, quiet_rounds=1),
+                  [150, 150], params)
+    f, _ = floors.update(f, bad_shrink=False, m_cur_kb=230, sample_kb=150,
+                         short=True, params=params)
+    assert f.quiet_samples == ()
+    f, events = _quiet(f, [150, 150], params)
+    assert f.ref_kb == 100 and events == [None, None]
+    f, events = _quiet(f, [150], params)
+    assert f.ref_kb == 150
+
+
+def test_badis_passes_rebase_rounds_to_the_floor():
+    assert badis.BadisParams().floor_params.rebase_rounds == 0
+    assert badis.BadisParams(
+        shrink_floor_rebase_rounds=4).floor_params.rebase_rounds == 4
+    with pytest.raises(ValueError):
+        floors.FloorParams(rebase_rounds=-1)
