@@ -1253,25 +1253,38 @@ opts = [
                  help='Seconds s of the sliding time slice over which the '
                       'maximum of the moving average, WSS^max_avg, is '
                       'taken (1 hour in the seed).'),
-    cfg.FloatOpt('time_slice_max',
+    cfg.FloatOpt('time_slice_max_slices',
                  default=0.0,
                  min=0.0,
                  help='Longest time slice a VM\'s own may grow to while '
-                      'its shortages recur (issue 13; 0 or at most '
-                      'time_slice: off). When a VM starts swapping again '
-                      'after the balloon was shrunk since its last '
-                      'shortage, its time slice becomes time_slice_factor '
+                      'its shortages recur, in time slices (time_slice; '
+                      '0 or at most 1: off; time_slice_max, when set, '
+                      'gives it in seconds instead). When a VM starts '
+                      'swapping again more than one slice after its last '
+                      'shortage, the balloon shrunk by at least 10 % '
+                      'between, its time slice becomes time_slice_factor '
                       'times the interval between the two, so that the '
                       'peak is held across the next recurrence (a moving '
-                      'hot set, a daily job); it halves back after twice '
-                      'its length without a shortage. Changes when memory '
-                      'is given back, not what is estimated.'),
+                      'hot set, a periodic job); it halves back after '
+                      'twice its length without a shortage. Changes when '
+                      'memory is given back, not what is estimated. '
+                      'Recurrences '
+                      'further apart than twice the longest slice do not '
+                      'count: for a daily job, set it to at least 36 '
+                      'slices (1.5 days).'),
+    cfg.FloatOpt('time_slice_max',
+                 default=0.0,
+                 min=0.0,
+                 help='Seconds: the longest a VM\'s own time slice may '
+                      'grow to (see time_slice_max_slices, which it '
+                      'replaces when set; at most time_slice: off). 0: '
+                      'time_slice_max_slices times time_slice.'),
     cfg.FloatOpt('time_slice_factor',
                  default=1.5,
                  min=1.0,
                  help='Multiple of the interval between two recurring '
                       'shortages that a VM\'s time slice grows to (see '
-                      'time_slice_max).'),
+                      'time_slice_max_slices).'),
     cfg.IntOpt('headroom_kb',
                default=32768,
                min=0,

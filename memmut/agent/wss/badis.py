@@ -255,7 +255,9 @@ class BadisParams:
     # quiet samples when that is a rise (shrink_floor._rebase; 0: off)
     shrink_floor_rebase_rounds: int = 0
     # a VM's own time slice, lengthened while shortages recur (see
-    # adaptive_slice); at most time_slice: off
+    # adaptive_slice), at most this many time slices (at most 1: off), or
+    # time_slice_max seconds when that is set
+    time_slice_max_slices: float = 0.0
     time_slice_max: float = 0.0
     time_slice_factor: float = 1.5
     # issue 13, session 8: a shortage round's demand goes this fraction
@@ -328,6 +330,9 @@ class BadisParams:
                 raise ValueError('%s must be at least 1' % name)
         if self.time_slice <= 0:
             raise ValueError('time_slice must be positive')
+        if self.time_slice_max < 0 or self.time_slice_max_slices < 0:
+            raise ValueError('time_slice_max and time_slice_max_slices '
+                             'must not be negative')
         if self.initial_pinned_kb < 0:
             raise ValueError('initial_pinned_kb must not be negative')
         if not 0 <= self.pinned_decay <= 1:
@@ -394,9 +399,11 @@ class BadisParams:
 
     @property
     def slice_params(self):
-        return adaptive_slice.SliceParams(base_s=self.time_slice,
-                                          max_s=self.time_slice_max,
-                                          factor=self.time_slice_factor)
+        return adaptive_slice.SliceParams(
+            base_s=self.time_slice,
+            max_s=self.time_slice_max or (self.time_slice_max_slices *
+                                          self.time_slice),
+            factor=self.time_slice_factor)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1854,6 +1861,25 @@ def probe_answered(read_kb, out_kb, params):
     return fraction <= 0 or out_kb <= 0 or read_kb >= fraction * out_kb
 
 
+def _probe_answer(state, obs, params):
+    """Whether this round's swap activity may be a balloon probe's
+    answer: a probe runs, or one ended within ``shrink_swapin_window``
+    (or the read-back window of one answered by swap-ins). Such a
+    shortage is not a recurrence of the working set for the VM's own
+    time slice (:mod:`.adaptive_slice`). TCG, slow hot set from a loaded
+    start (stop 74): the first probe's swap-ins and, 28 s later, the
+    read-back of what the last probe of the series made the guest evict
+    (2 s after it ended) lengthened the slice to 42 s, and the read-back's
+    peak at the booking held the balloon there for as long."""
+    if state.probe_pinned_kb is not None:
+        return True
+    if (state.probe_readback_until is not None and
+            obs.timestamp <= state.probe_readback_until):
+        return True
+    return (state.probe_end_at is not None and
+            obs.timestamp - state.probe_end_at <= params.shrink_swapin_window)
+
+
 def _probe_swap_kb(state, obs, params):
     """The estimate a probe started from when this round's swap
     activity is the probe's doing (see step()), else 0. While the probe
@@ -2034,10 +2060,11 @@ def step(state, obs, params=None):
     # Sliding maximum of the moving average over the last time slice:
     # a monotonic queue, so the state stays small whatever the round rate.
     slice_params = params.slice_params
+    probed = _probe_answer(state, obs, params)
     time_slice, slice_event = adaptive_slice.update(
         state.slice, now=obs.timestamp, short=obs.short,
         last_short=state.last_short, m_cur_kb=obs.m_cur_kb,
-        params=slice_params)
+        params=slice_params, probe=probed)
     if slice_event:
         events.append(slice_event)
     horizon = obs.timestamp - time_slice.length(slice_params)
@@ -2155,7 +2182,7 @@ def step(state, obs, params=None):
         events.append(pace_event)
     demand, time_slice = adaptive_slice.hold(
         time_slice, now=obs.timestamp, demand_kb=demand, short=obs.short,
-        last_short=state.last_short, params=slice_params)
+        last_short=state.last_short, params=slice_params, probe=probed)
     pinned, note = r.pinned_kb, r.pinned_note
     decayed_from = state.pinned_peak_kb
     floor_kb = state.pinned_floor_kb

@@ -1,6 +1,8 @@
 """A VM's own time slice, lengthened while shortages recur
 (adaptive_slice.py), alone and in Badis on simulated rounds (issue 13)."""
 
+import dataclasses
+
 import pytest
 
 from memmut.agent.wss import adaptive_slice as slices
@@ -26,7 +28,8 @@ def simulate(max_s, moves_until=10 ** 6, move=15, rounds=150):
     # shifts the slice's peaks)
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                shrink_swapin_window=3.0,
-                               time_slice_max=max_s, shrink_floor_step_kb=0,
+                               time_slice_max=max_s, time_slice_max_slices=0,
+                               shrink_floor_step_kb=0,
                                shrink_floor_steady=False,
                                shrink_slow_start_kb=0, shortage_ramp=False)
     bal = prev = BOOKED
@@ -118,9 +121,23 @@ def test_the_peak_is_the_largest_demand_of_the_shortage():
     assert (sl.peak_kb, sl.peak_at) == (180, 51.0)
 
 
-def test_off_by_default():
-    assert badis.BadisParams().slice_params.on is False
+def test_off_by_default_and_given_in_slices_or_seconds():
+    assert not badis.BadisParams().slice_params.on
+    # 15 slices: 60 s on the bench's 4 s slice, 15 h at production's 1 h
+    assert badis.BadisParams(time_slice_max_slices=15.0
+                             ).slice_params.max_s == 15 * 3600.0
+    assert badis.BadisParams(time_slice=4.0, time_slice_max_slices=15.0
+                             ).slice_params.max_s == 60.0
+    # seconds, when given, instead
+    assert badis.BadisParams(time_slice=4.0, time_slice_max=100.0,
+                             time_slice_max_slices=15.0
+                             ).slice_params.max_s == 100.0
+    for off in (0.0, 1.0):
+        assert not badis.BadisParams(
+            time_slice_max_slices=off).slice_params.on
     assert slices.SliceParams(base_s=4.0, max_s=4.0).on is False
+    with pytest.raises(ValueError):
+        badis.BadisParams(time_slice_max_slices=-1.0)
 
 
 # -- update() on its own --
@@ -273,3 +290,39 @@ def test_the_high_and_the_low_since_it_are_tracked():
         sl, _ = slices.update(sl, now=1.0, short=False, last_short=False,
                               m_cur_kb=m, params=P)
         assert (sl.high_kb, sl.low_kb) == want
+
+
+def test_a_probes_answer_is_no_shortage_of_the_slice():
+    # TCG, load-then-idle at boot (stop 74): a calibration probe's
+    # swap-ins 73 s after the load's made a recurrence, and the load's
+    # peak held the balloon 40 MiB up for 60 s
+    sl, _ = _round(slices.Slice(), 0.0, short=True)
+    sl, _ = _round(sl, 30.0, shrunk=True)
+    probe, ev = slices.update(sl, now=73.0, short=True, last_short=False,
+                              m_cur_kb=150, params=P, probe=True)
+    assert ev is None and probe.seconds is None and probe.short_at == 0.0
+    d, probe = slices.hold(probe, now=73.0, demand_kb=240, short=True,
+                           last_short=False, params=P, probe=True)
+    assert d == 240 and probe.peak_at is None
+    # the same swap-ins without a probe recur
+    sl, ev = _round(sl, 73.0, short=True, shrunk=True)
+    assert sl.seconds == 60.0 and 'again 73s' in ev
+
+
+def test_badis_tells_a_probes_swap_ins():
+    p = badis.BadisParams(time_slice=4.0, shrink_swapin_window=3.0)
+
+    def obs(t):
+        return badis.Observation(timestamp=t, m_cur_kb=200 * MiB,
+                                 booked_kb=BOOKED, sampled=None, ghost=None,
+                                 swapping=True)
+    st = badis.BadisState()
+    assert not badis._probe_answer(st, obs(10.0), p)
+    running = dataclasses.replace(st, probe_pinned_kb=50 * MiB,
+                                  probe_at=9.0)
+    assert badis._probe_answer(running, obs(10.0), p)
+    ended = dataclasses.replace(st, probe_end_at=8.0)
+    assert badis._probe_answer(ended, obs(11.0), p)
+    assert not badis._probe_answer(ended, obs(11.5), p)
+    read_back = dataclasses.replace(ended, probe_readback_until=20.0)
+    assert badis._probe_answer(read_back, obs(19.0), p)
