@@ -927,19 +927,6 @@ opts = [
                      'nothing, took a floor at the booking down by 124 '
                      'MiB in five steps before the balloon fell 100 MiB '
                      'at once (issue 13).'),
-    cfg.IntOpt('shrink_floor_rebase_rounds',
-               default=0,
-               min=0,
-               help='Quiet rounds (no swap activity) after which a shrink '
-                    'floor\'s reference sample rises to the least of their '
-                    'samples, when that least is a rise at least as large '
-                    'as shrink_floor_fall (0: the reference stays the '
-                    'sample at the shortage that set the floor, the lower '
-                    'one across a raise). A floor set while the working '
-                    'set was low and confirmed after it rose is then '
-                    'released by the fall that follows, instead of '
-                    'holding the balloon and the estimate until its steps '
-                    'down or its lapse (issue 13, W3 dynamic).'),
     cfg.IntOpt('shrink_floor_rounds',
                default=60,
                min=0,

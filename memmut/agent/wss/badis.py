@@ -251,9 +251,6 @@ class BadisParams:
     # stop 47: a floor's step down doubles only if the last one moved the
     # balloon (shrink_floor._moved)
     shrink_floor_step_moved: bool = False
-    # stop 74: the reference sample rises with the least of this many
-    # quiet samples when that is a rise (shrink_floor._rebase; 0: off)
-    shrink_floor_rebase_rounds: int = 0
     # a VM's own time slice, lengthened while shortages recur (see
     # adaptive_slice), at most this many time slices (at most 1: off), or
     # time_slice_max seconds when that is set
@@ -394,8 +391,7 @@ class BadisParams:
             low_reference=self.shrink_floor_low_reference,
             step_back=self.shrink_floor_step_back,
             hold_in_use=self.shrink_floor_hold_in_use,
-            step_moved=self.shrink_floor_step_moved,
-            rebase_rounds=self.shrink_floor_rebase_rounds)
+            step_moved=self.shrink_floor_step_moved)
 
     @property
     def slice_params(self):

@@ -119,9 +119,6 @@ class Floor:
     # the lowest allocation at which the read-backs that set or raised it
     # in hindsight came (0: none; see disproved)
     read_at_kb: int = 0
-    # the samples of the quiet rounds since the last swap activity, the
-    # last rebase_rounds of them (see _rebase)
-    quiet_samples: typing.Tuple[int, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,7 +132,6 @@ class FloorParams:
     step_back: bool = False              # any swap-ins take a step back
     hold_in_use: bool = False            # no step nor lapse while used
     step_moved: bool = False             # double a step only if it moved
-    rebase_rounds: int = 0               # 0: the reference never rises
 
     def __post_init__(self):
         if not 0 < self.fall < 1:
@@ -147,8 +143,6 @@ class FloorParams:
                              'must be at least 1')
         if self.raise_kb < 0:
             raise ValueError('raise_kb must not be negative')
-        if self.rebase_rounds < 0:
-            raise ValueError('rebase_rounds must not be negative')
 
     @property
     def max_wait(self):
@@ -250,8 +244,7 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
             kb = min(kb, booked_kb)
         return dataclasses.replace(
             floor, kb=kb, quiet_rounds=0, since_step=0, step_kb=0,
-            wait=min(params.max_wait, floor.wait * 2),
-            quiet_samples=()), (
+            wait=min(params.max_wait, floor.wait * 2)), (
             'shrink floor back to %s: swapped in after its step down'
             % _mib(kb))
     if short:
@@ -261,7 +254,7 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
             event = ('shrink floor raised to %s: still swapping in'
                      % _mib(kb))
         return dataclasses.replace(floor, kb=kb, quiet_rounds=0,
-                                   since_step=0, quiet_samples=()), event
+                                   since_step=0), event
     quiet = floor.quiet_rounds + 1
     ref = floor.ref_kb
     # against where the guest swapped, not the raise above it: the
@@ -292,13 +285,6 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
             return Floor(), ('shrink floor %s released: sampled %s fell '
                              'from %s' % (_mib(floor.kb), _mib(sample_kb),
                                           _mib(ref)))
-        floor, rebased = _rebase(floor, sample_kb, params)
-        if rebased:
-            # the round's other rules (a step, the lapse) wait a round
-            return dataclasses.replace(
-                floor, quiet_rounds=quiet, open=False,
-                since_step=floor.since_step + floor.held), rebased
-        ref = floor.ref_kb
     if params.hold_in_use:
         held, event = _held_in_use(floor, in_use_kb, params)
         if held:
@@ -334,42 +320,11 @@ def update(floor, *, bad_shrink, m_cur_kb, sample_kb, short, full=True,
                      confirmed=floor.confirmed,
                      step_swapped=floor.step_swapped,
                      step_at_kb=m_cur_kb, evidenced=floor.evidenced,
-                     out_kb=floor.out_kb, read_at_kb=floor.read_at_kb,
-                     quiet_samples=floor.quiet_samples), (
+                     out_kb=floor.out_kb, read_at_kb=floor.read_at_kb), (
             'shrink floor lowered to %s: %d rounds without swap activity'
             % (_mib(kb), since))
     return dataclasses.replace(floor, ref_kb=ref, quiet_rounds=quiet,
                                open=False, since_step=since), None
-
-
-def _rebase(floor, sample_kb, params):
-    """``(floor, event)``: this quiet round's sample kept, and the
-    reference sample raised to the least of the last ``rebase_rounds``
-    quiet samples when even that least is a rise (the reference at most
-    ``1 - fall`` of it); ``event`` then, else None.
-
-    Why: the reference is kept low on purpose (the sample at the bad
-    shrink, the lower one across a raise: a swapping round's sample
-    counts what it read back), so a floor set low and confirmed after
-    the working set rose keeps a reference under every sample that
-    follows, and no fall can release it. TCG, W3,d (badis73_noraise): a
-    floor confirmed at 230 MiB for a set of 236 kept a reference of 156
-    MiB and held through the fall to 204 and 156 MiB for 20 s, the
-    estimate 8 % of the booking over. The least of several quiet rounds
-    and a rise as large as a fall: a hot set's or a Zipf tail's samples
-    vary by a third from round to round, and a reference raised to one
-    high sample would read the next low one as a fall."""
-    n = params.rebase_rounds
-    if not n or floor.ref_kb is None:
-        return floor, None
-    kept = (floor.quiet_samples + (sample_kb,))[-n:]
-    low = min(kept)
-    if len(kept) < n or (1 - params.fall) * low < floor.ref_kb:
-        return dataclasses.replace(floor, quiet_samples=kept), None
-    return dataclasses.replace(floor, ref_kb=low, quiet_samples=()), (
-        'shrink floor %s: reference sample raised from %s to %s (sampled '
-        'at least that for %d quiet rounds)' % (
-            _mib(floor.kb), _mib(floor.ref_kb), _mib(low), n))
 
 
 def _moved(floor, m_cur_kb, params):
