@@ -26,9 +26,12 @@ def simulate(need, under, floor, rounds=40, stall=10 * MiB, in_use=False,
     every round its allocation is below its need; ``in_use``: it reports
     what it holds of its need in use. Returns per round
     (balloon, swapped, mode, events)."""
+    # the floor without a VM's own time slice, which holds a shortage's
+    # peak across the next recurrence and so ends these cycles too
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                shrink_swapin_window=3.0,
-                               shrink_floor=floor, **kw)
+                               shrink_floor=floor,
+                               **dict(dict(time_slice_max_slices=0), **kw))
     bal = prev = BOOKED
     st, out = None, []
     for i in range(rounds):

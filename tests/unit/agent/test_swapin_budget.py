@@ -56,11 +56,13 @@ def moving_hot_set(rounds=120, **kw):
     swaps in 8 MiB a round once the hot set has moved onto what was
     swapped out (the rounds after a move). Returns (balloons, swap-in
     rounds, events)."""
-    # the budget alone (the slow start paces the descents between moves)
+    # the budget alone (the slow start paces the descents between moves;
+    # a VM's own time slice holds each move's peak across the next)
     params = badis.BadisParams(average_window=3, time_slice=4.0,
                                shrink_swapin_window=3.0, round_interval=1.0,
                                headroom_kb=16 * MiB, headroom_fraction=0.05,
-                               **dict(dict(shrink_slow_start_kb=0), **kw))
+                               **dict(dict(shrink_slow_start_kb=0,
+                                           time_slice_max_slices=0), **kw))
     bal = prev = BOOKED
     st, bals, swaps, events = None, [], 0, []
     for i in range(rounds):
