@@ -358,9 +358,9 @@ SPECS = [
     *_w15_series('badis73_noraise/badis.json',
                  'repeats, stop 73 defaults',
                  ('badis_repeats/badis.json', None), before_series=True),
-    # and with a VM's own time slice (the stop-74 default), beside it
+    # and with a VM's own time slice (time_slice_max 60 s), beside it
     *_w15_series('badis73_slice/tcg_w15/badis.json',
-                 'repeats, stop 74 defaults',
+                 'repeats, stop 73 defaults + own time slice',
                  ('badis73_noraise/badis.json', None), before_series=True),
     # Badis and the baselines in fixed-work mode (issue 20 item 2):
     # completion time / `none`'s, one invocation per repeat, all four
@@ -862,12 +862,12 @@ WHY = {
                      'the model under both reclaim rules, and three TCG '
                      'runs of W1-W5 with it (the third at stop 74; README '
                      'there)',
-    'badis74_slice': 'issue 13 stop 74: a VM\'s own time slice made the '
-                     'default: TCG pattern pairs beside the defaults, a '
+    'badis74_slice': 'issue 13 stop 74: a VM\'s own time slice in '
+                     'slices: TCG pattern pairs beside the defaults, a '
                      'balloon probe\'s swap-ins left out of its '
                      'recurrences, the model under both reclaim rules, '
-                     'and a floor reference rule tried and dropped '
-                     '(README there)',
+                     'a floor reference rule tried and dropped, and why '
+                     'the slice stays off (README there)',
     'badis73_repeats': 'issue 13 stop 73: W1-W5 repeated at the stop-72 '
                        'defaults, the reference of badis73_noraise '
                        '(README there)',

@@ -121,14 +121,16 @@ def test_the_peak_is_the_largest_demand_of_the_shortage():
     assert (sl.peak_kb, sl.peak_at) == (180, 51.0)
 
 
-def test_on_by_default_in_slices_or_seconds():
-    # stop 74: 15 slices, 60 s on the bench's 4 s slice as measured, 15 h
-    # at production's 1 h
-    assert badis.BadisParams().slice_params.on
-    assert badis.BadisParams().slice_params.max_s == 15 * 3600.0
-    assert badis.BadisParams(time_slice=4.0).slice_params.max_s == 60.0
+def test_off_by_default_and_given_in_slices_or_seconds():
+    assert not badis.BadisParams().slice_params.on
+    # 15 slices: 60 s on the bench's 4 s slice, 15 h at production's 1 h
+    assert badis.BadisParams(time_slice_max_slices=15.0
+                             ).slice_params.max_s == 15 * 3600.0
+    assert badis.BadisParams(time_slice=4.0, time_slice_max_slices=15.0
+                             ).slice_params.max_s == 60.0
     # seconds, when given, instead
-    assert badis.BadisParams(time_slice=4.0, time_slice_max=100.0
+    assert badis.BadisParams(time_slice=4.0, time_slice_max=100.0,
+                             time_slice_max_slices=15.0
                              ).slice_params.max_s == 100.0
     for off in (0.0, 1.0):
         assert not badis.BadisParams(
