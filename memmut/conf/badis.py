@@ -1241,7 +1241,7 @@ opts = [
                       'maximum of the moving average, WSS^max_avg, is '
                       'taken (1 hour in the seed).'),
     cfg.FloatOpt('time_slice_max_slices',
-                 default=0.0,
+                 default=15.0,
                  min=0.0,
                  help='Longest time slice a VM\'s own may grow to while '
                       'its shortages recur, in time slices (time_slice; '
@@ -1254,12 +1254,13 @@ opts = [
                       'peak is held across the next recurrence (a moving '
                       'hot set, a periodic job); it halves back after '
                       'twice its length without a shortage. Changes when '
-                      'memory is given back, not what is estimated. At 15 '
-                      '(15 h at the 1 h time_slice) the test bed\'s W1-W5 '
-                      'and pattern suite lost less throughput, for 1-3 '
-                      'points of booked memory; it stays off because a '
-                      'VM that Algorithm 1 shrinks to lend memory and '
-                      'that swaps then holds its peak too '
+                      'memory is given back, not what is estimated. A '
+                      'shortage while the balloon is below what Badis '
+                      'asked for (Algorithm 1 lending the VM\'s memory '
+                      'to another) is the host\'s and does not count. '
+                      'At 15 (15 h at the 1 h time_slice) the test '
+                      'bed\'s W1-W5 and pattern suite lost less '
+                      'throughput, for 1-3 points of booked memory '
                       '(doc/source/badis.rst, "A VM\'s own time slice in '
                       'slices"). Recurrences '
                       'further apart than twice the longest slice do not '

@@ -253,12 +253,12 @@ class BadisParams:
     shrink_floor_step_moved: bool = False
     # a VM's own time slice, lengthened while shortages recur (see
     # adaptive_slice), at most this many time slices (at most 1: off), or
-    # time_slice_max seconds when that is set. Off: 15 (60 s on the
-    # bench's 4 s slice) lowered W1-W5's and the pattern suite's vm_over
-    # on TCG and the model (stop 74), but a lender shrunk by Algorithm 1
-    # that swapped held its peak at the booking for a minute in the
-    # mutualization functional test
-    time_slice_max_slices: float = 0.0
+    # time_slice_max seconds when that is set. 15 (60 s on the bench's
+    # 4 s slice) lowered W1-W5's and the pattern suite's vm_over on TCG
+    # and the model (stop 74); the default since stop 75, once a
+    # shortage under a balloon the host took (Algorithm 1 lending the
+    # VM's memory) no longer counts as a recurrence
+    time_slice_max_slices: float = 15.0
     time_slice_max: float = 0.0
     time_slice_factor: float = 1.5
     # issue 13, session 8: a shortage round's demand goes this fraction
@@ -1861,6 +1861,14 @@ def probe_answered(read_kb, out_kb, params):
     return fraction <= 0 or out_kb <= 0 or read_kb >= fraction * out_kb
 
 
+def _forced(state, obs):
+    """Whether the balloon is below what the last round asked for: the
+    host's allocator (Algorithm 1, another VM's borrowing) took it
+    there, not Badis."""
+    return (state.last_asked_kb is not None and
+            obs.m_cur_kb < state.last_asked_kb - BALLOON_SLACK_KB)
+
+
 def _probe_answer(state, obs, params):
     """Whether this round's swap activity may be a balloon probe's
     answer: a probe runs, or one ended within ``shrink_swapin_window``
@@ -2026,8 +2034,7 @@ def step(state, obs, params=None):
             out_kb=obs.evicted_kb, in_kb=obs.swapin_kb,
             in_distances=obs.swapin_distances,
             params=params.hindsight_params,
-            forced=(state.last_asked_kb is not None and obs.m_cur_kb <
-                    state.last_asked_kb - BALLOON_SLACK_KB))
+            forced=_forced(state, obs))
         if hind_event:
             events.append(hind_event)
         if bad_from:
@@ -2061,10 +2068,11 @@ def step(state, obs, params=None):
     # a monotonic queue, so the state stays small whatever the round rate.
     slice_params = params.slice_params
     probed = _probe_answer(state, obs, params)
+    forced = _forced(state, obs)
     time_slice, slice_event = adaptive_slice.update(
         state.slice, now=obs.timestamp, short=obs.short,
         last_short=state.last_short, m_cur_kb=obs.m_cur_kb,
-        params=slice_params, probe=probed)
+        params=slice_params, probe=probed, forced=forced)
     if slice_event:
         events.append(slice_event)
     horizon = obs.timestamp - time_slice.length(slice_params)
@@ -2182,7 +2190,8 @@ def step(state, obs, params=None):
         events.append(pace_event)
     demand, time_slice = adaptive_slice.hold(
         time_slice, now=obs.timestamp, demand_kb=demand, short=obs.short,
-        last_short=state.last_short, params=slice_params, probe=probed)
+        last_short=state.last_short, params=slice_params, probe=probed,
+        forced=forced)
     pinned, note = r.pinned_kb, r.pinned_note
     decayed_from = state.pinned_peak_kb
     floor_kb = state.pinned_floor_kb
