@@ -358,9 +358,12 @@ SPECS = [
     *_w15_series('badis73_noraise/badis.json',
                  'repeats, stop 73 defaults',
                  ('badis_repeats/badis.json', None), before_series=True),
-    # and with a VM's own time slice (time_slice_max 60 s), beside it
+    # and with a VM's own time slice (60 s on the bench's 4 s slice),
+    # beside it: the defaults since stop 75 (the fix that made it one
+    # changes nothing for a single VM)
     *_w15_series('badis73_slice/tcg_w15/badis.json',
-                 'repeats, stop 73 defaults + own time slice',
+                 'repeats, stop 73 defaults + own time slice = stop 75 '
+                 'defaults',
                  ('badis73_noraise/badis.json', None), before_series=True),
     # Badis and the baselines in fixed-work mode (issue 20 item 2):
     # completion time / `none`'s, one invocation per repeat, all four
@@ -867,7 +870,11 @@ WHY = {
                      'balloon probe\'s swap-ins left out of its '
                      'recurrences, the model under both reclaim rules, '
                      'a floor reference rule tried and dropped, and why '
-                     'the slice stays off (README there)',
+                     'the slice stayed off then (README there)',
+    'badis75_suite': 'issue 13 stop 75: the whole pattern suite (seven '
+                     'memwork patterns and redis) and the held-out '
+                     'patterns, both starts, at the stop-75 defaults, a '
+                     'VM\'s own time slice on (README there)',
     'badis73_repeats': 'issue 13 stop 73: W1-W5 repeated at the stop-72 '
                        'defaults, the reference of badis73_noraise '
                        '(README there)',
