@@ -126,10 +126,11 @@ def update(sl, *, now, short, last_short, m_cur_kb, params, probe=False,
     length = sl.length(params)
     event = None
     high, low = _track(sl, m_cur_kb, forced)
-    if short and not last_short and forced and not probe:
+    start = short and not last_short and not probe
+    if start and forced:
         event = ('shortage held under the demand by the host: no '
                  'recurrence for the time slice')
-    if short and not last_short and not probe and not forced:
+    elif start:
         seconds = sl.seconds
         changed_at, recur_at = sl.changed_at, sl.recur_at
         interval = None if sl.short_at is None else now - sl.short_at

@@ -1999,6 +1999,9 @@ def step(state, obs, params=None):
     floor, floor_event = state.floor, None
     ledger = state.ledger
     lifted = False
+    # the host's allocator, not Badis, took the balloon below what the
+    # last round asked for (hindsight and the VM's own time slice)
+    forced = _forced(state, obs)
     if params.shrink_floor:
         sample = _sampled_wss(state, obs)
         # the swap-ins of a round were mostly at its start: a balloon
@@ -2034,7 +2037,7 @@ def step(state, obs, params=None):
             out_kb=obs.evicted_kb, in_kb=obs.swapin_kb,
             in_distances=obs.swapin_distances,
             params=params.hindsight_params,
-            forced=_forced(state, obs))
+            forced=forced)
         if hind_event:
             events.append(hind_event)
         if bad_from:
@@ -2068,7 +2071,6 @@ def step(state, obs, params=None):
     # a monotonic queue, so the state stays small whatever the round rate.
     slice_params = params.slice_params
     probed = _probe_answer(state, obs, params)
-    forced = _forced(state, obs)
     time_slice, slice_event = adaptive_slice.update(
         state.slice, now=obs.timestamp, short=obs.short,
         last_short=state.last_short, m_cur_kb=obs.m_cur_kb,
