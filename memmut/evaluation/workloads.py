@@ -289,6 +289,16 @@ def held_out_suite(peak_mib, seconds):
         'phases_up': (Pattern('random'), [Step(quarter, third),
                                           Step(half, third),
                                           Step(peak_mib, third)]),
+        # added at stop 76, after the defaults they check were set: a
+        # working set that grows in eight small steps (a cache filling,
+        # a slow leak), and one that rises to the whole data and falls
+        # back three times (a recurring batch job: the rises come back)
+        'growth': (Pattern('random'),
+                   [Step(max(1, peak_mib * k // 8), seconds / 8.0)
+                    for k in range(1, 9)]),
+        'periodic': (Pattern('random'),
+                     [Step(quarter if k % 2 == 0 else peak_mib,
+                           seconds / 6.0) for k in range(6)]),
     }
 
 

@@ -111,6 +111,11 @@ def test_held_out_suite_is_valid_for_memwork_and_new():
     assert held['hotset_slow'][0].hot_of(160) == 40
     assert held['hotset_small'][0].hot_of(160) == 160
     assert held['phases_up'][1][0].mib < held['phases_up'][1][-1].mib
+    growth = [st.mib for st in held['growth'][1]]
+    assert growth == sorted(growth) and growth[-1] == 160
+    assert len(growth) == 8 and growth[0] == 20
+    periodic = [st.mib for st in held['periodic'][1]]
+    assert periodic == [40, 160] * 3
 
 
 def test_named_pattern_knows_both_suites_and_refuses_others():
