@@ -731,6 +731,18 @@ opts = [
                      'swap-ins per round; this asks for the next round\'s '
                      'growth ahead. Only the demand: the first quiet '
                      'rounds give the excess back.'),
+    cfg.BoolOpt('vg_entry_grow',
+                default=False,
+                help='In the round whose sampled working set reached the '
+                     'allocation (V -> VG) before any swap activity, the '
+                     'demand is at least the estimate plus its rise since '
+                     'the last round: a working set rising by new data '
+                     'fills the balloon\'s headroom, which sampling sees, '
+                     'a round or two before the guest swaps, while the '
+                     'demand (a maximum of moving averages) still carries '
+                     'the rounds before the rise. Only that round\'s '
+                     'demand: the next quiet rounds give the excess back '
+                     '(issue 13).'),
     cfg.FloatOpt('warmup_slices',
                  default=0.0,
                  min=0.0,

@@ -272,6 +272,10 @@ class BadisParams:
     # the allocation and one more round's growth ahead (see
     # shortage_ramp_demand)
     shortage_ramp: bool = True
+    # stop 76: the round whose sample reached the allocation (V -> VG
+    # without swap activity) asks the estimate and its rise once more
+    # (see reached_demand)
+    vg_entry_grow: bool = False
     # issue 13, session 8: no shrink in a VM's first warmup_slices x
     # time_slice (see step); the balloon's headroom, to hold it there
     warmup_slices: float = 0.0
@@ -788,6 +792,29 @@ def shortage_ramp_demand(obs, estimate_kb):
     return min(obs.booked_kb, max(obs.m_cur_kb, estimate_kb + grow))
 
 
+def reached_demand(obs, estimate_kb, last_kb):
+    """The demand of the round whose corrected sample reached the
+    allocation before any swap activity (V -> VG on the sample): the
+    estimate plus its rise since the last round (``last_kb``; None: no
+    rise known), at most the booking.
+
+    A working set that rises by new data first fills the balloon's
+    headroom, which sampling sees, and only then evicts: the sample
+    reaches the allocation a round or two before the swap monitors
+    see anything (TCG, phases and phases up: in 5 of 6 rises the round
+    at the rise had no swap-in yet). The demand of that round is the
+    max-average, which still carries the rounds before the rise (159
+    MiB for an estimate of 167 at an allocation of 172 MiB, and a
+    working set that had gone to 236), so the balloon waits for the
+    swap-ins; the rise seen in the sample, asked once more ahead as the
+    shortage ramp does, starts it a round early. The sample is capped
+    at the allocation, so this is a lower bound of the rise, and the
+    excess is in this round's demand only (the next quiet rounds give it
+    back)."""
+    rise = max(0, estimate_kb - last_kb) if last_kb is not None else 0
+    return min(obs.booked_kb, estimate_kb + rise)
+
+
 def fresh_allocation(obs, out_ratio):
     """Whether a short round looks like new data pushing old data out:
     the guest wrote to swap at least ``out_ratio`` times what it read
@@ -1000,6 +1027,8 @@ class _Round:
     pinned_note: typing.Optional[str] = None
     # why a swapping VG round learned nothing from its sample (log line)
     skipped: typing.Optional[str] = None
+    # V -> VG on the sample alone: it reached the allocation
+    reached: bool = False
 
 
 def _fsm(state, obs, params):
@@ -1033,7 +1062,7 @@ def _fsm(state, obs, params):
         # cold ones. A real shortage keeps swapping next round.)
         wss = sampled or _hold(state, obs)
         if _close(sampled, obs, params):
-            return _Round(Mode.VG, wss, pinned_kb=pinned,
+            return _Round(Mode.VG, wss, pinned_kb=pinned, reached=True,
                           transition='V->VG: sampled WSS %s reached %s of '
                                      'allocation %s'
                           % (_mib(wss.wss_kb), pct, _mib(obs.m_cur_kb)))
@@ -2155,6 +2184,16 @@ def step(state, obs, params=None):
         if ahead > demand:
             events.append('rise: demand %s, one more round of growth '
                           'ahead of the estimate %s (allocation %s)'
+                          % (_mib(ahead), _mib(wss.wss_kb),
+                             _mib(obs.m_cur_kb)))
+            demand = ahead
+            jumped_at = obs.timestamp
+    if params.vg_entry_grow and r.reached and not obs.short:
+        ahead = reached_demand(obs, wss.wss_kb,
+                               state.recent[-1] if state.recent else None)
+        if ahead > demand:
+            events.append('rise seen by sampling: demand %s, the estimate '
+                          '%s and its rise once more (allocation %s)'
                           % (_mib(ahead), _mib(wss.wss_kb),
                              _mib(obs.m_cur_kb)))
             demand = ahead

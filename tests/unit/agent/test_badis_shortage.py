@@ -1,5 +1,6 @@
 """Badis's demand in a shortage round ([badis] shortage_grow_fraction and
-shortage_ramp), on simulated rounds of a guest whose working set rises
+shortage_ramp) and in the round whose sample reached the allocation
+(vg_entry_grow), on simulated rounds of a guest whose working set rises
 (issue 13)."""
 
 from memmut.agent.wss import badis
@@ -11,7 +12,7 @@ EVICTED = 10 * MiB          # what the guest evicts per round while short
 
 
 def simulate(need, fraction, rounds=20, start=171 * MiB, out_ratio=0.0,
-             read_back=None, ramp=False):
+             read_back=None, ramp=False, vg_entry=False):
     """Rounds of 1 s of a guest that needs ``need(i)`` KiB, sampled right
     when it has what it needs; while short it swaps and evicts EVICTED
     per round, and with ``read_back`` (KiB) the swap monitor counts that
@@ -22,7 +23,8 @@ def simulate(need, fraction, rounds=20, start=171 * MiB, out_ratio=0.0,
                                shrink_swapin_window=3.0,
                                shortage_grow_fraction=fraction,
                                shortage_grow_out_ratio=out_ratio,
-                               shortage_ramp=ramp)
+                               shortage_ramp=ramp,
+                               vg_entry_grow=vg_entry)
     bal = prev = start
     st, out = None, []
     for i in range(rounds):
@@ -328,3 +330,55 @@ def test_hold_at_estimate():
     # the demand above the estimate: unchanged
     assert badis.hold_at_estimate(220 * MiB, 200 * MiB, BOOKED,
                                   params) == 220 * MiB
+
+
+def fills_then_rises(i):
+    # the new data first fills the balloon's headroom (the sample reaches
+    # the allocation, nothing swaps yet), then goes past it
+    return 156 * MiB if i < 5 else 170 * MiB if i == 5 else 236 * MiB
+
+
+def grown_at_entry(out):
+    return [i for i, (_, _, _, ev) in enumerate(out)
+            if any(e.startswith('rise seen by sampling') for e in ev)]
+
+
+def test_a_rise_seen_by_sampling_grows_before_the_swap_ins():
+    late = simulate(fills_then_rises, 0.0, rounds=30, ramp=True)
+    early = simulate(fills_then_rises, 0.0, rounds=30, ramp=True,
+                     vg_entry=True)
+    assert grown_at_entry(early) == [5] and not grown_at_entry(late)
+    # the round that saw the rise in its sample asks the estimate and its
+    # rise once more (170 + 14 MiB); without the rule, the max-average
+    assert early[5][2] == 184 * MiB
+    assert late[5][2] < 172 * MiB
+    # the balloon is larger when the swap-ins start, and the guest is
+    # short of less over the rise
+    assert early[6][0] > late[6][0]
+
+    def lacking(out):
+        return sum(max(0, fills_then_rises(i) - bal)
+                   for i, (bal, _, _, _) in enumerate(out))
+    assert lacking(early) < lacking(late)
+    assert short_rounds(early) <= short_rounds(late)
+
+
+def test_no_growth_at_a_steady_working_set_or_in_a_shortage():
+    steady = simulate(lambda i: 150 * MiB, 0.0, vg_entry=True)
+    assert not grown_at_entry(steady)
+    # a rise that swaps in the round it is seen is the shortage rules'
+    # (ramp), not this one's: the sample reaching the allocation there
+    # comes with swap activity
+    out = simulate(rise, 0.0, rounds=30, ramp=True, vg_entry=True)
+    assert not grown_at_entry(out)
+
+
+def test_reached_demand_adds_the_rise_once_more():
+    o = badis.Observation(timestamp=0.0, m_cur_kb=172 * MiB,
+                          booked_kb=BOOKED)
+    assert badis.reached_demand(o, 170 * MiB, 156 * MiB) == 184 * MiB
+    # no rise known, or a fall: the estimate alone
+    assert badis.reached_demand(o, 170 * MiB, None) == 170 * MiB
+    assert badis.reached_demand(o, 170 * MiB, 180 * MiB) == 170 * MiB
+    # never past the booking
+    assert badis.reached_demand(o, 250 * MiB, 150 * MiB) == BOOKED
