@@ -1996,6 +1996,35 @@ def held_shortage(floor, obs, sample_kb=None):
                  sample_kb < floor.kb - BALLOON_SLACK_KB))
 
 
+def _rise_demands(state, obs, params, r, wss):
+    """``(demand, log line)`` of each rule for a rising working set that
+    applies to this round, in order: the shortage jump
+    (:func:`shortage_demand`), the ramp (:func:`shortage_ramp_demand`)
+    and the rise seen by sampling (:func:`reached_demand`). Each that
+    asks more than the demand so far raises it, for this round only."""
+    if (params.shortage_grow_fraction and obs.short and
+            wss.source in SHORTAGE_SOURCES and
+            fresh_allocation(obs, params.shortage_grow_out_ratio)):
+        jump = shortage_demand(obs, params.shortage_grow_fraction)
+        yield jump, ('shortage: demand %s, %d%% of the way from %s to the '
+                     'booking (estimate %s)'
+                     % (_mib(jump),
+                        round(100 * params.shortage_grow_fraction),
+                        _mib(obs.m_cur_kb), _mib(wss.wss_kb)))
+    if (params.shortage_ramp and obs.short and state.last_short and
+            wss.source in SHORTAGE_SOURCES):
+        ahead = shortage_ramp_demand(obs, wss.wss_kb)
+        yield ahead, ('rise: demand %s, one more round of growth ahead of '
+                      'the estimate %s (allocation %s)'
+                      % (_mib(ahead), _mib(wss.wss_kb), _mib(obs.m_cur_kb)))
+    if params.vg_entry_grow and r.reached and not obs.short:
+        ahead = reached_demand(obs, wss.wss_kb,
+                               state.recent[-1] if state.recent else None)
+        yield ahead, ('rise seen by sampling: demand %s, the estimate %s '
+                      'and its rise once more (allocation %s)'
+                      % (_mib(ahead), _mib(wss.wss_kb), _mib(obs.m_cur_kb)))
+
+
 def step(state, obs, params=None):
     """One Badis round for one VM: ``(new_state, result)``.
 
@@ -2166,37 +2195,10 @@ def step(state, obs, params=None):
         # the jump covered: give the excess back down to this round's
         # estimate, not below it
         demand = max(demand, wss.wss_kb)
-    if (params.shortage_grow_fraction and obs.short and
-            wss.source in SHORTAGE_SOURCES and
-            fresh_allocation(obs, params.shortage_grow_out_ratio)):
-        jump = shortage_demand(obs, params.shortage_grow_fraction)
-        if jump > demand:
-            events.append('shortage: demand %s, %d%% of the way from %s to '
-                          'the booking (estimate %s)'
-                          % (_mib(jump),
-                             round(100 * params.shortage_grow_fraction),
-                             _mib(obs.m_cur_kb), _mib(wss.wss_kb)))
-            demand = jump
-            jumped_at = obs.timestamp
-    if (params.shortage_ramp and obs.short and state.last_short and
-            wss.source in SHORTAGE_SOURCES):
-        ahead = shortage_ramp_demand(obs, wss.wss_kb)
-        if ahead > demand:
-            events.append('rise: demand %s, one more round of growth '
-                          'ahead of the estimate %s (allocation %s)'
-                          % (_mib(ahead), _mib(wss.wss_kb),
-                             _mib(obs.m_cur_kb)))
-            demand = ahead
-            jumped_at = obs.timestamp
-    if params.vg_entry_grow and r.reached and not obs.short:
-        ahead = reached_demand(obs, wss.wss_kb,
-                               state.recent[-1] if state.recent else None)
-        if ahead > demand:
-            events.append('rise seen by sampling: demand %s, the estimate '
-                          '%s and its rise once more (allocation %s)'
-                          % (_mib(ahead), _mib(wss.wss_kb),
-                             _mib(obs.m_cur_kb)))
-            demand = ahead
+    for ask, event in _rise_demands(state, obs, params, r, wss):
+        if ask > demand:
+            events.append(event)
+            demand = ask
             jumped_at = obs.timestamp
     if r.skipped:
         events.append(r.skipped)
