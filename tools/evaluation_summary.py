@@ -20,8 +20,10 @@ between the markers of an existing file.)
 import argparse
 import collections
 import json
+import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -273,6 +275,19 @@ def _badis_interval(doc, estimator, key, single=None):
     return dig(doc, 'summary', estimator, single)
 
 
+def _geo_cases(doc, estimator, cases):
+    """A fixed-work slowdown over some of the schedules only: per
+    repeat the geometric mean of those cases' ratios, then the paired
+    interval over the repeats, as bench_badis computes 'all cases'."""
+    per = dig(doc, 'slowdown', 'estimators', estimator, 'cases') or {}
+    values = [per[c]['values'] for c in cases if c in per]
+    if len(values) != len(cases) or len({len(v) for v in values}) != 1:
+        return None
+    reps = [math.exp(statistics.mean(math.log(v[i]) for v in values))
+            for i in range(len(values[0]))]
+    return discipline.paired_ratio(reps, [1.0] * len(reps))
+
+
 def _goals_met(part):
     """'k of m' goals of a sweep whose whole interval holds."""
     def get(doc):
@@ -315,7 +330,8 @@ SPECS = [
     # Badis (issue 20 item 2): W1-W5, fixed time, Badis and both
     # baselines with their `none` reference from one invocation of one
     # commit, repeats (the single runs published first are the "before")
-    spec('badis.json', 'Badis mean error, % of booked (W1-W5)',
+    spec('badis.json', 'Badis mean error, % of booked (W1-W5; 7b20e1a, '
+         '29 November, with the baselines)',
          lambda d: _badis_interval(d, 'badis', 'booked_all',
                                    'mean_error_pct_booked'),
          unit=' %', goal=(None, 5.0), goal_text='<= 5 %',
@@ -328,7 +344,8 @@ SPECS = [
          'probed base (W1-W5)',
          lambda d: _badis_interval(d, 'badis', 'probe_booked_all'),
          unit=' %', goal=(None, 5.0), goal_text='<= 5 %'),
-    spec('badis.json', 'Badis vm_over, median of 10 schedules',
+    spec('badis.json', 'Badis vm_over, median of 10 schedules (7b20e1a, '
+         '29 November, with the baselines)',
          lambda d: _badis_interval(d, 'badis', 'vm_over_median',
                                    'vm_over_median'),
          fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
@@ -369,7 +386,7 @@ SPECS = [
     # completion time / `none`'s, one invocation per repeat, all four
     # estimators from one commit; W3,d and W5,d only
     spec('badis_fixed_work/badis.json', 'Badis slowdown, completion time '
-         '(fixed work, W3,d W5,d)',
+         '(fixed work, W3,d W5,d; a30baab, 25 November)',
          lambda d: dig(d, 'slowdown', 'estimators', 'badis', 'all_cases'),
          fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
          before=('badis.json', BASE_REV,
@@ -392,6 +409,22 @@ SPECS = [
          before=('badis.json', BASE_REV,
                  lambda d: dig(d, 'summary', 'selfballoon',
                                'vm_over_median'))),
+    # the same protocol at the stop-75 defaults, Badis and `none` only,
+    # on all ten schedules (one invocation, 3 repeats)
+    spec('badis76_fixed_work/badis.json', 'Badis slowdown, completion '
+         'time (fixed work, W1-W5 s/d, stop 75 defaults)',
+         lambda d: dig(d, 'slowdown', 'estimators', 'badis', 'all_cases'),
+         fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
+         before=('badis_fixed_work/badis.json', None,
+                 lambda d: dig(d, 'slowdown', 'estimators', 'badis',
+                               'all_cases'))),
+    spec('badis76_fixed_work/badis.json', 'Badis slowdown, completion '
+         'time (fixed work, W3,d W5,d only, stop 75 defaults)',
+         lambda d: _geo_cases(d, 'badis', ('W3,d', 'W5,d')),
+         fmt='.3f', goal=(None, 1.03), goal_text='<= 1.03',
+         before=('badis_fixed_work/badis.json', None,
+                 lambda d: dig(d, 'slowdown', 'estimators', 'badis',
+                               'all_cases'))),
     spec('badis_cost.json', 'agent CPU, 10 guests, production rounds',
          lambda d: dig(d, 'ten', 'summary', 'production_pct_core_10vms')
          or dig(d, 'ten', 'production_pct_core_10vms'),
@@ -871,6 +904,18 @@ WHY = {
                      'recurrences, the model under both reclaim rules, '
                      'a floor reference rule tried and dropped, and why '
                      'the slice stayed off then (README there)',
+    'badis76_repeats': 'issue 13 stop 76: a third pair of phases and '
+                       'phases up and more pairs of redis at the stop-75 '
+                       'defaults (each case\'s median over its pairs, '
+                       'medians.py), and the two held-out patterns added '
+                       'at stop 76, growth and periodic',
+    'badis76_fixed_work': 'issue 13/20 stop 76: the fixed-work slowdown '
+                          'of Badis at the stop-75 defaults on all ten '
+                          'W1-W5 schedules, 3 repeats (the rows above)',
+    'badis76_vgentry': 'issue 13 stop 76: vg_entry_grow (the round whose '
+                       'sample reached the allocation asks the estimate '
+                       'and its rise once more) on the model and TCG '
+                       '(README there)',
     'badis75_suite': 'issue 13 stop 75: the whole pattern suite (seven '
                      'memwork patterns and redis) and the held-out '
                      'patterns, both starts, at the stop-75 defaults, a '
