@@ -6,3 +6,5 @@
 . ../badis72/lib.sh
 run tcg_unseen growth,periodic
 run tcg_unseen_r2 growth,periodic
+# a third pair, run after the functional tests of the stop
+run tcg_unseen_r3 growth,periodic
