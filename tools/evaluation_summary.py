@@ -20,10 +20,8 @@ between the markers of an existing file.)
 import argparse
 import collections
 import json
-import math
 import os
 import re
-import statistics
 import subprocess
 import sys
 
@@ -283,9 +281,7 @@ def _geo_cases(doc, estimator, cases):
     values = [per[c]['values'] for c in cases if c in per]
     if len(values) != len(cases) or len({len(v) for v in values}) != 1:
         return None
-    reps = [math.exp(statistics.mean(math.log(v[i]) for v in values))
-            for i in range(len(values[0]))]
-    return discipline.paired_ratio(reps, [1.0] * len(reps))
+    return discipline.ratio_over_cases(values)
 
 
 def _goals_met(part):

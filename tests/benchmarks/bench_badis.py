@@ -264,7 +264,6 @@ def slowdowns(runs):
     show a goal missed, never met); the runs are also listed in
     ``censored``. Also the ``none`` runs' completion times per case
     (mean, 95 % interval)."""
-    import math
     refs = {_key(r): r for r in runs
             if r['estimator'] == 'none' and r.get('completion_s')}
     ests = sorted({r['estimator'] for r in runs} - {'none'})
@@ -303,10 +302,8 @@ def slowdowns(runs):
         reps = sorted({k for v in ratios.values() for k in v})
         kept = [k for k in reps if all(k in ratios[c] for c in ratios)]
         if kept:
-            per_rep = [math.exp(statistics.mean(
-                math.log(ratios[c][k]) for c in ratios)) for k in kept]
-            d['all_cases'] = discipline.paired_ratio(per_rep,
-                                                     [1.0] * len(per_rep))
+            d['all_cases'] = discipline.ratio_over_cases(
+                [[ratios[c][k] for k in kept] for c in ratios])
             d['all_cases']['repeats_left_out'] = len(reps) - len(kept)
             d['all_cases']['lower_bound'] = any(k in kept for _, k in cut)
         out['estimators'][est] = d

@@ -226,6 +226,15 @@ def paired_ratio(numerators, denominators):
     return out
 
 
+def ratio_over_cases(columns):
+    """:func:`paired_ratio` of the per-repeat geometric mean over cases:
+    ``columns`` holds one list per case of its per-repeat ratios, in the
+    same repeat order (a benchmark's "all cases" figure)."""
+    per_rep = [math.exp(sum(math.log(c[i]) for c in columns) / len(columns))
+               for i in range(len(columns[0]))]
+    return paired_ratio(per_rep, [1.0] * len(per_rep))
+
+
 def verdict(summary, low=None, high=None):
     """``'met'`` if the whole interval is inside ``[low, high]``, ``'not
     met'`` if it lies wholly outside, else ``'undecided'`` (the interval

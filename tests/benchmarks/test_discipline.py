@@ -207,3 +207,12 @@ def test_a_copy_of_the_tree_names_its_commit(tmp_path):
     assert discipline.tree_commit(str(tmp_path)) is None
     (tmp_path / 'COMMIT').write_text('ab' * 20 + '\n')
     assert discipline.tree_commit(str(tmp_path)) == 'ab' * 20
+
+
+def test_ratio_over_cases_takes_each_repeat_geomean_first():
+    # two cases, two repeats: repeat 0 is 2 and 0.5 (geometric mean 1),
+    # repeat 1 is 4 and 1 (geometric mean 2)
+    r = discipline.ratio_over_cases([[2.0, 4.0], [0.5, 1.0]])
+    assert r['values'] == pytest.approx([1.0, 2.0])
+    assert r['mean'] == pytest.approx(math.sqrt(2.0))
+    assert r['n'] == 2 and r['low'] < r['mean'] < r['high']
