@@ -203,8 +203,8 @@ def markdown(result):
              'hosts / reference - 1. FFD rungs are hindsight packings '
              '(every step packed anew, migrations free), not bounds; '
              'the held bounds are lower bounds for a placement kept for '
-             'the block without '
-             'overload: see the module documentation.', '']
+             'the block without overload: see the module '
+             'documentation.', '']
     for group, d in result['summary'].items():
         lines += ['## %s' % group, '',
                   '| reference | hosts | planner above it |',
