@@ -1291,6 +1291,17 @@ opts = [
                  help='Multiple of the interval between two recurring '
                       'shortages that a VM\'s time slice grows to (see '
                       'time_slice_max_slices).'),
+    cfg.BoolOpt('time_slice_from_first',
+                default=False,
+                help='With time_slice_max_slices: the round the agent '
+                     'first saw a VM counts as a shortage before its '
+                     'first one, so the first shortage after the balloon '
+                     'shrunk by 10 % from what the VM had then already '
+                     'lengthens its time slice (to time_slice_factor '
+                     'times the time since that round): a periodic job '
+                     'keeps its peak from its first recurrence instead '
+                     'of its second. False: the slice lengthens only '
+                     'when a second shortage follows one.'),
     cfg.IntOpt('headroom_kb',
                default=32768,
                min=0,

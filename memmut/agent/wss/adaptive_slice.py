@@ -51,6 +51,10 @@ class SliceParams:
     # what the balloon must have gone down by, as a fraction of its
     # largest size since the last shortage, for a shortage to recur
     min_shrink: float = 0.1
+    # the VM's first round stands for a shortage before the first one:
+    # memory it had when the agent first saw it, given back and needed
+    # again, is a recurrence (see update)
+    from_first: bool = False
 
     def __post_init__(self):
         if self.base_s <= 0:
@@ -82,6 +86,8 @@ class Slice:
     # activity and the one after), and when it was reached
     peak_kb: int = 0
     peak_at: typing.Optional[float] = None
+    # the first round the slice saw (SliceParams.from_first)
+    first_at: typing.Optional[float] = None
 
     def length(self, params):
         return self.seconds if self.seconds is not None else params.base_s
@@ -123,20 +129,25 @@ def update(sl, *, now, short, last_short, m_cur_kb, params, probe=False,
     """
     if not params.on:
         return sl, None
+    if sl.first_at is None:
+        sl = dataclasses.replace(sl, first_at=now)
     length = sl.length(params)
     event = None
     high, low = _track(sl, m_cur_kb, forced)
     start = short and not last_short and not probe
+    last_at = sl.short_at
+    if last_at is None and params.from_first:
+        last_at = sl.first_at
     if start and forced:
         event = ('shortage held under the demand by the host: no '
                  'recurrence for the time slice')
     elif start:
         seconds = sl.seconds
         changed_at, recur_at = sl.changed_at, sl.recur_at
-        interval = None if sl.short_at is None else now - sl.short_at
+        interval = None if last_at is None else now - last_at
         # a trim of a few MiB is not memory given back (TCG, phases: a
         # 256 -> 251 MiB trim made a phase change a recurrence)
-        shrunk = (sl.short_at is not None and low is not None and
+        shrunk = (last_at is not None and low is not None and
                   high - low >= params.min_shrink * high)
         if (interval is not None and shrunk and
                 length < interval <= 2 * params.max_s):
@@ -145,8 +156,10 @@ def update(sl, *, now, short, last_short, m_cur_kb, params, probe=False,
             if new > length:
                 seconds, changed_at = new, now
                 event = ('time slice %gs: a shortage again %gs after the '
-                         'last, the balloon shrunk between'
-                         % (new, round(interval, 1)))
+                         '%s, the balloon shrunk between'
+                         % (new, round(interval, 1),
+                            'last' if sl.short_at is not None
+                            else 'first round'))
         return dataclasses.replace(sl, seconds=seconds, short_at=now,
                                    high_kb=m_cur_kb, low_kb=None,
                                    recur_at=recur_at,

@@ -261,6 +261,9 @@ class BadisParams:
     time_slice_max_slices: float = 15.0
     time_slice_max: float = 0.0
     time_slice_factor: float = 1.5
+    # stop 77: the first shortage after the balloon shrunk from what the
+    # VM had at its first round recurs (adaptive_slice, from_first)
+    time_slice_from_first: bool = False
     # issue 13, session 8: a shortage round's demand goes this fraction
     # of the way from m_cur to the booking (see shortage_demand)
     shortage_grow_fraction: float = 0.0
@@ -407,7 +410,8 @@ class BadisParams:
             base_s=self.time_slice,
             max_s=self.time_slice_max or (self.time_slice_max_slices *
                                           self.time_slice),
-            factor=self.time_slice_factor)
+            factor=self.time_slice_factor,
+            from_first=self.time_slice_from_first)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -3,7 +3,10 @@
 case the mean over the seeds of vm_over and % saved, the cases that
 moved, and the paired mean difference over all runs.
 
-    python3 compare.py clock|lru
+    python3 compare.py clock|lru [DIR LABEL]
+
+DIR (default: here) holds model_clock and model_lru of configuration
+LABEL (default: vgentry); stop 77's badis77_first uses it so.
 """
 import collections
 import json
@@ -31,10 +34,10 @@ def load(path, label):
     return out
 
 
-def main(reclaim):
+def main(reclaim, where=HERE, label='vgentry'):
     a = load(os.path.join(HERE, '..', 'badis74_slice', 'model_' + reclaim),
              'slice15')
-    b = load(os.path.join(HERE, 'model_' + reclaim), 'vgentry')
+    b = load(os.path.join(where, 'model_' + reclaim), label)
     keys = sorted(set(a) & set(b))
     same = sum(1 for k in keys if a[k] == b[k])
     per = collections.defaultdict(list)
@@ -55,4 +58,4 @@ def main(reclaim):
 
 
 if __name__ == '__main__':
-    main(sys.argv[1])
+    main(*sys.argv[1:])
