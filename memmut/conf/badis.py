@@ -1302,6 +1302,18 @@ opts = [
                      'keeps its peak from its first recurrence instead '
                      'of its second. False: the slice lengthens only '
                      'when a second shortage follows one.'),
+    cfg.BoolOpt('time_slice_reuse',
+                default=False,
+                help='With time_slice_max_slices: while a VM\'s time '
+                     'slice is longer than time_slice, a round without '
+                     'swap activity whose moving average is back at the '
+                     'highest since the last shortage, after falling 10 '
+                     '% below it, counts as a recurrence: the slice held '
+                     'the working set through its fall, so it is kept '
+                     'instead of halving back twice its length after the '
+                     'last shortage (which lets the next recurrence find '
+                     'the balloon shrunk). False: only shortages keep '
+                     'the slice long.'),
     cfg.IntOpt('headroom_kb',
                default=32768,
                min=0,

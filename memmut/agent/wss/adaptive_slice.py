@@ -55,6 +55,10 @@ class SliceParams:
     # memory it had when the agent first saw it, given back and needed
     # again, is a recurrence (see update)
     from_first: bool = False
+    # the working set back at the held peak after a fall, without a
+    # shortage (the slice held it), counts as a recurrence for halving
+    # the slice back (see update)
+    reuse: bool = False
 
     def __post_init__(self):
         if self.base_s <= 0:
@@ -88,6 +92,10 @@ class Slice:
     peak_at: typing.Optional[float] = None
     # the first round the slice saw (SliceParams.from_first)
     first_at: typing.Optional[float] = None
+    # the highest round average since the last shortage or reuse, and
+    # the lowest since that high (SliceParams.reuse)
+    use_high_kb: int = 0
+    use_low_kb: typing.Optional[int] = None
 
     def length(self, params):
         return self.seconds if self.seconds is not None else params.base_s
@@ -104,8 +112,24 @@ def _track(sl, m_cur_kb, forced=False):
     return sl.high_kb, low
 
 
+def _reused(sl, avg_kb, params):
+    """``(reused, use_high, use_low)``: the highest round average since
+    the last shortage or reuse, the lowest since that high, and whether
+    this round's average is back within ``min_shrink`` of the high after
+    the low fell below it by as much."""
+    if avg_kb is None:
+        return False, sl.use_high_kb, sl.use_low_kb
+    if avg_kb > sl.use_high_kb:
+        return False, avg_kb, None
+    gap = params.min_shrink * sl.use_high_kb
+    low = avg_kb if sl.use_low_kb is None else min(sl.use_low_kb, avg_kb)
+    if low <= sl.use_high_kb - gap and avg_kb >= sl.use_high_kb - gap:
+        return True, avg_kb, None
+    return False, sl.use_high_kb, low
+
+
 def update(sl, *, now, short, last_short, m_cur_kb, params, probe=False,
-           forced=False):
+           forced=False, avg_kb=None):
     """One round: ``(new_slice, event)``; ``event`` is a log line or None.
 
     ``short``: swap activity this round; ``last_short``: in the last
@@ -126,6 +150,16 @@ def update(sl, *, now, short, last_short, m_cur_kb, params, probe=False,
     to 342 MiB for the borrower, swapped 46 s after its growth's
     shortage; the recurrence held its 384 MiB peak for 69 s and the
     borrower's phase ended before it got the memory).
+
+    ``avg_kb``: the round's moving average of the estimate. With
+    ``params.reuse``, while the slice is longer than the base, a round
+    without swap activity whose average is back at the highest since the
+    last shortage (or reuse) after falling below it, both by
+    ``min_shrink`` of that high, is a recurrence the slice held: it
+    keeps the slice from halving as a shortage would
+    (TCG, periodic, stop 77: the second run of the job found its peak
+    held and swapped nothing, the slice halved twice its length after
+    the first, and the third run found the balloon shrunk).
     """
     if not params.on:
         return sl, None
@@ -163,8 +197,17 @@ def update(sl, *, now, short, last_short, m_cur_kb, params, probe=False,
         return dataclasses.replace(sl, seconds=seconds, short_at=now,
                                    high_kb=m_cur_kb, low_kb=None,
                                    recur_at=recur_at,
-                                   changed_at=changed_at), event
+                                   changed_at=changed_at,
+                                   use_high_kb=0, use_low_kb=None), event
     seconds, changed_at = sl.seconds, sl.changed_at
+    use_high, use_low = sl.use_high_kb, sl.use_low_kb
+    if params.reuse and not short:
+        reused, use_high, use_low = _reused(sl, avg_kb, params)
+        if reused and sl.seconds is not None:
+            sl = dataclasses.replace(sl, recur_at=now)
+            event = ('time slice %gs kept: the working set back at %d '
+                     'KiB after a fall, without a shortage'
+                     % (round(sl.seconds, 1), avg_kb))
     since = max(x for x in (sl.recur_at, sl.changed_at, float('-inf'))
                 if x is not None)
     if sl.seconds is not None and now - since > 2 * length:
@@ -179,7 +222,9 @@ def update(sl, *, now, short, last_short, m_cur_kb, params, probe=False,
                      % (half, round(now - since, 1)))
         changed_at = now
     return dataclasses.replace(sl, seconds=seconds, high_kb=high,
-                               low_kb=low, changed_at=changed_at), event
+                               low_kb=low, changed_at=changed_at,
+                               use_high_kb=use_high,
+                               use_low_kb=use_low), event
 
 
 def hold(sl, *, now, demand_kb, short, last_short, params, probe=False,

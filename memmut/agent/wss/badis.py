@@ -264,6 +264,9 @@ class BadisParams:
     # stop 77: the first shortage after the balloon shrunk from what the
     # VM had at its first round recurs (adaptive_slice, from_first)
     time_slice_from_first: bool = False
+    # stop 77: the working set back at a held peak keeps the slice long
+    # (adaptive_slice, reuse)
+    time_slice_reuse: bool = False
     # issue 13, session 8: a shortage round's demand goes this fraction
     # of the way from m_cur to the booking (see shortage_demand)
     shortage_grow_fraction: float = 0.0
@@ -411,7 +414,8 @@ class BadisParams:
             max_s=self.time_slice_max or (self.time_slice_max_slices *
                                           self.time_slice),
             factor=self.time_slice_factor,
-            from_first=self.time_slice_from_first)
+            from_first=self.time_slice_from_first,
+            reuse=self.time_slice_reuse)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -2137,7 +2141,7 @@ def step(state, obs, params=None):
     time_slice, slice_event = adaptive_slice.update(
         state.slice, now=obs.timestamp, short=obs.short,
         last_short=state.last_short, m_cur_kb=obs.m_cur_kb,
-        params=slice_params, probe=probed, forced=forced)
+        params=slice_params, probe=probed, forced=forced, avg_kb=avg)
     if slice_event:
         events.append(slice_event)
     horizon = obs.timestamp - time_slice.length(slice_params)

@@ -414,3 +414,128 @@ def test_from_first_counts_once():
     sl, _ = _first(sl, 15.0, shrunk=True)
     sl, ev = _first(sl, 28.0, short=True, shrunk=True)
     assert sl.seconds == 30.0 and '20s after the last' in ev
+
+
+# -- reuse: the working set back at its high without a shortage --
+
+PR = dataclasses.replace(P, reuse=True)
+
+
+def _avg(sl, now, avg, params=PR):
+    return slices.update(sl, now=now, short=False, last_short=False,
+                         m_cur_kb=200, params=params, avg_kb=avg)
+
+
+def _long_slice():
+    # a recurrence made the slice 30 s long at t = 0
+    return slices.Slice(seconds=30.0, short_at=0.0, recur_at=0.0,
+                        changed_at=0.0)
+
+
+@pytest.mark.parametrize('params,kept', [(P, False), (PR, True)])
+def test_a_held_recurrence_keeps_the_slice(params, kept):
+    # TCG, periodic (stop 77): the job's peak held through its next run
+    # (no shortage), the slice halved twice its length after the last
+    # shortage, and the run after found the balloon shrunk
+    sl, ev = _long_slice(), []
+    for t, avg in ((1, 200), (20, 100), (50, 195), (61, 190)):
+        sl, e = _avg(sl, float(t), avg, params)
+        ev.append(e)
+    assert (sl.seconds == 30.0) is kept
+    assert (sl.recur_at == 50.0) is kept
+    if kept:
+        assert ev[2].startswith('time slice 30s kept')
+    else:
+        assert 'no shortage for 61s' in ev[3]
+
+
+def test_no_fall_no_reuse():
+    # within min_shrink of the high all along: a steady working set
+    sl = _long_slice()
+    for t, avg in ((1, 200), (20, 181), (50, 200), (61, 200)):
+        sl, ev = _avg(sl, float(t), avg)
+    assert sl.seconds == 15.0 and sl.recur_at == 0.0
+
+
+def test_a_reuse_rearms_on_the_next_fall():
+    sl = _long_slice()
+    for t, avg in ((1, 200), (10, 100), (20, 200)):
+        sl, _ = _avg(sl, float(t), avg)
+    assert sl.recur_at == 20.0 and (sl.use_high_kb, sl.use_low_kb) == (
+        200, None)
+    sl, _ = _avg(sl, 30.0, 199)       # no fall since: no reuse
+    assert sl.recur_at == 20.0
+    sl, _ = _avg(sl, 40.0, 120)
+    sl, _ = _avg(sl, 50.0, 190)
+    assert sl.recur_at == 50.0
+
+
+def test_a_shortage_restarts_the_high():
+    sl = _long_slice()
+    sl, _ = _avg(sl, 1.0, 200)
+    sl, _ = slices.update(sl, now=40.0, short=True, last_short=False,
+                          m_cur_kb=200, params=PR, avg_kb=150)
+    assert (sl.use_high_kb, sl.use_low_kb) == (0, None)
+
+
+def test_no_reuse_at_the_base_slice():
+    # the high and low are tracked, but only a long slice is kept
+    sl = slices.Slice()
+    for t, avg in ((1, 200), (10, 100), (20, 200)):
+        sl, ev = _avg(sl, float(t), avg)
+        assert ev is None
+    assert sl.seconds is None and sl.recur_at is None
+
+
+LOW, HIGH = 100 * MiB, 200 * MiB
+
+
+def simulate_periodic(reuse, first=False, rounds=600, period=40, on=20):
+    """Rounds of 1 s of a periodic job (the bench's 4 s slice): the
+    working set is HIGH for the last ``on`` rounds of every ``period``
+    and LOW otherwise; the guest swaps while its allocation is under it
+    (the sample then reads the allocation, Geiger's histogram HIGH).
+    Returns the rounds a shortage starts in and the final state."""
+    params = badis.BadisParams(average_window=3, time_slice=4.0,
+                               shrink_swapin_window=3.0,
+                               time_slice_max=60.0, time_slice_max_slices=0,
+                               time_slice_reuse=reuse,
+                               time_slice_from_first=first,
+                               shrink_floor_step_kb=0,
+                               shrink_floor_steady=False,
+                               shrink_slow_start_kb=0, shortage_ramp=False)
+    bal = prev = BOOKED
+    st, starts, last = None, [], False
+    for i in range(rounds):
+        ws = HIGH if i % period >= period - on else LOW
+        short = bal < ws
+        if short and not last:
+            starts.append(i)
+        last = short
+        o = badis.Observation(
+            timestamp=float(i), m_cur_kb=bal, booked_kb=BOOKED,
+            sampled=est.TechniqueEstimate(min(ws, bal), est.SOURCE_VMWARE),
+            ghost=(est.TechniqueEstimate(ws, est.SOURCE_GEIGER)
+                   if short else None),
+            swapping=short, steady=bal == prev, shrunk=bal < prev,
+            shrunk_from_kb=prev if bal < prev else None, full=short)
+        st, r = badis.step(st, o, params)
+        prev = bal
+        t = badis.balloon_target(r.demand_kb, bal, BOOKED, TARGET)
+        if t:
+            bal = t[0]
+    return starts, st
+
+
+@pytest.mark.parametrize('reuse,first,starts', [
+    # the slice holds the job from its second run, halves back twice its
+    # length after (nothing swapped: no shortage) and the job pays again
+    (False, False, [20, 60, 260, 300, 500, 540]),
+    (True, False, [20, 60]),
+    # from the first round, only the first run pays
+    (True, True, [20]),
+])
+def test_a_periodic_job_stays_held_while_it_recurs(reuse, first, starts):
+    got, st = simulate_periodic(reuse, first)
+    assert got == starts
+    assert st.slice.seconds is not None
