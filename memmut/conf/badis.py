@@ -1303,7 +1303,7 @@ opts = [
                      'of its second. False: the slice lengthens only '
                      'when a second shortage follows one.'),
     cfg.BoolOpt('time_slice_reuse',
-                default=False,
+                default=True,
                 help='With time_slice_max_slices: while a VM\'s time '
                      'slice is longer than time_slice, a round without '
                      'swap activity whose moving average is back at the '
@@ -1313,7 +1313,7 @@ opts = [
                      'instead of halving back twice its length after the '
                      'last shortage (which lets the next recurrence find '
                      'the balloon shrunk). False: only shortages keep '
-                     'the slice long.'),
+                     'the slice long, as before stop 77.'),
     cfg.IntOpt('headroom_kb',
                default=32768,
                min=0,

@@ -35,6 +35,17 @@ base pace again; shortages that start without a shrink before them (a
 guest still short at the held size, or reading back what was evicted
 long ago) do not count as recurrences and do not keep the slice long.
 
+Two refinements (stop 77). A recurrence held without a shortage
+(``reuse``): while the slice is long, the VM's moving average back at
+its highest since the last shortage after falling 10 % below it is a
+recurrence too; without it the slice that held a periodic job through
+its next run halves back twice its length later, since nothing swapped,
+and the run after that pays again. The first round as a shortage
+(``from_first``, off): the VM's first round stands for a shortage
+before its first, so the first shortage after a shrink from what the VM
+had then already lengthens the slice; a periodic job then pays only its
+first run, every VM that rises once holds its peak longer.
+
 It changes when memory is given back, never what is estimated: the
 sample, Geiger's histogram and the corrections are untouched.
 """

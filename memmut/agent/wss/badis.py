@@ -264,9 +264,10 @@ class BadisParams:
     # stop 77: the first shortage after the balloon shrunk from what the
     # VM had at its first round recurs (adaptive_slice, from_first)
     time_slice_from_first: bool = False
-    # stop 77: the working set back at a held peak keeps the slice long
-    # (adaptive_slice, reuse)
-    time_slice_reuse: bool = False
+    # stop 77: the working set back at its high after a fall keeps the
+    # slice long (adaptive_slice, reuse): without it a periodic job the
+    # slice held paid again once the slice halved; on since stop 77
+    time_slice_reuse: bool = True
     # issue 13, session 8: a shortage round's demand goes this fraction
     # of the way from m_cur to the booking (see shortage_demand)
     shortage_grow_fraction: float = 0.0
