@@ -900,6 +900,14 @@ WHY = {
                      'recurrences, the model under both reclaim rules, '
                      'a floor reference rule tried and dropped, and why '
                      'the slice stayed off then (README there)',
+    'badis77_first': 'issue 13 stop 77: a VM\'s own time slice kept '
+                     'while its working set comes back without swapping '
+                     '(time_slice_reuse, the default since) and '
+                     'lengthened from its first round (time_slice_from_'
+                     'first, off) on the model and TCG (README there)',
+    'badis77_reuse_w15': 'issue 13 stop 77: W1-W5 repeated at the stop-77 '
+                         'defaults (time_slice_reuse on), against '
+                         'badis73_repeats\' design (README there)',
     'badis76_repeats': 'issue 13 stop 76: a third pair of phases and '
                        'phases up and more pairs of redis at the stop-75 '
                        'defaults (each case\'s median over its pairs, '

@@ -66,9 +66,9 @@ class SliceParams:
     # memory it had when the agent first saw it, given back and needed
     # again, is a recurrence (see update)
     from_first: bool = False
-    # the working set back at the held peak after a fall, without a
-    # shortage (the slice held it), counts as a recurrence for halving
-    # the slice back (see update)
+    # the working set back at its high after a fall, without a shortage
+    # (the slice held it), counts as a recurrence for halving the slice
+    # back (see update)
     reuse: bool = False
 
     def __post_init__(self):
@@ -212,15 +212,19 @@ def update(sl, *, now, short, last_short, m_cur_kb, params, probe=False,
                                    use_high_kb=0, use_low_kb=None), event
     seconds, changed_at = sl.seconds, sl.changed_at
     use_high, use_low = sl.use_high_kb, sl.use_low_kb
+    since = max(x for x in (sl.recur_at, sl.changed_at, float('-inf'))
+                if x is not None)
     if params.reuse and not short:
         reused, use_high, use_low = _reused(sl, avg_kb, params)
         if reused and sl.seconds is not None:
+            # logged once a slice at most: a working set that dips and
+            # comes back every few rounds is one line, not one a dip
+            if now - since > length:
+                event = ('time slice %gs kept: the working set back at '
+                         '%d KiB after a fall, without a shortage'
+                         % (round(sl.seconds, 1), avg_kb))
             sl = dataclasses.replace(sl, recur_at=now)
-            event = ('time slice %gs kept: the working set back at %d '
-                     'KiB after a fall, without a shortage'
-                     % (round(sl.seconds, 1), avg_kb))
-    since = max(x for x in (sl.recur_at, sl.changed_at, float('-inf'))
-                if x is not None)
+            since = now
     if sl.seconds is not None and now - since > 2 * length:
         half = length / 2
         if half <= params.base_s:

@@ -539,3 +539,16 @@ def test_a_periodic_job_stays_held_while_it_recurs(reuse, first, starts):
     got, st = simulate_periodic(reuse, first)
     assert got == starts
     assert st.slice.seconds is not None
+
+
+def test_a_reuse_is_logged_once_a_slice_at_most():
+    sl, events = _long_slice(), []
+    for t, avg in ((1, 200), (35, 100), (40, 200), (42, 100), (44, 200),
+                   (80, 100), (81, 200)):
+        sl, ev = _avg(sl, float(t), avg)
+        events.append(ev)
+    # 40 s after the shortage, then 41 s after the reuse at 40: logged;
+    # 4 s after the one at 40: kept silently
+    assert [e is not None for e in events] == [
+        False, False, True, False, False, False, True]
+    assert sl.recur_at == 81.0 and sl.seconds == 30.0
