@@ -6,8 +6,8 @@
 . ../badis72/lib.sh
 # from_first alone (tree 96ffa57): periodic; the second pair was stopped
 # after its boot run (tcg_first_r2 has that one run)
-# run tcg_first periodic --badis-option time_slice_from_first=true --label first
-# run tcg_first_r2 periodic --badis-option time_slice_from_first=true --label first
+# run tcg_first periodic --badis-option time_slice_from_first=true --badis-option time_slice_reuse=false --label first
+# run tcg_first_r2 periodic --badis-option time_slice_from_first=true --badis-option time_slice_reuse=false --label first
 # both (tree with time_slice_reuse): periodic twice, then phases and the
 # slow hot set, where the model says the memory saved falls most
 B='--badis-option time_slice_from_first=true --badis-option time_slice_reuse=true --label both'
