@@ -112,15 +112,19 @@ class Slice:
         return self.seconds if self.seconds is not None else params.base_s
 
 
+def _high_low(high, low, value):
+    """The highest value so far and the lowest since it, with ``value``."""
+    if value > high:
+        return value, None
+    return high, value if low is None else min(low, value)
+
+
 def _track(sl, m_cur_kb, forced=False):
     """The balloon's high and its low since the high, with this round;
     a ``forced`` round's allocation is no low (not Badis's give-back)."""
-    if m_cur_kb > sl.high_kb:
-        return m_cur_kb, None
-    if forced:
+    if forced and m_cur_kb <= sl.high_kb:
         return sl.high_kb, sl.low_kb
-    low = m_cur_kb if sl.low_kb is None else min(sl.low_kb, m_cur_kb)
-    return sl.high_kb, low
+    return _high_low(sl.high_kb, sl.low_kb, m_cur_kb)
 
 
 def _reused(sl, avg_kb, params):
@@ -130,13 +134,11 @@ def _reused(sl, avg_kb, params):
     the low fell below it by as much."""
     if avg_kb is None:
         return False, sl.use_high_kb, sl.use_low_kb
-    if avg_kb > sl.use_high_kb:
-        return False, avg_kb, None
-    gap = params.min_shrink * sl.use_high_kb
-    low = avg_kb if sl.use_low_kb is None else min(sl.use_low_kb, avg_kb)
-    if low <= sl.use_high_kb - gap and avg_kb >= sl.use_high_kb - gap:
+    high, low = _high_low(sl.use_high_kb, sl.use_low_kb, avg_kb)
+    floor = high - params.min_shrink * high
+    if low is not None and low <= floor <= avg_kb:
         return True, avg_kb, None
-    return False, sl.use_high_kb, low
+    return False, high, low
 
 
 def update(sl, *, now, short, last_short, m_cur_kb, params, probe=False,
