@@ -26,14 +26,20 @@ The argument, for one block ``B`` of consecutive steps:
   the ``(k+1)``-th largest, ``(sum_Q F - top_m(sum_Q cpu_v) - k *
   max_Q F) / (C * (q - k))``, ``top_m(sum_Q cpu_v)`` the ``m`` largest
   per-VM sums over ``Q`` (the VMs the planner would best move).
-* ``|H|`` is an integer: the bound rounds up.
+* ``|H|`` is an integer: the bound rounds up. Call it ``h_B(m, k)``.
+* The moved VMs still need CPU: at a step without an overloaded host,
+  ``N(t)`` is also at least ``ceil(sum cpu(t) / C)`` over every VM alive
+  then (the per-step bound on CPU). So the block needs at least
+  ``sum_t max(h_B, lb(t))`` host-steps, less the ``k`` largest excesses
+  of ``lb(t)`` over ``h_B`` (the overloaded steps, at best for the
+  planner): ``v_B(m, k)``.
 
-Summed over the blocks of a partition, ``sum_t N(t) >= sum_B |B| *
-h_B(m_B, k_B)`` for the planner's own split of its budgets
-(``sum m_B <= M``, ``sum k_B <= K``: a step with an overloaded host is
-at least one overloaded host-step). The least of that over all splits is
-bounded from below by Lagrangian duality: for any ``lambda, mu >= 0``,
-``sum_B min_{m,k} (|B| h_B(m, k) + lambda m + mu k) - lambda M - mu K``.
+Summed over the blocks of a partition, ``sum_t N(t) >= sum_B v_B(m_B,
+k_B)`` for the planner's own split of its budgets (``sum m_B <= M``,
+``sum k_B <= K``: a step with an overloaded host is at least one
+overloaded host-step). The least of that over all splits is bounded
+from below by Lagrangian duality: for any ``lambda, mu >= 0``,
+``sum_B min_{m,k} (v_B(m, k) + lambda m + mu k) - lambda M - mu K``.
 The result is the largest over a grid of multipliers and over several
 block lengths (every partition gives a valid bound). Memory is left out
 (the bound holds without it; on the Bitbrains windows CPU is what binds
@@ -129,6 +135,23 @@ def blocks(n_steps, length):
             for a in range(0, n_steps, length)]
 
 
+def block_host_steps(table, per_step):
+    """Host-steps a block needs: at every step at least its ``h[m, k]``
+    (the unmoved VMs' hosts) and, at a step without an overloaded host,
+    at least ``per_step`` there (every VM alive then, moved or not, needs
+    CPU somewhere); the ``k`` overloaded steps drop the largest excesses
+    of ``per_step`` over ``h``. Returns a table like ``table``."""
+    h = np.asarray(table, dtype=float)
+    lb = np.asarray(per_step, dtype=float)
+    excess = -np.sort(-np.maximum(lb[None, None, :] - h[:, :, None], 0.0),
+                      axis=2)
+    dropped = np.concatenate([np.zeros(h.shape[:2] + (1,)),
+                              np.cumsum(excess, axis=2)], axis=2)
+    k = np.minimum(np.arange(h.shape[1]), len(lb))
+    return (len(lb) * h + dropped[:, :, -1] -
+            dropped[:, np.arange(h.shape[1]), k])
+
+
 def dual_bound(tables, sizes, budgets, grid=_GRID):
     """Lower bound on ``sum_t N(t)`` from each block's ``h`` table and
     step count, by Lagrangian duality over the two budgets; returns
@@ -184,6 +207,8 @@ def budget_bound(cpu, alive, capacity, budgets, step_seconds,
         raise ValueError('no steps')
     m_max = int(math.floor(budgets.migrations + 1e-9))
     k_max = int(math.floor(budgets.overloaded_host_steps + 1e-9))
+    per_step = np.ceil(np.where(alive, np.clip(cpu, 0.0, None), 0.0)
+                       .sum(axis=0) / capacity - 1e-9)
     found = {}
     best = None
     for seconds in block_seconds:
@@ -191,10 +216,10 @@ def budget_bound(cpu, alive, capacity, budgets, step_seconds,
         if length in found or length > n_steps:
             continue
         parts = blocks(n_steps, length)
-        tables = [block_table(cpu[:, a:b], alive[:, a:b], capacity,
-                              m_max, k_max) for a, b in parts]
-        value, lam, mu = dual_bound(tables, [b - a for a, b in parts],
-                                    budgets)
+        tables = [block_host_steps(
+            block_table(cpu[:, a:b], alive[:, a:b], capacity, m_max, k_max),
+            per_step[a:b]) for a, b in parts]
+        value, lam, mu = dual_bound(tables, [1] * len(parts), budgets)
         found[length] = float(max(0.0, value) / n_steps)
         if best is None or found[length] > best.mean_hosts:
             best = Result(found[length], length, (lam, mu), found)

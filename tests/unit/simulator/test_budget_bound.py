@@ -27,6 +27,9 @@ def test_without_budgets_a_held_block_needs_its_largest_step():
     assert r.mean_hosts == pytest.approx(2.0)
     # blocks of one step are the per-step bound
     assert _bound(cpu, block_seconds=(1,)).mean_hosts == pytest.approx(1.25)
+    # moving either VM away does not take its CPU off the busy step
+    r = _bound(cpu, migrations=1, block_seconds=(4,))
+    assert r.mean_hosts == pytest.approx(1.25)
 
 
 def test_a_migration_lets_the_heavy_vm_out_of_the_block():
@@ -94,6 +97,29 @@ def test_no_plan_within_the_budgets_beats_the_bound(seed):
                    block_seconds=(1, 2, 3))
         assert r.mean_hosts * 3 <= cheapest + 1e-9, (cpu, migrations,
                                                      overloaded)
+
+
+def test_block_host_steps():
+    h = np.array([[2, 1], [1, 1]])
+    lb = np.array([3, 1, 2])
+    v = bb.block_host_steps(h, lb)
+    # h 2: max(2, lb) at each step = 3 + 2 + 2
+    assert v[0, 0] == 7
+    # h 1: 3 + 1 + 2, and with an overloaded step (k = 1) less the
+    # largest excess of lb over h (3 - 1)
+    assert v[1, 0] == 6
+    assert v[0, 1] == v[1, 1] == 4
+
+
+def test_moved_vms_still_count_at_every_step_without_overload():
+    rng = np.random.default_rng(7)
+    cpu = rng.uniform(0, 0.5, (30, 48))
+    alive = np.ones(cpu.shape, dtype=bool)
+    per_step = quality.lower_bound(cpu, np.zeros(cpu.shape), alive,
+                                   1.0, 1.0)[0]
+    r = bb.budget_bound(cpu, alive, 1.0, bb.Budgets(1000, 0), 1.0,
+                        block_seconds=(1, 12, 48))
+    assert r.mean_hosts >= per_step.mean() - 1e-9
 
 
 def test_goal_budgets():
