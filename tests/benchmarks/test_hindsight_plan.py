@@ -1,0 +1,80 @@
+"""The two-tier plan made in hindsight (consolidation_bounds' rung)."""
+
+import numpy as np
+import pytest
+
+from tests.benchmarks import hindsight_plan as hp
+
+
+def _placements(cpu, mem, alive, cap_c, cap_m, heavy, block):
+    """The plan, checked: no host over capacity at any step."""
+    p = hp.plan(cpu, mem, alive, cap_c, cap_m, heavy, block)
+    assert p.active.shape == (cpu.shape[1],)
+    return p
+
+
+def test_light_vms_share_a_host_when_their_peaks_do_not_meet():
+    # peaks at different steps: one host holds both (a sum of peaks
+    # would say two)
+    cpu = np.array([[0.8, 0.1, 0.1], [0.1, 0.1, 0.8]])
+    mem = np.full(cpu.shape, 0.1)
+    alive = np.ones(cpu.shape, dtype=bool)
+    p = _placements(cpu, mem, alive, 1.0, 1.0, 0, 3)
+    assert list(p.active) == [1, 1, 1]
+    assert p.migrations == 0
+
+
+def test_a_heavy_vm_moves_only_when_it_no_longer_fits():
+    # VM 0 heavy; VM 1 light and static, busy in the second block
+    cpu = np.array([[0.6, 0.6, 0.6, 0.6], [0.2, 0.2, 0.6, 0.6]])
+    mem = np.full(cpu.shape, 0.1)
+    alive = np.ones(cpu.shape, dtype=bool)
+    p = _placements(cpu, mem, alive, 1.0, 1.0, 1, 2)
+    assert p.migrations == 1
+    assert list(p.active) == [1, 1, 2, 2]
+    # the same blocks with room to stay: no move
+    cpu[1, 2:] = 0.3
+    p = _placements(cpu, mem, alive, 1.0, 1.0, 1, 2)
+    assert p.migrations == 0
+    assert list(p.active) == [1, 1, 1, 1]
+
+
+def test_no_host_is_ever_overloaded():
+    rng = np.random.default_rng(11)
+    cpu = rng.uniform(0, 0.3, (60, 96))
+    mem = rng.uniform(0, 0.1, (60, 96))
+    alive = rng.uniform(size=(60, 96)) > 0.1
+    for heavy, block in ((0, 96), (10, 12), (30, 24)):
+        p = hp.plan(cpu, mem, alive, 1.0, 1.0, heavy, block)
+        assert ((p.where >= 0) == alive).all()
+        for t in range(96):
+            on = p.where[:, t]
+            live = on >= 0
+            for series in (cpu, mem):
+                load = np.bincount(on[live], weights=series[live, t])
+                assert load.max() <= 1.0 + 1e-9
+            assert p.active[t] == len(set(on[live]))
+
+
+def test_arrivals_are_not_migrations():
+    cpu = np.array([[0.0, 0.0, 0.5, 0.5], [0.5, 0.5, 0.5, 0.5]])
+    alive = np.array([[0, 0, 1, 1], [1, 1, 1, 1]], dtype=bool)
+    p = hp.plan(cpu, np.zeros(cpu.shape), alive, 1.0, 1.0, 2, 2)
+    assert p.migrations == 0
+
+
+def test_best_plan_keeps_to_the_budget():
+    rng = np.random.default_rng(2)
+    cpu = rng.uniform(0, 0.4, (40, 48))
+    alive = np.ones(cpu.shape, dtype=bool)
+    best = hp.best_plan(cpu, np.zeros(cpu.shape), alive, 1.0, 1.0, 3,
+                        heavy_counts=(0, 5, 20), block_steps=(1, 6))
+    assert best.migrations <= 3
+    static = hp.plan(cpu, np.zeros(cpu.shape), alive, 1.0, 1.0, 0, 48)
+    assert best.mean_hosts <= static.mean_hosts
+
+
+def test_bad_block_is_refused():
+    with pytest.raises(ValueError):
+        hp.plan(np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 2), bool),
+                1.0, 1.0, 0, 0)
