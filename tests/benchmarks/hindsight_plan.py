@@ -16,8 +16,9 @@ that bound suggests (few VMs carry most of the CPU):
 * a VM larger than a host's capacity (possible at fill targets below
   100 %) gets a host of its own.
 
-Otherwise it never overloads a host (every step is checked), so its active hosts
-are achievable with the trace known in advance and no CPU overload: an
+Otherwise it never overloads a host (every step is checked), so its
+active hosts are achievable with the trace known in advance and no CPU
+overload: an
 upper bound on what a clairvoyant planner within the budget needs, where
 the budget bound is a lower bound. The gap between it and memmut's
 planner is what not knowing the future costs (and the planner's
