@@ -908,6 +908,9 @@ WHY = {
     'badis77_reuse_w15': 'issue 13 stop 77: W1-W5 repeated at the stop-77 '
                          'defaults (time_slice_reuse on), against '
                          'badis73_repeats\' design (README there)',
+    'badis78_probe_step': 'issue 13 stop 78: a larger first calibration '
+                          'probe (pinned_probe_step_kb 16 and 32 MiB) on '
+                          'the model, not taken (README there)',
     'badis76_repeats': 'issue 13 stop 76: a third pair of phases and '
                        'phases up and more pairs of redis at the stop-75 '
                        'defaults (each case\'s median over its pairs, '
