@@ -44,7 +44,14 @@ accounts (CPU, and WSS^max_avg plus headroom):
    anew every block, the others never moved), the best of a few heavy
    counts and block lengths. A plan, not a bound: what a planner that
    knew the trace and spent its budget the way the bound suggests
-   would keep on.
+   would keep on;
+8. ``sticky`` and ``sticky_target``: a clairvoyant re-packing every
+   hour or four (:func:`tests.benchmarks.hindsight_plan.sticky_plan`:
+   VMs move only when their host would overflow in the coming block or
+   to empty a host, the latter while the budget allows), at 100 % and at
+   the targets, within the migration budget and without overload. Also
+   plans, not bounds: what knowing the trace buys a planner held to the
+   budget.
 
 Then the planner's active hosts (the ``wss default`` rows of a sweep
 CSV, same inputs) against each rung. Writes
@@ -80,7 +87,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TRACE = os.path.join(os.path.dirname(ROOT), 'shared', 'traces',
                      'bitbrains-rnd-2013-7.tar.gz')
 RUNGS = ('lower_bound', 'budget', 'bound_held_1h', 'bound_held_1d', 'ffd',
-         'ffd_target', 'held_1h', 'held_1d', 'two_tier')
+         'ffd_target', 'held_1h', 'held_1d', 'sticky', 'sticky_target',
+         'two_tier')
 
 
 def ffd_hosts(cpu, mem, host_cpu, host_mem):
@@ -162,6 +170,14 @@ def ladder(trace, settings, start, steps):
     out['two_tier_heavy'] = plan.heavy
     out['two_tier_block_steps'] = plan.block_steps
     out['two_tier_migrations'] = plan.migrations
+    for name, c_f, m_f in (('sticky', 1.0, 1.0),
+                           ('sticky_target', c_t, m_t)):
+        plan = hindsight_plan.best_sticky(cpu, mem, ok, model.cpu_mhz * c_f,
+                                          model.memory_mb * m_f,
+                                          budgets.migrations)
+        out[name] = plan.mean_hosts if plan else float('nan')
+        out[name + '_migrations'] = plan.migrations if plan else None
+        out[name + '_block_steps'] = plan.block_steps if plan else None
     return out
 
 
@@ -230,6 +246,10 @@ def markdown(result):
              'ffd_target': 'hindsight FFD at the targets',
              'held_1h': 'FFD at the targets held 1 h',
              'held_1d': 'FFD at the targets held 1 day',
+             'sticky': 'clairvoyant re-packing within the migration '
+                       'budget, 100 %',
+             'sticky_target': 'clairvoyant re-packing within the '
+                              'migration budget, at the targets',
              'two_tier': 'hindsight plan within the migration budget, '
                          'at the targets (heavy VMs re-packed, the '
                          'rest never moved)',

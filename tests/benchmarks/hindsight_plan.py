@@ -136,3 +136,145 @@ def best_plan(cpu, mem, alive, cpu_cap, mem_cap, max_migrations,
                     best is None or p.mean_hosts < best.mean_hosts):
                 best = p
     return best
+
+
+def _fits(load_c, load_m, c, m, cpu_cap, mem_cap):
+    return (((load_c + c) <= cpu_cap + _EPS).all() and
+            ((load_m + m) <= mem_cap + _EPS).all())
+
+
+def sticky_plan(cpu, mem, alive, cpu_cap, mem_cap, block_steps, budget):
+    """A clairvoyant re-packing every ``block_steps`` steps that moves as
+    little as it can: each block, the VMs of a host that would overflow
+    in the block leave it (the largest at its worst step first), they
+    and the new VMs go first-fit decreasing into the hosts that hold
+    them through the block, and while the migrations so far stay within
+    ``budget`` x the share of the window elapsed, the least loaded
+    hosts are emptied into the others when all their VMs fit there.
+    Every VM alive in a block is held through it, so no host is ever
+    overloaded (a VM larger than a host gets one of its own)."""
+    cpu = np.where(alive, np.clip(cpu, 0.0, None), 0.0)
+    mem = np.where(alive, np.clip(mem, 0.0, None), 0.0)
+    n, n_steps = cpu.shape
+    if block_steps < 1:
+        raise ValueError('block_steps must be at least 1')
+    host_of = np.full(n, -1)
+    where = np.full((n, n_steps), -1)
+    moves = 0
+    next_id = 0
+    for a in range(0, n_steps, block_steps):
+        b = min(n_steps, a + block_steps)
+        live = np.flatnonzero(alive[:, a:b].any(axis=1))
+        was = set(np.flatnonzero(alive[:, a - 1]).tolist()) if a else set()
+        c, m = cpu[:, a:b], mem[:, a:b]
+        size = np.maximum(c.max(axis=1) / cpu_cap, m.max(axis=1) / mem_cap)
+        members = {}
+        for v in live:
+            if host_of[v] >= 0:
+                members.setdefault(host_of[v], []).append(v)
+        load = {h: [c[vs].sum(axis=0), m[vs].sum(axis=0)]
+                for h, vs in members.items()}
+        homeless = [v for v in live if host_of[v] < 0]
+        # hosts that would overflow shed VMs, the largest at the worst
+        # step first
+        for h, vs in members.items():
+            lc, lm = load[h]
+            while len(vs) and ((lc > cpu_cap + _EPS).any() or
+                               (lm > mem_cap + _EPS).any()):
+                worst = int(np.argmax(np.maximum(lc / cpu_cap,
+                                                 lm / mem_cap)))
+                v = max(vs, key=lambda x: max(c[x, worst] / cpu_cap,
+                                              m[x, worst] / mem_cap))
+                vs.remove(v)
+                lc -= c[v]
+                lm -= m[v]
+                homeless.append(v)
+        members = {h: vs for h, vs in members.items() if vs}
+        load = {h: load[h] for h in members}
+
+        def place(v, exclude=()):
+            for h in sorted(members):
+                if h in exclude:
+                    continue
+                if _fits(load[h][0], load[h][1], c[v], m[v], cpu_cap,
+                         mem_cap):
+                    return h
+            return None
+
+        def put(v, h):
+            nonlocal next_id
+            if h is None:
+                h = next_id
+                next_id += 1
+                members[h] = []
+                load[h] = [np.zeros(b - a), np.zeros(b - a)]
+            members[h].append(v)
+            load[h][0] = load[h][0] + c[v]
+            load[h][1] = load[h][1] + m[v]
+            return h
+
+        for v in sorted(homeless, key=lambda x: -size[x]):
+            h = put(v, place(v))
+            if host_of[v] >= 0 and h != host_of[v] and v in was:
+                moves += 1
+            host_of[v] = h
+        # empty the least loaded hosts while the budget allows
+        allowance = budget * b / n_steps - moves
+        for h in sorted(members, key=lambda x: load[x][0].sum()):
+            vs = members.get(h)
+            if not vs or len(vs) > allowance:
+                continue
+            trial_members = {k: list(x) for k, x in members.items()}
+            trial_load = {k: [x[0].copy(), x[1].copy()]
+                          for k, x in load.items()}
+            ok = True
+            for v in sorted(vs, key=lambda x: -size[x]):
+                dest = None
+                for k in sorted(trial_members):
+                    if k == h or not trial_members[k]:
+                        continue
+                    if _fits(trial_load[k][0], trial_load[k][1], c[v],
+                             m[v], cpu_cap, mem_cap):
+                        dest = k
+                        break
+                if dest is None:
+                    ok = False
+                    break
+                trial_members[dest].append(v)
+                trial_load[dest][0] += c[v]
+                trial_load[dest][1] += m[v]
+            if not ok:
+                continue
+            for v in vs:
+                for k, x in trial_members.items():
+                    if k != h and v in x:
+                        if v in was:
+                            moves += 1
+                            allowance -= 1
+                        host_of[v] = k
+            trial_members[h] = []
+            members, load = trial_members, trial_load
+        for h, vs in members.items():
+            for v in vs:
+                where[v, a:b] = np.where(alive[v, a:b], h, -1)
+    active = np.array([len(np.unique(where[where[:, t] >= 0, t]))
+                       for t in range(n_steps)], dtype=float)
+    return Plan(active=active, where=where, migrations=moves, heavy=n,
+                block_steps=block_steps)
+
+
+def best_sticky(cpu, mem, alive, cpu_cap, mem_cap, max_migrations,
+                block_steps=(12, 48), shares=(1.0, 0.9, 0.8, 0.6, 0.0)):
+    """The :func:`sticky_plan` of fewest mean active hosts whose
+    migrations, forced moves included, stay within ``max_migrations``
+    (its evacuations given ``shares`` of the budget); None when the
+    forced moves alone exceed it."""
+    best = None
+    for b in block_steps:
+        for share in shares:
+            p = sticky_plan(cpu, mem, alive, cpu_cap, mem_cap, b,
+                            share * max_migrations)
+            if p.migrations <= max_migrations and (
+                    best is None or p.mean_hosts < best.mean_hosts):
+                best = p
+    return best

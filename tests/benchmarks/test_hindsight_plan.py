@@ -78,3 +78,55 @@ def test_bad_block_is_refused():
     with pytest.raises(ValueError):
         hp.plan(np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 2), bool),
                 1.0, 1.0, 0, 0)
+
+
+def _check_loads(p, cpu, mem, alive, cap=1.0):
+    assert ((p.where >= 0) == alive).all()
+    for t in range(cpu.shape[1]):
+        on = p.where[:, t]
+        live = on >= 0
+        if not live.any():
+            continue
+        for series in (cpu, mem):
+            load = np.bincount(on[live], weights=series[live, t])
+            assert load.max() <= cap + 1e-9
+        assert p.active[t] == len(set(on[live]))
+
+
+def test_sticky_never_overloads_and_keeps_to_its_budget():
+    rng = np.random.default_rng(4)
+    cpu = rng.uniform(0, 0.3, (50, 72))
+    mem = rng.uniform(0, 0.1, (50, 72))
+    alive = rng.uniform(size=(50, 72)) > 0.05
+    for block, budget in ((6, 0), (6, 20), (24, 100)):
+        p = hp.sticky_plan(cpu, mem, alive, 1.0, 1.0, block, budget)
+        _check_loads(p, cpu, mem, alive)
+    forced = hp.sticky_plan(cpu, mem, alive, 1.0, 1.0, 6, 0).migrations
+    best = hp.best_sticky(cpu, mem, alive, 1.0, 1.0, forced + 10,
+                          block_steps=(6,))
+    assert best.migrations <= forced + 10
+    assert hp.best_sticky(cpu, mem, alive, 1.0, 1.0, forced - 1,
+                          block_steps=(6,)) is None
+
+
+def test_sticky_empties_a_host_only_within_its_budget():
+    # two VMs busy in the first block, idle after it: together they fit
+    # one host from the second block on
+    cpu = np.array([[0.7, 0.7, 0.2, 0.2], [0.7, 0.7, 0.2, 0.2]])
+    mem = np.full(cpu.shape, 0.1)
+    alive = np.ones(cpu.shape, dtype=bool)
+    p = hp.sticky_plan(cpu, mem, alive, 1.0, 1.0, 2, 0)
+    assert list(p.active) == [2, 2, 2, 2] and p.migrations == 0
+    p = hp.sticky_plan(cpu, mem, alive, 1.0, 1.0, 2, 2)
+    assert list(p.active) == [2, 2, 1, 1] and p.migrations == 1
+
+
+def test_sticky_moves_what_no_longer_fits():
+    # VM 1 grows in the second block: one of the two leaves (a forced
+    # move, whatever the budget)
+    cpu = np.array([[0.5, 0.5, 0.5, 0.5], [0.3, 0.3, 0.7, 0.7]])
+    mem = np.full(cpu.shape, 0.1)
+    alive = np.ones(cpu.shape, dtype=bool)
+    p = hp.sticky_plan(cpu, mem, alive, 1.0, 1.0, 2, 0)
+    _check_loads(p, cpu, mem, alive)
+    assert list(p.active) == [1, 1, 2, 2] and p.migrations == 1
