@@ -13,6 +13,19 @@ def _placements(cpu, mem, alive, cap_c, cap_m, heavy, block):
     return p
 
 
+def _check_loads(p, cpu, mem, alive, cap=1.0):
+    assert ((p.where >= 0) == alive).all()
+    for t in range(cpu.shape[1]):
+        on = p.where[:, t]
+        live = on >= 0
+        if not live.any():
+            continue
+        for series in (cpu, mem):
+            load = np.bincount(on[live], weights=series[live, t])
+            assert load.max() <= cap + 1e-9
+        assert p.active[t] == len(set(on[live]))
+
+
 def test_light_vms_share_a_host_when_their_peaks_do_not_meet():
     # peaks at different steps: one host holds both (a sum of peaks
     # would say two)
@@ -45,15 +58,8 @@ def test_no_host_is_ever_overloaded():
     mem = rng.uniform(0, 0.1, (60, 96))
     alive = rng.uniform(size=(60, 96)) > 0.1
     for heavy, block in ((0, 96), (10, 12), (30, 24)):
-        p = hp.plan(cpu, mem, alive, 1.0, 1.0, heavy, block)
-        assert ((p.where >= 0) == alive).all()
-        for t in range(96):
-            on = p.where[:, t]
-            live = on >= 0
-            for series in (cpu, mem):
-                load = np.bincount(on[live], weights=series[live, t])
-                assert load.max() <= 1.0 + 1e-9
-            assert p.active[t] == len(set(on[live]))
+        _check_loads(hp.plan(cpu, mem, alive, 1.0, 1.0, heavy, block),
+                     cpu, mem, alive)
 
 
 def test_arrivals_are_not_migrations():
@@ -78,19 +84,6 @@ def test_bad_block_is_refused():
     with pytest.raises(ValueError):
         hp.plan(np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 2), bool),
                 1.0, 1.0, 0, 0)
-
-
-def _check_loads(p, cpu, mem, alive, cap=1.0):
-    assert ((p.where >= 0) == alive).all()
-    for t in range(cpu.shape[1]):
-        on = p.where[:, t]
-        live = on >= 0
-        if not live.any():
-            continue
-        for series in (cpu, mem):
-            load = np.bincount(on[live], weights=series[live, t])
-            assert load.max() <= cap + 1e-9
-        assert p.active[t] == len(set(on[live]))
 
 
 def test_sticky_never_overloads_and_keeps_to_its_budget():

@@ -111,12 +111,17 @@ def test_block_host_steps():
     assert v[0, 1] == v[1, 1] == 4
 
 
-def test_moved_vms_still_count_at_every_step_without_overload():
-    rng = np.random.default_rng(7)
-    cpu = rng.uniform(0, 0.5, (30, 48))
+def _random_cpu(seed, high, shape):
+    """Random CPU of VMs alive throughout, and its per-step bound."""
+    cpu = np.random.default_rng(seed).uniform(0, high, shape)
     alive = np.ones(cpu.shape, dtype=bool)
     per_step = quality.lower_bound(cpu, np.zeros(cpu.shape), alive,
                                    1.0, 1.0)[0]
+    return cpu, alive, per_step
+
+
+def test_moved_vms_still_count_at_every_step_without_overload():
+    cpu, alive, per_step = _random_cpu(7, 0.5, (30, 48))
     r = bb.budget_bound(cpu, alive, 1.0, bb.Budgets(1000, 0), 1.0,
                         block_seconds=(1, 12, 48))
     assert r.mean_hosts >= per_step.mean() - 1e-9
@@ -142,11 +147,7 @@ def test_bad_input_is_refused():
 
 
 def test_without_budgets_it_is_the_held_cpu_bound():
-    rng = np.random.default_rng(5)
-    cpu = rng.uniform(0, 0.4, (40, 24))
-    alive = np.ones(cpu.shape, dtype=bool)
-    per_step = quality.lower_bound(cpu, np.zeros(cpu.shape), alive,
-                                   1.0, 1.0)[0]
+    cpu, alive, per_step = _random_cpu(5, 0.4, (40, 24))
     for hold in (1, 6, 24):
         r = bb.budget_bound(cpu, alive, 1.0, bb.Budgets(0, 0), 1.0,
                             block_seconds=(hold,))

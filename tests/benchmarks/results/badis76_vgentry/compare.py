@@ -30,7 +30,7 @@ def load(path, label):
                                else ',' + r['alloc'])
         out[(case, r['start'], r['seed'])] = (
             none[(r['pattern'], r['seed'])] / r['ops'], r['saved_pct'],
-            r['swap_in_mib'])
+            r['swap_in_mib'], r.get('S_more'), r.get('S_less'))
     return out
 
 

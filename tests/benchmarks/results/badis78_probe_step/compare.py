@@ -6,28 +6,22 @@ allowance, % of booked).
     python3 compare.py REF_DIR REF_LABEL NEW_DIR NEW_LABEL
 """
 import collections
-import json
+import importlib.util
 import math
 import os
 import statistics
 import sys
 
-
-def load(path, label):
-    runs = [json.loads(line)
-            for line in open(os.path.join(path, 'model.jsonl'))]
-    none = {(r['pattern'], r['seed']): r['ops'] for r in runs
-            if r['label'] == 'none'}
-    out = {}
-    for r in runs:
-        if r['label'] != label:
-            continue
-        case = r['pattern'] + ('' if r.get('alloc', 's') == 's'
-                               else ',' + r['alloc'])
-        out[(case, r['start'], r['seed'])] = (
-            none[(r['pattern'], r['seed'])] / r['ops'], r['saved_pct'],
-            r.get('S_more'), r.get('S_less'))
-    return out
+HERE = os.path.dirname(os.path.abspath(__file__))
+# the loader of stop 76's compare (vm_over, saved, swap-ins, S_more,
+# S_less per run)
+_SPEC = importlib.util.spec_from_file_location(
+    'compare76', os.path.join(HERE, '..', 'badis76_vgentry', 'compare.py'))
+_COMPARE76 = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(_COMPARE76)
+load = _COMPARE76.load
+FIGURES = (('vm_over', 0, '%.3f'), ('saved', 1, '%5.2f'),
+           ('S_more', 3, '%5.2f'), ('S_less', 4, '%5.2f'))
 
 
 def mean(values):
@@ -49,11 +43,9 @@ def main(ref_dir, ref_label, new_dir, new_label):
     for (case, start), v in sorted(per.items()):
         if all(x == y for x, y in v):
             continue
-        cols = []
-        for i, name in enumerate(('vm_over', 'saved', 'S_more', 'S_less')):
-            spec = '%.3f' if i == 0 else '%5.2f'
-            cols.append(('%s ' + spec + ' -> ' + spec) % (
-                name, mean(x[i] for x, _ in v), mean(y[i] for _, y in v)))
+        cols = [('%s ' + spec + ' -> ' + spec) % (
+            name, mean(x[i] for x, _ in v), mean(y[i] for _, y in v))
+            for name, i, spec in FIGURES]
         print('%-16s %-6s %s' % (case, start, '  '.join(cols)))
     return 0
 
