@@ -264,6 +264,20 @@ def _goal(name):
     return get
 
 
+def _above_bound(group, rung):
+    """How far a consolidation_bounds rung lies above the per-step lower
+    bound, per input of ``group`` (a reference for the distance goal)."""
+    def get(doc):
+        from tests.benchmarks import discipline
+        rows = [r for r in dig(doc, 'rows') or []
+                if r.get('group') == group and r.get(rung) is not None]
+        if not rows:
+            return None
+        return discipline.summarize(
+            [r[rung] / r['lower_bound'] - 1 for r in rows])
+    return get
+
+
 def _badis_interval(doc, estimator, key, single=None):
     """A bench_badis figure: the interval over repeats when the file has
     them, else (a file of single runs) the summary's ``single`` figure."""
@@ -559,6 +573,13 @@ SPECS = [
          'WSS active hosts above the per-step lower bound, Bitbrains',
          _goal('above_lower_bound_wss'), fmt='.1f', scale=100.0,
          unit=' %', goal=(None, 0.15), goal_text='<= 15 %'),
+    # stop 78: what a clairvoyant re-packing within the migration budget
+    # needs, against the same bound (a reference, not the planner)
+    spec('consolidation/bounds.json',
+         'clairvoyant re-packing within the migration budget, 100 %, above '
+         'the per-step lower bound, Bitbrains (a reference)',
+         _above_bound('bitbrains', 'sticky'), fmt='.1f', scale=100.0,
+         unit=' %'),
     spec('consolidation/planner_ab.json', 'planning round CPU, 10 000 hosts',
          lambda d: dig(d, 'summary', 'new', 'cpu'), fmt='.3f', unit=' s',
          goal=(None, 1.0), goal_text='<= 1 s',
