@@ -264,7 +264,12 @@ def markdown(result):
              'hosts / reference - 1. FFD rungs are hindsight packings '
              '(every step packed anew, migrations free), not bounds; '
              'the held bounds are lower bounds for a placement kept for '
-             'the block without overload: see the module '
+             'the block without overload; the bound within the goals\' '
+             'budgets is a lower bound for any planner that spends no '
+             'more migrations and CPU overload than the goals allow; '
+             'the clairvoyant re-packing and the hindsight plan are '
+             'plans made knowing the trace, within the migration budget '
+             'and without overload, not bounds: see the module '
              'documentation.', '']
     for group, d in result['summary'].items():
         lines += ['## %s' % group, '',
