@@ -45,8 +45,11 @@ Lower bound (:func:`lower_bound`)
     memory being the packing's memory column (booked, or WSS^max_avg plus
     headroom). The simulator reports its mean beside the active hosts.
     It is the bound issue 19's goal is stated against; it packs every
-    step anew, for free, at 100 % of CPU, so no planner that keeps CPU
-    overload rare can come near it. Two fairer references are reported
+    step anew, for free, at 100 % of CPU (a planner within the issue's
+    migration and CPU-overload budgets is bounded only a little below it,
+    :mod:`memmut.simulator.budget_bound`, but even a clairvoyant one
+    stays far above it on Bitbrains: doc/source/simulator.rst). Two
+    fairer references are reported
     beside it (:func:`target_lower_bound`, :func:`held_lower_bound`):
     the same bound with the host capacities cut to the placement's
     utilization targets (what the planner is allowed to fill), and that
