@@ -59,6 +59,11 @@ CSV, same inputs) against each rung. Writes
 
     python -m tests.benchmarks.consolidation_bounds \
         [--sweep-csv results/consolidation/tradeoff_budget.csv]
+        [--trace PATH [--trace-part DIR] --seeds 0 --name bounds_<month>]
+
+Another month of the data set (``--trace``) gets the references and
+bounds alone, unless a sweep CSV of the same inputs gives the planner's
+hosts.
 """
 
 import argparse
@@ -183,19 +188,49 @@ def ladder(trace, settings, start, steps):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--sweep-csv', default=os.path.join(
-        OUT, 'tradeoff_budget.csv'))
+    ap.add_argument('--trace', default=None,
+                    help='real trace (default %s when present)' % TRACE)
+    ap.add_argument('--trace-part', default=None,
+                    help='the directory of a trace holding several '
+                    '(e.g. 2013-8 of the data set\'s rnd.zip)')
+    ap.add_argument('--sweep-csv', default=None,
+                    help='a sweep\'s CSV with the planner\'s active hosts '
+                    'on the same inputs (default, for the default trace: '
+                    'results/consolidation/tradeoff_budget.csv; another '
+                    'trace has no planner rows unless one is named)')
     ap.add_argument('--config', default='wss default')
     ap.add_argument('--window-days', type=float, default=6.0)
-    ap.add_argument('--seeds', type=int, default=3)
+    ap.add_argument('--seeds', type=int, default=3,
+                    help='synthetic seeds per profile (0: none)')
+    ap.add_argument('--name', default='bounds',
+                    help='base name of the result files in %s' % OUT)
     args = ap.parse_args(argv)
-    rows = [r for r in sweep.read_csv(args.sweep_csv)
-            if r['config'] == args.config]
-    hosts = {(r['group'], r['input']): r['hosts'] for r in rows}
+    if args.window_days <= 0 or args.seeds < 0:
+        sys.stderr.write('consolidation_bounds: error: --window-days must '
+                         'be positive and --seeds not negative\n')
+        return 2
+    path = args.trace or (TRACE if os.path.exists(TRACE) else None)
+    sweep_csv = args.sweep_csv
+    if sweep_csv is None and path == TRACE:
+        sweep_csv = os.path.join(OUT, 'tradeoff_budget.csv')
+    hosts = {}
+    if sweep_csv:
+        if not os.path.exists(sweep_csv):
+            sys.stderr.write('consolidation_bounds: error: no sweep CSV '
+                             'at %s\n' % sweep_csv)
+            return 2
+        hosts = {(r['group'], r['input']): r['hosts']
+                 for r in sweep.read_csv(sweep_csv)
+                 if r['config'] == args.config}
     conf = common.private_conf()
     base = engine.settings_from_conf(conf, 0.0, 300.0)
-    real = (trace_mod.load_bitbrains(TRACE) if os.path.exists(TRACE)
-            else None)
+    real = None
+    if path:
+        try:
+            real = trace_mod.load_bitbrains(path, part=args.trace_part)
+        except trace_mod.TraceError as e:
+            sys.stderr.write('consolidation_bounds: error: %s\n' % e)
+            return 2
     per = []
     for group, label, tr, start, steps in sweep.inputs(
             real, args.window_days, args.seeds):
@@ -224,15 +259,17 @@ def main(argv=None):
     result = {'command': 'python -m tests.benchmarks.consolidation_bounds '
                          + shlex.join(argv if argv is not None
                                       else sys.argv[1:]),
-              'sweep_csv': os.path.relpath(args.sweep_csv, ROOT),
+              'trace': real.source if real is not None else None,
+              'sweep_csv': (os.path.relpath(sweep_csv, ROOT) if sweep_csv
+                            else None),
               'config': args.config, 'rows': per, 'summary': summary,
               'versions': discipline.versions()}
     os.makedirs(OUT, exist_ok=True)
-    with open(os.path.join(OUT, 'bounds.json'), 'w') as f:
+    with open(os.path.join(OUT, args.name + '.json'), 'w') as f:
         json.dump(sweep._sig(result), f, indent=1, sort_keys=True)
         f.write('\n')
     md = markdown(result)
-    with open(os.path.join(OUT, 'bounds.md'), 'w') as f:
+    with open(os.path.join(OUT, args.name + '.md'), 'w') as f:
         f.write(md)
     print(md)
     return 0
@@ -257,8 +294,12 @@ def markdown(result):
              'bound_held_1d': 'per-step bound held 1 day (a bound)'}
     lines = ['# Active hosts against the lower bound and hindsight '
              'packings (issue 19)', '',
-             'Command: `%s` (active hosts: the `%s` rows of `%s`).'
-             % (result['command'], result['config'], result['sweep_csv']),
+             'Command: `%s` (%s).' % (
+                 result['command'],
+                 'active hosts: the `%s` rows of `%s`' % (
+                     result['config'], result['sweep_csv'])
+                 if result.get('sweep_csv') else
+                 'no planner rows: no sweep CSV for this trace'),
              '', 'Mean ± 95 % interval over each group\'s inputs of the '
              'mean over the accounted steps. "planner above": active '
              'hosts / reference - 1. FFD rungs are hindsight packings '

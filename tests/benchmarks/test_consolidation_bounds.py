@@ -37,3 +37,32 @@ def test_the_held_bound_is_below_any_placement_kept_for_the_block():
             packed = cb.ffd_hosts(cpu[:, sl].max(axis=1),
                                   mem[:, sl].max(axis=1), 1.0, 1.0)
             assert packed >= held[b]
+
+
+def test_the_plans_within_the_budget_never_beat_the_bounds():
+    # a small synthetic input through the whole ladder: the plans made
+    # within the migration budget without overload keep at least the
+    # per-step bound and the bound within the budgets on
+    import dataclasses
+
+    from memmut.simulator import engine
+    from memmut.simulator import synthetic
+    from tests import common
+    trace = synthetic.generate(60, 2.0, seed=3, profile='bursty')
+    base = engine.settings_from_conf(common.private_conf(), 0.0, 300.0)
+    steps = 288
+    s = dataclasses.replace(base, start_steps=0, duration_steps=steps)
+    r = cb.ladder(trace, s, 0, steps)
+    for plan in ('sticky', 'sticky_target', 'two_tier'):
+        assert r[plan] >= r['lower_bound'] - 1e-9
+        assert r[plan] >= r['budget'] - 1e-9
+    assert r['bound_held_1d'] >= r['bound_held_1h'] >= r['lower_bound']
+    assert r['sticky_migrations'] <= r['budget_migrations']
+
+
+def test_bad_arguments_exit_with_a_message(capsys):
+    assert cb.main(['--window-days', '0']) == 2
+    assert cb.main(['--sweep-csv', '/nonexistent.csv']) == 2
+    assert cb.main(['--trace', '/nonexistent.tar.gz']) == 2
+    err = capsys.readouterr().err
+    assert 'no sweep CSV' in err and 'does not exist' in err
