@@ -71,6 +71,13 @@ class Budgets:
         if self.migrations < 0 or self.overloaded_host_steps < 0:
             raise ValueError('budgets must not be negative')
 
+    @property
+    def whole(self):
+        """``(migrations, overloaded host-steps)`` as the whole numbers
+        a plan can spend."""
+        return (int(math.floor(self.migrations + 1e-9)),
+                int(math.floor(self.overloaded_host_steps + 1e-9)))
+
 
 def goal_budgets(alive, step_seconds, per_vm_day, overload_fraction,
                  host_steps):
@@ -152,16 +159,16 @@ def block_host_steps(table, per_step):
             dropped[:, np.arange(h.shape[1]), k])
 
 
-def dual_bound(tables, sizes, budgets, grid=_GRID):
-    """Lower bound on ``sum_t N(t)`` from each block's ``h`` table and
-    step count, by Lagrangian duality over the two budgets; returns
-    ``(bound, lambda, mu)``. Every pair of multipliers gives a valid
-    bound; the best of a coarse grid is refined around it."""
-    m_cap = int(math.floor(budgets.migrations + 1e-9))
-    k_cap = int(math.floor(budgets.overloaded_host_steps + 1e-9))
+def dual_bound(tables, budgets, grid=_GRID):
+    """Lower bound on ``sum_t N(t)`` from each block's table of
+    host-steps (:func:`block_host_steps`), by Lagrangian duality over the
+    two budgets; returns ``(bound, lambda, mu)``. Every pair of
+    multipliers gives a valid bound; the best of a coarse grid is
+    refined around it."""
+    m_cap, k_cap = budgets.whole
     groups = {}
-    for t, size in zip(tables, sizes):
-        t = np.asarray(t, dtype=float)[:m_cap + 1, :k_cap + 1] * size
+    for t in tables:
+        t = np.asarray(t, dtype=float)[:m_cap + 1, :k_cap + 1]
         groups.setdefault(t.shape, []).append(t)
     stacks = []
     for shape, ts in groups.items():
@@ -177,11 +184,10 @@ def dual_bound(tables, sizes, budgets, grid=_GRID):
 
     best = max((value(lam, mu), lam, mu) for lam in grid for mu in grid)
     for factor in (2.0 ** 0.25, 2.0 ** 0.125):
+        steps = (1 / factor, 1.0, factor)
         lam0, mu0 = best[1], best[2]
-        near = [x * f for x in (lam0,) for f in (1 / factor, 1, factor)]
-        near_mu = [x * f for x in (mu0,) for f in (1 / factor, 1, factor)]
-        best = max([best] + [(value(lam, mu), lam, mu)
-                             for lam in near for mu in near_mu])
+        best = max([best] + [(value(lam0 * f, mu0 * g), lam0 * f, mu0 * g)
+                             for f in steps for g in steps])
     return best
 
 
@@ -205,23 +211,20 @@ def budget_bound(cpu, alive, capacity, budgets, step_seconds,
     n_steps = cpu.shape[1]
     if n_steps == 0:
         raise ValueError('no steps')
-    m_max = int(math.floor(budgets.migrations + 1e-9))
-    k_max = int(math.floor(budgets.overloaded_host_steps + 1e-9))
+    m_max, k_max = budgets.whole
     per_step = np.ceil(np.where(alive, np.clip(cpu, 0.0, None), 0.0)
                        .sum(axis=0) / capacity - 1e-9)
     found = {}
     best = None
     for seconds in block_seconds:
-        length = max(1, int(round(seconds / step_seconds)))
-        if length in found or length > n_steps:
+        length = min(n_steps, max(1, int(round(seconds / step_seconds))))
+        if length in found:
             continue
-        parts = blocks(n_steps, length)
         tables = [block_host_steps(
             block_table(cpu[:, a:b], alive[:, a:b], capacity, m_max, k_max),
-            per_step[a:b]) for a, b in parts]
-        value, lam, mu = dual_bound(tables, [1] * len(parts), budgets)
+            per_step[a:b]) for a, b in blocks(n_steps, length)]
+        value, lam, mu = dual_bound(tables, budgets)
         found[length] = float(max(0.0, value) / n_steps)
         if best is None or found[length] > best.mean_hosts:
             best = Result(found[length], length, (lam, mu), found)
-    best.by_block_steps = found
     return best
