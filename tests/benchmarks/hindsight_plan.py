@@ -33,6 +33,19 @@ import numpy as np
 _EPS = 1e-9
 
 
+def _fit(load_c, load_m, c, m, cpu_cap, mem_cap):
+    """Whether loads (a host's series, or hosts x steps) take ``c`` and
+    ``m`` at every step (per host on the last axis)."""
+    return (((load_c + c) <= cpu_cap + _EPS).all(axis=-1) &
+            ((load_m + m) <= mem_cap + _EPS).all(axis=-1))
+
+
+def _active(where):
+    """Hosts on at each step: those holding a VM alive then."""
+    return np.array([len(np.unique(col[col >= 0])) for col in where.T],
+                    dtype=float)
+
+
 class _Hosts:
     """Hosts with their CPU and memory load series over the steps."""
 
@@ -46,8 +59,8 @@ class _Hosts:
         """Hosts that take series ``c``, ``m`` over ``sl`` (boolean)."""
         if not len(self.cpu):
             return np.zeros(0, dtype=bool)
-        return (((self.cpu[:, sl] + c) <= self.cpu_cap + _EPS).all(axis=1) &
-                ((self.mem[:, sl] + m) <= self.mem_cap + _EPS).all(axis=1))
+        return _fit(self.cpu[:, sl], self.mem[:, sl], c, m, self.cpu_cap,
+                    self.mem_cap)
 
     def add(self, h, c, m, sl):
         if h == len(self.cpu):
@@ -115,11 +128,8 @@ def plan(cpu, mem, alive, cpu_cap, mem_cap, heavy, block_steps):
             hosts.add(h, c, m, sl)
             where[v, sl] = np.where(alive[v, sl], h, -1)
             last[v] = h
-    active = np.zeros(n_steps)
-    for t in range(n_steps):
-        placed = where[:, t]
-        active[t] = len(np.unique(placed[placed >= 0]))
-    return Plan(active=active, where=where, migrations=moves, heavy=heavy,
+    return Plan(active=_active(where), where=where, migrations=moves,
+                heavy=heavy,
                 block_steps=block_steps)
 
 
@@ -136,11 +146,6 @@ def best_plan(cpu, mem, alive, cpu_cap, mem_cap, max_migrations,
                     best is None or p.mean_hosts < best.mean_hosts):
                 best = p
     return best
-
-
-def _fits(load_c, load_m, c, m, cpu_cap, mem_cap):
-    return (((load_c + c) <= cpu_cap + _EPS).all() and
-            ((load_m + m) <= mem_cap + _EPS).all())
 
 
 def sticky_plan(cpu, mem, alive, cpu_cap, mem_cap, block_steps, budget):
@@ -192,12 +197,10 @@ def sticky_plan(cpu, mem, alive, cpu_cap, mem_cap, block_steps, budget):
         members = {h: vs for h, vs in members.items() if vs}
         load = {h: load[h] for h in members}
 
-        def place(v, exclude=()):
+        def place(v):
             for h in sorted(members):
-                if h in exclude:
-                    continue
-                if _fits(load[h][0], load[h][1], c[v], m[v], cpu_cap,
-                         mem_cap):
+                if _fit(load[h][0], load[h][1], c[v], m[v], cpu_cap,
+                        mem_cap):
                     return h
             return None
 
@@ -227,39 +230,31 @@ def sticky_plan(cpu, mem, alive, cpu_cap, mem_cap, block_steps, budget):
             trial_members = {k: list(x) for k, x in members.items()}
             trial_load = {k: [x[0].copy(), x[1].copy()]
                           for k, x in load.items()}
-            ok = True
+            dest_of = {}
             for v in sorted(vs, key=lambda x: -size[x]):
-                dest = None
-                for k in sorted(trial_members):
-                    if k == h or not trial_members[k]:
-                        continue
-                    if _fits(trial_load[k][0], trial_load[k][1], c[v],
-                             m[v], cpu_cap, mem_cap):
-                        dest = k
-                        break
+                dest = next((k for k in sorted(trial_members)
+                             if k != h and trial_members[k] and _fit(
+                                 trial_load[k][0], trial_load[k][1], c[v],
+                                 m[v], cpu_cap, mem_cap)), None)
                 if dest is None:
-                    ok = False
                     break
+                dest_of[v] = dest
                 trial_members[dest].append(v)
                 trial_load[dest][0] += c[v]
                 trial_load[dest][1] += m[v]
-            if not ok:
+            if len(dest_of) < len(vs):
                 continue
-            for v in vs:
-                for k, x in trial_members.items():
-                    if k != h and v in x:
-                        if v in was:
-                            moves += 1
-                            allowance -= 1
-                        host_of[v] = k
+            for v, dest in dest_of.items():
+                if v in was:
+                    moves += 1
+                    allowance -= 1
+                host_of[v] = dest
             trial_members[h] = []
             members, load = trial_members, trial_load
         for h, vs in members.items():
             for v in vs:
                 where[v, a:b] = np.where(alive[v, a:b], h, -1)
-    active = np.array([len(np.unique(where[where[:, t] >= 0, t]))
-                       for t in range(n_steps)], dtype=float)
-    return Plan(active=active, where=where, migrations=moves, heavy=n,
+    return Plan(active=_active(where), where=where, migrations=moves, heavy=n,
                 block_steps=block_steps)
 
 
