@@ -357,10 +357,18 @@ SEASONAL = {'peak': seasonal_peak, 'rise': seasonal_rise}
 # period 0: no seasonal part (see seasonal_peak); lead an hour: time to
 # move a host's VMs before a recurring peak. n, length, period and lead
 # are samples or durations (algorithm.samples).
+# seasonal_threshold None: the seasonal part compares with ``threshold``.
 @algorithm.parameters(threshold=0.9, n=1, length=12, horizon=0, period=0,
-                      lead='1h', seasonal='rise')
+                      lead='1h', seasonal='rise', seasonal_threshold=None)
 def forecast_threshold_factory(time_step, migration_time, params):
     threshold = float(params['threshold'])
+    ahead = params['seasonal_threshold']
+    if ahead is None:
+        ahead = threshold
+    elif isinstance(ahead, bool) or not isinstance(ahead, (int, float)):
+        raise ValueError('seasonal_threshold must be a number or null, '
+                         'not %r' % (ahead,))
+    ahead = float(ahead)
     recent = stateless(forecast_threshold, threshold,
                        algorithm.samples(params, 'n', time_step, 1),
                        algorithm.samples(params, 'length', time_step),
@@ -379,7 +387,7 @@ def forecast_threshold_factory(time_step, migration_time, params):
 
     def decide(utilization, state=None):
         over, state = recent(utilization, state)
-        return (over or seasonal(threshold, period, lead,
+        return (over or seasonal(ahead, period, lead,
                                  utilization)), state
     return decide
 

@@ -99,6 +99,25 @@ def test_forecast_overload_factory_with_a_period():
                      {'period': -1})
 
 
+def test_the_seasonal_part_has_its_own_threshold():
+    # 0.6 now + yesterday's rise of 0.3 = 0.9: above 0.85, not above 0.95
+    h = [0.0, 0.5, 0.8, 0.6, 0.5, 0.5, 0.6]
+
+    def build(**extra):
+        return loader.build('overload', 'forecast_threshold', 300, 0,
+                            dict({'threshold': 0.85, 'period': 6,
+                                  'lead': 3}, **extra))
+    assert build()(h)[0]
+    assert build(seasonal_threshold=None)(h)[0]
+    assert not build(seasonal_threshold=0.95)(h)[0]
+    assert build(seasonal_threshold=0.89)(h)[0]
+    # the recent part keeps the threshold
+    assert build(seasonal_threshold=0.95)([0.1] * 6 + [0.86])[0]
+    for bad in ('high', True, [1]):
+        with pytest.raises(loader.AlgorithmError):
+            build(seasonal_threshold=bad)
+
+
 def _seasonal_memory_params(**kw):
     spec = loader.AlgorithmSpec(memory_overload_parameters=dict(
         loader.SEASONAL_MEMORY_OVERLOAD, period=6, lead=2))
