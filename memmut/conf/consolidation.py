@@ -33,11 +33,12 @@ _OVERLOAD_HELP = _OVERLOAD_DEFAULT + _PARAMS % (
     '90, 100], "bruteforce_step": 0.5, '
     '"learning_steps": 10}; forecast_threshold '
     '{"threshold": 0.9, "n": 1, "length": 12, '
-    '"horizon": 0, "period": 0, "lead": "1h", "seasonal": "rise"} '
+    '"horizon": 0, "period": 0, "lead": "1h", "seasonal": "rise", '
+    '"seasonal_threshold": null} '
     '(period > 0: also overloaded when the current load plus the host\'s '
     'rise within the lead after the same time one period ago, e.g. '
-    '"1d": yesterday, exceeds the threshold; "peak": when that '
-    'window\'s level did)')
+    '"1d": yesterday, exceeds seasonal_threshold, null meaning the '
+    'threshold; "peak": when that window\'s level did)')
 
 opts = [
     cfg.StrOpt('underload_detection',
@@ -100,11 +101,18 @@ opts = [
                     'behaviour before.'),
     cfg.StrOpt('memory_overload_detection_parameters',
                default='{"threshold": 0.95, "period": "1d", "lead": '
-                       '"1h", "seasonal": "rise"}',
+                       '"1h", "seasonal": "rise", "seasonal_threshold": '
+                       '1.0}',
                help=_PARAMS % ('memory_overload_detection',
                                'as for overload_detection; memmut sets '
                                'the threshold to 0.95 of the host\'s '
-                               'memory')),
+                               'memory, and compares the seasonal '
+                               'forecast with the whole host (1.0): the '
+                               'load it forecasts is a sum of '
+                               'WSS^max_avg, already above what the '
+                               'VMs use, and at 0.95 the forecast moved '
+                               'VMs from hosts whose memory never came '
+                               'within 7 % of full (issue 19, stop 79)')),
     cfg.StrOpt('underload_combination',
                default='all',
                choices=[('all', 'a host is underloaded when both its CPU '

@@ -107,7 +107,8 @@ def build(role, name, time_step, migration_time, params=None):
 # yesterday above it. Durations, not samples: a day stays a day whatever
 # the [consolidation] interval (algorithm.samples).
 SEASONAL_MEMORY_OVERLOAD = {'threshold': 0.95, 'period': '1d',
-                            'lead': '1h', 'seasonal': 'rise'}
+                            'lead': '1h', 'seasonal': 'rise',
+                            'seasonal_threshold': 1.0}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -389,17 +389,18 @@ def configurations():
                 'wss', aware, dataclasses.replace(
                     p_aware, remote_memory_fraction=f),
                 'remote_memory_fraction')
-    # The seasonal memory forecast compared with the host's capacity
-    # rather than the 0.95 the current load is held to (stop 79: on
+    # The seasonal memory forecast compared with 0.95, the level the
+    # current load is held to (the default until stop 79, now 1.0: on
     # the default and diurnal profiles its moves relieved hosts whose
     # WSS^max_avg sum was 0.89-0.92 and whose VMs' own memory never
-    # came within 7 % of the host).
+    # came within 7 % of the host), or in between.
     mem = aware.memory_overload_parameters
-    for th in (0.98, 1.0):
-        spec, p = vary('memory_overload_parameters', 'seasonal_threshold',
-                       th, mem)
-        out['wss mem_seasonal_threshold=%g' % th] = (
-            'wss', spec, p, 'memory overload seasonal_threshold')
+    for th in (0.95, 0.98, 1.0):
+        if th != mem.get('seasonal_threshold'):
+            spec, p = vary('memory_overload_parameters',
+                           'seasonal_threshold', th, mem)
+            out['wss mem_seasonal_threshold=%g' % th] = (
+                'wss', spec, p, 'memory overload seasonal_threshold')
     for d in (0, 288):
         if d != p_aware.min_dwell_rounds:
             out['wss dwell=%d' % d] = (

@@ -62,7 +62,8 @@ def test_spec_from_conf():
     assert eff['memory_overload'] == (
         'forecast_threshold',
         {'threshold': 0.95, 'n': 1, 'length': 12, 'horizon': 0,
-         'period': '1d', 'lead': '1h', 'seasonal': 'rise'})
+         'period': '1d', 'lead': '1h', 'seasonal': 'rise',
+         'seasonal_threshold': 1.0})
     assert eff['placement'][1]['memory_window'] == '1d'
     algos = loader.build_all(spec, 300, 30)
     assert algos.vm_selection({'a': [1]}, {'a': 1})[0] == ['a']
