@@ -597,6 +597,14 @@ SPECS = [
     spec('consolidation/tradeoff_burnin_w1b1.json',
          'goals met after a day of burn-in, memory_spikes', _goals_met(
              'synthetic memory_spikes')),
+    # stop 79: the profiles whose memory-caused share the seasonal
+    # forecast's own threshold brought under the goal
+    spec('consolidation/tradeoff_burnin_w1b1.json',
+         'goals met after a day of burn-in, default', _goals_met(
+             'synthetic default')),
+    spec('consolidation/tradeoff_burnin_w1b1.json',
+         'goals met after a day of burn-in, diurnal', _goals_met(
+             'synthetic diurnal')),
     spec('ws_curve_streams.json', 'curve allocation, zipf0.8 stream',
          lambda d: dig(d, 'summary', 'zipf0.8', 'curve', 'fraction'),
          fmt='.1f', scale=100.0, unit=' %'),
