@@ -122,9 +122,23 @@ def minimum_migration_time_per_cpu_factory(time_step, migration_time,
         last_n, cpu, ram))
 
 
+def seasonal_rises(series, period, lead):
+    """How far ``series`` rose above its value one ``period`` ago over
+    the ``lead`` samples that followed it (``lead`` values, the first 0):
+    the memory overload detector's seasonal rise
+    (:func:`memmut.consolidation.overload.seasonal_rise`) as a path.
+    Zeros when the series is shorter than ``period``: a VM with less
+    history than that has shown no rise to repeat."""
+    s = np.asarray(series, dtype=float)
+    if period <= 0 or lead <= 0 or len(s) < period:
+        return np.zeros(max(0, lead))
+    w = s[len(s) - period:len(s) - period + lead]
+    return w - w[0]
+
+
 def longest_relief(window, cpu_target, ram_target, vms_cpu, vms_ram,
                    host_cpu, host_ram, host_cpu_history, host_mem_history,
-                   vms_mem):
+                   vms_mem, period=0, lead=0):
     """The VMs whose departure keeps the host under its targets longest.
 
     Over the last ``window`` samples of the host's CPU and memory-load
@@ -138,6 +152,18 @@ def longest_relief(window, cpu_target, ram_target, vms_cpu, vms_ram,
     a host leaves an overload with headroom (hysteresis) instead of just
     under the threshold, and the VMs chosen are those that cause its
     peaks, not the ones that happen to be busy at the last sample.
+
+    With ``period`` > 0 the memory samples also hold the seasonal
+    forecast of the next ``lead`` samples: the memory load now plus the
+    rise the candidates showed after the same time one ``period`` ago
+    (:func:`seasonal_rises`), each candidate's share being its last value
+    plus its own rise. A host that the seasonal memory forecast declared
+    overloaded while its recent samples are under the targets then
+    sends away the VMs that rose, not the smallest ones (stop 79: on
+    ``memory_spikes`` those moved VMs whose rise was 0, a dozen per
+    round, and the host overflowed all the same). The candidates are
+    the VMs on the host (those that just arrived and are held back by
+    the dwell time count with no rise).
     """
     names = sorted(vms_ram)
     if not names:
@@ -155,6 +181,12 @@ def longest_relief(window, cpu_target, ram_target, vms_cpu, vms_ram,
     hm = tail(host_mem_history)
     vc = np.array([tail(vms_cpu.get(n, ())) for n in names])
     vm = np.array([tail(vms_mem.get(n, ())) for n in names])
+    if period > 0 and lead > 0:
+        rise = np.array([seasonal_rises(vms_mem.get(n, ()), period, lead)
+                         for n in names])
+        now = vm[:, -1:]
+        hm = np.concatenate([hm, hm[-1] + rise.sum(axis=0)])
+        vm = np.concatenate([vm, now + rise], axis=1)
     ram = np.array([float(vms_ram[n]) for n in names])
     left = np.ones(len(names), dtype=bool)
     chosen = []
@@ -176,17 +208,25 @@ def longest_relief(window, cpu_target, ram_target, vms_cpu, vms_ram,
     return chosen
 
 
+# period 0: no seasonal forecast in the memory samples (memmut's
+# vm_selection_parameters default sets it to a day, as its memory
+# overload detector's).
 @algorithm.parameters(window='1h', cpu_target=0.8, ram_target=0.9,
-                      last_n=2)
+                      last_n=2, period=0, lead='1h')
 def longest_relief_factory(time_step, migration_time, params):
     """Host-aware: the planner passes the host's capacities and
     histories (``decide.host_aware``); without them (a caller that does
     not know the host) it falls back to
-    :func:`minimum_migration_time_per_cpu`. ``window``: samples or a
-    duration (:func:`memmut.consolidation.algorithm.samples`)."""
+    :func:`minimum_migration_time_per_cpu`. ``window``, ``period`` and
+    ``lead``: samples or durations
+    (:func:`memmut.consolidation.algorithm.samples`)."""
     window = algorithm.samples(params, 'window', time_step, 1)
     cpu_t, ram_t = float(params['cpu_target']), float(params['ram_target'])
     last_n = _last_n(params)
+    period = algorithm.samples(params, 'period', time_step)
+    lead = algorithm.samples(params, 'lead', time_step)
+    if period and lead > period:
+        raise ValueError('lead must not exceed period')
 
     def decide(vms_cpu, vms_ram, state=None, host_cpu=None, host_ram=None,
                host_cpu_history=None, host_mem_history=None, vms_mem=None):
@@ -199,7 +239,7 @@ def longest_relief_factory(time_step, migration_time, params):
             window, cpu_t, ram_t, vms_cpu, vms_ram, host_cpu, host_ram,
             host_cpu_history,
             host_mem_history if host_mem_history is not None else (),
-            vms_mem or {})
+            vms_mem or {}, period, lead)
         if not chosen:    # the detector fired, the targets are met
             chosen = [minimum_migration_time_per_cpu(last_n, vms_cpu,
                                                      vms_ram)]

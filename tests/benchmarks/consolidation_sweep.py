@@ -401,6 +401,15 @@ def configurations():
                            'seasonal_threshold', th, mem)
             out['wss mem_seasonal_threshold=%g' % th] = (
                 'wss', spec, p, 'memory overload seasonal_threshold')
+    # The VMs an overload sends away chosen on the seasonal forecast as
+    # well as the last hour (longest_relief's period; stop 79: on
+    # memory_spikes a seasonal detection moved a dozen VMs that had not
+    # risen, per round, and the host overflowed all the same).
+    sel = aware.vm_selection_parameters
+    if not sel.get('period'):
+        spec, p = vary('vm_selection_parameters', 'period', '1d', sel)
+        out['wss selection period=1d'] = ('wss', spec, p,
+                                          'vm_selection period')
     for d in (0, 288):
         if d != p_aware.min_dwell_rounds:
             out['wss dwell=%d' % d] = (

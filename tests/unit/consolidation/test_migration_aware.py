@@ -201,6 +201,52 @@ def test_longest_relief_keeps_selecting_until_the_targets_hold():
         [960, 960], [0, 0], {}) == ['a', 'b']
 
 
+def test_seasonal_rises_is_the_path_of_the_rise_one_period_ago():
+    # period 6, lead 3: the window is indices 1-3 of 7 values
+    h = [0.0, 50, 80, 60, 50, 50, 60]
+    assert vm_selection.seasonal_rises(h, 6, 3).tolist() == [0, 30, 10]
+    # shorter than the period, or no period: no rise known
+    assert vm_selection.seasonal_rises(h[:5], 6, 3).tolist() == [0, 0, 0]
+    assert vm_selection.seasonal_rises(h, 0, 3).tolist() == [0, 0, 0]
+
+
+def test_longest_relief_sends_away_the_vms_that_rose_one_period_ago():
+    # Memory 1000 MiB, target 0.9. Ten VMs on the host now: a and b at
+    # 100 MiB, c-j at 60 (680 MiB, recent samples under 900). One period
+    # ago (period 6, lead 3) a and b each rose by 150 MiB within the
+    # lead: the forecast is 980 MiB.
+    small = [60.0] * 7
+    rising = [0.0, 100, 250, 100, 100, 100, 100]
+    vms_mem = {n: list(rising) for n in 'ab'}
+    vms_mem.update({n: list(small) for n in 'cdefghij'})
+    ram = {n: vms_mem[n][-1] for n in vms_mem}
+    cpu = {n: [10.0] * 7 for n in vms_mem}
+    host_mem = [sum(vms_mem[n][i] for n in vms_mem) for i in range(7)]
+
+    def select(period, lead):
+        return vm_selection.longest_relief(
+            2, 0.8, 0.9, cpu, ram, 1000.0, 1000.0, [100.0] * 7, host_mem,
+            vms_mem, period, lead)
+    # Without the forecast nothing in the last two samples is above 900
+    assert select(0, 0) == []
+    # With it: a alone takes the forecast from 980 to 730
+    assert select(6, 3) == ['a']
+    # The factory reads the period; the planner's fallback when the
+    # targets are met is the least memory per CPU (a small VM)
+    plain = loader.build('vm_selection', 'longest_relief', 300, 0,
+                         {'window': 2})
+    seasonal = loader.build('vm_selection', 'longest_relief', 300, 0,
+                            {'window': 2, 'period': 6, 'lead': 3})
+    ctx = dict(host_cpu=1000.0, host_ram=1000.0,
+               host_cpu_history=[100.0] * 7, host_mem_history=host_mem,
+               vms_mem=vms_mem)
+    assert plain(cpu, ram, **ctx)[0] == ['c']
+    assert seasonal(cpu, ram, **ctx)[0] == ['a']
+    with pytest.raises(loader.AlgorithmError):
+        loader.build('vm_selection', 'longest_relief', 300, 0,
+                     {'period': 6, 'lead': 7})
+
+
 def test_max_overload_moves_limits_a_selection_of_several():
     # longest_relief at target 0.5 returns two VMs at once (960 -> 480);
     # max_overload_moves 1 lets only the first go.
