@@ -559,6 +559,32 @@ def test_a_recurring_memory_spike_is_relieved_before_it_comes_back(
     assert plain.plan.overloaded == {} and plain.migrations == []
 
 
+def test_the_seasonal_forecast_is_held_to_the_whole_host(db, clock):
+    # As above, but the VMs grow from 1000 to 1325 MiB: yesterday's rise
+    # takes the host from 0.73 to 0.97 of its memory, over the 0.95 the
+    # current load is held to and under the whole host, which memmut's
+    # default compares the seasonal forecast with (stop 79).
+    def wss(t):
+        return (1325 if 80 * 60 <= t % 7200 < 100 * 60 else 1000) << 10
+    populate(db, clock, {
+        'h1': (8, 4 * GIB_KB, [VMSpec(u, booked_kb=3 * GIB_KB // 2,
+                                      wss_kb=wss) for u in 'abc']),
+        'h2': (8, 8 * GIB_KB, [])}, duration=7200 + 72 * 60)
+
+    def run(**extra):
+        return rounds.RoundRunner(round_conf(
+            history_length=24,
+            memory_overload_detection_parameters=json.dumps(
+                dict(loader.SEASONAL_MEMORY_OVERLOAD, period=24, lead=3,
+                     **extra))),
+            db, clock=clock).run(dry_run=True)
+    held = run()
+    assert held.plan.overloaded == {} and held.migrations == []
+    margin = run(seasonal_threshold=0.95)
+    assert margin.plan.overloaded == {'h1': 'memory'}
+    assert margin.migrations
+
+
 def test_remote_memory_holds_an_overload_the_reservoirs_cover(db, clock):
     # h1's 3 VMs use 1300 MiB each: 3900 MiB, 0.95 of its 4 GiB is 3891.
     # With remote_memory_fraction 0.1 the host may stay where it is if
