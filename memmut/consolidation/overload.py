@@ -365,9 +365,11 @@ def forecast_threshold_factory(time_step, migration_time, params):
     ahead = params['seasonal_threshold']
     if ahead is None:
         ahead = threshold
-    elif isinstance(ahead, bool) or not isinstance(ahead, (int, float)):
-        raise ValueError('seasonal_threshold must be a number or null, '
-                         'not %r' % (ahead,))
+    elif isinstance(ahead, bool) or not isinstance(ahead, (int, float)) \
+            or ahead <= 0:
+        raise ValueError('seasonal_threshold must be a positive number '
+                         '(a fraction of the host) or null, not %r'
+                         % (ahead,))
     ahead = float(ahead)
     recent = stateless(forecast_threshold, threshold,
                        algorithm.samples(params, 'n', time_step, 1),

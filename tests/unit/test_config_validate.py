@@ -51,6 +51,23 @@ def test_plugin_names_and_algorithm_parameters_are_checked(tmp_path):
     assert "has no parameter 'bogus'" in validate.problems(conf)[0]
 
 
+def test_seasonal_parameters_are_checked(tmp_path):
+    conf = load(tmp_path, '[consolidation]\n'
+                          'memory_overload_detection_parameters = '
+                          '{"period": "1d", "seasonal_threshold": -1}\n')
+    (found,) = validate.problems(conf)
+    assert 'seasonal_threshold must be a positive number' in found
+    conf = load(tmp_path, '[consolidation]\n'
+                          'vm_selection_parameters = '
+                          '{"period": "1h", "lead": "2h"}\n')
+    (found,) = validate.problems(conf)
+    assert "'longest_relief'" in found
+    assert found.endswith('lead must not exceed period')
+    conf = load(tmp_path, '[consolidation]\n'
+                          'vm_selection_parameters = {"period": "1d"}\n')
+    assert validate.problems(conf) == []
+
+
 def test_young_vm_policy_parameters_are_checked(tmp_path):
     conf = load(tmp_path, '[consolidation]\nyoung_vm_policy = booked\n'
                           'young_vm_policy_parameters = {"quantile": 1}\n')

@@ -113,7 +113,7 @@ def test_the_seasonal_part_has_its_own_threshold():
     assert build(seasonal_threshold=0.89)(h)[0]
     # the recent part keeps the threshold
     assert build(seasonal_threshold=0.95)([0.1] * 6 + [0.86])[0]
-    for bad in ('high', True, [1]):
+    for bad in ('high', True, [1], 0, -0.5):
         with pytest.raises(loader.AlgorithmError):
             build(seasonal_threshold=bad)
 
