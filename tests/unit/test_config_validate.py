@@ -15,6 +15,11 @@ def load(tmp_path, text):
     return conf
 
 
+def one_problem(tmp_path, text):
+    (found,) = validate.problems(load(tmp_path, text))
+    return found
+
+
 def test_defaults_have_no_problem(tmp_path):
     assert validate.problems(load(tmp_path, '')) == []
 
@@ -52,15 +57,13 @@ def test_plugin_names_and_algorithm_parameters_are_checked(tmp_path):
 
 
 def test_seasonal_parameters_are_checked(tmp_path):
-    conf = load(tmp_path, '[consolidation]\n'
-                          'memory_overload_detection_parameters = '
-                          '{"period": "1d", "seasonal_threshold": -1}\n')
-    (found,) = validate.problems(conf)
+    found = one_problem(tmp_path, '[consolidation]\n'
+                        'memory_overload_detection_parameters = '
+                        '{"period": "1d", "seasonal_threshold": -1}\n')
     assert 'seasonal_threshold must be a positive number' in found
-    conf = load(tmp_path, '[consolidation]\n'
-                          'vm_selection_parameters = '
-                          '{"period": "1h", "lead": "2h"}\n')
-    (found,) = validate.problems(conf)
+    found = one_problem(tmp_path, '[consolidation]\n'
+                        'vm_selection_parameters = '
+                        '{"period": "1h", "lead": "2h"}\n')
     assert "'longest_relief'" in found
     assert found.endswith('lead must not exceed period')
     conf = load(tmp_path, '[consolidation]\n'
@@ -105,17 +108,15 @@ def test_a_seasonal_forecast_longer_than_the_history_is_a_warning(tmp_path):
 
 
 def test_a_bad_duration_stops_the_service_at_start(tmp_path):
-    conf = load(tmp_path, '[consolidation]\n'
-                          'vm_placement_parameters = '
-                          '{"memory_window": "a day"}\n')
-    (found,) = validate.problems(conf)
+    found = one_problem(tmp_path, '[consolidation]\n'
+                        'vm_placement_parameters = '
+                        '{"memory_window": "a day"}\n')
     assert found.startswith('[consolidation] placement algorithm '
                             "'peak_best_fit_decreasing': bad parameters")
     assert "memory_window: 'a day' is not a duration" in found
-    conf = load(tmp_path, '[consolidation]\n'
-                          'underload_detection_parameters = '
-                          '{"window": 0}\n')
-    (found,) = validate.problems(conf)
+    found = one_problem(tmp_path, '[consolidation]\n'
+                        'underload_detection_parameters = '
+                        '{"window": 0}\n')
     assert 'window must be at least 1 sample' in found
 
 

@@ -529,6 +529,18 @@ def test_packing_on_wss_sees_no_overload_where_booked_does(db, clock):
     assert wss.status == 'completed'
 
 
+def _daily_spike(db, clock, peak_mib):
+    """h1 (4 GiB) holds 3 VMs of 1000 MiB that grow together to
+    ``peak_mib`` from minute 80 to 100 of every 2-hour "day"; h2 (8 GiB)
+    is empty. Reports until minute 72 of the second day."""
+    def wss(t):
+        return (peak_mib if 80 * 60 <= t % 7200 < 100 * 60 else 1000) << 10
+    populate(db, clock, {
+        'h1': (8, 4 * GIB_KB, [VMSpec(u, booked_kb=3 * GIB_KB // 2,
+                                      wss_kb=wss) for u in 'abc']),
+        'h2': (8, 8 * GIB_KB, [])}, duration=7200 + 72 * 60)
+
+
 @pytest.mark.parametrize('period, lead', [(24, 3), ('2h', '15min')])
 def test_a_recurring_memory_spike_is_relieved_before_it_comes_back(
         db, clock, period, lead):
@@ -538,12 +550,7 @@ def test_a_recurring_memory_spike_is_relieved_before_it_comes_back(
     # day (after their first time slice). At minute 72 of the second day
     # the host is at 0.73 of its memory; yesterday's rise within the lead
     # would take it above 0.95.
-    def wss(t):
-        return (1400 if 80 * 60 <= t % 7200 < 100 * 60 else 1000) << 10
-    populate(db, clock, {
-        'h1': (8, 4 * GIB_KB, [VMSpec(u, booked_kb=3 * GIB_KB // 2,
-                                      wss_kb=wss) for u in 'abc']),
-        'h2': (8, 8 * GIB_KB, [])}, duration=7200 + 72 * 60)
+    _daily_spike(db, clock, 1400)
     seasonal = rounds.RoundRunner(round_conf(
         history_length=24,
         memory_overload_detection_parameters=json.dumps(
@@ -564,12 +571,7 @@ def test_the_seasonal_forecast_is_held_to_the_whole_host(db, clock):
     # takes the host from 0.73 to 0.97 of its memory, over the 0.95 the
     # current load is held to and under the whole host, which memmut's
     # default compares the seasonal forecast with (stop 79).
-    def wss(t):
-        return (1325 if 80 * 60 <= t % 7200 < 100 * 60 else 1000) << 10
-    populate(db, clock, {
-        'h1': (8, 4 * GIB_KB, [VMSpec(u, booked_kb=3 * GIB_KB // 2,
-                                      wss_kb=wss) for u in 'abc']),
-        'h2': (8, 8 * GIB_KB, [])}, duration=7200 + 72 * 60)
+    _daily_spike(db, clock, 1325)
 
     def run(**extra):
         return rounds.RoundRunner(round_conf(
