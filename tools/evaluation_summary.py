@@ -589,6 +589,11 @@ SPECS = [
                  lambda d: dig(d, 'summary', 'new', 'cpu'))),
     spec('consolidation/tradeoff.json', 'sweep goals met (Bitbrains)',
          _goals_met('bitbrains')),
+    # stop 79: the same curve at the stop-79 defaults, 8 seeds, after a
+    # day of burn-in (tradeoff.json is the cold run at stop 41's)
+    spec('consolidation/tradeoff_stop79.json',
+         'sweep goals met after a day of burn-in (Bitbrains, stop-79 '
+         'defaults)', _goals_met('bitbrains')),
     # stop 63: the defaults after a day's burn-in (a planner that has
     # been running; doc/source/simulator.rst)
     spec('consolidation/tradeoff_burnin_w1b1.json',
