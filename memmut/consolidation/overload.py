@@ -248,14 +248,24 @@ def seasonal_rise(threshold, period, lead, utilization):
     they grew together at this hour (a batch job, a backup, a shared
     afternoon). Needs the whole window in the history.
     """
-    if period <= 0 or lead <= 0:
+    if period <= 0 or lead <= 0 or len(utilization) < period:
         return False
-    start = len(utilization) - period
-    if start < 0 or not len(utilization):
-        return False
-    window = utilization[start:start + lead]
-    rise = float(np.max(window)) - float(window[0])
+    rise = float(np.max(seasonal_rises(utilization, period, lead)))
     return bool(rise > 0 and float(utilization[-1]) + rise > threshold)
+
+
+def seasonal_rises(series, period, lead):
+    """How far ``series`` rose above its value one ``period`` ago over
+    the ``lead`` samples that followed it (``lead`` values, the first 0):
+    the rise of :func:`seasonal_rise` as a path, which is additive over
+    VMs (a host's path is the sum of its VMs'). Zeros when the series is
+    shorter than ``period``: a VM with less history than that has shown
+    no rise to repeat."""
+    s = np.asarray(series, dtype=float)
+    if period <= 0 or lead <= 0 or len(s) < period:
+        return np.zeros(max(0, lead))
+    w = s[len(s) - period:len(s) - period + lead]
+    return w - w[0]
 
 
 def otf(otf, threshold, limit, migration_time, utilization, state):

@@ -18,6 +18,7 @@ import random as _random
 import numpy as np
 
 from memmut.consolidation import algorithm
+from memmut.consolidation import overload
 
 
 def _last(history):
@@ -122,20 +123,6 @@ def minimum_migration_time_per_cpu_factory(time_step, migration_time,
         last_n, cpu, ram))
 
 
-def seasonal_rises(series, period, lead):
-    """How far ``series`` rose above its value one ``period`` ago over
-    the ``lead`` samples that followed it (``lead`` values, the first 0):
-    the memory overload detector's seasonal rise
-    (:func:`memmut.consolidation.overload.seasonal_rise`) as a path.
-    Zeros when the series is shorter than ``period``: a VM with less
-    history than that has shown no rise to repeat."""
-    s = np.asarray(series, dtype=float)
-    if period <= 0 or lead <= 0 or len(s) < period:
-        return np.zeros(max(0, lead))
-    w = s[len(s) - period:len(s) - period + lead]
-    return w - w[0]
-
-
 def longest_relief(window, cpu_target, ram_target, vms_cpu, vms_ram,
                    host_cpu, host_ram, host_cpu_history, host_mem_history,
                    vms_mem, period=0, lead=0):
@@ -156,10 +143,11 @@ def longest_relief(window, cpu_target, ram_target, vms_cpu, vms_ram,
     With ``period`` > 0 the memory samples also hold the seasonal
     forecast of the next ``lead`` samples: the memory load now plus the
     rise the candidates showed after the same time one ``period`` ago
-    (:func:`seasonal_rises`), each candidate's share being its last value
-    plus its own rise. A host that the seasonal memory forecast declared
-    overloaded while its recent samples are under the targets then
-    sends away the VMs that rose, not the smallest ones (stop 79: on
+    (:func:`memmut.consolidation.overload.seasonal_rises`), each
+    candidate's share being its last value plus its own rise. A host
+    that the seasonal memory forecast declared overloaded while its
+    recent samples are under the targets then sends away the VMs that
+    rose, not the smallest ones (stop 79: on
     ``memory_spikes`` those moved VMs whose rise was 0, a dozen per
     round, and the host overflowed all the same). The candidates are
     the VMs on the host (those that just arrived and are held back by
@@ -182,7 +170,8 @@ def longest_relief(window, cpu_target, ram_target, vms_cpu, vms_ram,
     vc = np.array([tail(vms_cpu.get(n, ())) for n in names])
     vm = np.array([tail(vms_mem.get(n, ())) for n in names])
     if period > 0 and lead > 0:
-        rise = np.array([seasonal_rises(vms_mem.get(n, ()), period, lead)
+        rise = np.array([overload.seasonal_rises(vms_mem.get(n, ()),
+                                                 period, lead)
                          for n in names])
         now = vm[:, -1:]
         hm = np.concatenate([hm, hm[-1] + rise.sum(axis=0)])
@@ -209,8 +198,7 @@ def longest_relief(window, cpu_target, ram_target, vms_cpu, vms_ram,
 
 
 # period 0: no seasonal forecast in the memory samples (memmut's
-# vm_selection_parameters default sets it to a day, as its memory
-# overload detector's).
+# default too: stop 79 measured "1d" letting memory spikes through).
 @algorithm.parameters(window='1h', cpu_target=0.8, ram_target=0.9,
                       last_n=2, period=0, lead='1h')
 def longest_relief_factory(time_step, migration_time, params):

@@ -52,11 +52,16 @@ def test_a_heavy_vm_moves_only_when_it_no_longer_fits():
     assert list(p.active) == [1, 1, 1, 1]
 
 
+def _random_inputs(seed, shape, dead):
+    """CPU and memory per (VM, step) and which VMs live, ``dead`` the
+    fraction of (VM, step) cells without the VM."""
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(0, 0.3, shape), rng.uniform(0, 0.1, shape),
+            rng.uniform(size=shape) > dead)
+
+
 def test_no_host_is_ever_overloaded():
-    rng = np.random.default_rng(11)
-    cpu = rng.uniform(0, 0.3, (60, 96))
-    mem = rng.uniform(0, 0.1, (60, 96))
-    alive = rng.uniform(size=(60, 96)) > 0.1
+    cpu, mem, alive = _random_inputs(11, (60, 96), 0.1)
     for heavy, block in ((0, 96), (10, 12), (30, 24)):
         _check_loads(hp.plan(cpu, mem, alive, 1.0, 1.0, heavy, block),
                      cpu, mem, alive)
@@ -87,10 +92,7 @@ def test_bad_block_is_refused():
 
 
 def test_sticky_never_overloads_and_keeps_to_its_budget():
-    rng = np.random.default_rng(4)
-    cpu = rng.uniform(0, 0.3, (50, 72))
-    mem = rng.uniform(0, 0.1, (50, 72))
-    alive = rng.uniform(size=(50, 72)) > 0.05
+    cpu, mem, alive = _random_inputs(4, (50, 72), 0.05)
     for block, budget in ((6, 0), (6, 20), (24, 100)):
         p = hp.sticky_plan(cpu, mem, alive, 1.0, 1.0, block, budget)
         _check_loads(p, cpu, mem, alive)

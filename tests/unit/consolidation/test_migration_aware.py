@@ -204,10 +204,10 @@ def test_longest_relief_keeps_selecting_until_the_targets_hold():
 def test_seasonal_rises_is_the_path_of_the_rise_one_period_ago():
     # period 6, lead 3: the window is indices 1-3 of 7 values
     h = [0.0, 50, 80, 60, 50, 50, 60]
-    assert vm_selection.seasonal_rises(h, 6, 3).tolist() == [0, 30, 10]
+    assert overload.seasonal_rises(h, 6, 3).tolist() == [0, 30, 10]
     # shorter than the period, or no period: no rise known
-    assert vm_selection.seasonal_rises(h[:5], 6, 3).tolist() == [0, 0, 0]
-    assert vm_selection.seasonal_rises(h, 0, 3).tolist() == [0, 0, 0]
+    assert overload.seasonal_rises(h[:5], 6, 3).tolist() == [0, 0, 0]
+    assert overload.seasonal_rises(h, 0, 3).tolist() == [0, 0, 0]
 
 
 def test_longest_relief_sends_away_the_vms_that_rose_one_period_ago():
