@@ -610,6 +610,17 @@ SPECS = [
     spec('consolidation/tradeoff_burnin_w1b1.json',
          'goals met after a day of burn-in, diurnal', _goals_met(
              'synthetic diurnal')),
+    # stop 80: profiles no default was chosen on (held out), after a
+    # day of burn-in
+    spec('consolidation/heldout80_w1b1.json',
+         'goals met after a day of burn-in, churn (held out)', _goals_met(
+             'synthetic churn')),
+    spec('consolidation/heldout80_w1b1.json',
+         'goals met after a day of burn-in, heavy_tail (held out)',
+         _goals_met('synthetic heavy_tail')),
+    spec('consolidation/heldout80_w1b1.json',
+         'goals met after a day of burn-in, memory_growth (held out)',
+         _goals_met('synthetic memory_growth')),
     spec('ws_curve_streams.json', 'curve allocation, zipf0.8 stream',
          lambda d: dig(d, 'summary', 'zipf0.8', 'curve', 'fraction'),
          fmt='.1f', scale=100.0, unit=' %'),

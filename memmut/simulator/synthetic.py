@@ -34,6 +34,26 @@ consolidation settings are not tuned to one workload (issue 19):
     a shared daily cycle: every VM's CPU follows the same day (peak in the
     afternoon, a phase jitter of an hour) with an amplitude of 80 %, and
     its working set rises by up to a third with it.
+
+Held-out profiles (:data:`HELD_OUT_PROFILES`): no default of memmut was
+chosen on them; they check that the defaults chosen on the five above
+carry over to a trace of yet another character (issue 19, stop 80):
+
+``churn``
+    short-lived VMs, as in a CI or batch cloud: ``n_vms`` slots, each
+    re-occupied by a new VM (new flavour, shape and load) as soon as the
+    last one leaves, lifetimes log-uniform between 2 and 48 hours; about
+    ``n_vms`` VMs at any time, most with less than a day of history;
+``heavy_tail``
+    CPU held by few VMs, as on the Bitbrains trace: one VM in ten busy
+    (30-70 % of its vCPUs on average, larger flavours more likely), the
+    others at half the default profile's load;
+``memory_growth``
+    working sets that creep: every VM's working set grows by 0-20 % of its
+    booking a day up to a plateau 10-30 % of its booking above its shape
+    (a cache warming up), and one VM in three leaks instead (10-40 % a
+    day) until it is restarted (every 1 to 3 days, the working set
+    falling back to its shape).
 """
 
 import numpy as np
@@ -46,7 +66,9 @@ FLAVOUR_P = np.array([0.15, 0.25, 0.25, 0.2, 0.1, 0.05])
 CORE_MHZ = 2600.0
 
 
-PROFILES = ('default', 'bursty', 'memory_spikes', 'dense', 'diurnal')
+TUNED_PROFILES = ('default', 'bursty', 'memory_spikes', 'dense', 'diurnal')
+HELD_OUT_PROFILES = ('churn', 'heavy_tail', 'memory_growth')
+PROFILES = TUNED_PROFILES + HELD_OUT_PROFILES
 DENSE_FLAVOURS_MB = np.array([512, 1024, 2048, 4096])
 DENSE_FLAVOUR_P = np.array([0.3, 0.35, 0.25, 0.1])
 
@@ -67,6 +89,11 @@ def generate(n_vms=100, days=2.0, seed=0, step=300.0, profile='default'):
     t_steps = max(2, int(round(days * 86400.0 / step)))
     t = np.arange(t_steps)
     shapes = sorted(workloads.SHAPES)
+    lives = None
+    if profile == 'churn':
+        # One row per VM: the slots' successive tenants.
+        lives = _churn_lives(n_vms, t_steps, step, prng)
+        n_vms = len(lives)
     if profile == 'dense':
         booked = rng.choice(DENSE_FLAVOURS_MB, size=n_vms,
                             p=DENSE_FLAVOUR_P).astype(float)
@@ -104,6 +131,11 @@ def generate(n_vms=100, days=2.0, seed=0, step=300.0, profile='default'):
         mem[v] = np.clip(peak * f * noise, 1.0, booked[v])
 
         base = cap[v] * min(0.5, rng.lognormal(np.log(base_mean), 0.6))
+        if profile == 'heavy_tail':
+            # Busy VMs more likely among the larger flavours (a database,
+            # a build server), the rest at half the load.
+            busy = prng.random() < 0.05 + 0.1 * min(1.0, cores[v] / 4.0)
+            base = cap[v] * prng.uniform(0.3, 0.7) if busy else base / 2
         if profile == 'diurnal':
             jitter = prng.uniform(-1, 1) * 2 * np.pi / 24.0
             wave = np.sin(2 * np.pi * t / day_steps + shared_phase + jitter)
@@ -132,8 +164,15 @@ def generate(n_vms=100, days=2.0, seed=0, step=300.0, profile='default'):
                     mem[v, a:a + spike_len[g]] = np.maximum(
                         mem[v, a:a + spike_len[g]], level)
 
+        if profile == 'memory_growth':
+            mem[v] = np.clip(mem[v] * _creep(booked[v], mem[v], t,
+                                             day_steps, prng),
+                             1.0, booked[v])
+
         r = rng.random()
-        if r < 0.2:
+        if lives is not None:
+            first[v], last[v] = lives[v]
+        elif r < 0.2:
             first[v] = int(rng.integers(1, max(2, t_steps // 2)))
         elif r < 0.3:
             last[v] = int(rng.integers(t_steps // 2, t_steps))
@@ -147,3 +186,38 @@ def generate(n_vms=100, days=2.0, seed=0, step=300.0, profile='default'):
         names=['syn-%04d' % i for i in range(n_vms)], step=float(step),
         start=0.0, cpu=cpu, mem=mem, booked=booked, cpu_capacity=cap,
         first=first, last=last, source=source)
+
+
+def _churn_lives(slots, t_steps, step, rng):
+    """``(first, last)`` steps of every tenant of ``slots`` slots, each
+    taken again the step after its tenant leaves; lifetimes log-uniform
+    between 2 and 48 hours, the first tenants already some way into
+    theirs."""
+    lo, hi = np.log(2 * 3600.0 / step), np.log(48 * 3600.0 / step)
+    lives = []
+    for _ in range(slots):
+        a = -int(rng.integers(0, int(np.exp(hi))))
+        while a < t_steps:
+            b = a + max(1, int(np.exp(rng.uniform(lo, hi))))
+            if b > 0:
+                lives.append((max(0, a), min(b, t_steps) - 1))
+            a = b
+    return lives
+
+
+def _creep(booked, mem, t, day_steps, rng):
+    """The factor that makes a working set creep (``memory_growth``):
+    0-20 % of the booking a day, or for one VM in three a leak of 10-40 %
+    a day reset by a restart every 1 to 3 days."""
+    if rng.random() < 1.0 / 3.0:
+        rate = rng.uniform(0.1, 0.4)
+        period = rng.uniform(1.0, 3.0) * day_steps
+        age = (t + rng.uniform(0, period)) % period
+        extra = booked * rate * age / day_steps
+    else:
+        # a cache that warms up to a plateau
+        rate = rng.uniform(0.0, 0.2)
+        extra = np.minimum(booked * rate * t / day_steps,
+                           booked * rng.uniform(0.1, 0.3))
+    grown = mem + extra
+    return grown / np.maximum(mem, 1.0)

@@ -553,6 +553,11 @@ def bad_arguments(args):
             return '%s must be >= 0 (got %g)' % (flag, value)
     if args.synthetic_vms < 1 or args.repeats < 1:
         return '--synthetic-vms and --repeats must be at least 1'
+    try:
+        from tests.benchmarks import consolidation_sweep
+        consolidation_sweep.synthetic_set(args.sweep_profiles)
+    except ValueError as e:
+        return '--sweep-profiles: %s' % e
     return None
 
 
@@ -629,6 +634,11 @@ def main(argv=None):
                     help='only the sweep configurations whose names '
                     'contain one of these comma-separated words (plus '
                     '"wss default" and "booked pre-19 (Neat)")')
+    ap.add_argument('--sweep-profiles', default='tuned',
+                    help='the sweep\'s synthetic profiles: comma-separated '
+                    'names, "tuned" (the five the defaults were chosen '
+                    'on) or "held-out" (churn, heavy_tail, memory_growth: '
+                    'none chosen on)')
     ap.add_argument('--sweep-name', default='tradeoff',
                     help='base name of the sweep\'s files in '
                     'results/consolidation/')

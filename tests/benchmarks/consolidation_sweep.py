@@ -8,7 +8,8 @@ packing and an algorithm set) runs on every input:
 * synthetic traces of different character (:mod:`memmut.simulator.
   synthetic` profiles: ``default``, ``bursty``, ``memory_spikes``,
   ``dense`` with four times the VMs, ``diurnal``), ``--sweep-seeds``
-  seeds each.
+  seeds each; ``--sweep-profiles held-out`` runs instead the profiles no
+  default was chosen on (``churn``, ``heavy_tail``, ``memory_growth``).
 
 Configurations: the pre-issue-19 defaults (Neat's detection and placement,
 memmut's selection, 100 samples of history) in both packings, the
@@ -62,8 +63,32 @@ from tests.benchmarks import discipline
 
 SYNTHETIC = (('default', 300), ('bursty', 300), ('memory_spikes', 300),
              ('dense', 1200), ('diurnal', 300))
+# Profiles no default was chosen on (``--sweep-profiles held-out``):
+# ``churn``'s 300 are slots, each re-occupied as its VM leaves.
+HELD_OUT = (('churn', 300), ('heavy_tail', 300), ('memory_growth', 300))
 SYNTHETIC_DAYS = 3.0
 SYNTHETIC_STEP = 300.0
+
+
+def synthetic_set(names=''):
+    """The ``(profile, n_vms)`` of ``--sweep-profiles``: comma-separated
+    profile names, ``tuned`` (the five the defaults were chosen on, the
+    default) or ``held-out``. Raises ValueError on an unknown name."""
+    known = dict(SYNTHETIC + HELD_OUT)
+    out = []
+    for word in [w.strip() for w in (names or 'tuned').split(',')]:
+        if word == 'tuned':
+            chosen = SYNTHETIC
+        elif word == 'held-out':
+            chosen = HELD_OUT
+        elif word in known:
+            chosen = ((word, known[word]),)
+        else:
+            raise ValueError('unknown synthetic profile %r (known: tuned, '
+                             'held-out, %s)' % (word, ', '.join(known)))
+        out.extend(c for c in chosen if c not in out)
+    return tuple(out)
+
 
 GOALS = {
     'migrations_per_vm_day': ('<=', 0.15, 1, ''),
@@ -419,9 +444,12 @@ def configurations():
     return out
 
 
-def inputs(real, window_days, seeds, first_seed=0, warm_days=0.0):
+def inputs(real, window_days, seeds, first_seed=0, warm_days=0.0,
+           profiles=None):
     """(group, label, trace, start_steps, duration_steps); the synthetic
-    profiles with ``seeds`` seeds from ``first_seed`` on, as
+    ``profiles`` (``(profile, n_vms)``, :func:`synthetic_set`; None:
+    :data:`SYNTHETIC`) with
+    ``seeds`` seeds from ``first_seed`` on, as
     ``(profile, n_vms, seed, days, warm_days)`` for
     :func:`synthetic_trace`. ``warm_days``: each synthetic trace is
     that much longer and the run starts after it, its VMs then having
@@ -436,7 +464,7 @@ def inputs(real, window_days, seeds, first_seed=0, warm_days=0.0):
                         real, k * n, n))
     warm = int(round(warm_days * 86400.0 / SYNTHETIC_STEP))
     days = int(round(SYNTHETIC_DAYS * 86400.0 / SYNTHETIC_STEP))
-    for profile, n_vms in SYNTHETIC:
+    for profile, n_vms in SYNTHETIC if profiles is None else profiles:
         for seed in range(first_seed, first_seed + seeds):
             out.append(('synthetic ' + profile, 'seed %d' % seed,
                         (profile, n_vms, seed, SYNTHETIC_DAYS, warm_days),
@@ -655,14 +683,15 @@ def spread(summary, keys=('migrations_per_vm_day', 'cpu_overload',
 
 
 def run(real, base, window_days, seeds, seed, rec, log=sys.stderr,
-        only='', first_seed=0, warm_days=0.0, burn_in_days=0.0):
+        only='', first_seed=0, warm_days=0.0, burn_in_days=0.0,
+        profiles=None):
     """Every configuration on every input; returns the result dict.
     ``burn_in_days``: every run simulated that long before its input's
     start and not accounted (the planner's own packing at the start, not
     a fresh one: :attr:`engine.Settings.burn_in_steps`; a run starting
     at the trace's beginning has none)."""
     configs = selected(configurations(), only)
-    ins = inputs(real, window_days, seeds, first_seed, warm_days)
+    ins = inputs(real, window_days, seeds, first_seed, warm_days, profiles)
     cases = [[c, i] for c in sorted(configs) for i in range(len(ins))]
     order = rec.order(cases, repeats=1, name='sweep')
     traces = {}
@@ -961,7 +990,9 @@ def main(real, base, args, rec, out_dir, command):
                  rec, only=getattr(args, 'sweep_configs', '') or '',
                  first_seed=getattr(args, 'sweep_first_seed', 0),
                  warm_days=getattr(args, 'sweep_warm_days', 0.0),
-                 burn_in_days=getattr(args, 'sweep_burn_in_days', 0.0))
+                 burn_in_days=getattr(args, 'sweep_burn_in_days', 0.0),
+                 profiles=synthetic_set(getattr(args, 'sweep_profiles',
+                                                '')))
     rec.finish()
     result['command'] = command
     result['discipline'] = rec.as_dict()

@@ -105,3 +105,25 @@ def test_markdown_of_a_sweep_that_was_never_run_is_a_clear_error(capsys):
                                    'no such sweep'])
     assert rc == 2
     assert "no sweep named 'no such sweep'" in capsys.readouterr().err
+
+
+def test_the_sweep_profiles_are_chosen_by_name():
+    assert sweep.synthetic_set() == sweep.SYNTHETIC
+    assert sweep.synthetic_set('held-out') == sweep.HELD_OUT
+    both = sweep.synthetic_set('tuned, held-out, churn')
+    assert both == sweep.SYNTHETIC + sweep.HELD_OUT     # no repeat
+    assert sweep.synthetic_set('churn,dense') == (('churn', 300),
+                                                  ('dense', 1200))
+    groups = {i[0] for i in sweep.inputs(None, 6.0, 1,
+                                         profiles=sweep.HELD_OUT)}
+    assert groups == {'synthetic churn', 'synthetic heavy_tail',
+                      'synthetic memory_growth'}
+
+
+def test_an_unknown_sweep_profile_is_a_clear_error(capsys):
+    from tests.benchmarks import bench_consolidation
+    rc = bench_consolidation.main(['--sweep', '--sweep-profiles',
+                                   'held-out,weekly'])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "--sweep-profiles: unknown synthetic profile 'weekly'" in err

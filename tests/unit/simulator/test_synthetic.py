@@ -43,3 +43,38 @@ def test_profiles_have_their_character():
     assert d.max() / d.min() > 2 * (b.max() / b.min())
     with pytest.raises(ValueError):
         synthetic.generate(profile='weekly')
+
+
+def test_held_out_profiles_have_their_character():
+    kw = dict(n_vms=200, days=4.0, seed=6)
+    base = synthetic.generate(**kw)
+    churn = synthetic.generate(profile='churn', **kw)
+    heavy = synthetic.generate(profile='heavy_tail', **kw)
+    growth = synthetic.generate(profile='memory_growth', **kw)
+    day = int(86400 / base.step)
+
+    # churn: every slot always taken, by VMs that live 2-48 hours
+    alive = (churn.mem > 0).sum(axis=0)
+    assert alive.min() >= 0.97 * 200 and alive.max() <= 200
+    assert churn.n_vms > 4 * 200
+    life = (churn.last - churn.first + 1) * churn.step / 3600.0
+    inside = (churn.first > 0) & (churn.last < churn.n_steps - 1)
+    assert 2.0 <= np.min(life[inside]) and np.max(life[inside]) <= 48.0
+    assert 5.0 < np.median(life[inside]) < 20.0
+
+    # heavy tail: the busiest tenth carries most of the CPU
+    def top_tenth(t):
+        per_vm = np.sort(t.cpu.sum(axis=1))[::-1]
+        return per_vm[:len(per_vm) // 10].sum() / per_vm.sum()
+    assert top_tenth(heavy) > 0.55 > 0.45 > top_tenth(base)
+    assert np.array_equal(heavy.mem, base.mem)     # memory untouched
+
+    # creeping working sets: a day's mean grows far more than the
+    # default's, and leaks fall back at a restart
+    def growth_ratio(t):
+        s = t.mem.sum(axis=0)
+        return s[-day:].mean() / s[:day].mean()
+    assert growth_ratio(growth) > 1.2 * growth_ratio(base)
+    drops = np.diff(growth.mem, axis=1) < -0.08 * growth.booked[:, None]
+    assert drops.any(axis=1).sum() >= 200 // 10
+    assert (growth.mem <= growth.booked[:, None]).all()
