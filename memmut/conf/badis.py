@@ -14,6 +14,7 @@ opts = [
                  default=0.1,
                  min=0.0,
                  max=0.5,
+                 advanced=True,
                  help='A VM\'s round is due at the first agent poll at '
                       'least (1 - round_tolerance) x round_interval after '
                       'its last round. Without it, polls a few ms early '
@@ -22,6 +23,7 @@ opts = [
                       '1.5 s apart.'),
     cfg.BoolOpt('spread_rounds',
                 default=True,
+                advanced=True,
                 help='Start each VM\'s sampling at the agent poll that '
                      'the fewest other VMs\' rounds fall on, so that a '
                      'host\'s rounds spread over the round interval '
@@ -35,6 +37,7 @@ opts = [
                      'keeps its length. Off: every VM starts at once.'),
     cfg.BoolOpt('react_to_swapping',
                 default=True,
+                advanced=True,
                 help='Badis: read the swap monitor at every agent poll '
                      'between two rounds of a VM, and run the VM\'s round '
                      'at once when it swaps at a steady allocation '
@@ -67,6 +70,7 @@ opts = [
                          'interval: the correction is at least what the '
                          'guest holds unseen, short by 2.6 standard '
                          'errors on average (the default until stop 60)')],
+               advanced=True,
                help='With calibrate_pinned and a back-end that samples '
                     'pages (page_idle, kmod: KVM): which reading of the '
                     'first sample the pinned-page calibration counts as '
@@ -118,6 +122,7 @@ opts = [
     cfg.IntOpt('ws_curve_rounds',
                default=8,
                min=2,
+               advanced=True,
                help='With ws_curve: rounds between two clears of the '
                     'accessed state; the longest window of the working-'
                     'set function. Longer sees slower sweeps and certifies '
@@ -131,6 +136,7 @@ opts = [
                  default=0.95,
                  min=0.5,
                  max=0.999,
+                 advanced=True,
                  help='With ws_curve and a back-end that samples n pages: '
                       'a window\'s slope counts as under the bound only '
                       'when the upper limit of this one-sided confidence '
@@ -138,6 +144,7 @@ opts = [
                       'touched in it) is.'),
     cfg.BoolOpt('ws_curve_fall_detect',
                 default=False,
+                advanced=True,
                 help='With ws_curve: let the running cycle decide alone '
                      'before half a cycle when its working set at its '
                      'current age is significantly below the previous '
@@ -157,6 +164,7 @@ opts = [
     cfg.IntOpt('ws_curve_short_rounds',
                default=0,
                min=0,
+               advanced=True,
                help='With ws_curve: keep a second, short-cycle set of '
                     'ws_curve_short_pages random pages, cleared every '
                     'this many rounds (and at every clear of the curve) '
@@ -176,6 +184,7 @@ opts = [
     cfg.IntOpt('ws_curve_short_pages',
                default=400,
                min=10,
+               advanced=True,
                help='With ws_curve_short_rounds: pages of the short-cycle '
                     'set, drawn outside the curve\'s own sample (and the '
                     '2 MiB regions of its pages on huge pages). Its level '
@@ -194,6 +203,7 @@ opts = [
                  default=0.95,
                  min=0.01,
                  max=1.0,
+                 advanced=True,
                  help='V -> VG when the sampled WSS (with the pinned-page '
                       'correction) reaches this fraction of the current '
                       'allocation (0.95: within 5 %).'),
@@ -201,6 +211,7 @@ opts = [
                  default=0.8,
                  min=0.0,
                  max=1.0,
+                 advanced=True,
                  help='V -> VG also needs the allocation to hold less than '
                       'this fraction of the estimate\'s headroom '
                       '(headroom_kb, headroom_fraction) above the estimate '
@@ -215,16 +226,19 @@ opts = [
     cfg.IntOpt('vg_to_g_rounds',
                default=2,
                min=1,
+               advanced=True,
                help='VG -> G after swap activity in this many consecutive '
                     'rounds (2 in the seed).'),
     cfg.IntOpt('g_to_v_rounds',
                default=2,
                min=1,
+               advanced=True,
                help='G -> V after this many consecutive rounds without '
                     'swap activity (2 in the seed).'),
     cfg.IntOpt('vg_to_v_rounds',
                default=2,
                min=1,
+               advanced=True,
                help='VG -> V after this many consecutive rounds without '
                     'swap activity in which the sampled WSS is below '
                     'vg_threshold again (the seed defines no exit from VG '
@@ -232,12 +246,14 @@ opts = [
     cfg.IntOpt('initial_pinned_kb',
                default=0,
                min=0,
+               advanced=True,
                help='Pinned-page correction (KiB) added to sampled '
                     'estimates until Badis learns one in the VG state. '
                     'The published prototype used a fixed margin of '
                     '190 MB instead of learning it.'),
     cfg.BoolOpt('calibrate_pinned',
                 default=True,
+                advanced=True,
                 help='At a VM\'s first Badis round, raise the initial '
                      'pinned-page correction to the memory the guest '
                      'reports in use in its balloon statistics (actual - '
@@ -257,6 +273,7 @@ opts = [
     cfg.IntOpt('calibrate_rounds',
                default=1,
                min=1,
+               advanced=True,
                help='With calibrate_pinned: calibrate over the first this '
                     'many sampled rounds and use the median of what they '
                     'did not see, which can fall as well as rise (until '
@@ -270,6 +287,7 @@ opts = [
     cfg.IntOpt('calibration_defer_rounds',
                default=3,
                min=0,
+               advanced=True,
                help='With calibrate_pinned: rounds the first calibration '
                     'waits at most while the guest\'s memory in use moves '
                     'during the sampled interval (it is loading its data: '
@@ -288,6 +306,7 @@ opts = [
                default=1,
                min=1,
                max=16,
+               advanced=True,
                help='With calibrate_pinned and a sampling back-end that '
                     'can read an interval without ending it (smaps, '
                     'page_idle, kmod): the first calibration reads what '
@@ -304,6 +323,7 @@ opts = [
                     'more of them).'),
     cfg.BoolOpt('calibration_rebase',
                 default=False,
+                advanced=True,
                 help='When the pinned-page calibration (calibrate_pinned) '
                      'raises the correction, raise the estimates already '
                      'in the moving average and its max-average window by '
@@ -316,6 +336,7 @@ opts = [
                      'back).'),
     cfg.BoolOpt('pinned_drop_rebase',
                 default=True,
+                advanced=True,
                 help='When the pinned-page correction falls on evidence '
                      '(a balloon probe the guest lived through without '
                      'reading back, or the cap by the guest\'s own '
@@ -331,6 +352,7 @@ opts = [
                      'does not rebase.'),
     cfg.BoolOpt('probe_chain',
                 default=True,
+                advanced=True,
                 help='With pinned_drop_rebase: after a balloon probe that '
                      'lowered the pinned-page correction (the guest lived '
                      'through it for shrink_swapin_window without reading '
@@ -345,6 +367,7 @@ opts = [
                      'probe an hour (issue 13).'),
     cfg.BoolOpt('probe_in_use_evidence',
                 default=True,
+                advanced=True,
                 help='A balloon probe counts the guest\'s memory in use '
                      '(balloon statistics actual - usable, MemAvailable) '
                      'falling below what it was when the probe began as '
@@ -358,6 +381,7 @@ opts = [
                      'such evidence (issue 13).'),
     cfg.BoolOpt('pinned_relearn',
                 default=False,
+                advanced=True,
                 help='Re-estimate the pinned-page correction in quiet '
                      'rounds so that it can fall (pinned_decay, the '
                      'm_cur - sampled bound) and restore it after a shrink '
@@ -367,6 +391,7 @@ opts = [
                      'error (doc/source/badis.rst, issue 13).'),
     cfg.BoolOpt('shrink_guard',
                 default=False,
+                advanced=True,
                 help='Never lower a sampled estimate (nor the demand) '
                      'below the allocation a VM swapped in at, in the '
                      'swapping round and shrink_hold_rounds rounds after '
@@ -378,6 +403,7 @@ opts = [
                  default=0.25,
                  min=0.0,
                  max=1.0,
+                 advanced=True,
                  help='Fraction of the pinned-page correction above its '
                       'floor (the guest kernel\'s reservation, or '
                       'initial_pinned_kb) given back per decay step: with '
@@ -394,6 +420,7 @@ opts = [
                       'bound.'),
     cfg.BoolOpt('pinned_decay_evidence',
                 default=True,
+                advanced=True,
                 help='Pace the decay of the pinned-page correction by '
                      'evidence: take the next pinned_decay step only when '
                      'neither the correction nor swap activity changed '
@@ -411,6 +438,7 @@ opts = [
                      'patterns).'),
     cfg.BoolOpt('shrink_noise_filter',
                 default=True,
+                advanced=True,
                 help='Swap-ins in the first round after a shrink while the '
                      'corrected sample is below vg_threshold of the '
                      'allocation neither arm the shrink guard nor count as '
@@ -421,6 +449,7 @@ opts = [
                      'the next round and arms the guard then.'),
     cfg.BoolOpt('pinned_probe',
                 default=False,
+                advanced=True,
                 help='Test whether the pinned-page correction is too high '
                      'with the balloon instead of lowering the estimate: '
                      'in a quiet V round (the correction, swap activity '
@@ -448,6 +477,7 @@ opts = [
                  default=0.15,
                  min=0.0,
                  max=1.0,
+                 advanced=True,
                  help='With calibration_probe: probe the calibration only '
                       'while the correction is at least this fraction of '
                       'the booking above its floor (the guest kernel\'s '
@@ -466,6 +496,7 @@ opts = [
                  default=1.0,
                  min=0.05,
                  max=1.0,
+                 advanced=True,
                  help='With calibration_probe: a probe\'s step (which '
                       'doubles after each probe that lowered the '
                       'correction) is at most this fraction of the '
@@ -476,6 +507,7 @@ opts = [
                       'which the guest then reads back (issue 13).'),
     cfg.BoolOpt('calibration_reprobe',
                 default=True,
+                advanced=True,
                 help='With calibration_probe: go on probing the '
                      'pinned-page correction after a probe was answered '
                      'by swap-ins or a VG round learned it, each answered '
@@ -493,6 +525,7 @@ opts = [
     cfg.IntOpt('calibration_reprobe_answers',
                default=2,
                min=0,
+               advanced=True,
                help='With calibration_reprobe: after this many probes in '
                     'a row answered by swap-ins at the same pinned-page '
                     'correction, probe it again only once the sampled '
@@ -580,6 +613,7 @@ opts = [
                      'probes answered by 7-30 MiB of read-back skipped).'),
     cfg.BoolOpt('calibration_probe',
                 default=True,
+                advanced=True,
                 help='Test the pinned-page correction set by the first-sample '
                      'calibration (calibrate_pinned) with the balloon, as '
                      'pinned_probe does, but only while nothing has shown '
@@ -609,6 +643,7 @@ opts = [
     cfg.IntOpt('pinned_probe_step_kb',
                default=16 * 1024,
                min=1,
+               advanced=True,
                help='Smallest step (KiB) by which a balloon probe '
                     '(pinned_probe) lowers the pinned-page correction under '
                     'test; the default is the smallest balloon change '
@@ -621,6 +656,7 @@ opts = [
                  default=0.0,
                  min=0.0,
                  max=1.0,
+                 advanced=True,
                  help='A balloon probe of the pinned-page correction '
                       '(pinned_probe, calibration_probe) counts as '
                       'answered by swap-ins, and the correction as needed, '
@@ -637,6 +673,7 @@ opts = [
     cfg.FloatOpt('probe_burst_s',
                  default=3.0,
                  min=0.0,
+                 advanced=True,
                  help='For a balloon probe of the pinned-page correction '
                       'that is the guest\'s first reclaim (it has evicted '
                       'nothing since the agent first saw it), swap activity '
@@ -655,6 +692,7 @@ opts = [
                       'judges that probe by its last round.'),
     cfg.BoolOpt('probe_rise_written',
                 default=True,
+                advanced=True,
                 help='While a balloon probe runs, a swap-in whose reuse '
                      'distance is within what the guest wrote to swap '
                      'since the probe began is the probe\'s doing, not a '
@@ -667,6 +705,7 @@ opts = [
                      'more than asked.'),
     cfg.BoolOpt('stall_filter',
                 default=False,
+                advanced=True,
                 help='Learn or raise no pinned-page correction in a '
                      'swapping VG round whose access sample was taken '
                      'while the guest stalled on swap: its swap-in rate '
@@ -686,6 +725,7 @@ opts = [
     cfg.IntOpt('stall_swapin_rate_kb',
                default=4096,
                min=0,
+               advanced=True,
                help='Swap-in rate (KiB/s over the round) at or above which '
                     'a round\'s sample is taken as stalled (see '
                     'stall_filter): at 50-100 us per 4 KiB page read '
@@ -696,6 +736,7 @@ opts = [
                  default=0.0,
                  min=0.0,
                  max=1.0,
+                 advanced=True,
                  help='In a round the state machine counts as short (swap-'
                       'ins or swap growth, VG/G), the demand goes at least '
                       'this fraction of the way from the allocation to the '
@@ -710,6 +751,7 @@ opts = [
     cfg.FloatOpt('shortage_grow_out_ratio',
                  default=0.0,
                  min=0.0,
+                 advanced=True,
                  help='With shortage_grow_fraction: the jump towards the '
                       'booking only in a short round whose swap-outs are '
                       'at least this many times its swap-ins, i.e. new '
@@ -721,6 +763,7 @@ opts = [
                       'evicts again. 0: every short round.'),
     cfg.BoolOpt('shortage_ramp',
                 default=True,
+                advanced=True,
                 help='In a short round (swap-ins or swap growth, VG/G) '
                      'that follows a short round, the demand is at least '
                      'the allocation (the balloon then grows by its '
@@ -733,6 +776,7 @@ opts = [
                      'rounds give the excess back.'),
     cfg.BoolOpt('vg_entry_grow',
                 default=False,
+                advanced=True,
                 help='In the round whose sampled working set reached the '
                      'allocation (V -> VG) before any swap activity, the '
                      'demand is at least the estimate plus its rise since '
@@ -746,6 +790,7 @@ opts = [
     cfg.FloatOpt('warmup_slices',
                  default=0.0,
                  min=0.0,
+                 advanced=True,
                  help='A VM is not shrunk until the agent has seen it for '
                       'this many time slices (time_slice): the demand is '
                       'the maximum of the moving average over one slice, '
@@ -756,6 +801,7 @@ opts = [
                       'first round.'),
     cfg.BoolOpt('vg_no_shrink',
                 default=False,
+                advanced=True,
                 help='A round that ends in VG (the sampled working set '
                      'reached vg_threshold of the allocation, or the guest '
                      'swaps) never shrinks the VM: its demand is a '
@@ -767,6 +813,7 @@ opts = [
                      'over to V. Off: the demand alone decides.'),
     cfg.BoolOpt('no_shrink_while_allocating',
                 default=False,
+                advanced=True,
                 help='A round during whose sampled interval the guest\'s '
                      'memory not free (balloon statistics actual - '
                      'unused) rose by more than 4 MiB or 2 % of the '
@@ -778,6 +825,7 @@ opts = [
                      'growing is not held. Off: the demand alone decides.'),
     cfg.BoolOpt('no_shrink_below_estimate',
                 default=True,
+                advanced=True,
                 help='A round never shrinks the VM below its own '
                      'working-set estimate (plus the headroom): the '
                      'max-average the balloon follows lags a rise of the '
@@ -790,6 +838,7 @@ opts = [
                      'changes measured together).'),
     cfg.BoolOpt('pinned_used_bound',
                 default=True,
+                advanced=True,
                 help='Cap the pinned-page correction, in a quiet round '
                      'at a steady allocation, at what the guest reports '
                      'not free (balloon statistics actual - unused) less '
@@ -812,6 +861,7 @@ opts = [
                      'more pages narrow it).'),
     cfg.BoolOpt('shrink_floor',
                 default=True,
+                advanced=True,
                 help='Do not shrink a VM again into an allocation it was '
                      'shown to swap at (issue 13): after a shrink followed '
                      'by swap-ins, the demand stays at least the '
@@ -833,6 +883,7 @@ opts = [
                  default=0.15,
                  min=0.01,
                  max=0.99,
+                 advanced=True,
                  help='Fraction by which a quiet round\'s corrected sample '
                       'must be below the sample at the bad shrink to '
                       'release the shrink floor (a working set that fell), '
@@ -843,6 +894,7 @@ opts = [
                       'steady working set.'),
     cfg.BoolOpt('shrink_floor_estimate',
                 default=False,
+                advanced=True,
                 help='Make the shrink floor a lower bound of the '
                      'working-set estimate and of WSS^max_avg (which the '
                      'controller packs on), not only of the balloon\'s '
@@ -855,6 +907,7 @@ opts = [
                      'stop 34).'),
     cfg.BoolOpt('shrink_floor_estimate_confirmed',
                 default=True,
+                advanced=True,
                 help='Make the shrink floor a lower bound of the '
                      'working-set estimate and of WSS^max_avg once a '
                      'shortage confirmed it: the guest swapped again while '
@@ -869,6 +922,7 @@ opts = [
                      '(doc/source/badis.rst, stop 39).'),
     cfg.BoolOpt('shrink_floor_estimate_raise',
                 default=False,
+                advanced=True,
                 help='A shrink floor counted in the working-set estimate '
                      '(shrink_floor_estimate_confirmed) counts with its '
                      'raise (shrink_floor_raise_kb) above the allocation '
@@ -885,6 +939,7 @@ opts = [
                      'badis.rst, stop 73).'),
     cfg.BoolOpt('shrink_floor_hold_at_demand',
                 default=False,
+                advanced=True,
                 help='A shrink floor counted in the working-set estimate '
                      '(shrink_floor_estimate_confirmed) holds the '
                      'balloon, and so steps down and can be raised, only '
@@ -899,6 +954,7 @@ opts = [
                      '(doc/source/badis.rst, stop 40).'),
     cfg.BoolOpt('shrink_floor_hold_in_use',
                 default=False,
+                advanced=True,
                 help='With shrink_floor: a floor one of whose steps down '
                      '(shrink_floor_step_kb) was answered by swap-ins '
                      'neither steps down again nor lapses '
@@ -911,6 +967,7 @@ opts = [
                      'they do not (issue 13).'),
     cfg.BoolOpt('shrink_floor_held_shortage',
                 default=False,
+                advanced=True,
                 help='With shrink_floor: swap-ins at an allocation that '
                      'did not shrink since the last round, while the floor '
                      'held the demand (after the shortage that set it '
@@ -929,6 +986,7 @@ opts = [
                      'a rise, which the shortage rules grow for.'),
     cfg.BoolOpt('shrink_floor_step_moved',
                 default=False,
+                advanced=True,
                 help='With shrink_floor_step_kb: a step down of a shrink '
                      'floor is twice the last one only when the balloon '
                      'went down since the last one was taken; otherwise '
@@ -942,12 +1000,14 @@ opts = [
     cfg.IntOpt('shrink_floor_rounds',
                default=60,
                min=0,
+               advanced=True,
                help='Rounds without swap activity after which the shrink '
                     'floor lapses (0: only a fall releases it): nothing '
                     'learned from one shortage stays forever.'),
     cfg.IntOpt('shrink_floor_step_kb',
                default=16 * 1024,
                min=0,
+               advanced=True,
                help='KiB by which a shrink floor is first lowered after '
                     'shrink_floor_step_rounds rounds without swap '
                     'activity in which it held the balloon; each later '
@@ -962,6 +1022,7 @@ opts = [
     cfg.IntOpt('shrink_floor_step_rounds',
                default=4,
                min=1,
+               advanced=True,
                help='Rounds without swap activity, in which the floor '
                     'held the balloon, before each step down of a shrink '
                     'floor (shrink_floor_step_kb); doubled '
@@ -970,6 +1031,7 @@ opts = [
     cfg.IntOpt('shrink_floor_raise_kb',
                default=65536,
                min=0,
+               advanced=True,
                help='KiB above the allocation that swapped by which a '
                     'shortage raises a shrink floor that held the '
                     'balloon (the floor itself too low); each later such '
@@ -983,6 +1045,7 @@ opts = [
                     'default").'),
     cfg.BoolOpt('shrink_floor_low_reference',
                 default=False,
+                advanced=True,
                 help='A shortage of a live shrink floor keeps the lower of '
                      'the floor\'s reference sample and the shortage '
                      'round\'s sample (which counts the pages the guest '
@@ -993,6 +1056,7 @@ opts = [
                      '(shrink_floor_raise_kb) keeps the lower one.'),
     cfg.BoolOpt('shrink_floor_step_back',
                 default=False,
+                advanced=True,
                 help='Swap activity after a step down of a shrink floor '
                      'that held the demand takes the step back, restarts '
                      'the steps at shrink_floor_step_kb and doubles the '
@@ -1006,6 +1070,7 @@ opts = [
     cfg.IntOpt('shrink_slow_start_kb',
                default=4096,
                min=0,
+               advanced=True,
                help='Slow start for shrinks (KiB; 0: off): a descent of the '
                     'balloon begins with a step of this size below where '
                     'the balloon is (never less than the balloon '
@@ -1022,6 +1087,7 @@ opts = [
     cfg.IntOpt('hindsight_rounds',
                default=30,
                min=0,
+               advanced=True,
                help='Shrinks judged in hindsight (rounds; 0: off): after '
                     'a shrink (a descent in steps is one), what the guest '
                     'writes to swap and reads back is counted for this '
@@ -1051,17 +1117,20 @@ opts = [
                  default=0.25,
                  min=0.01,
                  max=1.0,
+                 advanced=True,
                  help='With hindsight_rounds: the share of what the guest '
                       'wrote to swap after a shrink that, read back, makes '
                       'the shrink bad.'),
     cfg.IntOpt('hindsight_min_kb',
                default=16 * 1024,
                min=0,
+               advanced=True,
                help='With hindsight_rounds: a shrink is judged only once '
                     'the guest wrote at least this much (KiB) to swap '
                     'after it.'),
     cfg.BoolOpt('hindsight_recent_only',
                 default=False,
+                advanced=True,
                 help='With hindsight_rounds: count only what the guest '
                      'reads back of the pages evicted since the shrink '
                      '(memstore\'s reuse distances tell them apart), not '
@@ -1071,6 +1140,7 @@ opts = [
     cfg.IntOpt('swapin_budget_kb_s',
                default=0,
                min=0,
+               advanced=True,
                help='Swap-in budget (KiB/s; 0: off): while a VM\'s swap-in '
                     'rate, averaged over swapin_budget_rounds rounds, is '
                     'above this, Badis does not shrink its balloon (growth '
@@ -1086,12 +1156,14 @@ opts = [
     cfg.FloatOpt('swapin_budget_rounds',
                  default=30.0,
                  min=0.001,
+                 advanced=True,
                  help='Time constant of the swap-in budget\'s average, in '
                       'rounds of round_interval (30: half an hour at 60 s '
                       'rounds).'),
     cfg.FloatOpt('reentry_horizon_rounds',
                  default=0.0,
                  min=0.0,
+                 advanced=True,
                  help='Re-entries (with memstore\'s reuse distances only; '
                       '0: off): a swap-in of a page the guest evicted more '
                       'than this many rounds ago is not a shortage while '
@@ -1110,6 +1182,7 @@ opts = [
     cfg.FloatOpt('reentry_window_rounds',
                  default=60.0,
                  min=0.001,
+                 advanced=True,
                  help='Re-entries: how far back, in rounds of '
                       'round_interval, the episodes before this one count '
                       'towards their pace; an episode alone counts once it '
@@ -1119,6 +1192,7 @@ opts = [
                       'the bound.'),
     cfg.BoolOpt('shrink_floor_steady',
                 default=True,
+                advanced=True,
                 help='Swap-ins at an allocation that did not move over the '
                      'round, below the booking, with no memory free, set or '
                      'raise the shrink floor too, not only swap-ins within '
@@ -1127,6 +1201,7 @@ opts = [
                      '(doc/source/badis.rst, stop 37).'),
     cfg.BoolOpt('shrink_rise_from_descent',
                 default=True,
+                advanced=True,
                 help='Swap-ins after a shrink count as a rise of the working '
                      'set (not a bad shrink) only when Geiger puts the '
                      'working set above the allocation before the first '
@@ -1139,6 +1214,7 @@ opts = [
     cfg.FloatOpt('shrink_swapin_window',
                  default=180.0,
                  min=0.0,
+                 advanced=True,
                  help='Seconds after a shrink of the balloon during which '
                       'swap-ins count against it: the shrink is counted '
                       '(Estimate.bad_shrinks, logged) and holds the '
@@ -1146,6 +1222,7 @@ opts = [
     cfg.IntOpt('shrink_hold_rounds',
                default=2,
                min=0,
+               advanced=True,
                help='Rounds after a round with swap-ins during which a '
                     'sampled estimate may not fall below the allocation the '
                     'guest swapped at (no shrink on sampled evidence: a '
@@ -1155,6 +1232,7 @@ opts = [
     cfg.IntOpt('shrink_hold_max_rounds',
                default=4,
                min=0,
+               advanced=True,
                help='Longest hold after shrinks followed by swap-ins '
                     '(rounds); a shrink with no swap-ins within '
                     'shrink_swapin_window resets the hold to '
@@ -1163,6 +1241,7 @@ opts = [
                  default=0.03,
                  min=0.0,
                  max=1.0,
+                 advanced=True,
                  help='A swapping VG round teaches the pinned-page '
                       'correction only when the guest\'s free memory '
                       '(balloon statistics "unused") is at most this '
@@ -1183,6 +1262,7 @@ opts = [
                  deprecated_since='0.2',
                  deprecated_reason='Never used: Geiger\'s percentile is '
                                    '[memstore] ghost_percentile.',
+                 advanced=True,
                  help='Unused; see [memstore] ghost_percentile.'),
     cfg.IntOpt('geiger_bucket_kb',
                default=4096,
@@ -1192,10 +1272,12 @@ opts = [
                deprecated_reason='Never used: the reuse-distance histogram '
                                  'bucket is [memstore] '
                                  'histogram_bucket_pages.',
+               advanced=True,
                help='Unused; see [memstore] histogram_bucket_pages.'),
     cfg.IntOpt('swap_in_threshold_kb',
                default=4096,
                min=1,
+               advanced=True,
                help='A VM without a swap monitor counts as swapping in a '
                     'round when its balloon statistics show at least this '
                     'many KiB read back from swap since the previous '
@@ -1208,6 +1290,7 @@ opts = [
     cfg.IntOpt('swap_growth_rate_kb',
                default=2048,
                min=0,
+               advanced=True,
                help='A VM counts as short of memory in a round when what '
                     'it keeps in swap (written out and not read back) grew '
                     'at least this many KiB per second since the previous '
@@ -1221,18 +1304,21 @@ opts = [
     cfg.IntOpt('major_fault_threshold',
                default=0,
                min=0,
+               advanced=True,
                help='Also count a round as swapping when the guest\'s '
                     'major faults grew by at least this many; 0 disables '
                     'it (major faults include page-cache misses).'),
     cfg.IntOpt('fallback_min_grow_kb',
                default=4096,
                min=0,
+               advanced=True,
                help='Without reuse distances, a swapping VM is estimated '
                     'at its allocation plus the KiB swapped in during the '
                     'round, and at least this much.'),
     cfg.IntOpt('fallback_probe_kb',
                default=32768,
                min=0,
+               advanced=True,
                help='Without reuse distances, a swapping VM asks for this '
                     'much more than its allocation at first, then twice '
                     'the step each round it was granted and still swaps '
@@ -1288,11 +1374,13 @@ opts = [
     cfg.FloatOpt('time_slice_factor',
                  default=1.5,
                  min=1.0,
+                 advanced=True,
                  help='Multiple of the interval between two recurring '
                       'shortages that a VM\'s time slice grows to (see '
                       'time_slice_max_slices).'),
     cfg.BoolOpt('time_slice_from_first',
                 default=False,
+                advanced=True,
                 help='With time_slice_max_slices: the round the agent '
                      'first saw a VM counts as a shortage before its '
                      'first one, so the first shortage after the balloon '
@@ -1304,6 +1392,7 @@ opts = [
                      'when a second shortage follows one.'),
     cfg.BoolOpt('time_slice_reuse',
                 default=True,
+                advanced=True,
                 help='With time_slice_max_slices: while a VM\'s time '
                      'slice is longer than time_slice, a round without '
                      'swap activity whose moving average is back at the '
@@ -1363,23 +1452,27 @@ opts = [
                  default=0.05,
                  min=0.001,
                  max=0.5,
+                 advanced=True,
                  help='Zballoond baseline: each round the VM is shrunk by '
                       'this fraction of Committed_AS (5 % in the seed).'),
     cfg.FloatOpt('zballoond_change_fraction',
                  default=0.05,
                  min=0.0,
                  max=1.0,
+                 advanced=True,
                  help='Zballoond baseline: a relative change of '
                       'Committed_AS larger than this restarts the descent '
                       'from Committed_AS.'),
     cfg.IntOpt('selfballoon_reserve_kb',
                default=0,
                min=0,
+               advanced=True,
                help='Self-ballooning baseline: KiB added to Committed_AS '
                     'to form the goal size.'),
     cfg.IntOpt('selfballoon_down_hysteresis',
                default=8,
                min=1,
+               advanced=True,
                help='Self-ballooning baseline: a shrinking VM moves by '
                     '1/N of its excess per round (8 in Xen\'s driver).'),
 ]

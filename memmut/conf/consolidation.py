@@ -185,6 +185,7 @@ opts = [
     cfg.IntOpt('underload_grace_rounds',
                default=12,
                min=0,
+               advanced=True,
                help='Rounds after a host last received VMs during which it '
                     'is not emptied for underload, so a host switched on '
                     'for an overload is not switched off again at once '
@@ -197,6 +198,7 @@ opts = [
                         ('first_estimate', 'once the VM has a '
                          'WSS^max_avg, its earlier samples hold that '
                          'first estimate instead')],
+               advanced=True,
                help='What the memory-load history the planner forecasts '
                     'from holds for the samples of a VM\'s first time '
                     'slice (memory_basis = wss). The booking there is a '
@@ -210,6 +212,7 @@ opts = [
                     'behaviour before.'),
     cfg.BoolOpt('pack_on_shrink_floor',
                 default=True,
+                advanced=True,
                 help='Pack a VM (memory_basis = wss) on the larger of its '
                      'WSS^max_avg and the shrink floor its agent holds '
                      '([badis] shrink_floor): the allocation the guest '
