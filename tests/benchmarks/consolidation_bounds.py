@@ -63,7 +63,11 @@ CSV, same inputs) against each rung. Writes
 
 Another month of the data set (``--trace``) gets the references and
 bounds alone, unless a sweep CSV of the same inputs gives the planner's
-hosts.
+hosts. The held-out synthetic profiles (stop 80)::
+
+    python -m tests.benchmarks.consolidation_bounds --synthetic-only \
+        --profiles held-out --seeds 8 --name bounds_heldout \
+        --sweep-csv tests/benchmarks/results/consolidation/heldout80_cold.csv
 """
 
 import argparse
@@ -202,6 +206,12 @@ def main(argv=None):
     ap.add_argument('--window-days', type=float, default=6.0)
     ap.add_argument('--seeds', type=int, default=3,
                     help='synthetic seeds per profile (0: none)')
+    ap.add_argument('--profiles', default='tuned',
+                    help='the synthetic profiles, as the sweep\'s '
+                    '--sweep-profiles (default: the five tuned ones; '
+                    '"held-out" for churn, heavy_tail, memory_growth)')
+    ap.add_argument('--synthetic-only', action='store_true',
+                    help='leave the real trace out')
     ap.add_argument('--name', default='bounds',
                     help='base name of the result files in %s' % OUT)
     args = ap.parse_args(argv)
@@ -209,7 +219,15 @@ def main(argv=None):
         sys.stderr.write('consolidation_bounds: error: --window-days must '
                          'be positive and --seeds not negative\n')
         return 2
+    try:
+        profiles = sweep.synthetic_set(args.profiles)
+    except ValueError as e:
+        sys.stderr.write('consolidation_bounds: error: --profiles: %s\n'
+                         % e)
+        return 2
     path = args.trace or (TRACE if os.path.exists(TRACE) else None)
+    if args.synthetic_only:
+        path = None
     sweep_csv = args.sweep_csv
     if sweep_csv is None and path == TRACE:
         sweep_csv = os.path.join(OUT, 'tradeoff_budget.csv')
@@ -233,7 +251,7 @@ def main(argv=None):
             return 2
     per = []
     for group, label, tr, start, steps in sweep.inputs(
-            real, args.window_days, args.seeds):
+            real, args.window_days, args.seeds, profiles=profiles):
         if isinstance(tr, tuple):
             tr = sweep.synthetic_trace(tr)
         s = dataclasses.replace(base, start_steps=start,

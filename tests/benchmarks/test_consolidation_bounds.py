@@ -64,5 +64,7 @@ def test_bad_arguments_exit_with_a_message(capsys):
     assert cb.main(['--window-days', '0']) == 2
     assert cb.main(['--sweep-csv', '/nonexistent.csv']) == 2
     assert cb.main(['--trace', '/nonexistent.tar.gz']) == 2
+    assert cb.main(['--profiles', 'held-out,weekly']) == 2
     err = capsys.readouterr().err
     assert 'no sweep CSV' in err and 'does not exist' in err
+    assert "--profiles: unknown synthetic profile 'weekly'" in err
