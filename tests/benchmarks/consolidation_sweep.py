@@ -126,6 +126,10 @@ FIGURES = (
     ('esv', 'esv', 'ESV (kWh)', '.3g', 1, ''),
     ('memory_caused_share', 'memory_caused_share',
      'migrations caused by memory', '.2f', 100, ' %'),
+    # the same moves per VM-day (the share of few moves can be most of
+    # them: derived, :func:`derive`)
+    ('memory_moves_per_vm_day', None,
+     'memory-caused migrations per VM-day', '.4f', 1, ''),
     ('memory_overload', 'memory_overload_host_time_fraction',
      'memory overload (host time)', '.3f', 100, ' %'),
     # With remote memory (remote_memory_fraction): memory overload the
@@ -602,7 +606,20 @@ def figures_of(m):
                         ('over_held_bound', 'held_bound')):
         lb = out[bound]
         out[over] = out['hosts'] / lb - 1.0 if lb else 0.0
-    return out
+    return derive(out)
+
+
+def derive(figures):
+    """``figures`` with what is derived from the others filled in where
+    missing (a CSV written before it existed): the memory-caused
+    migrations per VM-day, share times rate."""
+    if 'memory_moves_per_vm_day' not in figures and \
+            'memory_caused_share' in figures and \
+            'migrations_per_vm_day' in figures:
+        figures['memory_moves_per_vm_day'] = (
+            figures['memory_caused_share']
+            * figures['migrations_per_vm_day'])
+    return figures
 
 
 def summarize_rows(rows, configs):
@@ -644,8 +661,9 @@ def read_csv(path):
     with open(path, newline='') as f:
         out = []
         for r in csv.DictReader(f):
-            out.append({k: (v if k in ('config', 'mode', 'group', 'input')
-                            else float(v)) for k, v in r.items()})
+            out.append(derive({
+                k: (v if k in ('config', 'mode', 'group', 'input')
+                    else float(v)) for k, v in r.items()}))
         return out
 
 
@@ -809,7 +827,7 @@ def markdown(result, command):
     cols = ('hosts', 'over_lower_bound', 'over_target_bound',
             'over_held_bound', 'migrations_per_vm_day',
             'cpu_overload', 'slav', 'esv', 'memory_caused_share',
-            'memory_overload')
+            'memory_moves_per_vm_day', 'memory_overload')
     if any(g.get('remote_gib_hours', {}).get('mean')
            for c in result['summary'].values() for g in c.values()):
         cols += REMOTE_FIGURES
@@ -849,7 +867,7 @@ def markdown(result, command):
             if not s:
                 continue
             rows.append([cname] + [discipline.fmt(s[k], *spec[k])
-                                   for k in cols])
+                                   if k in s else '-' for k in cols])
         lines += [discipline.markdown_table(['configuration'] +
                                             [label[k] for k in cols], rows),
                   '']

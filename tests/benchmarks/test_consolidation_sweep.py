@@ -127,3 +127,19 @@ def test_an_unknown_sweep_profile_is_a_clear_error(capsys):
     assert rc == 2
     err = capsys.readouterr().err
     assert "--sweep-profiles: unknown synthetic profile 'weekly'" in err
+
+
+def test_memory_moves_per_vm_day_are_derived_from_share_and_rate(tmp_path):
+    # A CSV written before the figure existed gains it on reading.
+    path = tmp_path / 'old.csv'
+    path.write_text('config,mode,group,input,migrations_per_vm_day,'
+                    'memory_caused_share\n'
+                    'wss default,wss,synthetic x,seed 0,0.02,0.5\n')
+    (row,) = sweep.read_csv(str(path))
+    assert row['memory_moves_per_vm_day'] == 0.01
+    # what a run measured is kept
+    kept = sweep.derive({'memory_moves_per_vm_day': 0.3,
+                         'memory_caused_share': 1.0,
+                         'migrations_per_vm_day': 1.0})
+    assert kept['memory_moves_per_vm_day'] == 0.3
+    assert 'memory_moves_per_vm_day' not in sweep.derive({'hosts': 3.0})
