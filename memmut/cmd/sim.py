@@ -84,7 +84,8 @@ def load_trace(conf, progress):
         return trace_mod.load_bitbrains(conf.trace, part=conf.trace_part)
     s = conf.simulator
     return synthetic.generate(s.synthetic_vms, s.synthetic_days,
-                              s.synthetic_seed)
+                              s.synthetic_seed,
+                              profile=s.synthetic_profile)
 
 
 def run(conf):

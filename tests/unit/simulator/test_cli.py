@@ -160,3 +160,28 @@ def test_a_month_of_the_data_sets_zip(tmp_path, capsys):
     assert 'rnd.zip!rnd/2013-7' in out
     results = json.loads((tmp_path / 'out' / 'results.json').read_text())
     assert results['trace']['vms'] == 2
+
+
+def test_a_synthetic_profile_by_name(tmp_path, capsys):
+    assert run(tmp_path, '--noplots',
+               extra='synthetic_profile = churn\n') == 0
+    results = json.loads((tmp_path / 'out' / 'results.json').read_text())
+    # churn's 30 slots take new VMs as theirs leave
+    assert results['trace']['vms'] > 30
+    assert 'profile=churn' in capsys.readouterr().out
+
+
+def test_every_synthetic_profile_is_an_option_choice():
+    from memmut.simulator import synthetic
+    opt = fresh_conf()._get_opt_info('synthetic_profile',
+                                     'simulator')['opt']
+    assert tuple(c for c, _ in opt.type.choices.items()) == \
+        synthetic.PROFILES
+
+
+def test_an_unknown_synthetic_profile_is_bad_input(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        run(tmp_path, extra='synthetic_profile = weekly\n')
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert 'synthetic_profile' in err and 'Traceback' not in err
