@@ -72,17 +72,27 @@ SYNTHETIC_STEP = 300.0
 
 def synthetic_set(names=''):
     """The ``(profile, n_vms)`` of ``--sweep-profiles``: comma-separated
-    profile names, ``tuned`` (the five the defaults were chosen on, the
-    default) or ``held-out``. Raises ValueError on an unknown name."""
-    known = dict(SYNTHETIC + HELD_OUT)
+    profile names, each with its sweep's VM count or ``NAME:VMS`` for
+    another, ``tuned`` (the five the defaults were chosen on, the
+    default) or ``held-out``. Raises ValueError on an unknown name or a
+    bad count."""
+    known = dict(list(SYNTHETIC) + list(HELD_OUT))
     out = []
     for word in [w.strip() for w in (names or 'tuned').split(',')]:
+        name, _, count = word.partition(':')
         if word == 'tuned':
             chosen = SYNTHETIC
         elif word == 'held-out':
             chosen = HELD_OUT
-        elif word in known:
-            chosen = ((word, known[word]),)
+        elif name in known:
+            try:
+                n_vms = int(count) if count else known[name]
+            except ValueError:
+                n_vms = 0
+            if n_vms < 1:
+                raise ValueError('bad VM count in %r (want NAME:VMS, VMS '
+                                 'a positive integer)' % word)
+            chosen = ((name, n_vms),)
         else:
             raise ValueError('unknown synthetic profile %r (known: tuned, '
                              'held-out, %s)' % (word, ', '.join(known)))
@@ -468,9 +478,13 @@ def inputs(real, window_days, seeds, first_seed=0, warm_days=0.0,
                         real, k * n, n))
     warm = int(round(warm_days * 86400.0 / SYNTHETIC_STEP))
     days = int(round(SYNTHETIC_DAYS * 86400.0 / SYNTHETIC_STEP))
+    usual = dict(list(SYNTHETIC) + list(HELD_OUT))
     for profile, n_vms in SYNTHETIC if profiles is None else profiles:
+        group = 'synthetic ' + profile
+        if n_vms != usual.get(profile):
+            group += ' (%d VMs)' % n_vms
         for seed in range(first_seed, first_seed + seeds):
-            out.append(('synthetic ' + profile, 'seed %d' % seed,
+            out.append((group, 'seed %d' % seed,
                         (profile, n_vms, seed, SYNTHETIC_DAYS, warm_days),
                         warm, days if warm else 0))
     return out

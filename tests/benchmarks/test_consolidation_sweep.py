@@ -1,5 +1,7 @@
 """The sweep's paired ESV goal (issue 19, part 7) and its configurations."""
 
+import pytest
+
 from memmut.consolidation import loader
 from tests.benchmarks import consolidation_sweep as sweep
 
@@ -114,10 +116,20 @@ def test_the_sweep_profiles_are_chosen_by_name():
     assert both == sweep.SYNTHETIC + sweep.HELD_OUT     # no repeat
     assert sweep.synthetic_set('churn,dense') == (('churn', 300),
                                                   ('dense', 1200))
+    assert sweep.synthetic_set('heavy_tail:1200,heavy_tail') == (
+        ('heavy_tail', 1200), ('heavy_tail', 300))
+    for bad in ('heavy_tail:0', 'heavy_tail:many', 'weekly:30'):
+        with pytest.raises(ValueError):
+            sweep.synthetic_set(bad)
     groups = {i[0] for i in sweep.inputs(None, 6.0, 1,
                                          profiles=sweep.HELD_OUT)}
     assert groups == {'synthetic churn', 'synthetic heavy_tail',
                       'synthetic memory_growth'}
+    groups = [i[0] for i in sweep.inputs(
+        None, 6.0, 1, profiles=sweep.synthetic_set('heavy_tail:1200,'
+                                                   'heavy_tail'))]
+    assert groups == ['synthetic heavy_tail (1200 VMs)',
+                      'synthetic heavy_tail']
 
 
 def test_an_unknown_sweep_profile_is_a_clear_error(capsys):
