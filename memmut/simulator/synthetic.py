@@ -165,8 +165,8 @@ def generate(n_vms=100, days=2.0, seed=0, step=300.0, profile='default'):
                         mem[v, a:a + spike_len[g]], level)
 
         if profile == 'memory_growth':
-            mem[v] = np.clip(mem[v] * _creep(booked[v], mem[v], t,
-                                             day_steps, prng),
+            mem[v] = np.clip(mem[v] + _creep_mb(booked[v], t, day_steps,
+                                                prng),
                              1.0, booked[v])
 
         r = rng.random()
@@ -205,19 +205,16 @@ def _churn_lives(slots, t_steps, step, rng):
     return lives
 
 
-def _creep(booked, mem, t, day_steps, rng):
-    """The factor that makes a working set creep (``memory_growth``):
+def _creep_mb(booked, t, day_steps, rng):
+    """What a creeping working set adds at each step (``memory_growth``):
     0-20 % of the booking a day, or for one VM in three a leak of 10-40 %
     a day reset by a restart every 1 to 3 days."""
     if rng.random() < 1.0 / 3.0:
         rate = rng.uniform(0.1, 0.4)
         period = rng.uniform(1.0, 3.0) * day_steps
         age = (t + rng.uniform(0, period)) % period
-        extra = booked * rate * age / day_steps
-    else:
-        # a cache that warms up to a plateau
-        rate = rng.uniform(0.0, 0.2)
-        extra = np.minimum(booked * rate * t / day_steps,
-                           booked * rng.uniform(0.1, 0.3))
-    grown = mem + extra
-    return grown / np.maximum(mem, 1.0)
+        return booked * rate * age / day_steps
+    # a cache that warms up to a plateau
+    rate = rng.uniform(0.0, 0.2)
+    return np.minimum(booked * rate * t / day_steps,
+                      booked * rng.uniform(0.1, 0.3))

@@ -553,8 +553,8 @@ def bad_arguments(args):
             return '%s must be >= 0 (got %g)' % (flag, value)
     if args.synthetic_vms < 1 or args.repeats < 1:
         return '--synthetic-vms and --repeats must be at least 1'
+    from tests.benchmarks import consolidation_sweep
     try:
-        from tests.benchmarks import consolidation_sweep
         consolidation_sweep.synthetic_set(args.sweep_profiles)
     except ValueError as e:
         return '--sweep-profiles: %s' % e

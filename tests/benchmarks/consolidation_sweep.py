@@ -70,13 +70,18 @@ SYNTHETIC_DAYS = 3.0
 SYNTHETIC_STEP = 300.0
 
 
+def _usual_counts():
+    """profile -> the VM count the sweep runs it with."""
+    return dict(list(SYNTHETIC) + list(HELD_OUT))
+
+
 def synthetic_set(names=''):
     """The ``(profile, n_vms)`` of ``--sweep-profiles``: comma-separated
     profile names, each with its sweep's VM count or ``NAME:VMS`` for
     another, ``tuned`` (the five the defaults were chosen on, the
     default) or ``held-out``. Raises ValueError on an unknown name or a
     bad count."""
-    known = dict(list(SYNTHETIC) + list(HELD_OUT))
+    known = _usual_counts()
     out = []
     for word in [w.strip() for w in (names or 'tuned').split(',')]:
         name, _, count = word.partition(':')
@@ -478,7 +483,7 @@ def inputs(real, window_days, seeds, first_seed=0, warm_days=0.0,
                         real, k * n, n))
     warm = int(round(warm_days * 86400.0 / SYNTHETIC_STEP))
     days = int(round(SYNTHETIC_DAYS * 86400.0 / SYNTHETIC_STEP))
-    usual = dict(list(SYNTHETIC) + list(HELD_OUT))
+    usual = _usual_counts()
     for profile, n_vms in SYNTHETIC if profiles is None else profiles:
         group = 'synthetic ' + profile
         if n_vms != usual.get(profile):
