@@ -37,3 +37,19 @@ def test_a_small_screen_with_the_swap_cache_writes_its_runs(tmp_path):
     assert runs[2]['options'] == ['probe_in_use_evidence=True']
     assert os.path.exists(out / 'model.md')
     assert '--writeback-surplus 2' in open(out / 'model.md').read()
+
+
+def test_production_timing_reaches_every_run_and_the_errors_table(tmp_path):
+    out = tmp_path / 'prod'
+    assert bm.main(['--patterns', 'load_idle', '--starts', 'boot',
+                    '--seeds', '1', '--seconds', '240', '--timing',
+                    'production', '--out', str(out)]) == 0
+    runs = [json.loads(line) for line in open(out / 'model.jsonl')]
+    assert {r['timing'] for r in runs} == {'production'}
+    text = open(out / 'model.md').read()
+    assert 'timing: production' in text
+    # load-then-idle has a true working set: its errors are tabulated
+    assert '| load_idle, boot | badis |' in text.split(
+        'one poll of allowance')[1]
+    with pytest.raises(SystemExit):
+        bm.main(['--timing', 'fast', '--out', str(tmp_path / 'x')])

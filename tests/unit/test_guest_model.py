@@ -384,3 +384,29 @@ def test_a_key_value_store_read_slowly_at_random():
     assert off['swap_in_mib'] > 10
     assert on['swap_in_mib'] == 0 and on['saved_pct'] > 15
     assert on['ops'] > off['ops']
+
+
+def test_production_timing_polls_and_rounds_on_the_agents_defaults():
+    bench = model_run.agent_conf()
+    prod = model_run.agent_conf(timing='production')
+    assert bench.badis.round_interval == 1.0
+    assert prod.badis.round_interval == 60.0 and prod.badis.time_slice == 3600
+    # sizes stay the bench's (scaled to the guest), not production's
+    assert prod.badis.headroom_kb == bench.badis.headroom_kb
+    with pytest.raises(ValueError, match='unknown timing'):
+        model_run.agent_conf(timing='fast')
+    # load-then-idle: the data loaded at once, then a quarter of it touched
+    # every poll; the estimate changes only at a round, 60 s apart (no
+    # swap activity to run one between), and polls are 5 s apart
+    r = model_run.run_case(model_run.Case(
+        pattern='load_idle', seconds=400.0, seed=1, timing='production'),
+        keep_rows=True)
+    rows = r['rows']
+    assert r['timing'] == 'production'
+    assert {round(b['t'] - a['t'], 6) for a, b in zip(rows, rows[1:])} == {
+        5.0}
+    changed = [b['t'] for a, b in zip(rows, rows[1:])
+               if b.get('badis') != a.get('badis')]
+    assert len(changed) >= 2
+    assert min(b - a for a, b in zip(changed, changed[1:])) >= 54.0
+    assert r['allow_S_more'] >= 0.0 and r['allow_S_less'] >= 0.0
