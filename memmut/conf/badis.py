@@ -44,6 +44,21 @@ opts = [
                      '(Geiger\'s estimate goes into force at that poll '
                      'instead of at the next round). The sampling interval '
                      'is left running; such a round uses no sample.'),
+    cfg.BoolOpt('end_round_on_thrashing',
+                default=True,
+                advanced=True,
+                help='Badis: end a VM\'s round at the first agent poll at '
+                     'which the guest has read back from swap, since the '
+                     'balloon was made smaller in that round, more than '
+                     'twice what the balloon took (and at least '
+                     'swap_in_threshold_kb): a shrink or calibration probe '
+                     'below its working set, which it would otherwise pay '
+                     'for until the round is due (a minute at the default '
+                     'round_interval). The round decides as it would have '
+                     'at its time; swap-ins after a shrink that stay under '
+                     'that (a first reclaim after a load) are left to it '
+                     '(doc/source/badis.rst, "The bench\'s clock and '
+                     'production\'s").'),
     cfg.IntOpt('sample_pages',
                default=400,
                min=1,

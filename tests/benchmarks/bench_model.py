@@ -358,6 +358,7 @@ def main(argv=None):
                 for r in it:
                     runs.append(r)
                     f.write(json.dumps(r) + '\n')
+                    f.flush()
         else:
             for c in todo:
                 r = _run(c)

@@ -395,3 +395,64 @@ def test_re_entries_of_a_slow_hot_set_are_left_out(libvirtd, guest_factory):
     # can also hold recent swap-ins, and a later move can count by its
     # pace: results/badis71)
     assert left >= 4 * MIB, left
+
+
+def test_a_guest_thrashing_below_its_working_set_ends_its_round(
+        libvirtd, guest_factory, caplog):
+    """[badis] end_round_on_thrashing on a real guest: memwork reads 140
+    MiB at random in a 256 MiB guest, Badis runs production's 60 s rounds
+    (polls every 0.5 s). Right after a round, the balloon is taken to 140
+    MiB and held there, as a calibration probe holds it, far below what
+    the guest touches: it reads the same pages back from swap over and
+    over. The pipeline runs the VM's round at the first poll at which the
+    guest has read back more than twice what the balloon took, long
+    before the round is due (on this bed 19-24 s after the shrink: TCG
+    reads back about 12 MiB/s), and that round asks for more than the
+    allocation. Without it the guest would thrash for the rest of the
+    minute (doc/source/badis.rst, "The bench's clock and production's")."""
+    caplog.set_level('INFO', logger='memmut.agent.wss.badis_rounds')
+    booked = badis_run.BOOKED_MIB * MIB
+    sched = [workloads.Step(140, 300.0)]
+    g = guest_factory(memory_mib=badis_run.BOOKED_MIB, schedule=sched,
+                      alloc='d', loops=1, period_ms=200, swap='memstore',
+                      swap_mib=256, memfd=True, tb_cache_mib=64,
+                      stat_period=1, pattern=workloads.Pattern('random'))
+    base = badis_run.base_kb(g, booked)
+    conf = badis_run.agent_conf(libvirtd.memmut_options(),
+                                badis={'round_interval': 60.0})
+    run = badis_run.Run(g, conf, 'badis', booked, base, sched=sched)
+    held_kb = 140 * MIB
+    start, last_round, shrunk_at, early = time.time(), None, None, None
+    try:
+        while time.time() < start + 180.0 and early is None:
+            t0 = time.monotonic()
+            vms = [v for v in run.driver.list_vms() if v.uuid == g.uuid]
+            assert vms, g.log()[-2000:]
+            now = time.time()
+            e = run.pipeline.estimate(vms, now).get(g.uuid)
+            fresh = e is not None and e.fresh
+            if shrunk_at is None:
+                if fresh:
+                    last_round = now
+                    # a round of the loaded guest: shrink right after it
+                    if now - start > 30.0:
+                        run.driver.set_balloon(g.uuid, held_kb)
+                        shrunk_at = now
+            elif fresh:
+                early = (now - shrunk_at, e)
+            time.sleep(max(0.0, run.poll - (time.monotonic() - t0)))
+    finally:
+        run.driver.set_balloon(g.uuid, booked)
+        run.driver.close()
+    assert shrunk_at is not None, g.log()[-2000:]
+    assert early is not None, caplog.text[-3000:]
+    after, e = early
+    print('round %.1f s after the shrink (%.1f s after the last round); '
+          'estimate %d MiB, demand %d MiB'
+          % (after, after + shrunk_at - last_round, e.wss_kb // MIB,
+             e.demand_kb // MIB))
+    # the round came well before it was due
+    assert after + shrunk_at - last_round < 45.0, caplog.text[-3000:]
+    assert 'round ended early' in caplog.text
+    # and it saw the guest short: it asks for more than it thrashed at
+    assert e.demand_kb > held_kb, (e.demand_kb // MIB, caplog.text[-3000:])

@@ -28,6 +28,9 @@ LOG = logging.getLogger(__name__)
 Estimate = estimate_mod.Estimate
 
 SOURCE_BALLOON_STATS = 'balloon_stats'
+# end_round_on_thrashing: read back since a shrink, in multiples of what
+# the shrink took, that ends the VM's round at once
+THRASH_FACTOR = 2
 SOURCE_WS_CURVE = 'ws-curve'
 _mib = units.fmt_kb
 
@@ -134,6 +137,7 @@ class BadisRounds(estimators.Estimator):
             interval_start_kb=(st.interval_balloon if sample is not None
                                else None))
         st.last_balloon = m_cur
+        st.last_swap_in = swap_in_kb(vm)
         # against the interval's beginning, before the curve starts the
         # next interval below
         used_now = guest_used_kb(vm)
@@ -477,6 +481,44 @@ class BadisRounds(estimators.Estimator):
         st.short_on = False
         st.sampler.forget(vm.uuid)
 
+    def round_now(self, vm, st, now):
+        """``[badis] end_round_on_thrashing``: whether the balloon was
+        made smaller since the VM's last round and the guest has read
+        back from swap since then more than ``THRASH_FACTOR`` times what
+        the balloon took (and at least ``swap_in_threshold_kb``).
+
+        Why: :meth:`react` leaves the swap-ins that follow a shrink to the
+        regular round, which judges them with its sample (a guest's first
+        reclaim after a load reads back part of what it wrote, and that
+        says nothing of its working set). A shrink below the working set
+        (a calibration probe's step, a shrink on an estimate that was
+        short) makes the guest read back the same pages over and over:
+        more than the balloon took. On the bench's 1 s rounds that lasts
+        a second; on production's 60 s rounds it lasted the whole round
+        on the paged guest model (load-then-idle, a probe 123 MiB below
+        the working set: 5.7 GiB read back in one round, KVM's costs).
+        The round then comes at the first poll that sees it, and decides
+        as it would have at its time."""
+        if (not self.conf.badis.end_round_on_thrashing or
+                st.last_balloon is None or st.last_swap_in is None):
+            return False
+        sizes = observation.BalloonSizes(
+            m_cur_kb=vm.balloon_kb, last_round_kb=st.last_balloon,
+            interval_start_kb=st.interval_balloon if st.sampling else None)
+        taken = (sizes.shrunk_from_kb or vm.balloon_kb) - vm.balloon_kb
+        now_kb = swap_in_kb(vm)
+        if taken <= 0 or now_kb is None or now_kb < st.last_swap_in:
+            return False
+        read = now_kb - st.last_swap_in
+        if read > max(THRASH_FACTOR * taken,
+                      self.conf.badis.swap_in_threshold_kb):
+            LOG.info('VM %s (%s): Badis round ended early: the guest read '
+                     'back %s from swap since the balloon took %s from it '
+                     '([badis] end_round_on_thrashing)', vm.name, vm.uuid,
+                     _mib(read), _mib(taken))
+            return True
+        return False
+
     def react(self, vm, st, now):
         """A Badis round run between two rounds, at the first poll that
         sees the VM swap (``[badis] react_to_swapping``), or None.
@@ -516,6 +558,7 @@ class BadisRounds(estimators.Estimator):
         if not (reading.swapping or observation.pressure_kb(reading, False)):
             return None
         st.last_balloon = m_cur
+        st.last_swap_in = swap_in_kb(vm)
         obs = observation.observe(now, vm.booked_kb, sizes, None, reading,
                                   self._full(vm, m_cur), sampled_round=False,
                                   hold=self._calibrating(st))
@@ -895,6 +938,12 @@ def guest_in_use_kb(vm):
     """Memory the guest reports in use: balloon ``actual`` - ``usable``
     (MemAvailable); None when unknown."""
     return _actual_less(vm, 'usable')
+
+
+def swap_in_kb(vm):
+    """The guest's swap-in counter (balloon statistics ``swap_in``, KiB
+    read from swap since boot); None when it does not report it."""
+    return (vm.memory_stats or {}).get('swap_in')
 
 
 def guest_used_kb(vm):

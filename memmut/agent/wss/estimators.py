@@ -48,6 +48,11 @@ class Estimator(abc.ABC):
         or None."""
         return None
 
+    def round_now(self, vm, st, now):
+        """Whether the VM's round should end at this poll, before it is
+        due (``[badis] end_round_on_thrashing``)."""
+        return False
+
     @abc.abstractmethod
     def round(self, vm, st, now):
         """This round's estimate of the VM, or None."""

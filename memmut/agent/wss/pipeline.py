@@ -43,6 +43,8 @@ class TrackedVM:
     calibrated: bool = False     # initial pinned correction calibrated
     kernel_extra_kb: typing.Optional[int] = None   # see baselines
     last_balloon: typing.Optional[int] = None      # at the last round
+    # the guest's swap_in counter (KiB) at the last round
+    last_swap_in: typing.Optional[int] = None
     last: typing.Optional[Estimate] = None
     zballoond: typing.Any = None  # evaluation.baselines.ZballoondState
     # ws_curve: reads of the running cycle (ws_curve.Read), the last
@@ -219,7 +221,8 @@ class EstimationPipeline:
             st.last_round = now
             self._start(vm, st)
             return None
-        if now - st.last_round < self.round_due:
+        if (now - st.last_round < self.round_due and
+                not self.estimator.round_now(vm, st, now)):
             self.estimator.peek(vm, st, now)
             if self.react and st.last is not None:
                 est = self.estimator.react(vm, st, now)

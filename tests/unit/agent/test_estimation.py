@@ -1642,3 +1642,41 @@ def test_estimates_report_the_vms_own_time_slice():
     clock_t = trace[-1][0] + 10
     e = p.estimate(p.driver.list_vms(), clock_t)[uuid]
     assert e.max_avg_slice_s == 90.0
+
+
+# -- a round ended early by thrashing after a shrink ------------------------
+
+def _thrash_run(**options):
+    """Rounds of 60 s, polls of 5 s: the first round at 60 s (balloon 600
+    MiB), then the balloon made 100 MiB smaller and the guest reading
+    back 150 MiB by 65 s and 250 MiB by 70 s. The polls' estimates."""
+    p, _ = fixed_pipeline(300 * MIB, round_interval=60.0,
+                          calibration_follow_rounds=0, **options)
+
+    def vm(balloon, swap_in):
+        return info(balloon=balloon, stats={
+            'swap_in': swap_in, 'swap_out': 300 * MIB, 'actual': balloon,
+            'available': balloon, 'usable': 200 * MIB,
+            'unused': 2 * MIB})
+    p.estimate([vm(600 * MIB, 0)], 0.0)
+    first = p.estimate([vm(600 * MIB, 0)], 60.0)['u-1']
+    assert first.fresh
+    return [p.estimate([vm(500 * MIB, kb)], t)['u-1']
+            for t, kb in ((65.0, 150 * MIB), (70.0, 250 * MIB))]
+
+
+def test_a_guest_reading_back_twice_what_a_shrink_took_ends_its_round(
+        caplog):
+    caplog.set_level(logging.INFO)
+    at65, at70 = _thrash_run()
+    # 150 MiB read back for 100 taken: a reclaim's burst, left to the round
+    assert not at65.fresh
+    # 250 MiB: more than twice what the balloon took; the round comes now
+    # and sees the shortage
+    assert at70.fresh and at70.timestamp == 70.0
+    assert 'round ended early: the guest read back 250 MiB' in caplog.text
+
+
+def test_without_end_round_on_thrashing_the_round_waits():
+    at65, at70 = _thrash_run(end_round_on_thrashing=False)
+    assert not at65.fresh and not at70.fresh
