@@ -953,6 +953,17 @@ WHY = {
     'badis77_reuse_w15': 'issue 13 stop 77: W1-W5 repeated at the stop-77 '
                          'defaults (time_slice_reuse on), against '
                          'badis73_repeats\' design (README there)',
+    'badis81_production': 'issue 13 stop 81: the paged guest model on '
+                          'production\'s clock (bench_model --timing '
+                          'production), KVM\'s costs, beside the oracle, '
+                          'end_round_on_thrashing on and off (README '
+                          'there)',
+    'badis81_thrash': 'issue 13 stop 81: end_round_on_thrashing on and off '
+                      'on the model at the bench\'s clock, both reclaim '
+                      'rules (README there)',
+    'badis81_periodic': 'issue 13 stop 81: the held-out periodic job at the '
+                        'current defaults beside the one-poll-late oracle, '
+                        'two TCG twin pairs (README there)',
     'badis78_probe_step': 'issue 13 stop 78: a larger first calibration '
                           'probe (pinned_probe_step_kb 16 and 32 MiB) on '
                           'the model, not taken (README there)',
