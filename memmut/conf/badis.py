@@ -57,8 +57,8 @@ opts = [
                      'round_interval). The round decides as it would have '
                      'at its time; swap-ins after a shrink that stay under '
                      'that (a first reclaim after a load) are left to it '
-                     '(doc/source/badis.rst, "The bench\'s clock and '
-                     'production\'s").'),
+                     '(doc/source/badis.rst, "Stop 81: the bench\'s clock '
+                     'and production\'s").'),
     cfg.IntOpt('sample_pages',
                default=400,
                min=1,

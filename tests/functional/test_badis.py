@@ -409,7 +409,8 @@ def test_a_guest_thrashing_below_its_working_set_ends_its_round(
     before the round is due (on this bed 19-24 s after the shrink: TCG
     reads back about 12 MiB/s), and that round asks for more than the
     allocation. Without it the guest would thrash for the rest of the
-    minute (doc/source/badis.rst, "The bench's clock and production's")."""
+    minute (doc/source/badis.rst, "Stop 81: the bench's clock and
+    production's")."""
     caplog.set_level('INFO', logger='memmut.agent.wss.badis_rounds')
     booked = badis_run.BOOKED_MIB * MIB
     sched = [workloads.Step(140, 300.0)]
