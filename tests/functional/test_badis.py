@@ -452,8 +452,9 @@ def test_a_guest_thrashing_below_its_working_set_ends_its_round(
           'estimate %d MiB, demand %d MiB'
           % (after, after + shrunk_at - last_round, e.wss_kb // MIB,
              e.demand_kb // MIB))
-    # the round came well before it was due
-    assert after + shrunk_at - last_round < 45.0, caplog.text[-3000:]
+    # the round came before it was due (at 0.9 of the interval,
+    # round_tolerance): here 14-24 s, 232 MiB at TCG's read-back rate
+    assert after + shrunk_at - last_round < 54.0, caplog.text[-3000:]
     assert 'round ended early' in caplog.text
     # and it saw the guest short: it asks for more than it thrashed at
     assert e.demand_kb > held_kb, (e.demand_kb // MIB, caplog.text[-3000:])
