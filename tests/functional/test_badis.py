@@ -406,7 +406,7 @@ def test_a_guest_thrashing_below_its_working_set_ends_its_round(
     the guest touches: it reads the same pages back from swap over and
     over. The pipeline runs the VM's round at the first poll at which the
     guest has read back more than twice what the balloon took, long
-    before the round is due (on this bed 19-24 s after the shrink: TCG
+    before the round is due (on this bed 14-24 s after the shrink: TCG
     reads back about 12 MiB/s), and that round asks for more than the
     allocation. Without it the guest would thrash for the rest of the
     minute (doc/source/badis.rst, "Stop 81: the bench's clock and
