@@ -257,8 +257,16 @@ class Case:
 
 
 def poll_seconds(case):
-    """Seconds between two of the agent's polls in ``case``."""
+    """Seconds between two of the agent's polls in ``case``; raises
+    ValueError on a timing not in TIMINGS."""
+    _check_timing(case.timing)
     return PRODUCTION_POLL_S if case.timing == 'production' else POLL_S
+
+
+def _check_timing(timing):
+    if timing not in TIMINGS:
+        raise ValueError('unknown timing %r (known: %s)'
+                         % (timing, ', '.join(TIMINGS)))
 
 
 # W1-W5 as the TCG bench runs them (bench_badis.py: peak 160 MiB, 10 s
@@ -308,9 +316,7 @@ def duration(case):
 def agent_conf(options=(), timing='bench'):
     """The TCG bench's agent configuration with ``options`` on top; with
     ``timing`` 'production', the agent's own defaults of time."""
-    if timing not in TIMINGS:
-        raise ValueError('unknown timing %r (known: %s)'
-                         % (timing, ', '.join(TIMINGS)))
+    _check_timing(timing)
     opts = {g: dict(v) for g, v in badis_run.AGENT_OPTIONS.items()}
     if timing == 'production':
         for key in _BENCH_TIME_OPTIONS:

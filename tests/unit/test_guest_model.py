@@ -395,6 +395,9 @@ def test_production_timing_polls_and_rounds_on_the_agents_defaults():
     assert prod.badis.headroom_kb == bench.badis.headroom_kb
     with pytest.raises(ValueError, match='unknown timing'):
         model_run.agent_conf(timing='fast')
+    with pytest.raises(ValueError, match='unknown timing'):
+        model_run.run_case(model_run.Case(pattern='seq', estimator='none',
+                                          seconds=1.0, timing='fast'))
     # load-then-idle: the data loaded at once, then a quarter of it touched
     # every poll; the estimate changes only at a round, 60 s apart (no
     # swap activity to run one between), and polls are 5 s apart

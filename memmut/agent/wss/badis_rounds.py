@@ -505,10 +505,12 @@ class BadisRounds(estimators.Estimator):
         sizes = observation.BalloonSizes(
             m_cur_kb=vm.balloon_kb, last_round_kb=st.last_balloon,
             interval_start_kb=st.interval_balloon if st.sampling else None)
-        taken = (sizes.shrunk_from_kb or vm.balloon_kb) - vm.balloon_kb
         now_kb = swap_in_kb(vm)
-        if taken <= 0 or now_kb is None or now_kb < st.last_swap_in:
+        # (a counter that went down: the guest rebooted)
+        if (not sizes.shrunk or now_kb is None or
+                now_kb < st.last_swap_in):
             return False
+        taken = sizes.shrunk_from_kb - vm.balloon_kb
         read = now_kb - st.last_swap_in
         if read > max(THRASH_FACTOR * taken,
                       self.conf.badis.swap_in_threshold_kb):
