@@ -380,6 +380,25 @@ opts = [
                      'probe answered by swap-ins ends the run as before. '
                      'Cold data comes back in minutes instead of one '
                      'probe an hour (issue 13).'),
+    cfg.BoolOpt('calibration_probe_early',
+                default=True,
+                advanced=True,
+                help='Start the first balloon probe of the first-sample '
+                     'pinned-page calibration (calibration_probe) '
+                     'shrink_swapin_window after the calibration, or after '
+                     'the last swap activity if later, instead of '
+                     'time_slice + shrink_swapin_window. The time slice is '
+                     'there for the max-average to forget estimates made '
+                     'with an older correction; before the first probe '
+                     'every estimate was made with this one. The '
+                     'calibration counts data the guest loaded and left '
+                     'cold as pinned, and without this it stays counted '
+                     'for the whole first time slice (an hour by default). '
+                     'A first probe answered by swap-ins doubles the next '
+                     'wait as before. On by default since stop 82 (issue '
+                     '13, tests/benchmarks/results/badis82_early: the paged '
+                     'guest model at production\'s clock, load-then-idle '
+                     'saved 26 -> 48 % of the booking).'),
     cfg.BoolOpt('probe_in_use_evidence',
                 default=True,
                 advanced=True,

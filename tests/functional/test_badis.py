@@ -458,3 +458,66 @@ def test_a_guest_thrashing_below_its_working_set_ends_its_round(
     assert 'round ended early' in caplog.text
     # and it saw the guest short: it asks for more than it thrashed at
     assert e.demand_kb > held_kb, (e.demand_kb // MIB, caplog.text[-3000:])
+
+
+def test_an_early_calibration_probe_comes_one_window_after_it(
+        libvirtd, guest_factory):
+    """[badis] calibration_probe_early on a real guest: memwork loads 128
+    MiB and then sweeps its first 16 MiB; the agent, started after the
+    load, calibrates the cold 112 MiB as pinned (only the balloon tells
+    them apart). Its time slice is ten read-back windows (30 s against 3
+    s; production's is 20: 3600 s against 180), so a first probe that
+    waited time_slice + shrink_swapin_window could not start within the
+    slice. With the option it starts once the balloon has come down to
+    the estimate and one window has passed, and the probes that follow
+    give cold data back: the correction falls below the calibration
+    within the slice, while the guest keeps its hot 16 MiB."""
+    pattern = workloads.Pattern('load_idle', hot_mib=16)
+    sched = [workloads.Step(128, 120.0)]
+    booked = badis_run.BOOKED_MIB * MIB
+    g = guest_factory(memory_mib=badis_run.BOOKED_MIB, schedule=sched,
+                      alloc='d', loops=1, period_ms=200, swap='memstore',
+                      swap_mib=256, memfd=True, tb_cache_mib=64,
+                      stat_period=1, pattern=pattern)
+    g.wait_for(r'^MEMWORK step=0 .*pass=1 ', timeout=120)
+    base = badis_run.base_kb(g, booked)
+    slice_s = 30.0
+    conf = badis_run.agent_conf(libvirtd.memmut_options(), badis={
+        'time_slice': slice_s, 'calibration_probe_early': True})
+    run = badis_run.Run(g, conf, 'badis', booked, base, sched=sched)
+    badis_ = run.pipeline.badis
+    calibrated_at = calibrated_kb = first_probe = None
+    try:
+        end = time.monotonic() + 45.0
+        while time.monotonic() < end:
+            t0 = time.monotonic()
+            assert run.step(), g.log()[-2000:]
+            st = badis_.state(g.uuid)
+            if calibrated_at is None and st.pinned_calibrated_kb > 0:
+                calibrated_at, calibrated_kb = st.pinned_at, st.pinned_kb
+            if first_probe is None and st.probe_at is not None:
+                first_probe = st.probe_at
+            time.sleep(max(0.0, run.poll - (time.monotonic() - t0)))
+    finally:
+        run.driver.close()
+    rows = [r for r in run.rows if 'badis' in r]
+    print(trace(rows))
+    st = badis_.state(g.uuid)
+    assert calibrated_at is not None, trace(rows)
+    print('calibrated %d MiB at %.1f; first probe at %.1f; correction '
+          'now %d MiB' % (calibrated_kb // MIB, calibrated_at,
+                          first_probe or -1, st.pinned_kb // MIB))
+    # (at least 64 MiB of the load counted as pinned: worth probing)
+    assert calibrated_kb >= 64 * MIB, trace(rows)
+    assert first_probe is not None, trace(rows)
+    waited = first_probe - calibrated_at
+    assert 3.0 <= waited < slice_s, trace(rows)
+    # cold data given back: at least two probe steps' worth (4 + 8 MiB)
+    assert st.pinned_kb <= calibrated_kb - 12 * MIB, trace(rows)
+    # and the hot set kept: over the last 10 s the estimate never under
+    # the hot 16 MiB plus the guest's base by more than 5 % of the booking
+    # (the rows' truth is the schedule's, the whole 128 MiB loaded)
+    hot_kb = base + 16 * MIB
+    last = [r for r in rows if r['t'] >= rows[-1]['t'] - 10.0]
+    assert all(r['badis'] >= hot_kb - 0.05 * booked for r in last), \
+        trace(rows)

@@ -1198,6 +1198,29 @@ def _walk(st, params, rounds, answer, seen=None):
     return st
 
 
+@pytest.mark.parametrize('early, at', [(False, 7), (True, 3)])
+def test_the_first_calibration_probe_waits_a_window_when_early(early, at):
+    # calibration_probe_early: every estimate the max-average holds
+    # carries the calibration, so the first probe waits the read-back
+    # window (3 s here) after it, not a time slice more (7 s); at
+    # production's clock, 3 minutes instead of 63
+    params = _calibration_params(calibration_probe_early=early)
+    for t in range(1, 10):
+        st, r = badis.step(_probe_state(pinned_unconfirmed=True),
+                           _quiet(float(t)), params)
+        if r.probe_kb is not None:
+            break
+    assert t == at
+
+
+def test_an_early_first_probe_leaves_the_later_waits_alone():
+    # after a first probe answered by swap-ins the wait doubles as
+    # before: twice time_slice + shrink_swapin_window from the swap-ins
+    params = _calibration_params(calibration_probe_early=True,
+                                 pinned_drop_rebase=True)
+    assert _next_probe_at(params, answered=True) == 23
+
+
 def test_calibration_probe_walks_a_cold_calibration_down():
     # load_idle from boot: the calibration counted 128 MiB of loaded,
     # cold data as pinned; the probe gives it back step by step

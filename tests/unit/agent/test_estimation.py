@@ -1498,10 +1498,16 @@ def test_issue13_switches_run_end_to_end_on_the_simulator(shape):
     ests = [e for _, _, _, e in trace if e is not None]
     assert len(ests) > 100
     # (at most: an estimate is capped at the allocation, which the probe
-    # holds at its size; with the slow start the estimate still falling
-    # meets a running probe there)
-    assert all(e.probe_kb is None or e.probe_kb <= e.wss_kb for e in ests)
-    assert any(e.probe_kb is not None for e in ests)
+    # holds at its size.) Checked where each probe starts: an estimate
+    # that falls while a probe runs (W5's steps down, met by the first
+    # calibration probe one read-back window after the calibration with
+    # calibration_probe_early) leaves the probe above it, the guest more
+    # memory than the estimate, until the probe's window ends.
+    starts = [e for last, e in zip([None] + ests, ests)
+              if e.probe_kb is not None and (
+                  last is None or last.probe_kb is None)]
+    assert starts
+    assert all(e.probe_kb <= e.wss_kb for e in starts)
     assert all(e.wss_kb > 0 for e in ests)
 
 
