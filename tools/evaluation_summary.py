@@ -953,6 +953,9 @@ WHY = {
     'badis77_reuse_w15': 'issue 13 stop 77: W1-W5 repeated at the stop-77 '
                          'defaults (time_slice_reuse on), against '
                          'badis73_repeats\' design (README there)',
+    'badis82_early': 'issue 13 stop 82: calibration_probe_early on and '
+                     'off on the model at production\'s and the bench\'s '
+                     'clock, and one TCG twin pair set (README there)',
     'badis81_production': 'issue 13 stop 81: the paged guest model on '
                           'production\'s clock (bench_model --timing '
                           'production), KVM\'s costs, beside the oracle, '
