@@ -197,12 +197,28 @@ def test_smaps_working_set_curve_excludes_cold_data(libvirtd,
     assert in_use >= 64 * MIB, stats          # the cold data is resident
 
 
-def _poll(run, seconds):
+def _poll(run, seconds, see=None):
+    """Run the agent loop for ``seconds``; ``see`` (if given) is called
+    with the guest's Badis state after each poll."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         t0 = time.monotonic()
         assert run.step(), run.g.log()[-2000:]
+        if see is not None:
+            see(run.pipeline.badis.state(run.g.uuid))
         time.sleep(max(0.0, run.poll - (time.monotonic() - t0)))
+
+
+def _watch(run, seconds, see):
+    """:func:`_poll`, then the driver closed and the run printed: the
+    rows with an estimate and the guest's last Badis state."""
+    try:
+        _poll(run, seconds, see)
+    finally:
+        run.driver.close()
+    rows = [r for r in run.rows if 'badis' in r]
+    print(trace(rows))
+    return rows, run.pipeline.badis.state(run.g.uuid)
 
 
 def test_a_correction_learned_too_high_is_capped_by_the_guest_statistics(
@@ -329,26 +345,17 @@ def test_a_read_over_rounds_spares_a_correction_the_guest_touches(
     g, run = _moving_window_under_badis(
         libvirtd, guest_factory, 90.0,
         {'calibration_probe_warm_rounds': 6})
-    badis_ = run.pipeline.badis
     lowest = {}      # the correction each probe tested, and its floor
     reads = []
-    try:
-        end = time.monotonic() + 60.0
-        while time.monotonic() < end:
-            t0 = time.monotonic()
-            assert run.step(), run.g.log()[-2000:]
-            st = badis_.state(g.uuid)
-            if st.warm_at is not None and st.warm_at not in reads:
-                reads.append(st.warm_at)
-            if st.probe_pinned_kb is not None:
-                lowest[st.probe_at] = (st.probe_pinned_kb,
-                                       st.pinned_floor_kb + st.warm_kb)
-            time.sleep(max(0.0, run.poll - (time.monotonic() - t0)))
-    finally:
-        run.driver.close()
-    rows = [r for r in run.rows if 'badis' in r]
-    print(trace(rows))
-    st = badis_.state(g.uuid)
+
+    def see(st):
+        if st.warm_at is not None and st.warm_at not in reads:
+            reads.append(st.warm_at)
+        if st.probe_pinned_kb is not None:
+            lowest[st.probe_at] = (st.probe_pinned_kb,
+                                   st.pinned_floor_kb + st.warm_kb)
+
+    rows, st = _watch(run, 60.0, see)
     print('reads over rounds at %s; last saw %d MiB beyond its first '
           'round; probes (tested, floor) %s'
           % (reads, st.warm_kb // MIB, lowest))
@@ -485,25 +492,18 @@ def test_an_early_calibration_probe_comes_one_window_after_it(
     conf = badis_run.agent_conf(libvirtd.memmut_options(), badis={
         'time_slice': slice_s, 'calibration_probe_early': True})
     run = badis_run.Run(g, conf, 'badis', booked, base, sched=sched)
-    badis_ = run.pipeline.badis
-    calibrated_at = calibrated_kb = first_probe = None
-    try:
-        end = time.monotonic() + 45.0
-        while time.monotonic() < end:
-            t0 = time.monotonic()
-            assert run.step(), g.log()[-2000:]
-            st = badis_.state(g.uuid)
-            if calibrated_at is None and st.pinned_calibrated_kb > 0:
-                calibrated_at, calibrated_kb = st.pinned_at, st.pinned_kb
-            if first_probe is None and st.probe_at is not None:
-                first_probe = st.probe_at
-            time.sleep(max(0.0, run.poll - (time.monotonic() - t0)))
-    finally:
-        run.driver.close()
-    rows = [r for r in run.rows if 'badis' in r]
-    print(trace(rows))
-    st = badis_.state(g.uuid)
-    assert calibrated_at is not None, trace(rows)
+    seen = {}        # when the calibration and the first probe came
+
+    def see(st):
+        if 'calibrated' not in seen and st.pinned_calibrated_kb > 0:
+            seen['calibrated'] = (st.pinned_at, st.pinned_kb)
+        if 'probe' not in seen and st.probe_at is not None:
+            seen['probe'] = st.probe_at
+
+    rows, st = _watch(run, 45.0, see)
+    assert 'calibrated' in seen, trace(rows)
+    calibrated_at, calibrated_kb = seen['calibrated']
+    first_probe = seen.get('probe')
     print('calibrated %d MiB at %.1f; first probe at %.1f; correction '
           'now %d MiB' % (calibrated_kb // MIB, calibrated_at,
                           first_probe or -1, st.pinned_kb // MIB))
