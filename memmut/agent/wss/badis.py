@@ -1505,12 +1505,12 @@ def _probe_due(state, obs, params):
     swap-ins doubles the next wait as before."""
     last = max(t for t in (state.pinned_at, state.swap_at,
                            state.probe_end_at, -1e18) if t is not None)
+    chained = (params.probe_chain and params.pinned_drop_rebase and
+               state.probe_streak > 0)
+    first = (params.calibration_probe_early and state.pinned_unconfirmed and
+             state.probe_end_at is None)
     unit = params.time_slice + params.shrink_swapin_window
-    if (params.probe_chain and params.pinned_drop_rebase and
-            state.probe_streak > 0 and state.probe_wait <= 1):
-        unit = params.shrink_swapin_window
-    if (params.calibration_probe_early and state.pinned_unconfirmed and
-            state.probe_end_at is None and state.probe_wait <= 1):
+    if state.probe_wait <= 1 and (chained or first):
         unit = params.shrink_swapin_window
     return obs.timestamp - last >= state.probe_wait * unit
 
