@@ -399,6 +399,19 @@ opts = [
                      '13, tests/benchmarks/results/badis82_early: the paged '
                      'guest model at production\'s clock, load-then-idle '
                      'saved 26 -> 48 % of the booking).'),
+    cfg.BoolOpt('probe_answer_rate',
+                default=False,
+                advanced=True,
+                help='End a balloon probe of a pinned-page correction as '
+                     'answered by swap-ins (the correction kept) only when '
+                     'the guest read back faster than swapin_bound_kb_s '
+                     'since the probe began. A guest that reads back more '
+                     'slowly than that at the probe\'s balloon holds its '
+                     'working set by the definition Badis uses, whatever '
+                     'the read-backs\' cause; a hot set that moves reads '
+                     'its new pages back at each move, and without this a '
+                     'probe running over a move is answered by them '
+                     '(issue 13).'),
     cfg.BoolOpt('probe_in_use_evidence',
                 default=True,
                 advanced=True,

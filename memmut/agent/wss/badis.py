@@ -328,6 +328,9 @@ class BadisParams:
     # read-back window, not a time slice more (see _probe_due; on since
     # stop 82)
     calibration_probe_early: bool = True
+    # stop 83: a probe is answered by swap-ins only when the guest read
+    # back faster than swapin_bound_kb_s since it began (see _probe)
+    probe_answer_rate: bool = False
     round_interval: float = 60.0
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
@@ -1638,6 +1641,7 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
                 params.shrink_swapin_window)
         burst = params.probe_burst_s if state.probe_blind else 0.0
         if (obs.swapping and probe_answered(read_kb, out_kb, params) and
+                _probe_read_fast(state, obs, params, read_kb) and
                 (over or obs.timestamp - first >= burst)):
             # (probe_burst_s: the guest's first reclaim is blind, every
             # page having been touched by the load, and the guest reads
@@ -1898,6 +1902,23 @@ def _answered_enough(state, params, wss_kb, pinned):
                 state.probe_answer_pinned_kb == pinned and
                 wss_kb - pinned > state.probe_answer_sample_kb -
                 params.pinned_probe_step_kb)
+
+
+def _probe_read_fast(state, obs, params, read_kb):
+    """With ``probe_answer_rate``, whether a running probe's guest read
+    back faster than ``swapin_bound_kb_s`` since the probe began: the
+    rate the definition of a working set allows (issue 13, item 3). A
+    balloon at which the guest reads back under that bound holds its
+    working set, whatever the read-backs' cause; a hot set that moves
+    reads its new pages back at each move, and a probe running over a
+    move used to be answered by the move's read-backs (paged guest model
+    at production's clock, hot set moving every 15 min: one probe in
+    three). Reading back under the bound through the whole window, the
+    guest has lived through the probe: its lower correction is kept."""
+    if not params.probe_answer_rate:
+        return True
+    elapsed = max(obs.timestamp - state.probe_at, 1e-9)
+    return read_kb > params.swapin_bound_kb_s * elapsed
 
 
 def probe_answered(read_kb, out_kb, params):

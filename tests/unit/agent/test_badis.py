@@ -1537,6 +1537,29 @@ def test_probe_answered_bounds():
         _calibration_params(probe_readback_fraction=1.5)
 
 
+# stop 83: probe_answer_rate; the probe starts at 7 s, the bound is
+# 1 MiB/s (a hot set that moves reads its new pages back whatever the
+# balloon: the probe's window over a move is no answer)
+@pytest.mark.parametrize('on, rounds, pinned_mib, confirmed', [
+    # off: the first read-back answers it
+    (False, [(8.0, MiB // 2, 26 * MiB), (10.0, MiB, 0)], 200, True),
+    # on: 1.5 MiB in 3 s, under the bound: lived through, lowered
+    (True, [(8.0, MiB // 2, 26 * MiB), (10.0, MiB, 0)], 184, False),
+    # on: 4 MiB in its first second, over the bound: answered
+    (True, [(8.0, 4 * MiB, 26 * MiB), (10.0, 0, 0)], 200, True),
+    # on: the rate counts from the probe's start, not from a quiet spell
+    (True, [(8.0, 0, 26 * MiB), (9.0, 2500 * 1024, 0), (10.0, 0, 0)],
+     200, True),
+])
+def test_a_probe_is_answered_by_a_read_back_faster_than_the_bound(
+        on, rounds, pinned_mib, confirmed):
+    params = _calibration_params(probe_readback_fraction=0.0,
+                                 probe_answer_rate=on)
+    st, _ = _probe_ended(params, rounds, pinned_mib, confirmed)
+    if not confirmed:
+        assert 'reading back 1536 KiB of the 26 MiB' in st.pinned_note
+
+
 # -- stop 68: the blind first reclaim after a load (probe_burst_s) and
 # what the probe made the guest write (probe_rise_written) --
 
