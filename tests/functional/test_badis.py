@@ -369,6 +369,50 @@ def test_a_read_over_rounds_spares_a_correction_the_guest_touches(
         lowest
 
 
+def test_a_probe_under_a_set_the_guest_touches_is_answered_at_its_rate(
+        libvirtd, guest_factory):
+    """[badis] probe_answer_rate on a real guest: the moving window above
+    (a 160 MiB set reused every 4 s, slower than a 1 s round), no read
+    over rounds before the probes, so the first calibration counts three
+    windows as pinned and the probes test a correction the guest needs.
+    A probe takes the balloon under a set touched in a cycle: the guest
+    reads back far faster than swapin_bound_kb_s (1 MiB/s; here tens of
+    MiB in the probe's 3 s), so with the option the probes are answered
+    by swap-ins as before and the correction is kept. A read-back rate
+    measured in the wrong unit, or over the wrong time, would let them
+    live through and the correction fall."""
+    g, run = _moving_window_under_badis(
+        libvirtd, guest_factory, 90.0,
+        {'calibration_probe_warm_rounds': 0, 'probe_answer_rate': True})
+    probes, answers, read, pinned = {}, [0], {}, {}
+
+    def see(st):
+        if 'calibrated' not in pinned and st.pinned_calibrated_kb > 0:
+            pinned['calibrated'] = st.pinned_calibrated_kb
+        if 'calibrated' in pinned:
+            pinned['lowest'] = min(pinned.get('lowest', st.pinned_kb),
+                                   st.pinned_kb)
+        if st.probe_pinned_kb is not None:
+            probes[st.probe_at] = st.probe_pinned_kb
+            read[st.probe_at] = max(read.get(st.probe_at, 0), st.probe_in_kb)
+        answers[0] = max(answers[0], st.probe_answers)
+
+    rows, st = _watch(run, 60.0, see)
+    print('calibrated %d MiB, lowest correction %d MiB; probes (start: '
+          'tested MiB) %s; read back before the last poll %s; answers %d'
+          % (pinned.get('calibrated', 0) // MIB,
+             pinned.get('lowest', 0) // MIB,
+             {round(k, 1): v // MIB for k, v in probes.items()},
+             {round(k, 1): v // MIB for k, v in read.items()}, answers[0]))
+    assert probes, trace(rows)
+    assert answers[0] >= 1, trace(rows)
+    # no run of probes lived through to walk the correction down under
+    # what the guest touches (each lowering doubles the next step: 4, 8,
+    # 16 MiB); one step may find a few MiB of cold page cache
+    assert pinned['lowest'] >= pinned['calibrated'] - 12 * MIB, \
+        (pinned, trace(rows))
+
+
 def test_re_entries_of_a_slow_hot_set_are_left_out(libvirtd, guest_factory):
     """[badis] reentry_horizon_rounds on a real guest and memstore's real
     reuse distances: a 40 MiB hot set of 160 MiB moving every 48 s (0.83
