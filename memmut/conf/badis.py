@@ -412,6 +412,19 @@ opts = [
                      'its new pages back at each move, and without this a '
                      'probe running over a move is answered by them '
                      '(issue 13).'),
+    cfg.BoolOpt('probe_over_demand',
+                default=False,
+                advanced=True,
+                help='Let a balloon probe of a pinned-page correction start '
+                     'while the max-average holds the demand more than '
+                     'pinned_probe_step_kb above the round\'s estimate, '
+                     'at one step below that demand (not below the '
+                     'estimate: a shrink faster than the max-average '
+                     'allows). Without it no probe starts until the '
+                     'max-average has come down to the estimate, which a '
+                     'working set with recurring peaks (a hot set that '
+                     'moves: each move is sampled twice) keeps from '
+                     'happening for a time slice (issue 13).'),
     cfg.BoolOpt('probe_in_use_evidence',
                 default=True,
                 advanced=True,

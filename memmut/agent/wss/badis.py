@@ -331,6 +331,9 @@ class BadisParams:
     # stop 83: a probe is answered by swap-ins only when the guest read
     # back faster than swapin_bound_kb_s since it began (see _probe)
     probe_answer_rate: bool = False
+    # stop 83: a probe may start while the max-average holds the demand
+    # above the estimate, one step below that demand (see _probe)
+    probe_over_demand: bool = False
     round_interval: float = 60.0
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
@@ -1723,9 +1726,10 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         # guest model, phases: a 21 MiB gap, one 4 MiB probe cost the
         # guest 14-21 MiB of swap-ins, 1-2 % of its run)
         return _Probe(pinned, None, fields)
+    held = demand > wss.wss_kb + params.pinned_probe_step_kb
     if (mode is not Mode.V or obs.sampled is None or not obs.steady or
             obs.short or guarded or pinned <= floor or
-            demand > wss.wss_kb + params.pinned_probe_step_kb or
+            (held and not params.probe_over_demand) or
             not (_probe_due(state, obs, params) or
                  _fell_since_spared(state, obs, params, wss.wss_kb,
                                     pinned)) or
@@ -1738,16 +1742,20 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
                               wss.wss_kb)
     if warm is not None:
         return warm
+    # probe_over_demand: tested one step below the demand the
+    # max-average holds, not below the round's estimate (a shrink past
+    # what the max-average allows)
+    base = demand if held else wss.wss_kb
     low = max(floor, pinned - step_kb)
-    size = max(0, wss.wss_kb - (pinned - low))
+    size = max(0, base - (pinned - low))
     if obs.used_kb is not None and obs.used_kb - step_kb < size:
         # A balloon above what the guest uses evicts nothing and tests
         # nothing (TCG, load_idle from boot: 4 MiB probes at 228 MiB
         # for a guest using about 210 MiB, the cold 140 MiB kept): go one
         # step below what it uses; the correction tested is lowered by
         # as much, not below its floor.
-        size = max(wss.wss_kb - (pinned - floor), obs.used_kb - step_kb, 0)
-        low = pinned - (wss.wss_kb - size)
+        size = max(base - (pinned - floor), obs.used_kb - step_kb, 0)
+        low = pinned - (base - size)
     if size < above_kb:
         # a floor the guest's read-backs put there (hindsight): a probe
         # below it would take what it was shown to use. At the floor it
@@ -1757,14 +1765,14 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         # load-then-idle (badis45): the first probe was read back at 236
         # MiB, the floor stepped down to 224 and every probe, one step
         # under the 225 MiB in use, was refused until it lapsed 60 s on.
-        if (wss.wss_kb - above_kb < params.pinned_probe_step_kb or
+        if (base - above_kb < params.pinned_probe_step_kb or
                 (obs.used_kb is not None and
                  obs.used_kb <= above_kb + BALLOON_SLACK_KB)):
             return _Probe(pinned, None, fields)
         size = above_kb
-        low = pinned - (wss.wss_kb - size)
+        low = pinned - (base - size)
     fields.update(probe_pinned_kb=low, probe_size_kb=size,
-                  probe_from_kb=wss.wss_kb, probe_at=obs.timestamp,
+                  probe_from_kb=base, probe_at=obs.timestamp,
                   probe_seen_evict=False, probe_in_kb=0, probe_out_kb=0,
                   probe_swap_at=None, probe_blind=not state.evicted_once,
                   probe_in_use_kb=obs.in_use_kb,

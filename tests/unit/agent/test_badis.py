@@ -982,6 +982,26 @@ def test_probe_needs_a_quiet_steady_v_round_above_the_floor(state_kw,
     assert r.probe_kb is None and st.probe_pinned_kb is None
 
 
+def test_a_probe_over_a_held_demand_goes_one_step_below_it():
+    # stop 83, probe_over_demand: the max-average holds the demand at 700
+    # MiB over a 500 MiB estimate (a hot set that moves is sampled twice
+    # at each move, and the peak stays for a time slice)
+    st = _probe_state(recent=(700 * MiB,) * 4)
+    _, r = badis.step(st, _quiet(7.0), _probe_params())
+    assert r.probe_kb is None                       # off: no probe
+    st, r = badis.step(st, _quiet(7.0),
+                       _probe_params(probe_over_demand=True))
+    # one step (32 MiB) below the demand (the moving average with this
+    # round's 500 MiB: 660 MiB), not below the estimate
+    assert r.probe_kb == 628 * MiB and st.probe_pinned_kb == 168 * MiB
+    assert st.probe_from_kb == 660 * MiB
+    assert r.wss.wss_kb == 500 * MiB and st.pinned_kb == 200 * MiB
+    # a settled demand probes below the estimate, as without the option
+    st, r = badis.step(_probe_state(), _quiet(7.0),
+                       _probe_params(probe_over_demand=True))
+    assert r.probe_kb == 468 * MiB
+
+
 # (events after the start at t = 7 s: (t, m_cur MiB, evicted KiB,
 # swapping)) -> the correction after the 3 s window, the next wait
 @pytest.mark.parametrize('rounds, pinned_mib, wait', [
