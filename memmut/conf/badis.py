@@ -400,7 +400,7 @@ opts = [
                      'guest model at production\'s clock, load-then-idle '
                      'saved 26 -> 48 % of the booking).'),
     cfg.BoolOpt('probe_answer_rate',
-                default=False,
+                default=True,
                 advanced=True,
                 help='End a balloon probe of a pinned-page correction as '
                      'answered by swap-ins (the correction kept) only when '
@@ -411,9 +411,10 @@ opts = [
                      'the read-backs\' cause; a hot set that moves reads '
                      'its new pages back at each move, and without this a '
                      'probe running over a move is answered by them '
-                     '(issue 13).'),
+                     '(issue 13). On by default since stop 83 '
+                     '(tests/benchmarks/results/badis83_rate).'),
     cfg.BoolOpt('probe_over_demand',
-                default=False,
+                default=True,
                 advanced=True,
                 help='Let a balloon probe of a pinned-page correction start '
                      'while the max-average holds the demand more than '
@@ -424,7 +425,10 @@ opts = [
                      'max-average has come down to the estimate, which a '
                      'working set with recurring peaks (a hot set that '
                      'moves: each move is sampled twice) keeps from '
-                     'happening for a time slice (issue 13).'),
+                     'happening for a time slice. A demand a slow start '
+                     'paces or a hold keeps is not probed under (issue '
+                     '13). On by default since stop 83 '
+                     '(tests/benchmarks/results/badis83_rate).'),
     cfg.BoolOpt('probe_in_use_evidence',
                 default=True,
                 advanced=True,

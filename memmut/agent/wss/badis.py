@@ -329,11 +329,13 @@ class BadisParams:
     # stop 82)
     calibration_probe_early: bool = True
     # stop 83: a probe is answered by swap-ins only when the guest read
-    # back faster than swapin_bound_kb_s since it began (see _probe)
-    probe_answer_rate: bool = False
+    # back faster than swapin_bound_kb_s since it began (see _probe; on
+    # since stop 83)
+    probe_answer_rate: bool = True
     # stop 83: a probe may start while the max-average holds the demand
-    # above the estimate, one step below that demand (see _probe)
-    probe_over_demand: bool = False
+    # above the estimate, one step below that demand (see _probe; on
+    # since stop 83)
+    probe_over_demand: bool = True
     round_interval: float = 60.0
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
@@ -1566,7 +1568,7 @@ def _probes(state, params):
 
 
 def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
-           above_kb=0):
+           above_kb=0, max_avg_kb=None):
     """Test a lower pinned-page correction with the balloon
     (``pinned_probe``) instead of lowering the estimate.
 
@@ -1727,9 +1729,13 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         # guest 14-21 MiB of swap-ins, 1-2 % of its run)
         return _Probe(pinned, None, fields)
     held = demand > wss.wss_kb + params.pinned_probe_step_kb
+    # (probe_over_demand: only a demand the max-average holds; one a
+    # slow start paces, or a hold keeps, is a shrink still to come)
+    by_max_avg = (params.probe_over_demand and max_avg_kb is not None and
+                  demand <= max_avg_kb)
     if (mode is not Mode.V or obs.sampled is None or not obs.steady or
             obs.short or guarded or pinned <= floor or
-            (held and not params.probe_over_demand) or
+            (held and not by_max_avg) or
             not (_probe_due(state, obs, params) or
                  _fell_since_spared(state, obs, params, wss.wss_kb,
                                     pinned)) or
@@ -2338,7 +2344,8 @@ def step(state, obs, params=None):
     # the guest lives through shows it wrong (below)
     pr = _probe(state, real, params, wss, r.mode, g.active, pinned,
                 demand - floor_held_kb,
-                above_kb=floor.kb if floor.evidenced else 0)
+                above_kb=floor.kb if floor.evidenced else 0,
+                max_avg_kb=max_avg)
     floor, floor_event = floors.disproved(floor, pr.quiet_at_kb,
                                           params.shrink_swapin_window)
     if floor_event:

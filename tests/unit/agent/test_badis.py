@@ -898,9 +898,13 @@ def _probe_params(**kw):
     # in the first round
     # (probe_burst_s: these guests' first reclaims are not blind; the
     # burst has its own tests below)
+    # (probe_answer_rate, probe_over_demand: these rounds report swap
+    # activity without its amount, and a demand held above the estimate
+    # as one no probe starts under; both rules have their own tests)
     base = dict(time_slice=4.0, shrink_swapin_window=3.0, pinned_decay=0.25,
                 pinned_probe=True, pinned_probe_step_kb=16 * MiB,
-                shrink_slow_start_kb=0, probe_burst_s=0.0)
+                shrink_slow_start_kb=0, probe_burst_s=0.0,
+                probe_answer_rate=False, probe_over_demand=False)
     base.update(kw)
     return badis.BadisParams(**base)
 
@@ -935,12 +939,15 @@ def test_probe_starts_after_the_pacing_and_keeps_the_estimate():
                             'of 168 MiB') for e in r.events)
 
 
-def test_a_probe_waits_for_a_paced_descent():
+@pytest.mark.parametrize('over_demand', [False, True])
+def test_a_probe_waits_for_a_paced_descent(over_demand):
     # with the slow start the balloon comes down from 1000 MiB to the
     # 500 MiB estimate in doubling steps; a probe starts only once the
     # demand has settled on the estimate (the last step covers the rest),
-    # never on a paced demand halfway down
-    params = _probe_params(shrink_slow_start_kb=4 * MiB)
+    # never on a paced demand halfway down (probe_over_demand: only a
+    # demand the max-average holds is probed under)
+    params = _probe_params(shrink_slow_start_kb=4 * MiB,
+                           probe_over_demand=over_demand)
     st, m_cur, t, paced = _probe_state(), M_CUR, 7.0, 0
     for _ in range(12):
         o = dataclasses.replace(_quiet(t), m_cur_kb=m_cur,
