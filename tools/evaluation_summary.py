@@ -953,6 +953,10 @@ WHY = {
     'badis77_reuse_w15': 'issue 13 stop 77: W1-W5 repeated at the stop-77 '
                          'defaults (time_slice_reuse on), against '
                          'badis73_repeats\' design (README there)',
+    'badis83_rate': 'issue 13 stop 83: probe_answer_rate and '
+                    'probe_over_demand (both on since) on the model at '
+                    'production\'s and the bench\'s clock, and TCG twin '
+                    'pair sets (README there)',
     'badis82_early': 'issue 13 stop 82: calibration_probe_early on and '
                      'off on the model at production\'s and the bench\'s '
                      'clock, and one TCG twin pair set (README there)',
