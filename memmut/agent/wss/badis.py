@@ -1576,7 +1576,9 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
       the shrink guard, when the correction is above its floor, the
       demand has settled on this round's estimate (the max-average
       holds nothing higher: the balloon is not shrunk faster than it
-      allows) and :func:`_probe_due`: the correction under test is one
+      allows; with ``probe_over_demand``, or the max-average holds it,
+      and the probe goes one step below the demand instead of below the
+      estimate) and :func:`_probe_due`: the correction under test is one
       step lower (the larger of ``pinned_probe_step_kb`` and
       ``pinned_decay`` of what is above the floor, not below the
       floor); the balloon is
@@ -1585,7 +1587,9 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
       demand stay as they are: a correction that is right costs no
       estimate error, only the swap-ins of one probe.
     * While it runs (``shrink_swapin_window`` seconds) the balloon is
-      held at that size. Swap-ins end it, the correction kept (it was
+      held at that size. Swap-ins end it (with ``probe_answer_rate``,
+      read back faster than ``swapin_bound_kb_s`` since it began:
+      :func:`_probe_read_fast`), the correction kept (it was
       needed; the next probe waits twice as long, up to 16 times); with
       ``probe_burst_s``, for a probe that is the guest's first reclaim,
       only swap-ins that many seconds after its first, or in its last
