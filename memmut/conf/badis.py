@@ -407,11 +407,13 @@ opts = [
                      'the guest read back faster than swapin_bound_kb_s '
                      'since the probe began. A guest that reads back more '
                      'slowly than that at the probe\'s balloon holds its '
-                     'working set by the definition Badis uses, whatever '
-                     'the read-backs\' cause; a hot set that moves reads '
-                     'its new pages back at each move, and without this a '
-                     'probe running over a move is answered by them '
-                     '(issue 13). On by default since stop 83 '
+                     'working set by the definition Badis uses: it has '
+                     'lived through the probe. A hot set that moves slowly '
+                     'reads back, at its next move, pages a probe made it '
+                     'evict, well under the bound; without this those '
+                     'read-backs answer the probe and keep a correction '
+                     'that holds loaded data as pinned (issue 13). On by '
+                     'default since stop 83 '
                      '(tests/benchmarks/results/badis83_rate).'),
     cfg.BoolOpt('probe_over_demand',
                 default=True,

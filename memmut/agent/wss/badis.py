@@ -1576,10 +1576,10 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
       the shrink guard, when the correction is above its floor, the
       demand has settled on this round's estimate (the max-average
       holds nothing higher: the balloon is not shrunk faster than it
-      allows; with ``probe_over_demand``, or the max-average holds it,
-      and the probe goes one step below the demand instead of below the
-      estimate) and :func:`_probe_due`: the correction under test is one
-      step lower (the larger of ``pinned_probe_step_kb`` and
+      allows; or, with ``probe_over_demand``, it is the max-average that
+      holds it, and the probe goes one step below the demand instead of
+      below the estimate) and :func:`_probe_due`: the correction under
+      test is one step lower (the larger of ``pinned_probe_step_kb`` and
       ``pinned_decay`` of what is above the floor, not below the
       floor); the balloon is
       asked for the estimate with that correction, without headroom
@@ -1587,9 +1587,9 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
       demand stay as they are: a correction that is right costs no
       estimate error, only the swap-ins of one probe.
     * While it runs (``shrink_swapin_window`` seconds) the balloon is
-      held at that size. Swap-ins end it (with ``probe_answer_rate``,
-      read back faster than ``swapin_bound_kb_s`` since it began:
-      :func:`_probe_read_fast`), the correction kept (it was
+      held at that size. Swap-ins end it (:func:`probe_answered`; with
+      ``probe_answer_rate`` only read back faster than
+      ``swapin_bound_kb_s`` since it began), the correction kept (it was
       needed; the next probe waits twice as long, up to 16 times); with
       ``probe_burst_s``, for a probe that is the guest's first reclaim,
       only swap-ins that many seconds after its first, or in its last
@@ -1649,8 +1649,9 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         over = (obs.timestamp - state.probe_at >=
                 params.shrink_swapin_window)
         burst = params.probe_burst_s if state.probe_blind else 0.0
-        if (obs.swapping and probe_answered(read_kb, out_kb, params) and
-                _probe_read_fast(state, obs, params, read_kb) and
+        if (obs.swapping and
+                probe_answered(read_kb, out_kb, params,
+                               obs.timestamp - state.probe_at) and
                 (over or obs.timestamp - first >= burst)):
             # (probe_burst_s: the guest's first reclaim is blind, every
             # page having been touched by the load, and the guest reads
@@ -1922,28 +1923,13 @@ def _answered_enough(state, params, wss_kb, pinned):
                 params.pinned_probe_step_kb)
 
 
-def _probe_read_fast(state, obs, params, read_kb):
-    """With ``probe_answer_rate``, whether a running probe's guest read
-    back faster than ``swapin_bound_kb_s`` since the probe began: the
-    rate the definition of a working set allows (issue 13, item 3). A
-    balloon at which the guest reads back under that bound holds its
-    working set, whatever the read-backs' cause; a hot set that moves
-    reads its new pages back at each move, and a probe running over a
-    move used to be answered by the move's read-backs (paged guest model
-    at production's clock, hot set moving every 15 min: one probe in
-    three). Reading back under the bound through the whole window, the
-    guest has lived through the probe: its lower correction is kept."""
-    if not params.probe_answer_rate:
-        return True
-    elapsed = max(obs.timestamp - state.probe_at, 1e-9)
-    return read_kb > params.swapin_bound_kb_s * elapsed
-
-
-def probe_answered(read_kb, out_kb, params):
+def probe_answered(read_kb, out_kb, params, elapsed_s=None):
     """Whether a running probe's swap activity says the correction is
     needed: the guest read back at least ``probe_readback_fraction`` of
     what it evicted since the probe began (any read-back when it is 0 or
-    nothing evicted was counted).
+    nothing evicted was counted), and, with ``probe_answer_rate`` and
+    ``elapsed_s`` (seconds since the probe began) known, faster than
+    ``swapin_bound_kb_s`` over that time.
 
     A right correction leaves the probe only pages in use to evict, and
     the guest reads them back within a round or two (TCG, phases: 8 MiB
@@ -1951,7 +1937,18 @@ def probe_answered(read_kb, out_kb, params):
     MiB in all). Cold data counted as pinned is evicted and stays out: a
     load-then-idle guest from boot read back 3 MiB after a probe that took
     the balloon 26 MiB down (stop 44); its first page read back had ended
-    the probe, and a 140 MiB cold correction was kept for good."""
+    the probe, and a 140 MiB cold correction was kept for good.
+
+    The rate: a balloon at which the guest reads back under the bound
+    holds its working set by the definition Badis uses (issue 13, item
+    3), and the guest has lived through the probe. A hot set moving
+    every 15 minutes (paged guest model at production's clock) read
+    back, at its move, 80 of the 90 MiB a probe had made it evict over
+    the probe's 3 minutes (0.45 MiB/s); taken as an answer, that kept a
+    correction holding the loaded data as pinned."""
+    if (params.probe_answer_rate and elapsed_s is not None and
+            read_kb <= params.swapin_bound_kb_s * max(elapsed_s, 1e-9)):
+        return False
     fraction = params.probe_readback_fraction
     return fraction <= 0 or out_kb <= 0 or read_kb >= fraction * out_kb
 

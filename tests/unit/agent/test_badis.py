@@ -1560,6 +1560,12 @@ def test_probe_answered_bounds():
     assert badis.probe_answered(5, 10, params)
     assert not badis.probe_answered(4, 10, params)
     assert badis.probe_answered(1, 0, params)
+    # probe_answer_rate: over swapin_bound_kb_s (1 MiB/s) since it began
+    rate = _calibration_params(probe_readback_fraction=0.5,
+                               probe_answer_rate=True)
+    assert badis.probe_answered(5 * MiB, 10 * MiB, rate, 4.0)
+    assert not badis.probe_answered(4 * MiB, 4 * MiB, rate, 4.0)
+    assert badis.probe_answered(4 * MiB, 4 * MiB, rate)   # time unknown
     with pytest.raises(ValueError):
         _calibration_params(probe_readback_fraction=1.5)
 
