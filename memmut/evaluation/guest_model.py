@@ -117,7 +117,7 @@ CLUSTER = 8
 # Page touches per second of the suite's programs on the TCG guests, with
 # their full memory (memwork's operations/s of the `none` runs, badis36).
 SUITE_RATES = {'seq': 51000, 'random': 119000, 'zipf': 204000,
-               'hotset': 51000, 'load_idle': 51000}
+               'hotset': 51000, 'load_idle': 51000, 'scan': 51000}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,6 +170,8 @@ class References:
         self._pos = 0
         self._order = None
         self._zipf = None
+        self._scans = 0           # scan: full sweeps begun in the step
+        self._scan_left = 0       # pages of the current full sweep to go
         self._t0 = [0.0]
         for s in self.steps:
             self._t0.append(self._t0[-1] + s.seconds)
@@ -190,10 +192,20 @@ class References:
         if i != self._step:
             self._step, self._done, self._pos = i, 0, 0
             self._order, self._step_t = None, self._t0[i]
+            self._scans, self._scan_left = 0, 0
         size = self._pages(i)
         kind = self.pattern.kind
         first = self._done < size
-        if first and kind in ('hotset', 'load_idle'):
+        if not first and kind == 'scan' and not self._scan_left and int(
+                (t - self._step_t) / self.pattern.scan_s) > self._scans:
+            # a full sweep is due: it begins at the step's first page
+            self._scans = int((t - self._step_t) / self.pattern.scan_s)
+            self._scan_left = size
+        if self._scan_left:
+            k = min(n, self._scan_left)
+            out = size - self._scan_left + np.arange(k)
+            self._scan_left -= k
+        elif first and kind in ('hotset', 'load_idle', 'scan'):
             # the first pass loads the step in address order
             k = min(n, size - self._done)
             out = np.arange(self._done, self._done + k)
@@ -220,7 +232,7 @@ class References:
             r = np.searchsorted(cdf, np.sort(self.rng.random(k)),
                                 side='right')
             out = perm[np.minimum(r, size - 1)]
-        else:                     # hotset / load_idle after their load
+        else:                     # hotset / load_idle / scan after the load
             hot = (self.pattern.hot_mib * MIB // PAGE_KB
                    if self.pattern.hot_mib else size // 4)
             hot = max(1, min(size, hot))

@@ -45,6 +45,17 @@ def test_references_follow_the_patterns():
     w0, w1 = refs.take(1000, 1.0), refs.take(1000, 6.0)
     assert w0.min() >= 0 and w0.max() < 40 * MIB // 4
     assert w1.min() >= 40 * MIB // 4 and w1.max() < 80 * MIB // 4
+    # scan: the hot part, and every scan_s one sweep of the whole step
+    # in address order from its first page
+    refs = gm.References(workloads.Pattern('scan', hot_mib=40, scan_s=5.0),
+                         [workloads.Step(160, 40)], rng)
+    refs.take(size, 0.0)
+    assert refs.take(3 * size, 1.0).max() < 40 * MIB // 4
+    sweep = refs.take(size, 5.5)
+    assert (sweep == np.arange(size)).all()
+    assert refs.take(size, 6.0).max() < 40 * MIB // 4
+    assert refs.take(10, 9.9).max() < 40 * MIB // 4
+    assert refs.take(size + 10, 10.0)[size - 1] == size - 1
     # zipf: the hot ranks take most touches
     refs = gm.References(workloads.Pattern('zipf', exponent=1.2),
                          [workloads.Step(160, 10)], rng)

@@ -53,7 +53,8 @@ def test_wss_at_follows_steps_and_repeats():
 
 @pytest.mark.parametrize('text', ['seq', 'random', 'zipf:0.8', 'zipf:1.2',
                                   'hotset:32:5', 'hotset:32:2.5',
-                                  'load_idle', 'load_idle:50'])
+                                  'load_idle', 'load_idle:50', 'scan:40:30',
+                                  'scan:40:2.5'])
 def test_pattern_round_trip(text):
     assert workloads.parse_pattern(text).encode() == text
 
@@ -62,7 +63,9 @@ def test_pattern_round_trip(text):
                                  'zipf:0', 'zipf:-1', 'zipf:a',
                                  'hotset:32', 'hotset:0:5', 'hotset:32:0',
                                  'hotset:a:5', 'load_idle:0', 'load_idle:x',
-                                 'load_idle:1:2', 'random:3'])
+                                 'load_idle:1:2', 'random:3', 'scan',
+                                 'scan:40', 'scan:0:30', 'scan:40:0',
+                                 'scan:40:30:1', 'scan:x:30'])
 def test_bad_patterns_are_clear_errors(bad):
     with pytest.raises(workloads.ScheduleError):
         workloads.parse_pattern(bad)
@@ -81,6 +84,13 @@ def test_true_wss_of_patterns():
     assert workloads.true_wss_mib(steps, 5, p('load_idle')) == 50
     assert workloads.true_wss_mib(steps, 15, p('load_idle')) == 25
     assert workloads.true_wss_mib(steps, 15, p('load_idle:150')) == 100
+    # a full sweep every scan_s: the hot part and as much of the rest as
+    # keeps the read-back under the bound (1 MiB/s)
+    assert workloads.true_wss_mib(steps, 5, p('scan:50:400')) == 50
+    assert workloads.true_wss_mib(steps, 5, p('scan:50:40')) == 160
+    assert workloads.true_wss_mib(steps, 5, p('scan:50:1')) == 199
+    assert workloads.true_wss_mib(steps, 15, p('scan:150:40')) == 100
+    assert p('scan:50:40').hot_of(200, bound_mib_s=10) == 50
     assert workloads.true_wss_mib(steps, 5, p('zipf:1')) is None
     assert not p('zipf:1').well_defined and p('hotset:5:1').well_defined
 
@@ -116,6 +126,11 @@ def test_held_out_suite_is_valid_for_memwork_and_new():
     assert len(growth) == 8 and growth[0] == 20
     periodic = [st.mib for st in held['periodic'][1]]
     assert periodic == [40, 160] * 3
+    # a sweep every 40 s of the bench's run reads back over the bound
+    # unless most of the data stays; at production's 2 h, the quarter
+    assert held['scan'][0].hot_of(160) == 120
+    prod = workloads.held_out_suite(320, 7200)['scan'][0]
+    assert prod.hot_of(320) == 80 and prod.scan_s == 2400
 
 
 def test_named_pattern_knows_both_suites_and_refuses_others():

@@ -32,6 +32,10 @@
  *     load_idle[:MIB]   the first pass of a step loads all of it, then
  *                       passes sweep only its first MIB MiB (default a
  *                       quarter of the step): the rest stays cold
+ *     scan:MIB:EVERY_S  as load_idle:MIB, but every EVERY_S seconds of the
+ *                       step one pass sweeps all of it in address order (a
+ *                       small region touched often, a large one rarely: a
+ *                       backup, a report, a full-heap collection)
  *   memwork.seed=N      seed of the random patterns (default 1)
  *
  * A pass of seq checks, for every page of the current working set, the
@@ -79,11 +83,12 @@ static int nsteps;
 static char alloc = 'd';
 static long loops = 1, period_ms, corrupt, work, thp;
 
-enum { SEQ, RANDOM, ZIPF, HOTSET, LOAD_IDLE };
+enum { SEQ, RANDOM, ZIPF, HOTSET, LOAD_IDLE, SCAN };
 static int pattern_kind = SEQ;
 static char pattern_text[64] = "seq";
-static double zipf_s, move_s;
-static long hot_mib = -1;               /* hotset / load_idle; -1: default */
+static double zipf_s, move_s, scan_s;
+static long hot_mib = -1;       /* hotset / load_idle / scan; -1: default */
+static long scans;              /* scan: full passes made in the step */
 static uint64_t rng = 1;
 
 /* touch order and Zipf tables, rebuilt for each step's size */
@@ -157,6 +162,15 @@ static int parse_pattern(const char *v)
         v = end + 1;
         move_s = strtod(v, &end);
         if (end == v || *end || move_s <= 0)
+            return -1;
+    } else if (!strncmp(v, "scan:", 5)) {
+        pattern_kind = SCAN;
+        hot_mib = strtol(v + 5, &end, 10);
+        if (end == v + 5 || *end != ':' || hot_mib <= 0)
+            return -1;
+        v = end + 1;
+        scan_s = strtod(v, &end);
+        if (end == v || *end || scan_s <= 0)
             return -1;
     } else if (!strncmp(v, "load_idle", 9)) {
         pattern_kind = LOAD_IDLE;
@@ -358,7 +372,7 @@ static unsigned long zipf_page(unsigned long pages)
     return order[lo];
 }
 
-/* The hot window [*first, *first + *n) of a hotset / load_idle pass
+/* The hot window [*first, *first + *n) of a hotset / load_idle / scan pass
  * (indices wrap around `pages`), `since` seconds into the step. */
 static void hot_window(unsigned long pages, double since,
                        unsigned long *first, unsigned long *n)
@@ -376,7 +390,7 @@ static void hot_window(unsigned long pages, double since,
 
 /* One pass of the non-seq patterns; returns the pages touched, and sets
  * *done to 0 if cut short at `deadline`. `first` is the step's first pass
- * (hotset and load_idle load all pages in it). */
+ * (hotset, load_idle and scan load all pages in it). */
 static unsigned long pattern_pass(int step, unsigned long pages,
                                   double deadline, double since, int first,
                                   int *done)
@@ -391,10 +405,15 @@ static unsigned long pattern_pass(int step, unsigned long pages,
             order[i] = order[j];
             order[j] = t;
         }
-    } else if ((pattern_kind == HOTSET || pattern_kind == LOAD_IDLE) &&
-               !first) {
+    } else if (pattern_kind == SCAN && !first &&
+               (long)(since / scan_s) > scans) {
+        scans = (long)(since / scan_s);     /* this pass sweeps it all */
+    } else if ((pattern_kind == HOTSET || pattern_kind == LOAD_IDLE ||
+                pattern_kind == SCAN) && !first) {
         hot_window(pages, since, &start, &n);
     }
+    if (first)
+        scans = 0;
     for (unsigned long i = 0; i < n; i++) {
         unsigned long p;
         if (pattern_kind == RANDOM)
