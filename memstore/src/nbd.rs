@@ -19,7 +19,7 @@ use crate::export::{Export, Layers};
 use crate::limits::{Budget, Limits};
 use crate::log::{info, warn};
 use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::MutexGuard;
 
 pub const NBDMAGIC: u64 = 0x4e42_444d_4147_4943;
@@ -650,6 +650,26 @@ pub fn transmission<R: Read, W: Write, B: Backend>(
     }
 }
 
+/// One connection counted among its export's clients for as long as it
+/// is served.  Counted from accept, not from the end of the handshake: the
+/// client reads the handshake's last reply (NBD_OPT_GO's ACK) before this
+/// thread goes on, and a delete without force in between saw no client
+/// and removed the export under a disk the guest had just attached.
+struct CountedClient<'a>(&'a AtomicUsize);
+
+impl<'a> CountedClient<'a> {
+    fn new(clients: &'a AtomicUsize) -> Self {
+        clients.fetch_add(1, Ordering::SeqCst);
+        CountedClient(clients)
+    }
+}
+
+impl Drop for CountedClient<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// Handshake then transmission on one accepted connection.
 pub fn serve_connection(
     stream: std::os::unix::net::UnixStream,
@@ -659,6 +679,7 @@ pub fn serve_connection(
     budget: &Budget,
 ) {
     let tag = format!("export {} conn {}", export.name, id);
+    let _counted = CountedClient::new(&export.clients);
     let mut s = stream;
     // who connected, from the kernel; checked against the export's binding
     let denied = match crate::peer::peer_cred(&s) {
@@ -713,12 +734,10 @@ pub fn serve_connection(
         }
     }
     info(&format!("{}: client connected ({} bytes)", tag, export.size));
-    export.clients.fetch_add(1, Ordering::SeqCst);
     let reader = match s.try_clone() {
         Ok(r) => r,
         Err(e) => {
             warn(&format!("{}: {}", tag, e));
-            export.clients.fetch_sub(1, Ordering::SeqCst);
             return;
         }
     };
@@ -730,12 +749,10 @@ pub fn serve_connection(
         },
         Err(e) => {
             warn(&format!("{}: {}", tag, e));
-            export.clients.fetch_sub(1, Ordering::SeqCst);
             return;
         }
     };
     let r = crate::lanes::transmission(reader, s, export, budget, &tag, &stop);
-    export.clients.fetch_sub(1, Ordering::SeqCst);
     match r {
         Ok(()) => info(&format!("{}: client disconnected", tag)),
         Err(e) => warn(&format!("{}: connection ended: {}", tag, e)),

@@ -125,6 +125,29 @@ def test_export_lifecycle_and_bad_requests(ctl, memstore):
                  percentile=250)
 
 
+def test_a_client_in_its_handshake_keeps_its_export(ctl):
+    """A connection counts among the export's clients from accept: the
+    client reads NBD_OPT_GO's acknowledgement before the server's thread
+    goes on, and a delete without force in that gap used to see no
+    client and remove a disk the guest had just attached."""
+    import socket
+    import time
+    info, _ = ctl.create_export('h', 1 << 20)
+    raw = socket.socket(socket.AF_UNIX)
+    raw.settimeout(10)
+    raw.connect(info['socket'])
+    assert len(raw.recv(18)) == 18          # the greeting: accepted
+    with pytest.raises(clientmod.MemstoreError, match='connected client'):
+        ctl.delete_export('h')
+    assert ctl.get_export('h')['clients'] == 1
+    raw.close()
+    deadline = time.monotonic() + 10
+    while ctl.get_export('h')['clients'] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ctl.delete_export('h')
+    assert ctl.get_export('h') is None
+
+
 def test_control_protocol_raw(memstore):
     import json
     import socket
