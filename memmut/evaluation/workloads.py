@@ -185,9 +185,13 @@ class Pattern:
         A scan reads back whatever the allocation does not hold of the
         step, once every ``scan_s`` seconds: it needs the hot part and as
         much of the rest as keeps that under the bound, ``step - bound x
-        scan_s`` (the guest's reclaim keeps the hot part, which it touches
-        often, over the scan's pages, which it touches once: Linux's
-        active and inactive lists)."""
+        scan_s``. That assumes a reclaim that keeps the hot part, touched
+        often, over the sweep's pages, touched once (Linux's active and
+        inactive lists); one that does not (the paged guest model's LRU
+        and clock) also reads the hot part back after each sweep, and
+        needs more. Where the sweep is rare enough (``scan_s`` at least
+        the whole step over the bound: production's 40 minutes for 320
+        MiB) the hot part is the working set under either."""
         if self.kind == 'hotset':
             hot = min(step_mib, self.hot_mib)
             if hot < step_mib and hot / self.move_s > bound_mib_s:
