@@ -141,6 +141,18 @@ static unsigned long below(unsigned long n)     /* uniform in [0, n) */
                            * n);
 }
 
+/* "MIB:SECONDS" (hotset, scan): both positive; 0 on success. */
+static int parse_mib_secs(const char *v, long *mib, double *secs)
+{
+    char *end;
+    *mib = strtol(v, &end, 10);
+    if (end == v || *end != ':' || *mib <= 0)
+        return -1;
+    v = end + 1;
+    *secs = strtod(v, &end);
+    return (end == v || *end || *secs <= 0) ? -1 : 0;
+}
+
 static int parse_pattern(const char *v)
 {
     char *end;
@@ -156,22 +168,10 @@ static int parse_pattern(const char *v)
             return -1;
     } else if (!strncmp(v, "hotset:", 7)) {
         pattern_kind = HOTSET;
-        hot_mib = strtol(v + 7, &end, 10);
-        if (end == v + 7 || *end != ':' || hot_mib <= 0)
-            return -1;
-        v = end + 1;
-        move_s = strtod(v, &end);
-        if (end == v || *end || move_s <= 0)
-            return -1;
+        return parse_mib_secs(v + 7, &hot_mib, &move_s);
     } else if (!strncmp(v, "scan:", 5)) {
         pattern_kind = SCAN;
-        hot_mib = strtol(v + 5, &end, 10);
-        if (end == v + 5 || *end != ':' || hot_mib <= 0)
-            return -1;
-        v = end + 1;
-        scan_s = strtod(v, &end);
-        if (end == v || *end || scan_s <= 0)
-            return -1;
+        return parse_mib_secs(v + 5, &hot_mib, &scan_s);
     } else if (!strncmp(v, "load_idle", 9)) {
         pattern_kind = LOAD_IDLE;
         if (v[9] == ':') {
