@@ -953,6 +953,13 @@ WHY = {
     'badis77_reuse_w15': 'issue 13 stop 77: W1-W5 repeated at the stop-77 '
                          'defaults (time_slice_reuse on), against '
                          'badis73_repeats\' design (README there)',
+    'badis84_scan': 'issue 13 stop 84: the held-out scan pattern (a '
+                    'quarter touched often, a full sweep every third of '
+                    'the run) on the model at both clocks and on TCG, '
+                    'beside the oracle (README there)',
+    'badis84_size': 'issue 13 stop 84: the suite and the held-out '
+                    'patterns on TCG at 512 MiB with 320 MiB of data at '
+                    'the current defaults (README there)',
     'badis83_rate': 'issue 13 stop 83: probe_answer_rate and '
                     'probe_over_demand (both on since) on the model at '
                     'production\'s and the bench\'s clock, and TCG twin '
