@@ -196,11 +196,11 @@ class References:
         size = self._pages(i)
         kind = self.pattern.kind
         first = self._done < size
-        if not first and kind == 'scan' and not self._scan_left and int(
-                (t - self._step_t) / self.pattern.scan_s) > self._scans:
-            # a full sweep is due: it begins at the step's first page
-            self._scans = int((t - self._step_t) / self.pattern.scan_s)
-            self._scan_left = size
+        if not first and kind == 'scan' and not self._scan_left:
+            due = int((t - self._step_t) / self.pattern.scan_s)
+            if due > self._scans:
+                # a full sweep is due: it begins at the step's first page
+                self._scans, self._scan_left = due, size
         if self._scan_left:
             k = min(n, self._scan_left)
             out = size - self._scan_left + np.arange(k)
