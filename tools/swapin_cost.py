@@ -4,9 +4,11 @@
 
 Each SLOT is a directory whose ``patterns.jsonl`` was written by
 ``tests.benchmarks.bench_patterns`` (any estimators, with the slot's
-``none`` runs). Per run: the memory the guest read back from swap over the
-run (the balloon statistics' cumulative ``swap_in``, MiB) and its vm_over
-(operations of the slot's ``none`` run of the pattern over this run's).
+``none`` runs or ``--twin``). Per run: the memory the guest read back from
+swap over the run (the balloon statistics' cumulative ``swap_in``, MiB,
+from its first row to its last) and its vm_over (operations of its twin,
+the same guest with all its memory run beside it, over this run's; without
+a twin, of the slot's ``none`` run of the pattern).
 Per pattern, and over every run: a least-squares line ``vm_over = a + b x
 MiB`` with its correlation. ``b`` is the throughput a swapped-in MiB costs
 on this machine; ``a`` is what the estimator costs with no swap-in
@@ -29,18 +31,20 @@ import numpy as np
 
 def runs(slot):
     """(pattern, swapped-in MiB, vm_over) of every non-``none`` run of a
-    slot whose pattern has a ``none`` run there."""
+    slot that has a twin or whose pattern has a ``none`` run there."""
     with open(os.path.join(slot, 'patterns.jsonl')) as f:
         rows = [json.loads(line) for line in f if line.strip()]
     none = {r['pattern']: r['ops'] for r in rows
             if r['estimator'] == 'none' and r.get('ops')}
     out = []
     for r in rows:
-        if (r['estimator'] == 'none' or r['pattern'] not in none or
-                not r.get('ops') or not r.get('rows')):
+        full = r.get('twin_ops') or none.get(r['pattern'])
+        if r['estimator'] == 'none' or not (full and r.get('ops') and
+                                            r.get('rows')):
             continue
-        swapped = (r['rows'][-1].get('swap_in') or 0) / 1024.0
-        out.append((r['pattern'], swapped, none[r['pattern']] / r['ops']))
+        swapped = ((r['rows'][-1].get('swap_in') or 0) -
+                   (r['rows'][0].get('swap_in') or 0)) / 1024.0
+        out.append((r['pattern'], swapped, full / r['ops']))
     return out
 
 

@@ -54,3 +54,15 @@ def test_runs_without_a_none_of_their_pattern_are_left_out(tmp_path):
 def test_a_missing_slot_is_an_error_not_a_traceback(tmp_path, capsys):
     assert swapin_cost.main([str(tmp_path / 'absent')]) == 2
     assert 'swapin_cost: error' in capsys.readouterr().err
+
+
+def test_a_run_with_a_twin_is_paired_with_it(tmp_path):
+    # the twin, not the slot's none run, and only what was read back
+    # from the run's first row on
+    run = _run('badis', 'hot', 1000)
+    run['twin_ops'] = 1100
+    run['rows'] = [{'t': 0.0, 'swap_in': 2048}, {'t': 120.0,
+                                                 'swap_in': 2048 + 30 * 1024}]
+    slot = _slot(tmp_path / 's', [run, _run('none', 'hot', 2000),
+                                  _run('oracle', 'other', 500)])
+    assert swapin_cost.runs(slot) == [('hot', 30.0, 1.1)]
