@@ -957,6 +957,11 @@ WHY = {
                     'quarter touched often, a full sweep every third of '
                     'the run) on the model at both clocks and on TCG, '
                     'beside the oracle (README there)',
+    'badis85_rise': 'issue 13 stop 85: the rises at 512 MiB on TCG '
+                    'beside the oracle, the shortage jump on fresh '
+                    'allocation (off), and two changes tried and not '
+                    'kept: the time slice holding the need, the ramp '
+                    'only in evicting rounds (README there)',
     'badis84_size': 'issue 13 stop 84: the suite and the held-out '
                     'patterns on TCG at 512 MiB with 320 MiB of data at '
                     'the current defaults (README there)',
