@@ -840,6 +840,16 @@ opts = [
                      'swap-ins per round; this asks for the next round\'s '
                      'growth ahead. Only the demand: the first quiet '
                      'rounds give the excess back.'),
+    cfg.BoolOpt('rise_hold_no_grow',
+                default=False,
+                advanced=True,
+                help='For one time slice after a rise rule asked ahead '
+                     '(the ramp or the shortage jump) the demand stays at '
+                     'least each round\'s estimate. With this, a round '
+                     'without swap activity asks no more than keeps the '
+                     'balloon where it is: in G such a round estimates '
+                     'the allocation itself, and asking it grows the '
+                     'balloon by its headroom with nothing swapped.'),
     cfg.BoolOpt('vg_entry_grow',
                 default=False,
                 advanced=True,

@@ -279,6 +279,10 @@ class BadisParams:
     # the allocation and one more round's growth ahead (see
     # shortage_ramp_demand)
     shortage_ramp: bool = True
+    # stop 86: the rounds after a rise rule's ask keep at least their
+    # estimate, but a quiet round's no more than the balloon's size (see
+    # after_rise_demand)
+    rise_hold_no_grow: bool = False
     # stop 76: the round whose sample reached the allocation (V -> VG
     # without swap activity) asks the estimate and its rise once more
     # (see reached_demand)
@@ -887,6 +891,26 @@ def hold_at_estimate(demand_kb, estimate_kb, m_cur_kb, params):
     """
     hold = min(estimate_kb, hold_demand(m_cur_kb, params))
     return max(demand_kb, hold)
+
+
+def after_rise_demand(wss, obs, params):
+    """What a round within one time slice of a rise rule's ask (a jump
+    or the ramp) keeps the demand at: this round's estimate; with
+    ``rise_hold_no_grow``, never more than what keeps the balloon where
+    it is, unless the estimate is a shortage's.
+
+    Why: the rule keeps the paced give-back from going under the new
+    working set while the max-average still lags the rise. But a round
+    in G without swap activity estimates the allocation itself (Geiger
+    cannot see below it), and asking it grew the balloon by its headroom
+    in the first quiet round after a rise (TCG, phases at 512 MiB, stop
+    86: 465 -> 488 MiB for a working set of 410, with nothing swapped;
+    the model shows the same step). A shortage's estimate is the
+    shortage rules' to grow on, and is in the demand already."""
+    if (params.rise_hold_no_grow and
+            wss.source not in SHORTAGE_SOURCES):
+        return min(wss.wss_kb, hold_demand(obs.m_cur_kb, params))
+    return wss.wss_kb
 
 
 def raise_pinned(state, pinned_kb, booked_kb, rebase=False, **changes):
@@ -2257,7 +2281,7 @@ def step(state, obs, params=None):
         # after a shortage jump, the moving average still lags the rise
         # the jump covered: give the excess back down to this round's
         # estimate, not below it
-        demand = max(demand, wss.wss_kb)
+        demand = max(demand, after_rise_demand(wss, obs, params))
     for ask, event in _rise_demands(state, obs, params, r, wss):
         if ask > demand:
             events.append(event)

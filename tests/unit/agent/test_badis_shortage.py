@@ -12,7 +12,7 @@ EVICTED = 10 * MiB          # what the guest evicts per round while short
 
 
 def simulate(need, fraction, rounds=20, start=171 * MiB, out_ratio=0.0,
-             read_back=None, ramp=False, vg_entry=False):
+             read_back=None, ramp=False, vg_entry=False, no_grow=False):
     """Rounds of 1 s of a guest that needs ``need(i)`` KiB, sampled right
     when it has what it needs; while short it swaps and evicts EVICTED
     per round, and with ``read_back`` (KiB) the swap monitor counts that
@@ -24,7 +24,8 @@ def simulate(need, fraction, rounds=20, start=171 * MiB, out_ratio=0.0,
                                shortage_grow_fraction=fraction,
                                shortage_grow_out_ratio=out_ratio,
                                shortage_ramp=ramp,
-                               vg_entry_grow=vg_entry)
+                               vg_entry_grow=vg_entry,
+                               rise_hold_no_grow=no_grow)
     bal = prev = start
     st, out = None, []
     for i in range(rounds):
@@ -138,6 +139,42 @@ def test_shortage_ramp_demand_asks_the_growth_once_more():
     # above it (the guest swaps there)
     assert badis.shortage_ramp_demand(o, 240 * MiB) == BOOKED
     assert badis.shortage_ramp_demand(o, 150 * MiB) == 156 * MiB
+
+
+def test_the_first_quiet_round_after_a_rise_does_not_grow():
+    def rise_80(i):
+        return 100 * MiB if i < 5 else 180 * MiB
+
+    def first_quiet(no_grow):
+        out = simulate(rise_80, 0.0, rounds=20, start=116 * MiB, ramp=True,
+                       no_grow=no_grow)
+        last = max(i for i, (_, s, _, _) in enumerate(out) if s)
+        return out[last + 1][0], out[last + 2][0]
+
+    # the round estimates the allocation (G, nothing swapped) and kept
+    # the demand at it: the balloon grew by its headroom
+    at, after = first_quiet(False)
+    assert after > at
+    at, after = first_quiet(True)
+    assert after <= at
+
+
+def test_after_rise_demand():
+    params = badis.BadisParams(rise_hold_no_grow=True)
+    o = badis.Observation(timestamp=0.0, m_cur_kb=200 * MiB,
+                          booked_kb=BOOKED)
+    idle = est.TechniqueEstimate(200 * MiB, badis.SOURCE_GEIGER_IDLE)
+    hold = badis.hold_demand(200 * MiB, params)
+    assert badis.after_rise_demand(idle, o, params) == hold < 200 * MiB
+    # under the balloon's size: the estimate itself
+    low = est.TechniqueEstimate(150 * MiB, est.SOURCE_VMWARE_REFERENCED)
+    assert badis.after_rise_demand(low, o, params) == 150 * MiB
+    # a shortage's estimate is the shortage rules' to grow on
+    short = est.TechniqueEstimate(220 * MiB, est.SOURCE_GEIGER)
+    assert badis.after_rise_demand(short, o, params) == 220 * MiB
+    # off: the estimate, as before
+    off = badis.BadisParams(rise_hold_no_grow=False)
+    assert badis.after_rise_demand(idle, o, off) == 200 * MiB
 
 
 def warm(need, warmup, rounds=12, under=0):
