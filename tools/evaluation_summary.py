@@ -957,6 +957,11 @@ WHY = {
                     'quarter touched often, a full sweep every third of '
                     'the run) on the model at both clocks and on TCG, '
                     'beside the oracle (README there)',
+    'badis86_doubling': 'issue 13 stop 86: what a rise looks like on '
+                        'TCG at 512 MiB (DEBUG logs), a doubling ramp and '
+                        'a read-back needed for a recurrence (both '
+                        'dropped), and rise_hold_no_grow (off) on TCG '
+                        'pairs and the model (README there)',
     'badis85_rise': 'issue 13 stop 85: the rises at 512 MiB on TCG '
                     'beside the oracle, the shortage jump on fresh '
                     'allocation (off), and two changes tried and not '
