@@ -893,11 +893,11 @@ def hold_at_estimate(demand_kb, estimate_kb, m_cur_kb, params):
     return max(demand_kb, hold)
 
 
-def after_rise_demand(wss, obs, params):
-    """What a round within one time slice of a rise rule's ask (a jump
-    or the ramp) keeps the demand at: this round's estimate; with
-    ``rise_hold_no_grow``, never more than what keeps the balloon where
-    it is, unless the estimate is a shortage's.
+def after_rise_demand(demand_kb, wss, obs, params):
+    """The demand of a round within one time slice of a rise rule's ask
+    (a jump or the ramp): at least this round's estimate; with
+    ``rise_hold_no_grow``, as :func:`hold_at_estimate` holds it, never
+    a grow on it (a shortage's estimate is in ``demand_kb`` already).
 
     Why: the rule keeps the paced give-back from going under the new
     working set while the max-average still lags the rise. But a round
@@ -905,12 +905,10 @@ def after_rise_demand(wss, obs, params):
     cannot see below it), and asking it grew the balloon by its headroom
     in the first quiet round after a rise (TCG, phases at 512 MiB, stop
     86: 465 -> 488 MiB for a working set of 410, with nothing swapped;
-    the model shows the same step). A shortage's estimate is the
-    shortage rules' to grow on, and is in the demand already."""
-    if (params.rise_hold_no_grow and
-            wss.source not in SHORTAGE_SOURCES):
-        return min(wss.wss_kb, hold_demand(obs.m_cur_kb, params))
-    return wss.wss_kb
+    the model shows the same step)."""
+    if params.rise_hold_no_grow:
+        return hold_at_estimate(demand_kb, wss.wss_kb, obs.m_cur_kb, params)
+    return max(demand_kb, wss.wss_kb)
 
 
 def raise_pinned(state, pinned_kb, booked_kb, rebase=False, **changes):
@@ -2281,7 +2279,7 @@ def step(state, obs, params=None):
         # after a shortage jump, the moving average still lags the rise
         # the jump covered: give the excess back down to this round's
         # estimate, not below it
-        demand = max(demand, after_rise_demand(wss, obs, params))
+        demand = after_rise_demand(demand, wss, obs, params)
     for ask, event in _rise_demands(state, obs, params, r, wss):
         if ask > demand:
             events.append(event)

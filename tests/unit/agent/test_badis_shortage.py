@@ -165,16 +165,17 @@ def test_after_rise_demand():
                           booked_kb=BOOKED)
     idle = est.TechniqueEstimate(200 * MiB, badis.SOURCE_GEIGER_IDLE)
     hold = badis.hold_demand(200 * MiB, params)
-    assert badis.after_rise_demand(idle, o, params) == hold < 200 * MiB
+    assert badis.after_rise_demand(0, idle, o, params) == hold < 200 * MiB
     # under the balloon's size: the estimate itself
     low = est.TechniqueEstimate(150 * MiB, est.SOURCE_VMWARE_REFERENCED)
-    assert badis.after_rise_demand(low, o, params) == 150 * MiB
-    # a shortage's estimate is the shortage rules' to grow on
+    assert badis.after_rise_demand(0, low, o, params) == 150 * MiB
+    # a shortage's estimate, which step() has put in the demand, stays
     short = est.TechniqueEstimate(220 * MiB, est.SOURCE_GEIGER)
-    assert badis.after_rise_demand(short, o, params) == 220 * MiB
+    assert badis.after_rise_demand(220 * MiB, short, o,
+                                   params) == 220 * MiB
     # off: the estimate, as before
     off = badis.BadisParams(rise_hold_no_grow=False)
-    assert badis.after_rise_demand(idle, o, off) == 200 * MiB
+    assert badis.after_rise_demand(0, idle, o, off) == 200 * MiB
 
 
 def warm(need, warmup, rounds=12, under=0):
