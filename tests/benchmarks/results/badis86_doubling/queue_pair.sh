@@ -1,10 +1,10 @@
 #!/bin/bash
 # Issue 13, stop 86: rise_hold_no_grow beside the defaults on the same
 # tree (26251b0 + nogrow.patch), alternating per pattern so that both
-# meet the same machine: phases, phases up and growth at 512 MiB, one
-# twin pair set each, runs recorded as "defaults" and "nogrow" in one
-# patterns.jsonl.
-# Run from this directory: T=<tree> bash queue_pair.sh
+# meet the same machine: phases, phases up and growth at 512 MiB (then
+# PATTERNS="periodic hotset" into the same directory), one twin pair set
+# each, runs recorded as "defaults" and "nogrow" in one patterns.jsonl.
+# Run from this directory: T=<tree> [PATTERNS="..."] bash queue_pair.sh
 T=${T:?tree}
 export MEMMUT_TEST_CACHE=/work/main/tests/.cache
 export PATH=/work/main/memstore/target/release:$PATH
@@ -24,7 +24,7 @@ one() {     # label pattern [bench_patterns options]
   echo "rc=$? $(date -u +%FT%TZ)"
 }
 {
-  for p in phases phases_up growth; do
+  for p in ${PATTERNS:-phases phases_up growth}; do
     one defaults $p
     one nogrow $p --badis-option rise_hold_no_grow=true
   done
