@@ -389,28 +389,35 @@ def test_a_probe_under_a_set_the_guest_touches_is_answered_at_its_rate(
     def see(st):
         if 'calibrated' not in pinned and st.pinned_calibrated_kb > 0:
             pinned['calibrated'] = st.pinned_calibrated_kb
+        last = pinned.get('last')
+        # only the probes' steps down count: the guest's own statistics
+        # may bound the correction too (not free - sampled, which a
+        # sample taken while the window moves can lower by 30-40 MiB on
+        # this bed), and that is evidence, not a probe living through
+        if (last is not None and st.pinned_kb < last
+                and 'balloon probe' in st.pinned_note):
+            pinned['probed'] = pinned.get('probed', 0) + last - st.pinned_kb
         if 'calibrated' in pinned:
-            pinned['lowest'] = min(pinned.get('lowest', st.pinned_kb),
-                                   st.pinned_kb)
+            pinned['last'] = st.pinned_kb
         if st.probe_pinned_kb is not None:
             probes[st.probe_at] = st.probe_pinned_kb
             read[st.probe_at] = max(read.get(st.probe_at, 0), st.probe_in_kb)
         answers[0] = max(answers[0], st.probe_answers)
 
     rows, st = _watch(run, 60.0, see)
-    print('calibrated %d MiB, lowest correction %d MiB; probes (start: '
+    print('calibrated %d MiB, lowered by probes %d MiB; probes (start: '
           'tested MiB) %s; read back before the last poll %s; answers %d'
           % (pinned.get('calibrated', 0) // MIB,
-             pinned.get('lowest', 0) // MIB,
+             pinned.get('probed', 0) // MIB,
              {round(k, 1): v // MIB for k, v in probes.items()},
              {round(k, 1): v // MIB for k, v in read.items()}, answers[0]))
     assert probes, trace(rows)
     assert answers[0] >= 1, trace(rows)
     # no run of probes lived through to walk the correction down under
     # what the guest touches (each lowering doubles the next step: 4, 8,
-    # 16 MiB); one step may find a few MiB of cold page cache
-    assert pinned['lowest'] >= pinned['calibrated'] - 12 * MIB, \
-        (pinned, trace(rows))
+    # 16 MiB); the first two steps (12 MiB) may find cold page cache
+    assert 'calibrated' in pinned, trace(rows)
+    assert pinned.get('probed', 0) <= 12 * MIB, (pinned, trace(rows))
 
 
 def test_re_entries_of_a_slow_hot_set_are_left_out(libvirtd, guest_factory):
