@@ -960,7 +960,8 @@ WHY = {
     'badis86_doubling': 'issue 13 stop 86: what a rise looks like on '
                         'TCG at 512 MiB (DEBUG logs), a doubling ramp and '
                         'a read-back needed for a recurrence (both '
-                        'dropped), and rise_hold_no_grow (off) on TCG '
+                        'dropped), and rise_hold_no_grow (on since stop '
+                        '87) on TCG '
                         'pairs and the model (README there)',
     'badis85_rise': 'issue 13 stop 85: the rises at 512 MiB on TCG '
                     'beside the oracle, the shortage jump on fresh '

@@ -841,7 +841,7 @@ opts = [
                      'growth ahead. Only the demand: the first quiet '
                      'rounds give the excess back.'),
     cfg.BoolOpt('rise_hold_no_grow',
-                default=False,
+                default=True,
                 advanced=True,
                 help='For one time slice after a rise rule asked ahead '
                      '(the ramp or the shortage jump) the demand stays at '
@@ -849,7 +849,9 @@ opts = [
                      'without swap activity asks no more than keeps the '
                      'balloon where it is: in G such a round estimates '
                      'the allocation itself, and asking it grows the '
-                     'balloon by its headroom with nothing swapped.'),
+                     'balloon by its headroom with nothing swapped. '
+                     'False: such a round asks its estimate, as before '
+                     'stop 87.'),
     cfg.BoolOpt('vg_entry_grow',
                 default=False,
                 advanced=True,

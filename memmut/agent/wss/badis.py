@@ -281,8 +281,8 @@ class BadisParams:
     shortage_ramp: bool = True
     # stop 86: the rounds after a rise rule's ask keep at least their
     # estimate, but a quiet round's no more than the balloon's size (see
-    # after_rise_demand)
-    rise_hold_no_grow: bool = False
+    # after_rise_demand; on since stop 87)
+    rise_hold_no_grow: bool = True
     # stop 76: the round whose sample reached the allocation (V -> VG
     # without swap activity) asks the estimate and its rise once more
     # (see reached_demand)
