@@ -392,6 +392,11 @@ SPECS = [
                  'repeats, stop 73 defaults + own time slice = stop 75 '
                  'defaults',
                  ('badis73_noraise/badis.json', None), before_series=True),
+    # and at the stop-87 defaults, beside stop 77's (the last W1-W5
+    # series before stops 81-87 added defaults)
+    *_w15_series('badis87_defaults/w15/badis.json',
+                 'repeats, stop 87 defaults',
+                 ('badis77_reuse_w15/badis.json', None), before_series=True),
     # Badis and the baselines in fixed-work mode (issue 20 item 2):
     # completion time / `none`'s, one invocation per repeat, all four
     # estimators from one commit; W3,d and W5,d only
@@ -963,6 +968,10 @@ WHY = {
                         'dropped), and rise_hold_no_grow (on since stop '
                         '87) on TCG '
                         'pairs and the model (README there)',
+    'badis87_defaults': 'issue 13 stop 87: W1-W5 repeated at the stop-87 '
+                        'defaults (rise_hold_no_grow on), with it off and '
+                        'with the stop-77 option set on the same tree '
+                        '(README there)',
     'badis85_rise': 'issue 13 stop 85: the rises at 512 MiB on TCG '
                     'beside the oracle, the shortage jump on fresh '
                     'allocation (off), and two changes tried and not '
