@@ -966,8 +966,7 @@ WHY = {
                         'TCG at 512 MiB (DEBUG logs), a doubling ramp and '
                         'a read-back needed for a recurrence (both '
                         'dropped), and rise_hold_no_grow (on since stop '
-                        '87) on TCG '
-                        'pairs and the model (README there)',
+                        '87) on TCG pairs and the model (README there)',
     'badis87_defaults': 'issue 13 stop 87: W1-W5 repeated at the stop-87 '
                         'defaults (rise_hold_no_grow on), with it off and '
                         'with the stop-77 option set on the same tree '
