@@ -1205,7 +1205,7 @@ def main(argv=None):
             return None
         return r
     try:
-        with open(jsonl, 'w') as out, concurrent.futures.ThreadPoolExecutor(
+        with open(jsonl, 'w') as out, discipline.run_pool(
                 args.parallel) as pool:
             for r in runs:
                 out.write(json.dumps(r) + '\n')

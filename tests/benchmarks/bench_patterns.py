@@ -51,6 +51,7 @@ import time
 
 from memmut.evaluation import workloads
 from memmut.evaluation import wss_accuracy
+from tests.benchmarks import discipline
 from tests.harness import badis_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -639,7 +640,7 @@ def main(argv=None):
     try:
         runner = (functools.partial(twin_run, pin=args.pin) if args.twin
                   else one_run)
-        with open(jsonl, 'w') as out, concurrent.futures.ThreadPoolExecutor(
+        with open(jsonl, 'w') as out, discipline.run_pool(
                 max(1, args.parallel // 2) if args.twin
                 else args.parallel) as pool:
             for r in runs:

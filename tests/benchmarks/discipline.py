@@ -28,6 +28,7 @@ Rules:
   installed (``None`` otherwise) and the load average before and after.
 """
 
+import concurrent.futures
 import contextlib
 import fcntl
 import json
@@ -290,6 +291,25 @@ def lock_hold(path, holds=None, label=None, pause=3.0):
                           'load_after': loadavg()})
         if f is not None and pause:
             time.sleep(pause)
+
+
+@contextlib.contextmanager
+def run_pool(workers):
+    """A thread pool for a benchmark's runs whose queued runs are
+    cancelled when the block raises (a SIGTERM the benchmark turned into
+    KeyboardInterrupt, an error): ``ThreadPoolExecutor``'s own exit waits
+    for every submitted run, queued ones included, so a benchmark that
+    was told to stop went on with all its remaining runs first (stop 88:
+    one SIGTERM did not stop bench_badis for minutes). The runs already
+    running are not waited for here; the caller's cleanup (destroying
+    their guests) ends them."""
+    pool = concurrent.futures.ThreadPoolExecutor(workers)
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 # ---------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 import json
 import math
+import threading
+import time
 
 import pytest
 
@@ -216,3 +218,33 @@ def test_ratio_over_cases_takes_each_repeat_geomean_first():
     assert r['values'] == pytest.approx([1.0, 2.0])
     assert r['mean'] == pytest.approx(math.sqrt(2.0))
     assert r['n'] == 2 and r['low'] < r['mean'] < r['high']
+
+
+def test_a_stopped_run_pool_cancels_its_queued_runs():
+    # one worker, one run holding it and three queued: a stop (a SIGTERM
+    # the benchmark turned into KeyboardInterrupt) must not run the queued
+    # three first, as ThreadPoolExecutor's own exit would
+    started = []
+    release = threading.Event()
+
+    def run(i):
+        started.append(i)
+        release.wait(5)
+        return i
+
+    with pytest.raises(KeyboardInterrupt):
+        with discipline.run_pool(1) as pool:
+            futs = [pool.submit(run, i) for i in range(4)]
+            while not started:
+                time.sleep(0.01)
+            raise KeyboardInterrupt('SIGTERM')
+    release.set()
+    futs[0].result(timeout=5)
+    assert started == [0]
+    assert all(f.cancelled() for f in futs[1:])
+
+
+def test_a_run_pool_left_normally_waits_for_every_run():
+    with discipline.run_pool(2) as pool:
+        futs = [pool.submit(time.sleep, 0.05) for _ in range(4)]
+    assert all(f.done() and not f.cancelled() for f in futs)
