@@ -397,6 +397,12 @@ SPECS = [
     *_w15_series('badis87_defaults/w15/badis.json',
                  'repeats, stop 87 defaults',
                  ('badis77_reuse_w15/badis.json', None), before_series=True),
+    # stop 88: the same two trees alternating schedule by schedule (the
+    # bed drifts in spells: blocks of one tree mislead)
+    *_w15_series('badis88_w4s_bisect/w15_f4d93169/badis.json',
+                 'stop 87 tree alternating with stop 77\'s, stop 88',
+                 ('badis88_w4s_bisect/w15_9f6caeb3/badis.json', None),
+                 before_series=True),
     # Badis and the baselines in fixed-work mode (issue 20 item 2):
     # completion time / `none`'s, one invocation per repeat, all four
     # estimators from one commit; W3,d and W5,d only
@@ -967,6 +973,11 @@ WHY = {
                         'a read-back needed for a recurrence (both '
                         'dropped), and rise_hold_no_grow (on since stop '
                         '87) on TCG pairs and the model (README there)',
+    'badis88_w4s_bisect': 'issue 13 stop 88: a bisection of W4 static '
+                          'between stop 77\'s tree and stop 87\'s that '
+                          'found the bed\'s spells, not a commit; W1-W5 '
+                          'on both trees alternating schedule by schedule '
+                          '(README there)',
     'badis87_defaults': 'issue 13 stop 87: W1-W5 repeated at the stop-87 '
                         'defaults (rise_hold_no_grow on), with it off and '
                         'with the stop-77 option set on the same tree '
