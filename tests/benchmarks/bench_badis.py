@@ -1332,4 +1332,4 @@ def write_results(runs, args, argv, duration_s, command=None):
 
 
 if __name__ == '__main__':
-    main()
+    discipline.run_main(main, 'bench_badis')

@@ -698,4 +698,4 @@ def write_results(runs, args, argv, duration_s):
 
 
 if __name__ == '__main__':
-    main()
+    discipline.run_main(main, 'bench_patterns')

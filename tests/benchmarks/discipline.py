@@ -39,6 +39,7 @@ import random
 import re
 import shutil
 import subprocess
+import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -310,6 +311,21 @@ def run_pool(workers):
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+def run_main(main, name):
+    """Run a benchmark's ``main``; a stop (SIGTERM, which the benchmarks
+    turn into KeyboardInterrupt, or ^C) ends it with one line on stderr
+    and exit status 130 instead of a traceback. The runs finished before
+    are in its JSON-lines file already; ``--keep-other-runs`` runs the
+    rest."""
+    try:
+        main()
+    except KeyboardInterrupt as e:
+        sys.stderr.write('%s: stopped (%s); the runs finished before it are '
+                         'kept in its JSON-lines file\n' % (
+                             name, e or 'interrupt'))
+        sys.exit(130)
 
 
 # ---------------------------------------------------------------------------

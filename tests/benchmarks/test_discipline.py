@@ -248,3 +248,15 @@ def test_a_run_pool_left_normally_waits_for_every_run():
     with discipline.run_pool(2) as pool:
         futs = [pool.submit(time.sleep, 0.05) for _ in range(4)]
     assert all(f.done() and not f.cancelled() for f in futs)
+
+
+def test_a_stopped_benchmark_says_so_in_one_line(capsys):
+    def main():
+        raise KeyboardInterrupt('SIGTERM')
+
+    with pytest.raises(SystemExit) as e:
+        discipline.run_main(main, 'bench_x')
+    assert e.value.code == 130
+    err = capsys.readouterr().err
+    assert err == ('bench_x: stopped (SIGTERM); the runs finished before '
+                   'it are kept in its JSON-lines file\n')
