@@ -11,7 +11,8 @@ if [ -f "/tmp/bisect/$1/COMMIT" ]; then c=$1
 else c=$(git -C /work/main rev-parse --short=8 "$1"); fi
 T=/tmp/bisect/$c
 if [ ! -f "$T/COMMIT" ]; then
-  mkdir -p "$T" && git -C /work/main archive "$c" | tar -x -C "$T" && echo "$c" > "$T/COMMIT"
+  mkdir -p "$T" && git -C /work/main archive "$c" | tar -x -C "$T" &&
+    git -C /work/main rev-parse "$c" > "$T/COMMIT"   # the full hash: see README
 fi
 export MEMMUT_TEST_CACHE=/work/main/tests/.cache
 export PATH=/work/main/memstore/target/release:$PATH

@@ -1,0 +1,27 @@
+"""Badis's vm_over median over the ten W1-W5 schedules, per repeat,
+pooled from several bench_badis series of one commit, with the 95 %
+interval (Student's t) of their mean: the issue's "median <= 1.03" on
+more repeats than one series has.
+
+    python3 pooled_median.py ../badis87_defaults/w15 w15_f4d93169
+"""
+import json
+import math
+import statistics
+import sys
+
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447,
+        7: 2.365, 8: 2.306, 9: 2.262}
+
+values = []
+for d in sys.argv[1:]:
+    data = json.load(open(d + '/badis.json'))
+    v = data['summary']['badis']['intervals']['vm_over_median']['values']
+    commits = {r['memmut_commit'] for r in data['runs']} if 'runs' in data \
+        else None
+    print('%-28s %s  commits %s' % (d[-28:], ' '.join('%.4f' % x for x in v),
+                                    sorted(commits) if commits else '?'))
+    values += v
+m = statistics.mean(values)
+h = T975[len(values) - 1] * statistics.stdev(values) / math.sqrt(len(values))
+print('pooled: %.4f [%.4f, %.4f] (n=%d)' % (m, m - h, m + h, len(values)))
