@@ -973,6 +973,9 @@ WHY = {
                         'a read-back needed for a recurrence (both '
                         'dropped), and rise_hold_no_grow (on since stop '
                         '87) on TCG pairs and the model (README there)',
+    'badis88_periodic': 'issue 13 stop 88: the held-out periodic job at '
+                        'the current defaults interleaved with stop 80\'s '
+                        'tree on TCG twin pairs (README there)',
     'badis88_w4s_bisect': 'issue 13 stop 88: a bisection of W4 static '
                           'between stop 77\'s tree and stop 87\'s that '
                           'found the bed\'s spells, not a commit; W1-W5 '
