@@ -9,13 +9,13 @@ paired difference B - A of vm_over, and its mean over all pairs with a
 import collections
 import json
 import math
+import os
 import statistics
 import sys
 
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447,
-        7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179,
-        13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101,
-        19: 2.093, 20: 2.086}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                *[os.pardir] * 4))
+from tests.benchmarks import discipline  # noqa: E402
 
 
 def load(d):
@@ -30,11 +30,11 @@ def load(d):
 
 
 def interval(v):
-    m = statistics.mean(v)
-    if len(v) < 2:
-        return '%+.4f (n=1)' % m
-    h = T975.get(len(v) - 1, 1.96) * statistics.stdev(v) / math.sqrt(len(v))
-    return '%+.4f [%+.4f, %+.4f] (n=%d)' % (m, m - h, m + h, len(v))
+    s = discipline.summarize(v)
+    if s['half_width'] is None:
+        return '%+.4f (n=1)' % s['mean']
+    return '%+.4f [%+.4f, %+.4f] (n=%d)' % (s['mean'], s['low'], s['high'],
+                                            s['n'])
 
 
 a_dir, b_dir = sys.argv[1:3]

@@ -6,12 +6,12 @@ more repeats than one series has.
     python3 pooled_median.py ../badis87_defaults/w15 w15_f4d93169
 """
 import json
-import math
-import statistics
+import os
 import sys
 
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447,
-        7: 2.365, 8: 2.306, 9: 2.262}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                *[os.pardir] * 4))
+from tests.benchmarks import discipline  # noqa: E402
 
 values = []
 for d in sys.argv[1:]:
@@ -22,6 +22,6 @@ for d in sys.argv[1:]:
     print('%-28s %s  commits %s' % (d[-28:], ' '.join('%.4f' % x for x in v),
                                     sorted(commits) if commits else '?'))
     values += v
-m = statistics.mean(values)
-h = T975[len(values) - 1] * statistics.stdev(values) / math.sqrt(len(values))
-print('pooled: %.4f [%.4f, %.4f] (n=%d)' % (m, m - h, m + h, len(values)))
+s = discipline.summarize(values)
+print('pooled: %.4f [%.4f, %.4f] (n=%d)' % (
+    s['mean'], s['low'], s['high'], s['n']))
