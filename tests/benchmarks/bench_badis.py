@@ -89,7 +89,6 @@ import json
 import os
 import re
 import shlex
-import signal
 import statistics
 import sys
 import threading
@@ -1049,10 +1048,6 @@ def repeats_markdown(result):
     return lines
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt('SIGTERM')
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--shapes', default='W1,W2,W3,W4,W5')
@@ -1148,8 +1143,6 @@ def main(argv=None):
         write_results(runs, args, argv, old.get('duration_s', 0),
                       command=old.get('command'))
         return
-    # SIGTERM (a kill, a job timeout) must still run the cleanup below.
-    signal.signal(signal.SIGTERM, _interrupt)
 
     from tests.harness import bed
 

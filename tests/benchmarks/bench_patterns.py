@@ -43,7 +43,6 @@ import json
 import os
 import re
 import shlex
-import signal
 import statistics
 import sys
 import threading
@@ -496,10 +495,6 @@ def plot(runs, path):
     fig.savefig(path, dpi=80)
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt('SIGTERM')
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--patterns', default=','.join(
@@ -596,7 +591,6 @@ def main(argv=None):
             args.seconds = seconds.pop()
         write_results(runs, args, argv, 0)
         return
-    signal.signal(signal.SIGTERM, _interrupt)
 
     from tests.harness import bed
     from tests.harness import fixtures

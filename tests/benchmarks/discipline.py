@@ -38,6 +38,7 @@ import platform
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -313,12 +314,18 @@ def run_pool(workers):
     pool.shutdown(wait=True)
 
 
+def _stop(signum, frame):
+    raise KeyboardInterrupt('SIGTERM')
+
+
 def run_main(main, name):
-    """Run a benchmark's ``main``; a stop (SIGTERM, which the benchmarks
-    turn into KeyboardInterrupt, or ^C) ends it with one line on stderr
-    and exit status 130 instead of a traceback. The runs finished before
-    are in its JSON-lines file already; ``--keep-other-runs`` runs the
-    rest."""
+    """Run a benchmark's ``main`` as a command: SIGTERM (a kill, a job
+    timeout) becomes KeyboardInterrupt like ^C, so that the benchmark's
+    cleanup (its guests, its daemons) still runs, and a stop ends it with
+    one line on stderr and exit status 130 instead of a traceback. The
+    runs finished before are in its JSON-lines file already;
+    ``--keep-other-runs`` runs the rest."""
+    previous = signal.signal(signal.SIGTERM, _stop)
     try:
         main()
     except KeyboardInterrupt as e:
@@ -326,6 +333,8 @@ def run_main(main, name):
                          'kept in its JSON-lines file\n' % (
                              name, e or 'interrupt'))
         sys.exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 # ---------------------------------------------------------------------------

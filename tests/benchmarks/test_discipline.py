@@ -2,6 +2,8 @@
 
 import json
 import math
+import os
+import signal
 import threading
 import time
 
@@ -251,12 +253,16 @@ def test_a_run_pool_left_normally_waits_for_every_run():
 
 
 def test_a_stopped_benchmark_says_so_in_one_line(capsys):
+    # a real SIGTERM, as a kill or a job timeout sends it
     def main():
-        raise KeyboardInterrupt('SIGTERM')
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
 
+    before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SystemExit) as e:
         discipline.run_main(main, 'bench_x')
     assert e.value.code == 130
     err = capsys.readouterr().err
     assert err == ('bench_x: stopped (SIGTERM); the runs finished before '
                    'it are kept in its JSON-lines file\n')
+    assert signal.getsignal(signal.SIGTERM) == before
