@@ -27,7 +27,7 @@ PACKAGES=(
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev
     pkg-config libssl-dev linux-image-amd64 busybox-static gcc libc6-dev
     nbdkit fio rabbitmq-server postgresql dkms linux-headers-amd64
-    python3-dev redis-server redis-tools iproute2
+    python3-dev redis-server redis-tools iproute2 sqlite3
 )
 
 missing=()

@@ -14,10 +14,15 @@ with one access pattern of
 :func:`memmut.evaluation.workloads.pattern_suite` over 160 MiB of data
 (``--data-mib``; ``memwork.pattern=``: uniform random, Zipf at two
 exponents, a moving hot
-set, load-then-idle, phase changes), or ``redis``: Debian's redis-server
-loaded with 20000 keys of 4 KiB by redis-benchmark, then random GETs for
-the run's length (tests/harness/redis.py; throughput = GETs done, no
-true working set stated). The agent loop of
+set, load-then-idle, phase changes), or a real program from Debian's
+packages (:data:`PROGRAMS`): ``redis``, redis-server loaded with 20000
+keys of 4 KiB by redis-benchmark, then random GETs for the run's length
+(tests/harness/redis.py; throughput = GETs done); ``sqlite``, sqlite3
+with 24000 rows of 3000 bytes in an in-memory table, then point lookups
+whose keys follow a power law (a tenth of the rows gets 56 % of them;
+tests/harness/sqlite.py; throughput = lookups done), and ``sqlite16``, the
+same with a steeper law (the colder half of the rows gets 4 % of the
+lookups). No true working set is stated for the programs. The agent loop of
 :mod:`tests.harness.badis_run` runs one estimator with balloon actuation
 (1 s rounds), started either right after the guest boots (``boot``) or
 once the workload has loaded its data (``loaded``: after memwork's first
@@ -38,6 +43,7 @@ line per run), patterns.md and patterns.png.
 
 import argparse
 import concurrent.futures
+import dataclasses
 import functools
 import json
 import os
@@ -47,11 +53,14 @@ import statistics
 import sys
 import threading
 import time
+import typing
 
 from memmut.evaluation import workloads
 from memmut.evaluation import wss_accuracy
 from tests.benchmarks import discipline
 from tests.harness import badis_run
+from tests.harness import redis
+from tests.harness import sqlite
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, 'results')
@@ -61,12 +70,36 @@ DATA_MIB = 160
 STARTS = ('boot', 'loaded')
 LOADED_DELAY_S = 3.0
 _FIRST_PASS = re.compile(r'^MEMWORK step=0 .*pass=1 ', re.M)
-# the real program: Debian's redis-server under redis-benchmark (uniform
-# random GETs over all its keys: the working set is all the data)
-REDIS = 'redis'
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """A real program the guest runs instead of memwork: its image, its
+    kernel command line for a run of ``seconds``, the console line that
+    says its data is loaded and the one that ends the run with the
+    operations done (group 1)."""
+    name: str
+    image: typing.Callable
+    cmdline: typing.Callable
+    loaded: typing.Pattern
+    done: typing.Pattern
+
+
 REDIS_KEYS = 20000                  # about 80 MiB of 4 KiB values
-_REDIS_LOADED = re.compile(r'^REDIS load ', re.M)
-_REDIS_DONE = re.compile(r'^REDIS done get_requests=(\d+)', re.M)
+PROGRAMS = {p.name: p for p in (
+    # uniform random GETs over all its keys: the working set is all data
+    Program('redis', redis.redis_image,
+            lambda seconds: redis.cmdline(seconds, REDIS_KEYS),
+            re.compile(r'^REDIS load ', re.M),
+            re.compile(r'^REDIS done get_requests=(\d+)', re.M)),
+    # skewed point lookups: no size at which the working set ends; at
+    # skew 16 the colder half of the rows gets 4 % of them (16 % at 4)
+    *(Program(name, sqlite.sqlite_image,
+              functools.partial(sqlite.cmdline, skew=skew),
+              re.compile(r'^SQLITE load ', re.M),
+              re.compile(r'^SQLITE done lookups=(\d+) ', re.M))
+      for name, skew in (('sqlite', 4), ('sqlite16', 16))),
+)}
 
 
 def set_size(booked_mib, data_mib):
@@ -132,8 +165,8 @@ def oracle_truth(sched, pattern, base):
 
 def has_oracle(name):
     """Whether the pattern has a true working set to drive an oracle
-    run with (not Zipf, not the redis program)."""
-    if name == REDIS:
+    run with (not Zipf, not a real program)."""
+    if name in PROGRAMS:
         return False
     return workloads.named_pattern(name, DATA_MIB, 1.0)[0].well_defined
 
@@ -154,33 +187,35 @@ def oracle_saved_pct(rows, booked_kb):
         booked_kb)
 
 
-def redis_run(factory, libvirtd, start, estimator, seconds, cpuset=None):
-    from tests.harness import redis
+def program_run(factory, libvirtd, program, start, estimator, seconds,
+                cpuset=None):
+    """A run of a real program (:data:`PROGRAMS`): operations are what
+    its done line counts, no truth per poll."""
     booked = BOOKED_MIB * MIB
     g = factory(memory_mib=BOOKED_MIB, swap='memstore',
                 swap_mib=max(256, BOOKED_MIB),
                 memfd=True, tb_cache_mib=64, stat_period=1,
-                cmdline=redis.cmdline(seconds, REDIS_KEYS), cpuset=cpuset)
+                cmdline=program.cmdline(seconds), cpuset=cpuset)
     try:
         base = badis_run.base_kb(g, booked)
         if start == 'loaded':
-            g.wait_for(_REDIS_LOADED.pattern, timeout=120)
+            g.wait_for(program.loaded.pattern, timeout=120)
             time.sleep(LOADED_DELAY_S)
         conf = badis_run.agent_conf(libvirtd.memmut_options())
         run = badis_run.Run(g, conf, estimator, booked, base,
-                            done=_REDIS_DONE)
-        gets = run.run(seconds + 240)
+                            done=program.done)
+        done = run.run(seconds + 240)
         rows = [dict(r, truth_kb=None) for r in run.rows]
-        res = {'pattern': REDIS, 'memwork_pattern': None, 'start': start,
-               'estimator': estimator, 'seconds': seconds,
-               'booked_kb': booked, 'base_kb': base, 'passes': gets,
-               'ops': gets or 0, 'wall_s': round(run.wall, 1),
+        res = {'pattern': program.name, 'memwork_pattern': None,
+               'start': start, 'estimator': estimator, 'seconds': seconds,
+               'booked_kb': booked, 'base_kb': base, 'passes': done,
+               'ops': done or 0, 'wall_s': round(run.wall, 1),
                'moves': len(run.moves), 'rows': rows,
                'saved_pct': saved_pct(rows, booked),
                'bad_shrinks': max([0] + [r.get('bad_shrinks', 0)
                                          for r in rows])}
-        if gets is None:
-            res['failed'] = 'redis did not finish'
+        if done is None:
+            res['failed'] = '%s did not finish' % program.name
         return res
     finally:
         g.destroy()
@@ -188,9 +223,9 @@ def redis_run(factory, libvirtd, start, estimator, seconds, cpuset=None):
 
 def one_run(factory, libvirtd, name, start, estimator, seconds,
             cpuset=None):
-    if name == REDIS:
-        return redis_run(factory, libvirtd, start, estimator, seconds,
-                         cpuset)
+    if name in PROGRAMS:
+        return program_run(factory, libvirtd, PROGRAMS[name], start,
+                           estimator, seconds, cpuset)
     pattern, steps = workloads.named_pattern(name, DATA_MIB, seconds)
     booked = BOOKED_MIB * MIB
     g = factory(memory_mib=BOOKED_MIB, schedule=steps, alloc='d', loops=1,
@@ -501,9 +536,9 @@ def main(argv=None):
         workloads.pattern_suite(DATA_MIB, 40)),
         help='memwork patterns of workloads.pattern_suite (or, named, '
              'of workloads.held_out_suite: parameters Badis was not '
-             'tuned on); redis (the '
-             'real program; its image needs redis-server and redis-tools '
-             'on the host) only when named')
+             'tuned on); the real programs %s only when named (their '
+             'images need their Debian packages on the host: redis-server '
+             'redis-tools, sqlite3)' % ', '.join(sorted(PROGRAMS)))
     p.add_argument('--starts', default=','.join(STARTS))
     p.add_argument('--estimators', default='none,badis',
                    help='none, badis, zballoond, selfballoon, oracle (the '
@@ -567,11 +602,11 @@ def main(argv=None):
     if why:
         p.error(why)
     unknown = [n for n in args.patterns.split(',')
-               if n != REDIS and n not in workloads.suite_names()]
+               if n not in PROGRAMS and n not in workloads.suite_names()]
     if unknown:
         p.error('unknown pattern(s) %s (known: %s, %s)'
                 % (', '.join(unknown), ', '.join(workloads.suite_names()),
-                   REDIS))
+                   ', '.join(sorted(PROGRAMS))))
     if (args.pin or args.aa) and not args.twin:
         p.error('--pin and --aa are about a run and its twin: they need '
                 '--twin')
@@ -600,12 +635,12 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     daemon, img, work, factory = bed.start('bench-patterns-')
     factories = {None: factory}
-    if REDIS in args.patterns.split(','):
-        from tests.harness import redis
-        cache = os.environ.get('MEMMUT_TEST_CACHE', image.DEFAULT_CACHE)
-        factories[REDIS] = fixtures.GuestFactory(
-            daemon, redis.redis_image(cache), tempfile.mkdtemp(
-                prefix='bench-patterns-redis-'))
+    cache = os.environ.get('MEMMUT_TEST_CACHE', image.DEFAULT_CACHE)
+    for name in args.patterns.split(','):
+        if name in PROGRAMS:
+            factories[name] = fixtures.GuestFactory(
+                daemon, PROGRAMS[name].image(cache), tempfile.mkdtemp(
+                    prefix='bench-patterns-%s-' % name))
     jsonl = os.path.join(args.out, 'patterns.jsonl')
     cases = []
     for name in args.patterns.split(','):

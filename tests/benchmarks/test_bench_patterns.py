@@ -31,7 +31,8 @@ def test_oracle_gives_the_next_step_once_a_step_ends():
 def test_only_patterns_with_a_true_working_set_have_an_oracle_run():
     assert bp.has_oracle('load_idle') and bp.has_oracle('phases')
     assert not bp.has_oracle('zipf0.8')
-    assert not bp.has_oracle(bp.REDIS)
+    assert not bp.has_oracle('redis')
+    assert not bp.has_oracle('sqlite')
 
 
 def _run(est, ops, pattern='hotset', start='boot'):
