@@ -20,10 +20,13 @@ keys of 4 KiB by redis-benchmark, then random GETs for the run's length
 (tests/harness/redis.py; throughput = GETs done); ``sqlite``, sqlite3
 with 24000 rows of 3000 bytes in an in-memory table, then point lookups
 whose keys follow a power law (a tenth of the rows gets 56 % of them;
-tests/harness/sqlite.py; throughput = lookups done), and ``sqlite16``, the
+tests/harness/sqlite.py; throughput = lookups done), ``sqlite16``, the
 same with a steeper law (the colder half of the rows gets 4 % of the
-lookups). No true working set is stated for the programs. The agent loop of
-:mod:`tests.harness.badis_run` runs one estimator with balloon actuation
+lookups), and ``sqlite16_paced``, whose client thinks 100 ms between
+batches of 200 (a server at part of its capacity; its runs also record
+the mean service time of a batch). No true working set is stated for
+the programs. The agent loop of :mod:`tests.harness.badis_run` runs one
+estimator with balloon actuation
 (1 s rounds), started either right after the guest boots (``boot``) or
 once the workload has loaded its data (``loaded``: after memwork's first
 pass over the step, plus 3 s).
@@ -76,30 +79,50 @@ _FIRST_PASS = re.compile(r'^MEMWORK step=0 .*pass=1 ', re.M)
 class Program:
     """A real program the guest runs instead of memwork: its image, its
     kernel command line for a run of ``seconds``, the console line that
-    says its data is loaded and the one that ends the run with the
-    operations done (group 1)."""
+    says its data is loaded, the one that ends the run with the
+    operations done (group 1), and its progress lines (operations in the
+    batch, guest uptime)."""
     name: str
     image: typing.Callable
     cmdline: typing.Callable
     loaded: typing.Pattern
     done: typing.Pattern
+    batch: typing.Pattern
+
+    def progress(self, log_text):
+        """``[t, None, operations so far]`` per batch (the shape of
+        :func:`progress`'s memwork lines), to see when a run lost its
+        throughput."""
+        out, total = [], 0
+        for n, t in self.batch.findall(log_text):
+            total += int(n)
+            out.append([float(t), None, total])
+        return out
 
 
+_PROGRAM_RSS = re.compile(r'^[A-Z]+ load .*rss_kb=(\d+)', re.M)
 REDIS_KEYS = 20000                  # about 80 MiB of 4 KiB values
 PROGRAMS = {p.name: p for p in (
     # uniform random GETs over all its keys: the working set is all data
     Program('redis', redis.redis_image,
             lambda seconds: redis.cmdline(seconds, REDIS_KEYS),
             re.compile(r'^REDIS load ', re.M),
-            re.compile(r'^REDIS done get_requests=(\d+)', re.M)),
+            re.compile(r'^REDIS done get_requests=(\d+)', re.M),
+            re.compile(r'^REDIS get requests=(\d+) .*t=([\d.]+)', re.M)),
     # skewed point lookups: no size at which the working set ends; at
-    # skew 16 the colder half of the rows gets 4 % of them (16 % at 4)
+    # skew 16 the colder half of the rows gets 4 % of them (16 % at 4);
+    # paced: batches of 200 with 100 ms of thought between them
     *(Program(name, sqlite.sqlite_image,
-              functools.partial(sqlite.cmdline, skew=skew),
+              functools.partial(sqlite.cmdline, **params),
               re.compile(r'^SQLITE load ', re.M),
-              re.compile(r'^SQLITE done lookups=(\d+) ', re.M))
-      for name, skew in (('sqlite', 4), ('sqlite16', 16))),
+              re.compile(r'^SQLITE done lookups=(\d+) ', re.M),
+              re.compile(r'^SQLITE get lookups=(\d+) .*t=([\d.]+)', re.M))
+      for name, params in (
+          ('sqlite', {'skew': 4}), ('sqlite16', {'skew': 16}),
+          ('sqlite16_paced', {'skew': 16, 'batch': 200, 'pause_ms': 100}))),
 )}
+# a program's service time per batch (sqlite3's timer), where it has one
+_BATCH_SERVICE = re.compile(r'^[A-Z]+ get .* s=([\d.]+) ', re.M)
 
 
 def set_size(booked_mib, data_mib):
@@ -213,7 +236,14 @@ def program_run(factory, libvirtd, program, start, estimator, seconds,
                'moves': len(run.moves), 'rows': rows,
                'saved_pct': saved_pct(rows, booked),
                'bad_shrinks': max([0] + [r.get('bad_shrinks', 0)
-                                         for r in rows])}
+                                         for r in rows]),
+               'progress': program.progress(g.log())}
+        served = [float(x) for x in _BATCH_SERVICE.findall(g.log())]
+        if served:              # what a paced client feels
+            res['batch_s_mean'] = statistics.mean(served)
+        rss = _PROGRAM_RSS.search(g.log())
+        if rss:                 # the data's resident set once loaded
+            res['program_rss_kb'] = int(rss.group(1))
         if done is None:
             res['failed'] = '%s did not finish' % program.name
         return res
@@ -301,6 +331,10 @@ def twin_run(factory, libvirtd, name, start, estimator, seconds,
         except Exception as e:
             t = {'failed': str(e)}
     r['twin_ops'] = (run_ops(t) or None) if not t.get('failed') else None
+    # when each lost or gained against the other, not only how much
+    r['twin_progress'] = t.get('progress')
+    if t.get('batch_s_mean') is not None:
+        r['twin_batch_s_mean'] = t['batch_s_mean']
     r['pinned'] = bool(pin)
     return r
 

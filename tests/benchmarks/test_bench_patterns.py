@@ -162,3 +162,26 @@ def test_an_unknown_pattern_is_refused_before_any_guest(capsys):
 def test_held_out_patterns_have_an_oracle_where_defined():
     assert bp.has_oracle('phases_up') and bp.has_oracle('hotset_slow')
     assert not bp.has_oracle('zipf1.0')
+
+
+def test_a_program_run_records_its_progress_per_batch():
+    log = ('SQLITE load rows=24000 rss_kb=107300 t=20.5\n'
+           'SQLITE get lookups=2000 s=0.046 t=21.0\n'
+           'GUESTSTAT t=21.2 memfree_kb=1\n'
+           'SQLITE get lookups=2000 s=0.05 t=21.75\n'
+           'SQLITE done lookups=4000 t=21.8\n')
+    sqlite = bp.PROGRAMS['sqlite']
+    assert sqlite.progress(log) == [[21.0, None, 2000], [21.75, None, 4000]]
+    assert int(sqlite.done.search(log).group(1)) == 4000
+    # a run whose sqlite3 failed says "stopped", not "done": no count
+    assert not sqlite.done.search(log.replace('done', 'stopped'))
+    redis = bp.PROGRAMS['redis']
+    assert redis.progress('REDIS get requests=2000 rps=1.5 t=9.5\n') == [
+        [9.5, None, 2000]]
+    assert [float(x) for x in bp._BATCH_SERVICE.findall(log)] == [0.046,
+                                                                  0.05]
+    assert int(bp._PROGRAM_RSS.search(log).group(1)) == 107300
+    assert 'memmut.sqlite_skew=16' in bp.PROGRAMS['sqlite16'].cmdline(30)
+    paced = bp.PROGRAMS['sqlite16_paced'].cmdline(30).split()
+    assert 'memmut.sqlite_pause_ms=100' in paced
+    assert 'memmut.sqlite_batch=200' in paced

@@ -16,11 +16,16 @@ starts ``sqlite3`` on an in-memory database (``:memory:``: every page
 is anonymous memory of the process, which the guest can swap), loads
 ``memmut.sqlite_rows`` rows of ``ROW_BYTES`` random bytes (one row per
 4 KiB database page), then runs batches of ``BATCH`` lookups for
-SECONDS, one line per batch::
+SECONDS, one line per batch with its service time (``s``, sqlite3's own
+timer)::
 
-    SQLITE load rows=24000 t=21.3
-    SQLITE get lookups=2000 t=21.9
-    SQLITE done lookups=180000 t=81.4
+    SQLITE load rows=24000 rss_kb=107300 t=6.3
+    SQLITE get lookups=2000 s=0.046 t=6.9
+    SQLITE done lookups=4380000 t=126.4
+
+``memmut.sqlite_pause_ms`` makes the client think between batches (a
+server at part of its capacity: the cold rows are then read rarely, and
+far fewer of them must stay in memory).
 
 A lookup reads row ``1 + floor(rows * u ** skew)`` for ``u`` uniform in
 [0, 1) (``memmut.sqlite_skew``, 1 = uniform): the fraction ``x`` of the
@@ -58,14 +63,33 @@ def share_of_lookups(fraction, skew=SKEW):
     return fraction ** (1.0 / skew)
 
 
-def cmdline(seconds, rows=ROWS, skew=SKEW, poweroff=True):
-    if rows < 1 or skew < 1:
-        raise ValueError('rows and skew must be at least 1 (got %r, %r)'
-                         % (rows, skew))
+def evictable_fraction(lookups_per_s, bound_pages_per_s, skew=SKEW,
+                       pages_per_lookup=2):
+    """The largest fraction of the rows (the coldest) that can stay out
+    of memory with the guest reading back at most ``bound_pages_per_s``:
+    the definition of a skewed working set in doc/source/badis.rst (the
+    smallest allocation at which the swap-in rate stays under a bound).
+    The coldest fraction ``f`` gets ``1 - (1 - f) ** (1 / skew)`` of the
+    lookups, each of which reads back ``pages_per_lookup`` pages (a 4 KiB
+    database page straddles two guest pages in SQLite's page cache); the
+    B-tree's interior pages are read by every lookup and stay in."""
+    if lookups_per_s <= 0:
+        return 1.0
+    share = min(1.0, bound_pages_per_s / (pages_per_lookup * lookups_per_s))
+    return 1.0 - (1.0 - share) ** skew
+
+
+def cmdline(seconds, rows=ROWS, skew=SKEW, batch=BATCH, pause_ms=0,
+            poweroff=True):
+    if rows < 1 or skew < 1 or batch < 1 or pause_ms < 0:
+        raise ValueError('rows, skew and batch must be at least 1 and the '
+                         'pause not negative (got %r, %r, %r, %r)'
+                         % (rows, skew, batch, pause_ms))
     words = ['memmut.sqlite=%d' % seconds, 'memmut.sqlite_rows=%d' % rows,
              'memmut.sqlite_skew=%g' % skew,
              'memmut.sqlite_row_bytes=%d' % ROW_BYTES,
-             'memmut.sqlite_batch=%d' % BATCH]
+             'memmut.sqlite_batch=%d' % batch,
+             'memmut.sqlite_pause_ms=%d' % pause_ms]
     if poweroff:
         words.append('memwork.poweroff=1')
     return ' '.join(words)

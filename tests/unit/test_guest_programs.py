@@ -46,3 +46,22 @@ def test_sqlite_cmdline_carries_the_run_and_refuses_nonsense():
         sqlite.cmdline(30, rows=0)
     with pytest.raises(ValueError):
         sqlite.cmdline(30, skew=0.5)
+    with pytest.raises(ValueError):
+        sqlite.cmdline(30, pause_ms=-1)
+    assert 'memmut.sqlite_pause_ms=100' in sqlite.cmdline(30, pause_ms=100)
+
+
+def test_the_evictable_part_of_a_skewed_table_is_what_the_bound_allows():
+    # 256 pages/s read back allowed, 37 000 lookups/s of 2 pages each:
+    # the coldest rows whose lookups add up to 0.35 % of them
+    f4 = sqlite.evictable_fraction(37000, 256, skew=4)
+    f16 = sqlite.evictable_fraction(37000, 256, skew=16)
+    assert 0.01 < f4 < 0.02 and 0.05 < f16 < 0.06
+    # their lookups are the bound, by construction
+    for f, skew in ((f4, 4), (f16, 16)):
+        share = 1 - (1 - f) ** (1 / skew)
+        assert abs(share * 2 * 37000 - 256) < 1e-6
+    # an idle table can all go; a uniform one only the bound's share
+    assert sqlite.evictable_fraction(0, 256) == 1.0
+    assert abs(sqlite.evictable_fraction(1000, 256, skew=1,
+                                         pages_per_lookup=1) - 0.256) < 1e-9
