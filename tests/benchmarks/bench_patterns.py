@@ -100,7 +100,7 @@ class Program:
         return out
 
 
-_PROGRAM_RSS = re.compile(r'^[A-Z]+ load .*rss_kb=(\d+)', re.M)
+_PROGRAM_USED = re.compile(r'^[A-Z]+ load .*used_kb=(\d+)', re.M)
 REDIS_KEYS = 20000                  # about 80 MiB of 4 KiB values
 PROGRAMS = {p.name: p for p in (
     # uniform random GETs over all its keys: the working set is all data
@@ -241,9 +241,9 @@ def program_run(factory, libvirtd, program, start, estimator, seconds,
         served = [float(x) for x in _BATCH_SERVICE.findall(g.log())]
         if served:              # what a paced client feels
             res['batch_s_mean'] = statistics.mean(served)
-        rss = _PROGRAM_RSS.search(g.log())
-        if rss:                 # the data's resident set once loaded
-            res['program_rss_kb'] = int(rss.group(1))
+        used = _PROGRAM_USED.search(g.log())
+        if used:                # the data's memory once loaded
+            res['program_used_kb'] = int(used.group(1))
         if done is None:
             res['failed'] = '%s did not finish' % program.name
         return res

@@ -165,7 +165,7 @@ def test_held_out_patterns_have_an_oracle_where_defined():
 
 
 def test_a_program_run_records_its_progress_per_batch():
-    log = ('SQLITE load rows=24000 rss_kb=107300 t=20.5\n'
+    log = ('SQLITE load rows=24000 used_kb=107300 t=20.5\n'
            'SQLITE get lookups=2000 s=0.046 t=21.0\n'
            'GUESTSTAT t=21.2 memfree_kb=1\n'
            'SQLITE get lookups=2000 s=0.05 t=21.75\n'
@@ -180,7 +180,7 @@ def test_a_program_run_records_its_progress_per_batch():
         [9.5, None, 2000]]
     assert [float(x) for x in bp._BATCH_SERVICE.findall(log)] == [0.046,
                                                                   0.05]
-    assert int(bp._PROGRAM_RSS.search(log).group(1)) == 107300
+    assert int(bp._PROGRAM_USED.search(log).group(1)) == 107300
     assert 'memmut.sqlite_skew=16' in bp.PROGRAMS['sqlite16'].cmdline(30)
     paced = bp.PROGRAMS['sqlite16_paced'].cmdline(30).split()
     assert 'memmut.sqlite_pause_ms=100' in paced

@@ -19,7 +19,7 @@ is anonymous memory of the process, which the guest can swap), loads
 SECONDS, one line per batch with its service time (``s``, sqlite3's own
 timer)::
 
-    SQLITE load rows=24000 rss_kb=107300 t=6.3
+    SQLITE load rows=24000 used_kb=107300 t=6.3
     SQLITE get lookups=2000 s=0.046 t=6.9
     SQLITE done lookups=4380000 t=126.4
 
