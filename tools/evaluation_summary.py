@@ -973,6 +973,10 @@ WHY = {
                         'a read-back needed for a recurrence (both '
                         'dropped), and rise_hold_no_grow (on since stop '
                         '87) on TCG pairs and the model (README there)',
+    'badis89_sqlite': 'issue 13 stop 89: a second real program, Debian\'s '
+                      'sqlite3 under power-law point lookups, on TCG twin '
+                      'pairs beside observe, A/A pairs and the baselines '
+                      '(README there)',
     'badis88_periodic': 'issue 13 stop 88: the held-out periodic job at '
                         'the current defaults interleaved with stop 80\'s '
                         'tree on TCG twin pairs (README there)',

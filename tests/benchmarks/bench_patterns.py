@@ -750,7 +750,9 @@ def write_results(runs, args, argv, duration_s):
                   'agent_options': badis_run.AGENT_OPTIONS,
                   'loaded_delay_s': LOADED_DELAY_S},
         'summary': summarize(runs),
-        'runs': [{k: v for k, v in r.items() if k != 'rows'}
+        # the per-poll and per-batch series stay in patterns.jsonl
+        'runs': [{k: v for k, v in r.items()
+                  if k not in ('rows', 'progress', 'twin_progress')}
                  for r in runs]}
     with open(os.path.join(args.out, 'patterns.json'), 'w') as f:
         json.dump(result, f, indent=1)
