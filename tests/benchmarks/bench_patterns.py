@@ -228,6 +228,7 @@ def program_run(factory, libvirtd, program, start, estimator, seconds,
         run = badis_run.Run(g, conf, estimator, booked, base,
                             done=program.done)
         done = run.run(seconds + 240)
+        log = g.log()
         rows = [dict(r, truth_kb=None) for r in run.rows]
         res = {'pattern': program.name, 'memwork_pattern': None,
                'start': start, 'estimator': estimator, 'seconds': seconds,
@@ -237,11 +238,11 @@ def program_run(factory, libvirtd, program, start, estimator, seconds,
                'saved_pct': saved_pct(rows, booked),
                'bad_shrinks': max([0] + [r.get('bad_shrinks', 0)
                                          for r in rows]),
-               'progress': program.progress(g.log())}
-        served = [float(x) for x in _BATCH_SERVICE.findall(g.log())]
+               'progress': program.progress(log)}
+        served = [float(x) for x in _BATCH_SERVICE.findall(log)]
         if served:              # what a paced client feels
             res['batch_s_mean'] = statistics.mean(served)
-        used = _PROGRAM_USED.search(g.log())
+        used = _PROGRAM_USED.search(log)
         if used:                # the data's memory once loaded
             res['program_used_kb'] = int(used.group(1))
         if done is None:
