@@ -152,9 +152,11 @@ class References:
     since the program started (real time: its schedule and the hot set's
     moves follow the clock, not its progress). ``loaded_at`` is the
     time its first pass ended (as many touches as the first step
-    has pages): the suite's "loaded" start."""
+    has pages): the suite's "loaded" start. ``load``: the first pass
+    loads the first step in address order whatever the pattern (a
+    database filling its table before it serves lookups)."""
 
-    def __init__(self, pattern, steps, rng, alloc='s'):
+    def __init__(self, pattern, steps, rng, alloc='s', load=False):
         if alloc not in ('s', 'd'):
             raise ValueError("alloc is 's' (the peak mapped once) or 'd' "
                              "(each step maps its own size)")
@@ -162,6 +164,7 @@ class References:
         self.steps = list(steps)
         self.rng = rng
         self.alloc = alloc
+        self.load = load
         self.data_pages = max(s.mib for s in self.steps) * MIB // PAGE_KB
         self.loaded_at = None
         self._step = None
@@ -205,7 +208,8 @@ class References:
             k = min(n, self._scan_left)
             out = size - self._scan_left + np.arange(k)
             self._scan_left -= k
-        elif first and kind in ('hotset', 'load_idle', 'scan'):
+        elif first and (kind in ('hotset', 'load_idle', 'scan') or
+                        (self.load and i == 0)):
             # the first pass loads the step in address order
             k = min(n, size - self._done)
             out = np.arange(self._done, self._done + k)

@@ -7,6 +7,7 @@ distances. One 120 s case runs in seconds; a seed fixes the guest, so two
 configurations meet the same accesses.
 """
 
+import collections
 import dataclasses
 import statistics
 
@@ -281,7 +282,21 @@ W_STEP_S = 10.0
 # the suite's 160; tests/benchmarks/results/badis51/redis120), so that one
 # round sees a tenth of it and a pass takes 7 s; its first pass is the
 # load.
-MODEL_PATTERNS = {'kv': ('random', 3200, 9 / 16)}
+#
+# ``db16`` and ``db16_fast`` are the sqlite3 programs of the TCG bed
+# (tests/harness/sqlite.py, results/badis89_sqlite): a table of 105 MiB
+# (21/32 of the suite's 160) loaded in address order, then point lookups
+# whose key is ``1 + floor(rows * u ** 16)``, a power law of exponent
+# 15/16 over the rows' rank, two pages a lookup: ``db16`` at the paced
+# program's 1 560 lookups a second, ``db16_fast`` at the 40 000 of the
+# flat-out one.
+ModelPattern = collections.namedtuple(
+    'ModelPattern', 'kind rate share exponent load', defaults=(None, False))
+MODEL_PATTERNS = {
+    'kv': ModelPattern('random', 3200, 9 / 16),
+    'db16': ModelPattern('zipf', 3120, 21 / 32, 15 / 16, True),
+    'db16_fast': ModelPattern('zipf', 80000, 21 / 32, 15 / 16, True),
+}
 
 
 def pattern_names():
@@ -295,16 +310,18 @@ def schedule(case):
         return workloads.Pattern('seq'), workloads.shape_schedule(
             case.pattern, case.data_mib, W_STEP_S)
     if case.pattern in MODEL_PATTERNS:
-        kind, _, share = MODEL_PATTERNS[case.pattern]
-        return workloads.Pattern(kind), [
-            workloads.Step(max(1, int(case.data_mib * share)), case.seconds)]
+        m = MODEL_PATTERNS[case.pattern]
+        return workloads.Pattern(m.kind, exponent=m.exponent), [
+            workloads.Step(max(1, int(case.data_mib * m.share)),
+                           case.seconds)]
     return workloads.named_pattern(case.pattern, case.data_mib,
                                    case.seconds)
 
 
 def touch_rate(case):
     """The case's touch rate (None: its pattern's on the TCG guests)."""
-    return MODEL_PATTERNS.get(case.pattern, (None, None, None))[1]
+    m = MODEL_PATTERNS.get(case.pattern)
+    return m.rate if m else None
 
 
 def duration(case):
@@ -335,7 +352,9 @@ def run_case(case, keep_rows=False):
     pattern, steps = schedule(case)
     seconds = duration(case)
     rng = np.random.default_rng(case.seed)
-    refs = guest_model.References(pattern, steps, rng, alloc=case.alloc)
+    model = MODEL_PATTERNS.get(case.pattern)
+    refs = guest_model.References(pattern, steps, rng, alloc=case.alloc,
+                                  load=bool(model and model.load))
     g = guest_model.PagedGuest(
         refs, layout=guest_model.Layout(
             booked_kb=case.booked_mib * guest_model.MIB),

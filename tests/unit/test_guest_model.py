@@ -397,6 +397,43 @@ def test_a_key_value_store_read_slowly_at_random():
     assert on['ops'] > off['ops']
 
 
+def test_a_loading_program_loads_in_order_then_follows_its_pattern():
+    # References(load=True) (stop 90): a database fills its table in
+    # address order before its skewed lookups; without it Zipf touches
+    # its ranks from the first page on
+    rng = np.random.default_rng(0)
+    size = 100 * MIB // 4
+    refs = gm.References(workloads.Pattern('zipf', exponent=15 / 16),
+                         [workloads.Step(100, 10)], rng, load=True)
+    first = refs.take(size, 0.0)
+    assert (first == np.arange(size)).all() and refs.loaded_at == 0.0
+    after = refs.take(100000, 1.0)
+    _, counts = np.unique(after, return_counts=True)
+    assert len(counts) < 0.75 * size
+    assert np.sort(counts)[-size // 10:].sum() > 0.5 * len(after)
+    plain = gm.References(workloads.Pattern('zipf', exponent=15 / 16),
+                          [workloads.Step(100, 10)],
+                          np.random.default_rng(0))
+    assert not (plain.take(size, 0.0) == np.arange(size)).all()
+
+
+def test_the_sqlite_patterns_of_the_model():
+    # db16 / db16_fast: the TCG bed's sqlite16 programs (105 MiB table,
+    # 1 560 and 40 000 lookups/s, two pages each)
+    assert {'db16', 'db16_fast'} <= set(model_run.pattern_names())
+    case = model_run.Case(pattern='db16', seconds=30.0)
+    pattern, steps = model_run.schedule(case)
+    assert pattern.kind == 'zipf' and pattern.exponent == 15 / 16
+    assert steps[0].mib == 105
+    assert model_run.touch_rate(case) == 3120
+    assert model_run.touch_rate(
+        model_run.Case(pattern='db16_fast')) == 80000
+    assert model_run.touch_rate(model_run.Case(pattern='zipf0.8')) is None
+    none = model_run.run_case(model_run.Case(estimator='none', pattern='db16',
+                                             seconds=30.0))
+    assert none['swap_in_mib'] == 0 and none['ops'] > 0
+
+
 def test_production_timing_polls_and_rounds_on_the_agents_defaults():
     bench = model_run.agent_conf()
     prod = model_run.agent_conf(timing='production')

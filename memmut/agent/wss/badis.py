@@ -196,6 +196,11 @@ class BadisParams:
     # before was still being touched faster than swapin_bound_kb_s at its
     # end (see _probe_warm)
     calibration_probe_warm_slope: bool = True
+    # stop 90: instead, a series of probes after a read releases at most
+    # what its slope says would be read back at swapin_bound_kb_s (see
+    # _probe_warm; off: on TCG it cost a paced database 23-38 % of its
+    # service time for under a point of memory in 120 s)
+    calibration_probe_warm_budget: bool = False
     # the swap-in rate (KiB/s) a working set's definition allows (the
     # working-set curve's bound, and the read's slope above)
     swapin_bound_kb_s: int = 1024
@@ -340,6 +345,15 @@ class BadisParams:
     # above the estimate, one step below that demand (see _probe; on
     # since stop 83)
     probe_over_demand: bool = True
+    # stop 90: a probe asks the guest to give up one step of what it
+    # uses, not that step plus what it uses above the estimate (see
+    # _probe)
+    probe_evicts_one_step: bool = True
+    # stop 90: what a probe made the guest write to swap is the probe's:
+    # its shrink is not judged in hindsight, and reading it back (reuse
+    # distances within it, nothing written since) is no shortage (see
+    # _debt_read)
+    probe_owns_readback: bool = True
     round_interval: float = 60.0
     headroom_kb: int = 32 * MiB
     headroom_fraction: float = 0.05
@@ -607,6 +621,10 @@ class BadisState:
     # estimate the probe started from (see step()).
     probe_readback_until: typing.Optional[float] = None
     probe_readback_kb: int = 0
+    # what the last probe made the guest write to swap and it has not
+    # read back, while it has written nothing since (KiB;
+    # probe_owns_readback: 0 once it writes)
+    probe_debt_kb: int = 0
     # probes in a row that lowered the correction (calibration_probe
     # doubles its step with each)
     probe_streak: int = 0
@@ -639,6 +657,9 @@ class BadisState:
     warm_slope_kb_s: typing.Optional[float] = None
     warm_at: typing.Optional[float] = None
     warm_fresh: bool = False
+    # calibration_probe_warm_budget: the lowest correction the probes
+    # after the last read may test (None: that read not used yet)
+    warm_low_kb: typing.Optional[int] = None
     # the sampled part of the estimate (estimate - correction) when a
     # read spared the probe (None: none since the last probe began)
     warm_spared_sample_kb: typing.Optional[int] = None
@@ -1503,7 +1524,7 @@ _PROBE_FIELDS = ('probe_pinned_kb', 'probe_size_kb', 'probe_from_kb',
                  'probe_answers', 'probe_answer_pinned_kb',
                  'probe_answer_sample_kb', 'warm_wanted', 'warm_kb',
                  'warm_slope_kb_s', 'warm_at', 'warm_fresh',
-                 'warm_spared_sample_kb')
+                 'warm_spared_sample_kb', 'warm_low_kb', 'probe_debt_kb')
 
 
 def _probe_due(state, obs, params):
@@ -1643,20 +1664,34 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
 
     Returns a :class:`_Probe`."""
     fields = {k: getattr(state, k) for k in _PROBE_FIELDS}
+    if state.probe_pinned_kb is None and state.probe_debt_kb:
+        fields['probe_debt_kb'] = (
+            0 if obs.evicted_kb > BALLOON_SLACK_KB else
+            max(0, state.probe_debt_kb - obs.swapin_kb))
     if obs.warm_kb is not None:
         fields.update(warm_wanted=False, warm_kb=obs.warm_kb,
                       warm_slope_kb_s=obs.warm_slope_kb_s,
-                      warm_at=obs.timestamp, warm_fresh=True)
+                      warm_at=obs.timestamp, warm_fresh=True,
+                      warm_low_kb=None)
     if not _probes(state, params):
         return _Probe(pinned, None, fields)
 
-    def ended(wait, streak=0):
+    def ended(wait, streak=0, estimate_kb=None):
+        # (probe_owns_readback: what the probe left in swap, and the
+        # estimate its read-back is taken at)
+        debt = 0
+        if params.probe_owns_readback:
+            debt = max(0, state.probe_out_kb + obs.evicted_kb -
+                       state.probe_in_kb - obs.swapin_kb)
         return dict(fields, probe_pinned_kb=None, probe_size_kb=0,
                     probe_from_kb=0, probe_at=None, probe_seen_evict=False,
                     probe_end_at=obs.timestamp, probe_wait=wait,
                     probe_streak=streak, probe_in_kb=0, probe_out_kb=0,
                     probe_swap_at=None, probe_blind=False,
-                    probe_in_use_kb=None)
+                    probe_in_use_kb=None, probe_debt_kb=debt,
+                    probe_readback_kb=(state.probe_from_kb
+                                       if estimate_kb is None
+                                       else estimate_kb))
 
     longer = min(16, state.probe_wait * 2)
     low = state.probe_pinned_kb
@@ -1701,9 +1736,13 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
                 'swap-ins at %s: %s kept'
                 % (_mib(low), _mib(obs.m_cur_kb), _mib(pinned))))
         dropped = _dropped_in_use(state, obs, params)
+        # (below the estimate it started from, or at its balloon when
+        # that is above the estimate: probe_evicts_one_step)
+        reach = max(state.probe_from_kb - BALLOON_SLACK_KB,
+                    state.probe_size_kb + BALLOON_SLACK_KB)
         evicted = state.probe_seen_evict or (
             (obs.evicted_kb > 0 or obs.pressure_kb > 0 or dropped) and
-            obs.m_cur_kb < state.probe_from_kb - BALLOON_SLACK_KB)
+            obs.m_cur_kb < reach)
         if not over:
             fields.update(probe_seen_evict=evicted)
             return _Probe(pinned, None, fields,
@@ -1717,11 +1756,13 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
                 read = ('giving up %s of memory in use, %s of it written '
                         'to swap, %s' % (_mib(dropped), _mib(out_kb), read))
             return _Probe(low, (
-                _PROBE_NOTE + ': the guest evicted below the '
-                'estimate of %s (balloon %s) %s for %gs'
-                % (_mib(state.probe_from_kb), _mib(state.probe_size_kb),
+                _PROBE_NOTE + ': the guest evicted at a balloon of %s '
+                '(estimate %s) %s for %gs'
+                % (_mib(state.probe_size_kb), _mib(state.probe_from_kb),
                    read, params.shrink_swapin_window)),
-                ended(1, state.probe_streak + 1), quiet_at_kb=held)
+                ended(1, state.probe_streak + 1,
+                      estimate_kb=state.probe_from_kb - (pinned - low)),
+                quiet_at_kb=held)
         return _Probe(pinned, None, ended(longer), event=(
             'balloon probe of a pinned-page correction of %s: no '
             'evictions at %s, %s kept'
@@ -1789,6 +1830,19 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         # as much, not below its floor.
         size = max(base - (pinned - floor), obs.used_kb - step_kb, 0)
         low = pinned - (base - size)
+    elif (params.probe_evicts_one_step and obs.used_kb is not None and
+            obs.used_kb - (pinned - low) > size):
+        # The guest uses more than the estimate (memory the calibration
+        # stopped following, page cache): a balloon a step under the
+        # estimate would make it give up that excess too. TCG, sqlite3
+        # paced (badis89 tcg_noslope): a 4 MiB step took the balloon 21
+        # MiB down, the guest wrote 13-17 MiB to swap and read back what
+        # answered the probe. It is asked for one step of what it uses,
+        # at most the allocation the lower correction would be given
+        # (its estimate and headroom): living there is what lowering the
+        # correction needs shown.
+        size = min(obs.used_kb - (pinned - low), size + sizing.headroom(
+            size, params.headroom_kb, params.headroom_fraction))
     if size < above_kb:
         # a floor the guest's read-backs put there (hindsight): a probe
         # below it would take what it was shown to use. At the floor it
@@ -1848,7 +1902,19 @@ def _probe_warm(fields, obs, params, pinned, floor, longer, wss_kb):
     ``calibration_probe_warm_slope``, no probe either when at the read's
     end the guest was still touching memory it had not touched within
     it faster than ``swapin_bound_kb_s`` (``warm_slope_kb_s``): what the
-    read saw is then short of the working set under that bound."""
+    read saw is then short of the working set under that bound.
+
+    ``calibration_probe_warm_budget`` (in place of that test when the
+    slope is known): the slope is not the read-back of one step, it is
+    the read-back of giving up everything the read did not see touched.
+    The series of probes after a read may lower the correction by
+    :func:`warm_budget_kb` of the untouched gap, no more (the later
+    probes' steps are cut to what is left of it); when less than the
+    first probe's least is left, no probe, and the next decision takes a
+    new read. TCG, sqlite3 paced (badis89): the guest touched new memory
+    at 2.2-2.6 MiB/s after four rounds, every probe was refused, and the
+    reference let 74 % of the 105 MiB table out; redis read at random,
+    4-7 MiB/s over a gap of about 50 MiB, has less than a probe's worth."""
     if not (params.calibration_probe_warm_rounds and obs.can_read_warm):
         return None, floor
     fresh = (fields['warm_at'] is not None and (
@@ -1878,10 +1944,30 @@ def _probe_warm(fields, obs, params, pinned, floor, longer, wss_kb):
         least = max(least,
                     params.calibration_probe_min_fraction * obs.booked_kb)
     slope = fields['warm_slope_kb_s']
+    budget = params.calibration_probe_warm_budget and bool(slope)
+    if budget and fields['warm_low_kb'] is None:
+        fields['warm_low_kb'] = pinned - warm_budget_kb(
+            gap, slope, params.swapin_bound_kb_s)
     if gap < least:
         why = ('the guest touched %s of it within %d rounds, %s is left to '
                'test' % (_mib(fields['warm_kb']),
                          params.calibration_probe_warm_rounds, _mib(gap)))
+    elif budget:
+        budget_floor = max(warm_floor, fields['warm_low_kb'])
+        # (the first probe of a series needs as much as any; the later
+        # ones go on while a step is left)
+        if pinned - budget_floor >= (params.pinned_probe_step_kb
+                                     if fields['probe_streak'] else least):
+            return None, budget_floor
+        why = ('the guest touched memory it had not touched within %d '
+               'rounds at %s/s at their end: giving up more than %s of '
+               'the %s left untouched would be read back faster than '
+               'the swap-in bound of %s/s' % (
+                   params.calibration_probe_warm_rounds, _mib(int(slope)),
+                   _mib(pinned - budget_floor), _mib(gap),
+                   _mib(params.swapin_bound_kb_s)))
+        # the series is over: the next decision takes a new read
+        fields.update(probe_streak=0)
     elif (params.calibration_probe_warm_slope and slope is not None and
             slope > params.swapin_bound_kb_s):
         # Denning: shrunk to what it touched within the read, the guest
@@ -1903,6 +1989,23 @@ def _probe_warm(fields, obs, params, pinned, floor, longer, wss_kb):
     return _Probe(pinned, None, fields, event=(
         'no balloon probe of the pinned-page correction of %s: %s'
         % (_mib(pinned), why))), warm_floor
+
+
+def warm_budget_kb(untouched_kb, slope_kb_s, bound_kb_s):
+    """How much of ``untouched_kb`` (memory in use that a read over
+    rounds did not see touched) the guest may give up and read back at
+    most ``bound_kb_s``, when at the read's end it touched memory the read
+    had not seen at ``slope_kb_s``: ``untouched * bound / slope``.
+
+    Why: the slope is the rate at which the untouched memory is touched,
+    so each KiB of it is touched at ``slope / untouched`` a second on
+    average; evicted, a KiB costs as much in read-backs (Denning: the
+    slope of the working-set curve is the fault rate). The average is
+    the pessimist's: the guest evicts what it touched longest ago, the
+    colder part, first."""
+    if not slope_kb_s or slope_kb_s <= 0:
+        return untouched_kb
+    return min(untouched_kb, int(untouched_kb * bound_kb_s / slope_kb_s))
 
 
 def _fell_since_spared(state, obs, params, wss_kb, pinned):
@@ -1995,11 +2098,50 @@ def _probe_answer(state, obs, params):
     peak at the booking held the balloon there for as long."""
     if state.probe_pinned_kb is not None:
         return True
-    if (state.probe_readback_until is not None and
-            obs.timestamp <= state.probe_readback_until):
+    if _in_probe_readback(state, obs, params):
         return True
     return (state.probe_end_at is not None and
             obs.timestamp - state.probe_end_at <= params.shrink_swapin_window)
+
+
+def _in_probe_readback(state, obs, params):
+    """Whether this round's swap-ins are the read-back of what the last
+    probe made the guest evict: within the read-back window of a probe
+    answered by swap-ins, or (:func:`_debt_read`) of its pages."""
+    if (state.probe_readback_until is not None and
+            obs.timestamp <= state.probe_readback_until):
+        return True
+    return _debt_read(state, obs, params)
+
+
+# the share of a round's swap-ins that must be of a probe's pages for the
+# round to be the probe's read-back (histogram buckets straddle the line)
+DEBT_SHARE = 0.9
+
+
+def _debt_read(state, obs, params):
+    """With ``probe_owns_readback``: whether this round's swap-ins are
+    pages the last probe made the guest evict (memstore's reuse distance
+    of each is under what the probe left in swap, ``probe_debt_kb``,
+    since the guest has written nothing after it: hindsight.recent_kb)
+    and the guest writes nothing this round either.
+
+    Why: a page evicted at the probe's balloon and read back at a larger
+    one says nothing of the larger one. TCG, sqlite3 paced (badis90): a
+    4 MiB step made the guest write 11 MiB (its reclaim frees past its
+    watermarks), it read it all back over the next 12 s, long after the
+    probe's read-back window; read as a shortage, the balloon went to the
+    booking and a floor held it there for 40 s, and the pages still in
+    swap read back at 212 MiB half a minute later raised the floor to
+    the booking again. Without reuse distances (the balloon-statistics
+    monitor) only the read-back window applies."""
+    if not (params.probe_owns_readback and state.probe_debt_kb > 0 and
+            state.probe_pinned_kb is None and obs.swapin_kb > 0 and
+            obs.swapin_distances is not None and
+            obs.evicted_kb <= BALLOON_SLACK_KB):
+        return False
+    recent = hindsight.recent_kb(obs.swapin_distances, state.probe_debt_kb)
+    return recent >= DEBT_SHARE * obs.swapin_kb
 
 
 def _probe_swap_kb(state, obs, params):
@@ -2020,7 +2162,14 @@ def _probe_swap_kb(state, obs, params):
     to that much, and Geiger's WSS (the allocation plus a distance)
     read as a rise: the swap-ins then counted as a bad shrink, a floor
     and a recurrence beside the probe's own answer."""
-    if state.mode is not Mode.V or not obs.short:
+    if not obs.short:
+        return 0
+    if state.mode is not Mode.V:
+        # (a sample at the allocation's edge, VG, then the probe's pages
+        # read back took the balloon to G and the booking: TCG, sqlite3
+        # paced, 20 s after a probe; the pages say whose they are)
+        if state.mode is Mode.VG and _debt_read(state, obs, params):
+            return state.probe_readback_kb
         return 0
     if state.probe_pinned_kb is not None:
         # a reuse distance beyond what the probe took is a rise; taken
@@ -2034,8 +2183,7 @@ def _probe_swap_kb(state, obs, params):
         if obs.ghost is not None and obs.ghost.wss_kb > limit:
             return 0
         return state.probe_from_kb
-    if (state.probe_readback_until is not None and
-            obs.timestamp <= state.probe_readback_until):
+    if _in_probe_readback(state, obs, params):
         return state.probe_readback_kb
     return 0
 
@@ -2180,7 +2328,11 @@ def step(state, obs, params=None):
             out_kb=obs.evicted_kb, in_kb=obs.swapin_kb,
             in_distances=obs.swapin_distances,
             params=params.hindsight_params,
-            forced=forced)
+            # (probe_owns_readback: a probe's shrink is judged by the
+            # probe's own answer, not again here: TCG, sqlite3 paced, an
+            # answered probe left a floor 13 MiB over the estimate)
+            forced=forced or (params.probe_owns_readback and
+                              state.probe_pinned_kb is not None))
         if hind_event:
             events.append(hind_event)
         if bad_from:

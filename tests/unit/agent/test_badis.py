@@ -1358,8 +1358,9 @@ def _warm_walk(params, warm_mib, rounds=200, sampled_mib=lambda t: 300,
         o = _quiet(t, s_kb=sampled_mib(t) * MiB, can_read_warm=True)
         if st.warm_wanted:
             warm = warm_mib(t) if callable(warm_mib) else warm_mib
+            slope = slope_kb_s(t) if callable(slope_kb_s) else slope_kb_s
             o = dataclasses.replace(o, sampled=None, warm_kb=warm * MiB,
-                                    warm_slope_kb_s=slope_kb_s)
+                                    warm_slope_kb_s=slope)
         elif st.probe_pinned_kb is not None:
             o = dataclasses.replace(o, m_cur_kb=st.probe_size_kb,
                                     evicted_kb=MiB, steady=False)
@@ -1403,12 +1404,49 @@ def test_a_read_still_finding_memory_spares_the_probe(slope_kb_s, on,
     # first round left to spare, but new memory found at the read's end
     # faster than swapin_bound_kb_s: the correction is in use
     params = _calibration_params(calibration_probe_warm_rounds=4,
-                                 calibration_probe_warm_slope=on)
+                                 calibration_probe_warm_slope=on,
+                                 calibration_probe_warm_budget=False)
     st, seen, started, spared = _warm_walk(params, 0,
                                            slope_kb_s=slope_kb_s)
     assert seen[-1] == last_mib
     assert bool(started) == (last_mib < 200)
     assert bool(spared) == (last_mib == 200)
+
+
+@pytest.mark.parametrize('slope_mib_s, least, seen_mib', [
+    # 128 MiB untouched read at 2 MiB/s: 64 MiB of it read back at the
+    # 1 MiB/s bound; the doubling steps 16, 32, then cut to the 16 left
+    (2, 0.0, [200, 184, 152, 136]),
+    # at 8 MiB/s, 16 MiB: one step
+    (8, 0.0, [200, 184]),
+    # ... and none when less than calibration_probe_min_fraction of the
+    # booking (1000 MiB here) is left of it
+    (8, 0.02, [200]),
+    # at 1 MiB/s or less, all of it (to the floor, 72 MiB)
+    (1, 0.0, [200, 184, 152, 88, 72]),
+])
+def test_a_read_budgets_what_the_probes_may_give_up(slope_mib_s, least,
+                                                    seen_mib):
+    # calibration_probe_warm_budget (stop 90): the read's slope prices
+    # giving up everything it did not see touched; the series after it
+    # gives up what is read back at the bound. The later reads see the
+    # evicted memory come back (their slope is far above the bound), so
+    # no second series here.
+    params = _calibration_params(calibration_probe_warm_rounds=4,
+                                 calibration_probe_min_fraction=least,
+                                 calibration_probe_warm_budget=True)
+    first = []
+
+    def slope(t):
+        first.append(t)
+        return slope_mib_s * MiB if len(first) == 1 else 1e9
+
+    st, seen, started, spared = _warm_walk(params, 0, slope_kb_s=slope)
+    assert seen == seen_mib
+    assert bool(spared) == (slope_mib_s > 1)
+    assert badis.warm_budget_kb(128 * MiB, 2 * MiB, MiB) == 64 * MiB
+    assert badis.warm_budget_kb(128 * MiB, 0, MiB) == 128 * MiB
+    assert badis.warm_budget_kb(128 * MiB, MiB // 2, MiB) == 128 * MiB
 
 
 def test_a_read_over_rounds_that_sees_it_all_spares_the_probe():
@@ -1464,7 +1502,11 @@ def test_a_fall_after_a_spared_probe_reads_again_at_once():
 
 @pytest.mark.parametrize('used_mib, size_mib, low_mib', [
     (None, 484, 184),       # unknown: one step below the estimate
-    (600, 484, 184),        # uses more than the estimate: the same
+    # uses more than the estimate: one step under what it uses, at most
+    # the allocation the lower correction would be given (484 MiB and 32
+    # of headroom; probe_evicts_one_step, stop 90)
+    (600, 516, 184),
+    (510, 494, 184),
     (450, 434, 134),        # free memory: one step below what it uses
     (300, 372, 72),         # not below the correction's floor
 ])
@@ -1821,6 +1863,74 @@ def test_the_read_back_after_a_probe_is_not_a_shortage():
         sampled=sampled(300 * MiB), ghost=geiger(800 * MiB),
         swapping=True), params)
     assert r.mode is Mode.VG and r.wss.wss_kb == 800 * MiB
+
+
+def _answered_probe(params, out_mib=40, in_mib=2):
+    """A calibration probe from a 540 MiB balloon to 484 MiB during
+    which the guest wrote ``out_mib`` to swap and read ``in_mib`` back
+    each round: answered, its read-back window over at t = 14."""
+    st = _probe_state(pinned_unconfirmed=True)
+    st, r = badis.step(st, _quiet(7.0), params)
+    assert r.probe_kb == 484 * MiB
+    for t in (8.0, 9.0, 10.0):
+        st, r = badis.step(st, badis.Observation(
+            timestamp=t, m_cur_kb=484 * MiB, booked_kb=BOOKED,
+            sampled=sampled(300 * MiB), ghost=geiger(490 * MiB),
+            swapping=True, steady=False, shrunk=(t == 8.0),
+            shrunk_from_kb=540 * MiB,
+            evicted_kb=out_mib * MiB if t == 8.0 else 0,
+            swapin_kb=in_mib * MiB, swapin_distances=((0, in_mib * MiB),)),
+            params)
+    assert st.probe_pinned_kb is None and st.pinned_kb == 200 * MiB
+    return st
+
+
+@pytest.mark.parametrize('vg_mode', [Mode.V, Mode.VG])
+@pytest.mark.parametrize('least_mib, out_mib, mode', [
+    (0, 0, Mode.V),         # pages the probe evicted: its read-back
+    (60, 0, None),          # older pages than the probe's: a shortage
+    (0, 4, None),           # the guest writes again: a shortage
+])
+def test_reading_back_a_probes_pages_is_the_probes_doing(least_mib, out_mib,
+                                                         mode, vg_mode):
+    # probe_owns_readback (stop 90; TCG, sqlite3 paced: the guest read
+    # back what a probe made it write for 12 s, past the probe's window,
+    # and the balloon went to the booking)
+    params = _calibration_params()
+    st = _answered_probe(params)
+    # 40 MiB written, 6 MiB read back: 34 MiB of the probe's in swap
+    assert st.probe_debt_kb == 34 * MiB
+    assert not st.ledger.from_kb           # not judged in hindsight
+    # (in VG too: a sample at the allocation's edge, then the pages)
+    st = dataclasses.replace(st, mode=vg_mode)
+    st, r = badis.step(st, badis.Observation(
+        timestamp=20.0, m_cur_kb=540 * MiB, booked_kb=BOOKED,
+        sampled=sampled(300 * MiB), ghost=geiger(800 * MiB),
+        swapping=True, swapin_kb=2 * MiB, evicted_kb=out_mib * MiB,
+        swapin_distances=((least_mib * MiB, 2 * MiB),)), params)
+    # (a shortage: Geiger's estimate, in VG)
+    assert r.mode is (mode or Mode.VG)
+    assert r.wss.wss_kb == (500 if mode else 800) * MiB
+    if mode is Mode.V:
+        assert r.wss.wss_kb == 500 * MiB and st.probe_debt_kb == 32 * MiB
+    # the option off: a shortage as before
+    off = _calibration_params(probe_owns_readback=False)
+    st = _answered_probe(off)
+    assert st.probe_debt_kb == 0 and st.ledger.from_kb == 540 * MiB
+    st, r = badis.step(st, badis.Observation(
+        timestamp=20.0, m_cur_kb=540 * MiB, booked_kb=BOOKED,
+        sampled=sampled(300 * MiB), ghost=geiger(800 * MiB),
+        swapping=True, swapin_kb=2 * MiB,
+        swapin_distances=((0, 2 * MiB),)), off)
+    assert r.mode is Mode.VG
+
+
+def test_the_debt_ends_when_the_guest_writes_again():
+    params = _calibration_params()
+    st = _answered_probe(params)
+    st, r = badis.step(st, dataclasses.replace(
+        _quiet(20.0), evicted_kb=4 * MiB), params)
+    assert st.probe_debt_kb == 0
 
 
 @pytest.mark.parametrize('state_kw', [
