@@ -449,10 +449,8 @@ opts = [
                 default=True,
                 advanced=True,
                 help='Count what a balloon probe made the guest write to '
-                     'swap as the probe\'s: the probe\'s shrink is not '
-                     'judged again in hindsight (the probe\'s own answer '
-                     'judges it), and after the probe, while the guest '
-                     'reads back only pages the probe made it evict '
+                     'swap as the probe\'s: after the probe, while the '
+                     'guest reads back only pages the probe made it evict '
                      '(memstore\'s reuse distance of each within what the '
                      'probe left in swap) and writes nothing, its rounds '
                      'are read as the probe\'s read-back, not as a '
