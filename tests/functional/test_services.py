@@ -1,8 +1,12 @@
 """memmut-agent and memmut-controller as separate processes, over a real
 RabbitMQ and a real PostgreSQL, watching two real guests."""
 
+import shutil
 import signal
+import socket
 import time
+
+import pytest
 
 from memmut.db import api as db_api
 from memmut.db import migration
@@ -88,3 +92,24 @@ def test_agent_and_controller_over_rabbitmq_and_postgresql(
     finally:
         agent.kill()
         controller.kill()
+
+
+def test_a_private_rabbit_starts_again_when_its_port_was_taken():
+    # free_port() hands out a port that is free now; another process can
+    # take it before the Erlang VM binds it (stop 90: the devstack test's
+    # RabbitMQ died with dist_port_already_used). Taken on purpose here:
+    # the server starts on new ports instead.
+    if not shutil.which('rabbitmq-server'):
+        pytest.skip('rabbitmq-server is not installed')
+    server = services.PrivateRabbit()
+    taken = server.dist_port
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', taken))
+        s.listen(1)
+        try:
+            server.start()
+            assert server.dist_port != taken
+            with socket.create_connection((server.host, server.port), 5):
+                pass
+        finally:
+            server.stop()

@@ -194,6 +194,7 @@ class PrivateRabbit:
         # another loopback address lets a test use the standard port 5672
         # (what devstack's transport URLs assume) without meeting anyone
         self.host = host
+        self.fixed_port = port is not None
         self.port = port or free_port()
         self.dist_port = free_port()
         self.epmd_port = free_port()
@@ -218,7 +219,33 @@ class PrivateRabbit:
         })
         return env
 
-    def start(self, timeout=90):
+    # what the Erlang VM says when a port free_port() found was taken by
+    # someone else before it bound it (a guest's NBD connection, another
+    # test's server): start again on new ports
+    PORT_TAKEN = ('already_used', 'eaddrinuse')
+
+    def start(self, timeout=90, attempts=3):
+        for attempt in range(attempts):
+            try:
+                return self._start(timeout)
+            except RuntimeError:
+                taken = self._log_says(self.PORT_TAKEN)
+                self.stop()
+                if not taken or attempt == attempts - 1:
+                    raise
+                if not self.fixed_port:
+                    self.port = free_port()
+                self.dist_port, self.epmd_port = free_port(), free_port()
+
+    def _log_says(self, words):
+        try:
+            with open(self.log, errors='replace') as f:
+                text = f.read()
+        except (OSError, AttributeError):
+            return False
+        return any(w in text for w in words)
+
+    def _start(self, timeout):
         self.dir = tempfile.mkdtemp(prefix='memmut-rabbit-')
         with open(os.path.join(self.dir, 'rabbitmq.conf'), 'w') as f:
             # the default user may only log in from loopback anyway; a
