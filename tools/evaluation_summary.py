@@ -977,6 +977,11 @@ WHY = {
                       'sqlite3 under power-law point lookups, on TCG twin '
                       'pairs beside observe, A/A pairs and the baselines '
                       '(README there)',
+    'badis90_probe': 'issue 13 stop 90: the calibration probe on a paced '
+                     'sqlite3 (its step, its read-back, a budget for the '
+                     'read\'s slope) on TCG twin pairs alternating with '
+                     'the changes off, and the paged guest model with '
+                     'sqlite-like patterns (README there)',
     'badis88_periodic': 'issue 13 stop 88: the held-out periodic job at '
                         'the current defaults interleaved with stop 80\'s '
                         'tree on TCG twin pairs (README there)',

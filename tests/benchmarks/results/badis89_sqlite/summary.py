@@ -42,31 +42,38 @@ def swapped_in_mib(rows):
     return (got[-1] - got[0]) / MIB if got else None
 
 
+def twin_records(d):
+    """The runs of directory ``d`` that completed beside their twin (a
+    line on stdout for each that did not)."""
+    with open(os.path.join(d, 'patterns.jsonl')) as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get('failed') or not r.get('twin_ops'):
+                print('%s: %s %s %s failed or no twin' % (
+                    d, r['pattern'], r['start'], r['estimator']))
+                continue
+            yield r
+
+
 def main(dirs):
     cases = collections.defaultdict(list)
     records = []
     for d in dirs:
-        with open(os.path.join(d, 'patterns.jsonl')) as f:
-            for line in f:
-                r = json.loads(line)
-                if r.get('failed') or not r.get('twin_ops'):
-                    print('%s: %s %s %s failed or no twin' % (
-                        d, r['pattern'], r['start'], r['estimator']))
-                    continue
-                records.append(r)
-                rows = r['rows']
-                late = [x['balloon_kb'] for x in rows[len(rows) // 2:]]
-                cases[r['pattern'], r['start'], r['estimator']].append({
-                    'dir': os.path.basename(d.rstrip('/')),
-                    'vm_over': r['twin_ops'] / r['ops'],
-                    'saved': r['saved_pct'],
-                    'swap_in': swapped_in_mib(rows),
-                    'balloon': statistics.mean(late) / MIB,
-                    'base': r['base_kb'] / MIB, 'record': r,
-                    # a batch's service time over the twin's
-                    'served': (r['batch_s_mean'] / r['twin_batch_s_mean']
-                               if r.get('batch_s_mean')
-                               and r.get('twin_batch_s_mean') else None)})
+        for r in twin_records(d):
+            records.append(r)
+            rows = r['rows']
+            late = [x['balloon_kb'] for x in rows[len(rows) // 2:]]
+            cases[r['pattern'], r['start'], r['estimator']].append({
+                'dir': os.path.basename(d.rstrip('/')),
+                'vm_over': r['twin_ops'] / r['ops'],
+                'saved': r['saved_pct'],
+                'swap_in': swapped_in_mib(rows),
+                'balloon': statistics.mean(late) / MIB,
+                'base': r['base_kb'] / MIB, 'record': r,
+                # a batch's service time over the twin's
+                'served': (r['batch_s_mean'] / r['twin_batch_s_mean']
+                           if r.get('batch_s_mean')
+                           and r.get('twin_batch_s_mean') else None)})
     # the table's size is the same in every run: sqlite3's memory once
     # loaded in the runs whose balloon stayed at the booking (observe;
     # resident then, whether the line said rss_kb or, later, used_kb)
