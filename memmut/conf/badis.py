@@ -731,9 +731,9 @@ opts = [
                      'costs; on the TCG bed (a swap-in of a few '
                      'milliseconds) a paced sqlite3 served its lookups '
                      '23-38 % slower for under a point of memory in 120 s, '
-                     'and at production\'s clock four rounds of a slowly '
-                     'read table touch nearly all of it, so it gave '
-                     'nothing on the paged guest model. Turn it on where '
+                     'and on the paged guest model at production\'s clock '
+                     'it changed nothing (four 60 s rounds should see '
+                     'most of a slowly read table touched). Turn it on where '
                      'swapin_bound_kb_s is what the guests can bear '
                      '(issue 13, stop 90, '
                      'tests/benchmarks/results/badis90_probe).'),

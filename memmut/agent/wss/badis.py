@@ -1726,7 +1726,6 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
                 ended(longer),
                 probe_readback_until=(obs.timestamp +
                                       params.shrink_swapin_window),
-                probe_readback_kb=state.probe_from_kb,
                 probe_answers=answers, probe_answer_pinned_kb=pinned,
                 probe_answer_sample_kb=state.probe_from_kb - pinned),
                           confirmed=True,
@@ -2327,11 +2326,11 @@ def step(state, obs, params=None):
             out_kb=obs.evicted_kb, in_kb=obs.swapin_kb,
             in_distances=obs.swapin_distances,
             params=params.hindsight_params,
-            # (a probe's shrink too: its window is short of a hot set
-            # that moves every few seconds, whose read-backs after it
-            # only hindsight sees; not judged, the paged guest model's
-            # hotset from a loaded start walked its correction down and
-            # lost 11 % instead of 1 %, badis90_probe/model_bench)
+            # (a probe's shrink is judged here too: a hot set that moves
+            # every few seconds reads back after the probe's window, and
+            # only hindsight sees it; left to the probe alone, the paged
+            # guest model's hotset from a loaded start walked its
+            # correction down and lost 11 % instead of 1 %, badis90)
             forced=forced)
         if hind_event:
             events.append(hind_event)
