@@ -571,4 +571,4 @@ def test_an_early_calibration_probe_comes_one_window_after_it(
     hot_kb = base + 16 * MIB
     last = [r for r in rows if r['t'] >= rows[-1]['t'] - 10.0]
     assert all(r['badis'] >= hot_kb - 0.05 * booked for r in last), \
-        trace(rows)
+        'base %d MiB\n%s' % (base // MIB, trace(last))

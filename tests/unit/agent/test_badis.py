@@ -1045,6 +1045,51 @@ def test_probe_outcome(rounds, pinned_mib, wait):
         assert st.pinned_at == rounds[-1][0]
 
 
+# stop 91 (stop 90's CI, TCG, load_idle from a loaded start): a probe
+# asked 69 MiB, the balloon stopped at 96 and the correction went to the
+# probe's, 23 MiB under what the guest lived at
+@pytest.mark.parametrize('on, m_cur_mib, pinned_mib', [
+    (True, 480, 180),       # stopped 12 MiB short: lowered by 20 MiB
+    (False, 480, 168),      # off: to the correction tested
+    (True, 468, 168),       # got there: to the correction tested
+    (True, 469, 168),       # within the balloon's slack of it
+])
+def test_a_probe_lowers_the_correction_as_far_as_the_balloon_got(
+        on, m_cur_mib, pinned_mib):
+    params = _probe_params(probe_lowers_to_reached=on)
+    st, _ = _start_probe(params)
+    assert st.probe_size_kb == 468 * MiB and st.probe_from_kb == 500 * MiB
+    for t, evicted in ((8.0, 4 * MiB), (10.0, 0)):
+        o = badis.Observation(
+            timestamp=t, m_cur_kb=m_cur_mib * MiB, booked_kb=BOOKED,
+            sampled=sampled(300 * MiB), steady=False, evicted_kb=evicted)
+        st, r = badis.step(st, o, params)
+    assert st.probe_pinned_kb is None and st.pinned_kb == pinned_mib * MiB
+    assert st.probe_wait == 1
+    if on and m_cur_mib == 480:
+        assert any('evicted at a balloon of 480 MiB (asked 468 MiB)' in e
+                   for e in r.events), r.events
+
+
+@pytest.mark.parametrize('on, pinned_mib', [(True, 160), (False, 168)])
+def test_a_probe_never_raises_a_correction_lowered_while_it_ran(
+        on, pinned_mib):
+    # a bound took the correction under the one the probe tests while it
+    # ran: its end keeps the lower one (off: the probe's, a raise)
+    params = _probe_params(probe_lowers_to_reached=on)
+    st, _ = _start_probe(params)
+    st = dataclasses.replace(st, pinned_kb=160 * MiB)
+    for t, evicted in ((8.0, 4 * MiB), (10.0, 0)):
+        o = badis.Observation(
+            timestamp=t, m_cur_kb=468 * MiB, booked_kb=BOOKED,
+            sampled=sampled(300 * MiB), steady=False, evicted_kb=evicted)
+        st, r = badis.step(st, o, params)
+    assert st.probe_pinned_kb is None and st.pinned_kb == pinned_mib * MiB
+    if on:
+        assert any('the correction already at 160 MiB' in e
+                   for e in r.events), r.events
+
+
 # stop 70 (TCG, badis69 r2): after a probe answered by its burst the
 # guest held 85-92 MiB of swap cache, gave it up to the next probes with
 # no swap-out, and they read "no evictions"
