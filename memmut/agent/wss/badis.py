@@ -2552,11 +2552,14 @@ def step(state, obs, params=None):
         floor_note = floor_event
     if note is None and pr.note is not None:
         pinned, note = pr.pinned_kb, pr.note
-    elif note is not None and pr.fields['probe_pinned_kb'] is not None:
-        # the correction changed otherwise (learned in VG...): the probe
-        # of the old one is moot. Lowered to at most what it tested
-        # (pinned_used_bound: the guest gave up cold pages to it and its
-        # statistics say so) it went as a probe that lowered it would:
+    elif (note is not None and pr.fields['probe_pinned_kb'] is not None
+          and state.probe_pinned_kb is not None):
+        # the correction changed otherwise (learned in VG...) while a
+        # probe ran: the probe of the old one is moot (one that starts
+        # this round was sized on the new one). Lowered to at most what
+        # it tested (pinned_used_bound: the guest gave up cold pages to
+        # it and its statistics say so) it went as a probe that lowered
+        # it would:
         # the next step is twice as long (TCG, stop 36: the cap ended
         # every probe of a cold calibration and the step stayed 8 MiB)
         done = pinned <= pr.fields['probe_pinned_kb']

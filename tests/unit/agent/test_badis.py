@@ -2031,6 +2031,26 @@ def test_a_cap_below_a_running_probe_counts_as_its_success():
     assert st.probe_wait == 1
 
 
+def test_a_probe_started_on_a_correction_the_cap_just_lowered_runs():
+    # TCG, stop 91 (functional test of the early calibration probe): the
+    # cap (pinned_used_bound) lowered the correction in the round a probe
+    # started, sized on the lowered one; the probe was cancelled at once
+    # as moot while its start was logged, and the next waited a window
+    params = _calibration_params(pinned_used_bound=True)
+    st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=0)
+    o = dataclasses.replace(
+        _quiet(7.0, used_kb=490 * MiB),
+        sampled=est.TechniqueEstimate(300 * MiB, est.SOURCE_VMWARE,
+                                      low_kb=300 * MiB))
+    st, r = badis.step(st, o, params)
+    assert st.pinned_kb == 190 * MiB                # 490 - 300
+    assert any('bounded' in e for e in r.events), r.events
+    assert st.probe_pinned_kb is not None and r.probe_kb is not None
+    assert st.probe_pinned_kb < 190 * MiB
+    assert any(e.startswith('balloon probe of a pinned-page correction')
+               and '(now 190 MiB)' in e for e in r.events), r.events
+
+
 def test_on_demand_sets_the_probe_size_without_headroom():
     from memmut.agent.mutualization import on_demand
     from memmut.agent.wss import estimate
