@@ -982,6 +982,11 @@ WHY = {
                      'read\'s slope) on TCG twin pairs alternating with '
                      'the changes off, and the paged guest model with '
                      'sqlite-like patterns (README there)',
+    'badis91_reached': 'issue 13 stop 91: a probe whose balloon stopped '
+                       'short lowers the correction only as far as it got '
+                       '(stop 90\'s CI failure): repeats of the functional '
+                       'test on TCG and the paged guest model with the '
+                       'option off (README there)',
     'badis88_periodic': 'issue 13 stop 88: the held-out periodic job at '
                         'the current defaults interleaved with stop 80\'s '
                         'tree on TCG twin pairs (README there)',

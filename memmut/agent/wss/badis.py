@@ -2559,9 +2559,9 @@ def step(state, obs, params=None):
         # this round was sized on the new one). Lowered to at most what
         # it tested (pinned_used_bound: the guest gave up cold pages to
         # it and its statistics say so) it went as a probe that lowered
-        # it would:
-        # the next step is twice as long (TCG, stop 36: the cap ended
-        # every probe of a cold calibration and the step stayed 8 MiB)
+        # it would: the next step is twice as long (TCG, stop 36: the cap
+        # ended every probe of a cold calibration and the step stayed 8
+        # MiB)
         done = pinned <= pr.fields['probe_pinned_kb']
         pr = dataclasses.replace(pr, probe_kb=None, fields=dict(
             pr.fields, probe_pinned_kb=None, probe_size_kb=0,
