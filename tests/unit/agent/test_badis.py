@@ -2013,6 +2013,16 @@ def test_learning_in_vg_ends_a_running_probe():
     assert st.probe_pinned_kb is None and r.probe_kb is None
 
 
+def _capped(t, used_mib):
+    # a quiet round sampled 300 MiB (low 300) whose balloon statistics
+    # say the guest uses used_mib: pinned_used_bound caps the correction
+    # at used_mib - 300
+    return dataclasses.replace(
+        _quiet(t, used_kb=used_mib * MiB),
+        sampled=est.TechniqueEstimate(300 * MiB, est.SOURCE_VMWARE,
+                                      low_kb=300 * MiB))
+
+
 def test_a_cap_below_a_running_probe_counts_as_its_success():
     # stop 36, TCG: the guest gave up cold pages to the probe and the
     # statistics' cap (pinned_used_bound) lowered the correction below
@@ -2021,11 +2031,7 @@ def test_a_cap_below_a_running_probe_counts_as_its_success():
     st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=0)
     st, r = badis.step(st, _quiet(7.0), params)
     assert st.probe_pinned_kb == 184 * MiB and st.probe_streak == 0
-    o = dataclasses.replace(
-        _quiet(8.0, used_kb=400 * MiB),
-        sampled=est.TechniqueEstimate(300 * MiB, est.SOURCE_VMWARE,
-                                      low_kb=300 * MiB))
-    st, r = badis.step(st, o, params)
+    st, r = badis.step(st, _capped(8.0, 400), params)
     assert st.pinned_kb == 100 * MiB                # 400 - 300
     assert st.probe_pinned_kb is None and st.probe_streak == 1
     assert st.probe_wait == 1
@@ -2038,11 +2044,7 @@ def test_a_probe_started_on_a_correction_the_cap_just_lowered_runs():
     # as moot while its start was logged, and the next waited a window
     params = _calibration_params(pinned_used_bound=True)
     st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=0)
-    o = dataclasses.replace(
-        _quiet(7.0, used_kb=490 * MiB),
-        sampled=est.TechniqueEstimate(300 * MiB, est.SOURCE_VMWARE,
-                                      low_kb=300 * MiB))
-    st, r = badis.step(st, o, params)
+    st, r = badis.step(st, _capped(7.0, 490), params)
     assert st.pinned_kb == 190 * MiB                # 490 - 300
     assert any('bounded' in e for e in r.events), r.events
     assert st.probe_pinned_kb is not None and r.probe_kb is not None
