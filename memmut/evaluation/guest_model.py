@@ -58,10 +58,24 @@ What it keeps of a guest:
   The balloon statistics count them in ``disk_caches`` and in use (not
   in MemAvailable), as the guest's kernel does.
 
+* the balloon, with ``balloon='reclaim'`` (``'instant'``, the default:
+  any size at once): a shrink takes free memory at once and the rest as
+  the guest's balloon driver gets it. Its page allocations do not retry
+  (virtio-balloon asks with ``__GFP_NORETRY``): each attempt, every
+  ``INFLATE_RETRY_S``, takes at most ``Costs.balloon_kb_s`` worth of the
+  pages reclaim can free without taking one the program touched since
+  the last attempt (under ``clock``, pages without their accessed bit,
+  the scan clearing the bits it passes; under ``lru``, pages untouched
+  for ``INFLATE_RETRY_S``). A balloon asked below what the program keeps
+  touching stops short of it, as the TCG guests' did (stop 91: asked 69
+  MiB, stopped at 96, the base and the hot set), and the agent reads the
+  balloon it got to.
+
 What it leaves out (so what it cannot show): swap readahead, the split
 of the second chance into an active and an inactive list, refault
-activation, page cache, transparent huge pages,
-the balloon's own inflation time, and the agent's CPU beside the guest.
+activation, page cache, transparent huge pages, the balloon's inflation
+time and refusals unless ``balloon='reclaim'``, and the agent's CPU
+beside the guest.
 """
 
 import dataclasses
@@ -79,6 +93,17 @@ MICRO_S = 0.02
 # CACHED: resident, and a clean copy in swap (the swap cache)
 NEW, RESIDENT, SWAPPED, CACHED = 0, 1, 2, 3
 RECLAIM_RULES = ('lru', 'clock')
+# how a balloon shrink is met (PagedGuest balloon=)
+BALLOON_RULES = ('instant', 'reclaim')
+# Guest time between two attempts of the balloon driver to take pages
+# when the last did not get all it asked for (virtio-balloon's retry).
+INFLATE_RETRY_S = 0.2
+# How long a page must have gone untouched for the balloon driver's
+# allocations to get it: reclaim that does not retry takes pages off the
+# inactive list only, and a page gets there after going unreferenced
+# through the active list's aging (a guess, not measured: the TCG guest's
+# balloon stopped over a hot set swept every 0.2 s).
+INFLATE_COLD_S = 1.0
 # the largest writeback_surplus a PagedGuest takes
 MAX_WRITEBACK_SURPLUS = 16
 
@@ -98,7 +123,10 @@ class Costs:
     %, about 600 us a random page; the moving hot set about 265 MiB for
     9 %, about 130 us a page in address order; the 160 MiB load takes
     1.3 s); ``kvm`` is a memstore NBD swap disk on a KVM host, a
-    read in tens of microseconds. Only the swap costs change: the
+    read in tens of microseconds. ``balloon_kb_s`` is how fast the
+    balloon takes pages the guest can give (``balloon='reclaim'``): TCG,
+    about 40 MiB/s (the balloon came down 16-27 MiB in 0.5 s polls);
+    KVM, not measured, taken as 1 GiB/s. Only the swap costs change: the
     program keeps the TCG guests' touch rates (``SUITE_RATES``), while a
     KVM guest touches pages at native speed (tens of times faster; not
     measured on the TCG bed), so ``kvm`` understates
@@ -108,9 +136,11 @@ class Costs:
     swap_in_s: float = 20e-6
     swap_out_s: float = 60e-6
     fresh_s: float = 12e-6
+    balloon_kb_s: float = 40 * 1024
 
 
-COSTS = {'tcg': Costs(), 'kvm': Costs('kvm', 40e-6, 4e-6, 8e-6, 1e-6)}
+COSTS = {'tcg': Costs(), 'kvm': Costs('kvm', 40e-6, 4e-6, 8e-6, 1e-6,
+                                      1024 * 1024)}
 # Swap slots read together by the guest's readahead (vm.page-cluster 3).
 CLUSTER = 8
 
@@ -270,10 +300,14 @@ class PagedGuest:
     resizes it, the rest are the readings the agent takes."""
 
     def __init__(self, references, layout=None, costs=None, rate=None,
-                 reclaim='lru', writeback_surplus=0.0):
+                 reclaim='lru', writeback_surplus=0.0, balloon='instant'):
         if reclaim not in RECLAIM_RULES:
             raise ValueError('reclaim=%s: want one of %s'
                              % (reclaim, ', '.join(RECLAIM_RULES)))
+        if balloon not in BALLOON_RULES:
+            raise ValueError('balloon=%s: want one of %s'
+                             % (balloon, ', '.join(BALLOON_RULES)))
+        self.balloon = balloon
         if not 0 <= writeback_surplus <= MAX_WRITEBACK_SURPLUS:
             raise ValueError('writeback_surplus=%s: want 0-%d'
                              % (writeback_surplus, MAX_WRITEBACK_SURPLUS))
@@ -297,6 +331,10 @@ class PagedGuest:
         # set of pages, short_set.py); None until one is started
         self.touched_short = None
         self.balloon_kb = self.layout.booked_kb
+        # balloon='reclaim': the size asked for, and when the driver tries
+        # again to get there
+        self.target_kb = self.balloon_kb
+        self._inflate_at = None
         self.wall = 0.0          # seconds since boot
         self.ops = 0
         self.swap_in_pages = 0
@@ -319,11 +357,13 @@ class PagedGuest:
         return max(0, (self.balloon_kb - lay.base_kb - lay.free_min_kb)
                    // PAGE_KB)
 
-    def _evict(self, count, keep=None):
+    def _evict(self, count, keep=None, cold_only=False):
         """Free ``count`` pages (never those in ``keep``): the swap
         cache's first, oldest copy first, without a write, then the least
-        recently used resident pages, written to swap; returns how many
-        were written."""
+        recently used resident pages, written to swap (with
+        ``cold_only``, only pages reclaim frees without a second look:
+        fewer when there are not that many); returns how many were
+        written."""
         if count <= 0:
             return 0
         if self._cached:
@@ -337,9 +377,9 @@ class PagedGuest:
             self._resident -= len(freed)
             self._cached -= len(freed)
             count -= len(freed)
-        return self._write(count, keep, SWAPPED)
+        return self._write(count, keep, SWAPPED, cold_only)
 
-    def _write(self, count, keep, state):
+    def _write(self, count, keep, state, cold_only=False):
         """Write the next ``count`` resident pages of the reclaim order to
         swap, leaving them ``state`` (SWAPPED: freed; CACHED: kept as the
         swap cache); returns how many were written."""
@@ -348,12 +388,15 @@ class PagedGuest:
         res = np.flatnonzero(self.state == RESIDENT)
         if keep is not None and len(keep):
             res = res[~np.isin(res, keep)]
+        if cold_only:
+            res = res[self.last[res] < self.wall - INFLATE_COLD_S]
         count = min(count, len(res))
         if count <= 0:
             return 0
-        victims = (self._clock_victims(res, count)
+        victims = (self._clock_victims(res, count, cold_only)
                    if self.reclaim == 'clock'
                    else self._lru_victims(res, count))
+        count = len(victims)
         self.state[victims] = state
         self.young[victims] = False
         self.seq[victims] = np.arange(self._next_seq,
@@ -374,10 +417,12 @@ class PagedGuest:
             victims = res[np.argpartition(self.last[res], count - 1)[:count]]
         return victims[np.argsort(self.last[victims], kind='stable')]
 
-    def _clock_victims(self, res, count):
+    def _clock_victims(self, res, count, cold_only=False):
         """The ``count`` pages the second-chance scan evicts from ``res``
         (in eviction order); the touched pages it passes lose their bit
-        and go to the newest end, in their order."""
+        and go to the newest end, in their order. With ``cold_only`` a
+        scan that finds fewer pages without their bit takes only those
+        (one turn, as an allocation that does not retry)."""
         order = res[np.argsort(self.pos[res], kind='stable')]
         young = self.young[order]
         cold = np.cumsum(~young)
@@ -386,6 +431,8 @@ class PagedGuest:
             scanned = order[:int(np.searchsorted(cold, count)) + 1]
             keep = self.young[scanned]
             victims, spared = scanned[~keep], scanned[keep]
+        elif cold_only:
+            victims, spared = order[~young], order[young]
         else:
             # a whole turn: every bit cleared, then the oldest of those
             # that had one go too
@@ -427,6 +474,8 @@ class PagedGuest:
         """Advance the guest to ``wall_t`` seconds of real time."""
         c = self.costs
         while self.wall < wall_t - 1e-9:
+            if self._inflate_at is not None and self.wall >= self._inflate_at:
+                self._inflate()
             if self._debt > 0:
                 d = min(self._debt, wall_t - self.wall)
                 self._debt -= d
@@ -478,14 +527,42 @@ class PagedGuest:
 
     def set_balloon(self, kb):
         kb = int(min(self.layout.booked_kb, max(1, kb)))
+        self.target_kb = kb
+        if self.balloon == 'reclaim' and kb < self.balloon_kb:
+            self._inflate()
+            return
         self.balloon_kb = kb
+        self._inflate_at = None
         over = self._resident - self.capacity_pages
         if over > 0:
-            written = self._evict(over)
-            # the reclaim writes past what it frees (writeback_surplus)
-            written += self._write(int(self.writeback_surplus * written),
-                                   None, CACHED)
-            self._debt += written * self.costs.swap_out_s
+            self._reclaimed(self._evict(over))
+
+    def _reclaimed(self, written):
+        # the reclaim writes past what it frees (writeback_surplus), and
+        # the program waits for the writes
+        written += self._write(int(self.writeback_surplus * written),
+                               None, CACHED)
+        self._debt += written * self.costs.swap_out_s
+
+    def _inflate(self):
+        """balloon='reclaim': one attempt of the balloon driver to get
+        down to ``target_kb``: free memory at once, then at most
+        ``balloon_kb_s`` x ``INFLATE_RETRY_S`` of what reclaim frees
+        without a page the program touched since the last attempt; the
+        next attempt ``INFLATE_RETRY_S`` later if still short."""
+        want_kb = self.balloon_kb - self.target_kb
+        if want_kb > 0:
+            free_kb = max(0, self.capacity_pages - self._resident) * PAGE_KB
+            took_kb = min(want_kb, free_kb)
+            budget_kb = int(self.costs.balloon_kb_s * INFLATE_RETRY_S)
+            need = min(want_kb - took_kb, budget_kb) // PAGE_KB
+            if need > 0:
+                before = self._resident
+                self._reclaimed(self._evict(need, cold_only=True))
+                took_kb += (before - self._resident) * PAGE_KB
+            self.balloon_kb = max(self.target_kb, self.balloon_kb - took_kb)
+        self._inflate_at = (self.wall + INFLATE_RETRY_S
+                            if self.balloon_kb > self.target_kb else None)
 
     # -- what the host reads -------------------------------------------------
 

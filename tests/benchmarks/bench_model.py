@@ -63,7 +63,8 @@ def parse_seeds(text):
 
 def cases(configs, patterns, starts, seeds, seconds, costs, shapes=(),
           allocs=('s',), booked_mib=256, data_mib=model_run.DATA_MIB,
-          reclaim='lru', writeback_surplus=0.0, timing='bench'):
+          reclaim='lru', writeback_surplus=0.0, timing='bench',
+          balloon='instant'):
     """Every run: the ``none`` reference once per pattern (shape and
     allocation) and seed, then each configuration on each case (W1-W5
     from boot only, as the TCG bench runs them)."""
@@ -77,7 +78,7 @@ def cases(configs, patterns, starts, seeds, seconds, costs, shapes=(),
                                       booked_mib=booked_mib,
                                       data_mib=data_mib, reclaim=reclaim,
                                       writeback_surplus=writeback_surplus,
-                                      timing=timing))
+                                      timing=timing, balloon=balloon))
             for st in sts:
                 for name, opts in configs:
                     est = 'oracle' if name == 'oracle' else 'badis'
@@ -88,7 +89,8 @@ def cases(configs, patterns, starts, seeds, seconds, costs, shapes=(),
                                               reclaim=reclaim,
                                               writeback_surplus=(
                                                   writeback_surplus),
-                                              timing=timing))
+                                              timing=timing,
+                                              balloon=balloon))
     return out
 
 
@@ -314,6 +316,14 @@ def main(argv=None):
                          "60 s rounds, 1 h slice; give --seconds in "
                          "production's time, e.g. 7200 for the bench's "
                          "120 s at 60 times)")
+    ap.add_argument('--balloon', default='instant',
+                    choices=model_run.guest_model.BALLOON_RULES,
+                    help="how the guest meets a balloon shrink: instant "
+                         "(any size at once, the default) or reclaim (free "
+                         "memory at once, then at the costs' balloon rate "
+                         "only pages untouched for a second: a balloon "
+                         "asked below what the program touches stops "
+                         "short, as on the TCG guests)")
     ap.add_argument('--workers', type=int, default=1)
     ap.add_argument('--out', required=True)
     args = ap.parse_args(argv)
@@ -347,7 +357,8 @@ def main(argv=None):
         ap.error('--writeback-surplus must be within 0-%d' % top)
     todo = cases(configs, patterns, starts, seeds, args.seconds, args.costs,
                  shapes, allocs, args.booked_mib, args.data_mib,
-                 args.reclaim, args.writeback_surplus, args.timing)
+                 args.reclaim, args.writeback_surplus, args.timing,
+                 args.balloon)
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
     runs = []

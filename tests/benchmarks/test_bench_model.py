@@ -13,6 +13,7 @@ from tests.benchmarks import bench_model as bm
     (['--writeback-surplus', '-1'], '--writeback-surplus must be within'),
     (['--writeback-surplus', '17'], '--writeback-surplus must be within'),
     (['--patterns', 'nope'], 'unknown pattern(s) nope'),
+    (['--balloon', 'lazy'], "invalid choice: 'lazy'"),
     (['--config', 'none'], 'must be unique and not "none"'),
 ])
 def test_bad_input_is_a_usage_error(tmp_path, capsys, argv, why):
@@ -28,12 +29,13 @@ def test_a_small_screen_with_the_swap_cache_writes_its_runs(tmp_path):
                   'iu probe_in_use_evidence=True', '--patterns', 'load_idle',
                   '--starts', 'loaded', '--seeds', '10', '--seconds', '30',
                   '--reclaim', 'clock', '--writeback-surplus', '2',
-                  '--out', str(out)])
+                  '--balloon', 'reclaim', '--out', str(out)])
     assert rc == 0
     runs = [json.loads(line) for line in open(out / 'model.jsonl')]
     # the reference, then each configuration, on the same guest
     assert [r['label'] for r in runs] == ['none', 'badis', 'iu']
     assert {r['writeback_surplus'] for r in runs} == {2.0}
+    assert {r['balloon'] for r in runs} == {'reclaim'}
     assert runs[2]['options'] == ['probe_in_use_evidence=True']
     assert os.path.exists(out / 'model.md')
     assert '--writeback-surplus 2' in open(out / 'model.md').read()

@@ -255,6 +255,8 @@ class Case:
     # page it frees (guest_model.PagedGuest; 0: no swap cache)
     writeback_surplus: float = 0.0
     timing: str = 'bench'       # or 'production' (TIMINGS)
+    # how a balloon shrink is met (guest_model.BALLOON_RULES)
+    balloon: str = 'instant'
 
 
 def poll_seconds(case):
@@ -359,7 +361,8 @@ def run_case(case, keep_rows=False):
         refs, layout=guest_model.Layout(
             booked_kb=case.booked_mib * guest_model.MIB),
         costs=guest_model.COSTS[case.costs], rate=touch_rate(case),
-        reclaim=case.reclaim, writeback_surplus=case.writeback_surplus)
+        reclaim=case.reclaim, writeback_surplus=case.writeback_surplus,
+        balloon=case.balloon)
     clock = Clock()
     booked = g.layout.booked_kb
     poll_s = poll_seconds(case)
@@ -427,7 +430,7 @@ def run_case(case, keep_rows=False):
            'seed': case.seed, 'costs': case.costs,
            'reclaim': case.reclaim,
            'writeback_surplus': case.writeback_surplus,
-           'timing': case.timing,
+           'timing': case.timing, 'balloon': case.balloon,
            'options': list(case.options), 'ops': g.ops,
            'swap_in_mib': g.swap_in_pages * guest_model.PAGE_KB / 1024,
            'saved_pct': saved_pct(rows, booked)}

@@ -13,12 +13,13 @@ MIB = 1024
 
 
 def guest(name, seconds=20.0, seed=0, costs='tcg', reclaim='lru',
-          writeback_surplus=0.0, **layout):
+          writeback_surplus=0.0, balloon='instant', **layout):
     pattern, steps = workloads.pattern_suite(160, seconds)[name]
     refs = gm.References(pattern, steps, np.random.default_rng(seed))
     return gm.PagedGuest(refs, layout=gm.Layout(**layout) if layout
                          else None, costs=gm.COSTS[costs], reclaim=reclaim,
-                         writeback_surplus=writeback_surplus)
+                         writeback_surplus=writeback_surplus,
+                         balloon=balloon)
 
 
 def test_references_follow_the_patterns():
@@ -201,6 +202,44 @@ def test_clock_gives_touched_pages_a_second_chance():
     assert g._evict(1) == 1 and g._resident == 0
     with pytest.raises(ValueError, match='reclaim=fifo'):
         gm.PagedGuest(refs, reclaim='fifo')
+
+
+@pytest.mark.parametrize('rule', gm.RECLAIM_RULES)
+def test_a_balloon_that_must_reclaim_stops_over_what_the_program_touches(
+        rule):
+    # load_idle: 160 MiB loaded, the first 40 MiB swept on; the base 76
+    # MiB and the watermark 6 MiB are the guest's own
+    hot = (76 + 6 + 40) * MIB
+    g = guest('load_idle', reclaim=rule, balloon='reclaim')
+    g.run_until(8.0)
+    g.set_balloon(hot - 20 * MIB)          # under the hot part
+    # not at once: free memory, then at most 40 MiB/s of reclaim
+    assert g.balloon_kb > g.target_kb == hot - 20 * MIB
+    g.run_until(8.5)
+    # (14 MiB free, then 8 MiB an attempt at 8.0, 8.2 and 8.4 s; under
+    # clock the first scan after the load finds every bit set: it clears
+    # them and takes nothing)
+    took = 14 + (3 if rule == 'lru' else 2) * 8
+    assert g.balloon_kb == g.layout.booked_kb - took * MIB
+    g.run_until(15.0)
+    # it stopped over the hot part, which the program kept: no swap-in
+    assert hot - 2 * MIB <= g.balloon_kb <= hot + 2 * MIB
+    assert g.swap_in_pages == 0
+    assert g.memory_stats()['actual'] == g.balloon_kb
+    # a larger size is met at once, and the pending shrink forgotten
+    g.set_balloon(200 * MIB)
+    assert g.balloon_kb == g.target_kb == 200 * MIB
+    g.run_until(16.0)
+    assert g.balloon_kb == 200 * MIB
+    # instant (the default) goes anywhere at once, and the program swaps
+    g = guest('load_idle', reclaim=rule)
+    g.run_until(8.0)
+    g.set_balloon(hot - 20 * MIB)
+    assert g.balloon_kb == hot - 20 * MIB
+    g.run_until(15.0)
+    assert g.swap_in_pages * gm.PAGE_KB >= 20 * MIB
+    with pytest.raises(ValueError, match='balloon=lazy'):
+        guest('load_idle', balloon='lazy')
 
 
 def test_sequential_swap_ins_cost_less_than_random_ones():
