@@ -63,13 +63,11 @@ What it keeps of a guest:
   the guest's balloon driver gets it. Its page allocations do not retry
   (virtio-balloon asks with ``__GFP_NORETRY``): each attempt, every
   ``INFLATE_RETRY_S``, takes at most ``Costs.balloon_kb_s`` worth of the
-  pages reclaim can free without taking one the program touched since
-  the last attempt (under ``clock``, pages without their accessed bit,
-  the scan clearing the bits it passes; under ``lru``, pages untouched
-  for ``INFLATE_RETRY_S``). A balloon asked below what the program keeps
-  touching stops short of it, as the TCG guests' did (stop 91: asked 69
-  MiB, stopped at 96, the base and the hot set), and the agent reads the
-  balloon it got to.
+  pages untouched for ``INFLATE_COLD_S`` (under ``clock`` also without
+  their accessed bit, the scan clearing the bits it passes). A balloon
+  asked below what the program keeps touching stops short of it, as the
+  TCG guests' did (stop 91: asked 69 MiB, stopped at 96, the base and
+  the hot set), and the agent reads the balloon it got to.
 
 What it leaves out (so what it cannot show): swap readahead, the split
 of the second chance into an active and an inactive list, refault
@@ -547,9 +545,9 @@ class PagedGuest:
     def _inflate(self):
         """balloon='reclaim': one attempt of the balloon driver to get
         down to ``target_kb``: free memory at once, then at most
-        ``balloon_kb_s`` x ``INFLATE_RETRY_S`` of what reclaim frees
-        without a page the program touched since the last attempt; the
-        next attempt ``INFLATE_RETRY_S`` later if still short."""
+        ``balloon_kb_s`` x ``INFLATE_RETRY_S`` of pages untouched for
+        ``INFLATE_COLD_S``; the next attempt ``INFLATE_RETRY_S`` later if
+        still short."""
         want_kb = self.balloon_kb - self.target_kb
         if want_kb > 0:
             free_kb = max(0, self.capacity_pages - self._resident) * PAGE_KB
