@@ -1754,12 +1754,15 @@ def _probe(state, obs, params, wss, mode, guarded, pinned, demand,
         if short:
             # The balloon stopped short of the probe's size (the guest
             # could not give more in time): living at the balloon it got
-            # to shows a correction that much lower, not the one asked
-            # for. TCG, load_idle from a loaded start (stop 90's CI): a
-            # probe asked 69 MiB, the balloon stopped at 96, the guest's
-            # base and hot set, and the correction taken to the probe's
-            # left the estimate 23 MiB under them.
-            low = min(pinned, pinned - (state.probe_from_kb - held))
+            # to shows a correction lower by that much less, not the one
+            # asked for. TCG, load_idle from a loaded start (stop 90's
+            # CI): a probe asked 69 MiB, the balloon stopped at 96, the
+            # guest's base and hot set, and the correction taken to the
+            # probe's left the estimate 23 MiB under them. (By the
+            # shortfall, not from the estimate: a probe sized one step
+            # under what the guest uses asked for the lower correction's
+            # headroom too.)
+            low = min(pinned, low + held - state.probe_size_kb)
         if evicted and low >= pinned and params.probe_lowers_to_reached:
             # the correction is already at or under what the probe
             # showed (a bound lowered it meanwhile): nothing to lower

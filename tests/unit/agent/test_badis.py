@@ -1574,6 +1574,25 @@ def test_a_probe_goes_below_what_the_guest_uses(used_mib, size_mib,
     assert st.pinned_kb == low_mib * MiB
 
 
+def test_a_probe_sized_on_what_the_guest_uses_stopping_short():
+    # the probe asked the lower correction's allocation (484 MiB and its
+    # headroom: 516) of a guest using 600; the guest evicted there, and
+    # the balloon ended the window 8 MiB above it (given back): the
+    # correction is lowered by 8 MiB less than tested, not measured from
+    # the estimate (524 is above the 500 MiB estimate: nothing lowered)
+    params = _calibration_params()
+    st = _probe_state(pinned_unconfirmed=True, pinned_calibrated_kb=200 * MiB)
+    st, r = badis.step(st, _quiet(7.0, used_kb=600 * MiB), params)
+    assert r.probe_kb == 516 * MiB and st.probe_pinned_kb == 184 * MiB
+    for t, m_cur in ((8.0, 516), (11.0, 524)):
+        o = dataclasses.replace(_quiet(t), m_cur_kb=m_cur * MiB,
+                                evicted_kb=MiB, steady=False)
+        st, r = badis.step(st, o, params)
+    assert st.pinned_kb == 192 * MiB
+    assert any('evicted at a balloon of 524 MiB (asked 516 MiB)' in e
+               for e in r.events), r.events
+
+
 def test_calibration_probe_stops_once_swap_ins_confirm_it():
     # without calibration_reprobe (on by default since stop 51)
     params = _calibration_params(calibration_reprobe=False)
