@@ -466,12 +466,12 @@ opts = [
                 advanced=True,
                 help='A balloon probe whose balloon stopped short of the '
                      'size it asked (the guest could not give more within '
-                     'its window) lowers the pinned-page correction only '
-                     'by as much as the balloon came down, not to the '
-                     'correction it tested: the guest lived at the '
-                     'balloon it got to, nothing is known of the one '
-                     'asked. Without it a probe asked 69 MiB of a guest '
-                     'whose balloon stopped at 96 MiB (its base and hot '
+                     'its window) lowers the pinned-page correction by '
+                     'that shortfall less than the step it tested: the '
+                     'guest lived at the balloon it got to, nothing is '
+                     'known of the one asked. Without it a probe asked '
+                     '69 MiB of a guest whose balloon stopped at 96 MiB '
+                     '(its base and hot '
                      'set) and left the estimate 23 MiB under them (TCG, '
                      'issue 13, stop 91).'),
     cfg.BoolOpt('probe_in_use_evidence',
