@@ -987,6 +987,10 @@ WHY = {
                        '(stop 90\'s CI failure): repeats of the functional '
                        'test on TCG and the paged guest model with the '
                        'option off (README there)',
+    'badis92_suite': 'issue 13 stop 92: the whole pattern suite, redis '
+                     'and the held-out patterns at the defaults that '
+                     'landed with stop 91, two pair sets of the suite at '
+                     '256 MiB and the rises at 512 MiB (README there)',
     'badis88_periodic': 'issue 13 stop 88: the held-out periodic job at '
                         'the current defaults interleaved with stop 80\'s '
                         'tree on TCG twin pairs (README there)',
