@@ -1,10 +1,10 @@
-"""Stop 92's pattern suite on TCG (queue.sh, queue2.sh): one row
+"""Stop 92's pattern suite on TCG (queue*.sh): one row
 per run (vm_over against the twin, memory saved beside the one-poll-late
 oracle's, S_more / S_less with one poll of allowance, MiB read back from
 swap), then each case's pairs, their median vm_over, and per guest size
 the cases over each of the issue's goals.
 
-    python3 summary.py [DIR ...]      (default: tcg_* here)
+    python3 summary.py [DIR ...]      (default: every tcg* directory here)
 
 A row's swap-in is the guest's swap_in counter (pages of 4 KiB) over the
 polls the run recorded, so it counts from the agent's start.
